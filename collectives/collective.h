@@ -1,0 +1,27 @@
+// The vocabulary of collectives: which operation, which algorithm and protocol NCCL would run it
+// with, and the user's choices for them (`auto` lets the tuner pick, as NCCL does).
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+namespace dtsim::collectives {
+
+enum class CollectiveKind { all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, send_recv };
+enum class Algorithm { ring, tree, nvls, nvls_tree, collnet_direct, collnet_chain, pat, halving_doubling, hierarchical };
+enum class Protocol { ll, ll128, simple };
+
+struct CollectiveOptions {
+  std::optional<Algorithm> algorithm;  // nullopt: auto
+  std::optional<Protocol> protocol;    // nullopt: auto
+  int channels = 0;                    // 0: auto
+};
+
+std::string_view name(CollectiveKind k);
+std::string_view name(Algorithm a);
+std::string_view name(Protocol p);
+
+// nccl-tests' bus bandwidth factor: busbw = algbw * factor(n).
+double busbw_factor(CollectiveKind k, int ranks);
+
+}  // namespace dtsim::collectives

@@ -1,0 +1,49 @@
+// Scenario: one fully resolved, typed scenario file: defaults, then catalog presets, then the
+// user's keys, then --set overrides. Every layer below reads its own part of it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectives/collective.h"
+#include "sim/units.h"
+#include "topology/cluster_spec.h"
+#include "workloads/workload_spec.h"
+
+namespace dtsim::config {
+
+enum class NetworkModelKind { analytical, flow, packet };
+
+struct PacketSpec {
+  Bytes mtu{4096};
+  Bytes buffer_per_port = Bytes::mib(32);
+  bool pfc = true;
+  bool ecn = true;
+  std::string cc = "dcqcn";
+};
+
+struct NetworkSpec {
+  NetworkModelKind model = NetworkModelKind::analytical;
+  PacketSpec packet;
+};
+
+struct OutputSpec {
+  std::string dir;                   // default: out/<name>
+  std::vector<std::string> formats{"table"};  // table | csv | json | trace | html
+};
+
+struct Scenario {
+  std::string name;                  // default: the file's stem
+  std::string source_file;           // the file it was read from
+  uint64_t seed = 1;
+  topology::ClusterSpec cluster;
+  NetworkSpec network;
+  collectives::CollectiveOptions collectives;
+  std::optional<std::string> calibration;
+  workloads::WorkloadSpec workload;
+  OutputSpec output;
+};
+
+}  // namespace dtsim::config

@@ -1,0 +1,35 @@
+// NetworkModel: the one contract every fidelity level implements. A caller starts a transfer of
+// bytes between two GPUs at the engine's current time; the model schedules the caller's handler
+// when the last byte has arrived. The analytical model prices each transfer in closed form (no
+// contention); the flow model shares link capacity max-min fairly among concurrent transfers;
+// the packet model moves packets through queues. Collectives and workloads see only this.
+//   model.start(engine, {.src_gpu = 0, .dst_gpu = 8, .bytes = Bytes::mib(4)}, handler, tag);
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "sim/engine.h"
+#include "sim/units.h"
+
+namespace dtsim::network {
+
+struct Transfer {
+  int src_gpu = 0;
+  int dst_gpu = 0;
+  Bytes bytes;
+  uint64_t flow_hash = 0;  // picks among equal-cost paths; give each concurrent flow its own
+};
+
+class NetworkModel {
+ public:
+  virtual ~NetworkModel() = default;
+  virtual std::string_view name() const = 0;
+  // Begins `t` at engine.now(); calls done.on_event(engine, payload) when it completes.
+  virtual void start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done,
+                     uint64_t payload) = 0;
+  // Bytes delivered so far, over all transfers (conservation checks compare it with bytes sent).
+  virtual Bytes bytes_delivered() const = 0;
+};
+
+}  // namespace dtsim::network

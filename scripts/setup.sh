@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages dtsim needs (only those missing), builds the Release preset and,
+# unless --no-run is given, runs the default scenario.
+#   scripts/setup.sh            # set up, build, run scenarios/default.yaml
+#   scripts/setup.sh --no-run   # set up and build only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  libboost-dev libboost-graph-dev      # Boost.Graph, Boost.Asio (header-only in libboost-dev)
+  libtbb-dev libfmt-dev libyaml-cpp-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libcli11-dev nlohmann-json3-dev
+  clang libclang-rt-14-dev             # libFuzzer targets
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# CUDA 13 lives in /usr/local/cuda where it is installed; the build uses it when present.
+if [ -x /usr/local/cuda/bin/nvcc ]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
+
+cmake --preset release >/dev/null
+cmake --build --preset release -j "$(nproc)"
+
+if [ "${1:-}" != "--no-run" ]; then
+  ./build/release/apps/simulate scenarios/default.yaml
+fi

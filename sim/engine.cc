@@ -1,0 +1,40 @@
+#include "sim/engine.h"
+
+#include <cassert>
+#include <stdexcept>
+
+namespace dtsim::sim {
+namespace {
+
+inline uint64_t fnv1a_word(uint64_t h, uint64_t word) {
+  for (int i = 0; i < 8; ++i) {
+    h ^= (word >> (8 * i)) & 0xffu;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+}  // namespace
+
+void Engine::schedule_at(Time at, EventHandler& handler, uint64_t payload) {
+  if (at < now_) throw std::logic_error("event scheduled in the past");
+  queue_.push(Event{at, next_key_++, &handler, payload});
+}
+
+uint64_t Engine::run(Time until) {
+  stop_requested_ = false;
+  uint64_t count = 0;
+  while (!queue_.empty() && queue_.top().time <= until) {
+    Event e = queue_.pop();
+    now_ = e.time;
+    fingerprint_ = fnv1a_word(fnv1a_word(fingerprint_, static_cast<uint64_t>(e.time.ps())), e.key);
+    ++executed_;
+    ++count;
+    e.handler->on_event(*this, e.payload);
+    if (stop_requested_) return count;
+  }
+  if (!queue_.empty() && until != Time::max()) now_ = until;
+  return count;
+}
+
+}  // namespace dtsim::sim

@@ -1,0 +1,67 @@
+// Cluster: the built cluster graph: every GPU, switch, NIC and host bridge as a device, every
+// cable or on-board link as a pair of directed links, and routes between GPUs over them. Built
+// once from a ClusterSpec (or a topology file) by build_cluster(); read by every network model.
+//   topology::Cluster c = topology::build_cluster(spec);
+//   for (LinkId l : c.route(0, 9, flow_hash)) total += c.link(l).latency;
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sim/units.h"
+#include "topology/cluster_spec.h"
+
+namespace dtsim::topology {
+
+using DeviceId = uint32_t;
+using LinkId = uint32_t;
+
+enum class DeviceKind { gpu, nvswitch, pcie_switch, host, nic, network_switch };
+enum class LinkKind { nvlink, pcie, network };
+
+struct Device {
+  DeviceKind kind = DeviceKind::gpu;
+  std::string name;   // unique, e.g. "node3/gpu5", "leaf12", "spine0"
+  int node = -1;      // node index for devices inside a node; -1 for fabric switches
+  int tier = 0;       // switch tier in the scale-out fabric (0 = leaf); 0 elsewhere
+  int local = 0;      // index within its node (GPU i, NIC i) or tier
+};
+
+// One direction of a link; links come in pairs (l, l ^ 1) for the two directions.
+struct Link {
+  DeviceId from = 0;
+  DeviceId to = 0;
+  LinkKind kind = LinkKind::network;
+  Bandwidth bandwidth;
+  Time latency;
+};
+
+class Cluster {
+ public:
+  virtual ~Cluster() = default;
+
+  virtual const ClusterSpec& spec() const = 0;
+  virtual std::span<const Device> devices() const = 0;
+  virtual std::span<const Link> links() const = 0;
+  const Device& device(DeviceId d) const { return devices()[d]; }
+  const Link& link(LinkId l) const { return links()[l]; }
+
+  // GPUs are numbered by global rank: node-major, GPU index within the node inner.
+  virtual int gpu_count() const = 0;
+  virtual DeviceId gpu_device(int gpu) const = 0;
+  int node_of(int gpu) const { return gpu / spec().gpus_per_node; }
+
+  // The directed links a transfer from `src_gpu` to `dst_gpu` crosses, in order. Among equal-cost
+  // paths the choice is a deterministic function of `flow_hash` (ECMP). Cached per (src, dst,
+  // path index), so repeated queries are cheap.
+  virtual std::vector<LinkId> route(int src_gpu, int dst_gpu, uint64_t flow_hash = 0) const = 0;
+};
+
+// Builds the graph a ClusterSpec describes, or reads spec.topology_file when it is set. Throws
+// InputError when the fabric cannot hold the nodes (naming the radix or tiers that would).
+std::unique_ptr<Cluster> build_cluster(const ClusterSpec& spec);
+
+}  // namespace dtsim::topology

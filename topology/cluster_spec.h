@@ -1,0 +1,76 @@
+// ClusterSpec: the cluster a scenario describes, as plain typed values: which GPU, how many per
+// node, the scale-up fabric inside a node (or NVLink domain), the NICs, and the scale-out fabric
+// between nodes. config/ fills it from YAML (catalog presets first, then the user's keys);
+// topology/ builds the cluster graph from it; the network models read link figures from it.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "sim/units.h"
+
+namespace dtsim::topology {
+
+enum class ScaleUpKind { nvswitch, nvlink_bridge, pcie, none };
+enum class NicKind { infiniband, roce, efa, tcp };
+enum class FabricKind { single_switch, fat_tree, rail_optimized, dragonfly, torus };
+enum class Dtype { fp32, tf32, bf16, fp16, fp8, fp4 };
+
+struct GpuSpec {
+  std::string name;                  // catalog name, e.g. "h100-sxm"
+  int compute_capability = 90;       // 80 Ampere, 89 Ada, 90 Hopper, 100 Blackwell
+  std::map<Dtype, double> peak_flops;  // dense FLOP/s per dtype (absent: not supported)
+  Bytes hbm_capacity;
+  Bandwidth hbm_bandwidth;
+  int nvlink_generation = 0;         // 0: no NVLink
+  int nvlink_links = 0;              // links per GPU
+  Bandwidth nvlink_bandwidth;        // per GPU, per direction, all links together
+  int pcie_generation = 4;
+};
+
+struct ScaleUpSpec {
+  ScaleUpKind kind = ScaleUpKind::nvswitch;
+  Bandwidth bandwidth = Bandwidth::gbytes_per_s(450);  // per GPU, per direction
+  Time latency = Time::us(1);
+  int domain_gpus = 8;               // GPUs sharing one NVLink domain (72 for NVL72)
+};
+
+struct NicSpec {
+  NicKind kind = NicKind::infiniband;
+  int count = 8;                     // per node
+  Bandwidth bandwidth = Bandwidth::gbps(400);  // per NIC, per direction
+  Time latency = Time::us(2);        // one-way base latency through the NIC and stack
+  Time message_overhead = Time::ns(500);  // per message posted (calibrated per NIC kind)
+};
+
+struct LinkSpec {
+  Bandwidth bandwidth = Bandwidth::gbps(400);
+  Time latency = Time::ns(500);
+};
+
+struct FabricSpec {
+  FabricKind kind = FabricKind::fat_tree;
+  int tiers = 2;
+  int radix = 64;
+  double oversubscription = 1;       // 2 means 2:1 at the leaves
+  LinkSpec link;
+  bool sharp = false;                // in-network reduction (CollNet)
+  int dragonfly_groups = 0;          // 0: derived from nodes and radix
+  int torus_dims = 2;                // 2 or 3
+};
+
+struct ClusterSpec {
+  std::string node_preset;           // catalog node this spec started from, e.g. "hgx-h100"
+  int nodes = 2;
+  GpuSpec gpu;
+  int gpus_per_node = 8;
+  ScaleUpSpec scale_up;
+  NicSpec nic;
+  FabricSpec fabric;
+  std::optional<std::string> topology_file;
+
+  int total_gpus() const { return nodes * gpus_per_node; }
+};
+
+}  // namespace dtsim::topology

@@ -1,0 +1,70 @@
+// WorkloadSpec: what the scenario asks the cluster to run: a collective sweep (nccl-tests style),
+// a hybrid-parallel training job generated from a model description, or recorded traces.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "collectives/collective.h"
+#include "sim/units.h"
+#include "topology/cluster_spec.h"
+
+namespace dtsim::workloads {
+
+enum class WorkloadKind { collective_sweep, training, trace };
+
+struct CollectiveSweepSpec {
+  collectives::CollectiveKind collective = collectives::CollectiveKind::all_reduce;
+  Bytes min_bytes{8};
+  Bytes max_bytes = Bytes::gib(8);
+  int step_factor = 2;
+  topology::Dtype dtype = topology::Dtype::fp32;
+  int ranks = 0;                     // 0: every GPU of the cluster
+};
+
+struct ModelSpec {
+  std::string preset;                // catalog name, e.g. "gpt3-175b"; empty for a custom model
+  int layers = 0;
+  int hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;                  // 0: same as heads
+  int ffn_hidden = 0;                // 0: 4 * hidden
+  int seq_len = 2048;
+  int vocab = 50257;
+  int experts = 1;
+  int top_k = 1;
+};
+
+struct ParallelSpec {
+  int tp = 1, pp = 1, dp = 1, ep = 1, cp = 1, vp = 1;
+  bool sequence_parallel = true;
+  int zero = 0;                      // 0 none, 1/2/3 ZeRO stage; FSDP is zero 3
+};
+
+struct BatchSpec {
+  int global = 0;                    // sequences per iteration
+  int micro = 1;                     // sequences per micro-batch
+};
+
+struct TrainingSpec {
+  ModelSpec model;
+  ParallelSpec parallel;
+  BatchSpec batch;
+  topology::Dtype precision = topology::Dtype::bf16;
+  int iterations = 2;
+  bool activation_recompute = false;
+};
+
+struct TraceSpec {
+  std::string format = "chakra";
+  std::string path;                  // prefix: PATH.0.et, PATH.1.et, ...
+};
+
+struct WorkloadSpec {
+  WorkloadKind kind = WorkloadKind::collective_sweep;
+  CollectiveSweepSpec sweep;
+  TrainingSpec training;
+  TraceSpec trace;
+};
+
+}  // namespace dtsim::workloads
