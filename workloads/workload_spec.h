@@ -31,8 +31,11 @@ struct ModelSpec {
   int ffn_hidden = 0;                // 0: 4 * hidden
   int seq_len = 2048;
   int vocab = 50257;
-  int experts = 1;
+  int experts = 1;                   // routed experts per MoE layer; 1: dense
   int top_k = 1;
+  int moe_ffn_hidden = 0;            // FFN width of one expert; 0: ffn_hidden
+  int shared_experts = 0;            // always-active experts (DeepSeek)
+  int first_dense_layers = 0;        // leading layers with a dense FFN in an MoE model
 };
 
 struct ParallelSpec {

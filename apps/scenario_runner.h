@@ -1,0 +1,28 @@
+// Runs one resolved scenario and writes its results: the piece `simulate` and `sweep` share.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+
+#include "config/scenario.h"
+
+namespace dtsim::apps {
+
+enum class OutputFormat { table, csv, json };
+
+struct RunOptions {
+  OutputFormat format = OutputFormat::table;
+  std::optional<std::string> out_dir;  // overrides scenario.output.dir
+  bool quiet = false;                  // no progress, no banners on stderr
+  bool fingerprint = false;            // print the engine's event-trace fingerprint after the run
+  int threads = 0;                     // 0: all cores
+};
+
+// Runs the scenario's workload on its network model, writes results to `out` (stdout for the
+// command) in the chosen format. Returns the process exit status (0 on success). Throws
+// InputError for problems in the scenario that only show when running it.
+int run_scenario(const config::Scenario& scenario, const RunOptions& options, std::ostream& out);
+
+}  // namespace dtsim::apps

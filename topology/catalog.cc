@@ -1,0 +1,181 @@
+#include "topology/catalog.h"
+
+#include <array>
+
+namespace dtsim::topology {
+namespace {
+
+constexpr double T = 1e12;  // TFLOP/s
+
+GpuSpec gpu(std::string name, int cc, std::map<Dtype, double> flops, Bytes hbm, Bandwidth hbm_bw,
+            int nvlink_gen, int nvlink_links, Bandwidth nvlink_bw, int pcie_gen) {
+  return GpuSpec{std::move(name), cc, std::move(flops), hbm, hbm_bw, nvlink_gen, nvlink_links,
+                 nvlink_bw, pcie_gen};
+}
+
+// Peak figures are dense (no 2:4 sparsity). NVLink bandwidth is per GPU per direction (half of
+// the "bidirectional" figure datasheets quote).
+const std::vector<GpuSpec>& gpus() {
+  static const std::vector<GpuSpec> kGpus = {
+      // NVIDIA A100 Tensor Core GPU datasheet (2021): FP32 19.5, TF32 156, BF16/FP16 312 TFLOP/s;
+      // 40 GB HBM2 at 1,555 GB/s; NVLink3 12 links, 600 GB/s bidirectional; PCIe Gen4.
+      gpu("a100-sxm-40g", 80, {{Dtype::fp32, 19.5 * T}, {Dtype::tf32, 156 * T}, {Dtype::bf16, 312 * T}, {Dtype::fp16, 312 * T}},
+          Bytes(40'000'000'000), Bandwidth::gbytes_per_s(1555), 3, 12, Bandwidth::gbytes_per_s(300), 4),
+      // Same datasheet, 80 GB HBM2e at 2,039 GB/s.
+      gpu("a100-sxm-80g", 80, {{Dtype::fp32, 19.5 * T}, {Dtype::tf32, 156 * T}, {Dtype::bf16, 312 * T}, {Dtype::fp16, 312 * T}},
+          Bytes(80'000'000'000), Bandwidth::gbytes_per_s(2039), 3, 12, Bandwidth::gbytes_per_s(300), 4),
+      // NVIDIA H100 datasheet (SXM5): FP32 67, TF32 494.7, BF16/FP16 989.4, FP8 1,978.9 TFLOP/s
+      // dense; 80 GB HBM3 at 3.35 TB/s; NVLink4 18 links, 900 GB/s bidirectional; PCIe Gen5.
+      gpu("h100-sxm", 90, {{Dtype::fp32, 67 * T}, {Dtype::tf32, 494.7 * T}, {Dtype::bf16, 989.4 * T}, {Dtype::fp16, 989.4 * T}, {Dtype::fp8, 1978.9 * T}},
+          Bytes(80'000'000'000), Bandwidth::gbytes_per_s(3350), 4, 18, Bandwidth::gbytes_per_s(450), 5),
+      // Same datasheet (PCIe): FP32 51, TF32 378, BF16 756.5, FP8 1,513 TFLOP/s dense; 80 GB
+      // HBM2e at 2.0 TB/s; NVLink bridge pairs 600 GB/s bidirectional; PCIe Gen5.
+      gpu("h100-pcie", 90, {{Dtype::fp32, 51 * T}, {Dtype::tf32, 378 * T}, {Dtype::bf16, 756.5 * T}, {Dtype::fp16, 756.5 * T}, {Dtype::fp8, 1513 * T}},
+          Bytes(80'000'000'000), Bandwidth::gbytes_per_s(2000), 4, 12, Bandwidth::gbytes_per_s(300), 5),
+      // NVIDIA H200 datasheet (SXM): compute as H100 SXM; 141 GB HBM3e at 4.8 TB/s; NVLink4
+      // 900 GB/s bidirectional.
+      gpu("h200-sxm", 90, {{Dtype::fp32, 67 * T}, {Dtype::tf32, 494.7 * T}, {Dtype::bf16, 989.4 * T}, {Dtype::fp16, 989.4 * T}, {Dtype::fp8, 1978.9 * T}},
+          Bytes(141'000'000'000), Bandwidth::gbytes_per_s(4800), 4, 18, Bandwidth::gbytes_per_s(450), 5),
+      // NVIDIA DGX B200 / HGX B200 datasheet (per GPU, dense = half the sparse figures): TF32
+      // 1.1, BF16/FP16 2.25, FP8 4.5, FP4 9 PFLOP/s; FP32 75 TFLOP/s; 180 GB HBM3e (1,440 GB per
+      // 8 GPUs) at 8 TB/s; NVLink5 18 links, 1.8 TB/s bidirectional; PCIe Gen6.
+      gpu("b200", 100, {{Dtype::fp32, 75 * T}, {Dtype::tf32, 1100 * T}, {Dtype::bf16, 2250 * T}, {Dtype::fp16, 2250 * T}, {Dtype::fp8, 4500 * T}, {Dtype::fp4, 9000 * T}},
+          Bytes(180'000'000'000), Bandwidth::gbytes_per_s(8000), 5, 18, Bandwidth::gbytes_per_s(900), 6),
+      // NVIDIA GB200 NVL72 datasheet divided by 72 GPUs (dense): TF32 1.25, BF16 2.5, FP8 5,
+      // FP4 10 PFLOP/s; FP32 80 TFLOP/s; 186 GB HBM3e (13.4 TB per rack) at 8 TB/s; NVLink5
+      // 1.8 TB/s bidirectional.
+      gpu("gb200", 100, {{Dtype::fp32, 80 * T}, {Dtype::tf32, 1250 * T}, {Dtype::bf16, 2500 * T}, {Dtype::fp16, 2500 * T}, {Dtype::fp8, 5000 * T}, {Dtype::fp4, 10000 * T}},
+          Bytes(186'000'000'000), Bandwidth::gbytes_per_s(8000), 5, 18, Bandwidth::gbytes_per_s(900), 6),
+      // NVIDIA L40S datasheet: FP32 91.6, TF32 183, BF16/FP16 362.05, FP8 733 TFLOP/s dense;
+      // 48 GB GDDR6 at 864 GB/s; no NVLink; PCIe Gen4 x16.
+      gpu("l40s", 89, {{Dtype::fp32, 91.6 * T}, {Dtype::tf32, 183 * T}, {Dtype::bf16, 362.05 * T}, {Dtype::fp16, 362.05 * T}, {Dtype::fp8, 733 * T}},
+          Bytes(48'000'000'000), Bandwidth::gbytes_per_s(864), 0, 0, Bandwidth(), 4),
+      // NVIDIA A40 datasheet: FP32 37.4, TF32 74.8, BF16/FP16 149.7 TFLOP/s dense; 48 GB GDDR6
+      // at 696 GB/s; NVLink3 bridge pairs 112.5 GB/s bidirectional (4 links); PCIe Gen4.
+      gpu("a40", 86, {{Dtype::fp32, 37.4 * T}, {Dtype::tf32, 74.8 * T}, {Dtype::bf16, 149.7 * T}, {Dtype::fp16, 149.7 * T}},
+          Bytes(48'000'000'000), Bandwidth::gbytes_per_s(696), 3, 4, Bandwidth::gbytes_per_s(56.25), 4),
+  };
+  return kGpus;
+}
+
+ClusterSpec node(std::string name, std::string_view gpu_name, int gpus_per_node, ScaleUpSpec up,
+                 NicSpec nic) {
+  ClusterSpec c;
+  c.node_preset = std::move(name);
+  c.gpu = *find_gpu_preset(gpu_name);
+  c.gpus_per_node = gpus_per_node;
+  c.scale_up = up;
+  c.nic = nic;
+  c.fabric.link.bandwidth = nic.bandwidth;
+  return c;
+}
+
+const std::vector<ClusterSpec>& nodes() {
+  static const std::vector<ClusterSpec> kNodes = {
+      // DGX A100 / HGX A100 8-GPU: 6 NVSwitch2, 300 GB/s per GPU per direction; 8 ConnectX-6
+      // HDR 200 Gb/s InfiniBand compute NICs (DGX A100 user guide).
+      node("hgx-a100", "a100-sxm-80g", 8,
+           {ScaleUpKind::nvswitch, Bandwidth::gbytes_per_s(300), Time::ns(700), 8},
+           {NicKind::infiniband, 8, Bandwidth::gbps(200), Time::us(2), Time::ns(500)}),
+      // DGX H100 / HGX H100: 4 NVSwitch3, 450 GB/s per GPU per direction; 8 ConnectX-7 NDR
+      // 400 Gb/s (DGX H100 user guide).
+      node("hgx-h100", "h100-sxm", 8,
+           {ScaleUpKind::nvswitch, Bandwidth::gbytes_per_s(450), Time::ns(700), 8},
+           {NicKind::infiniband, 8, Bandwidth::gbps(400), Time::us(2), Time::ns(500)}),
+      // HGX H200: same baseboard fabric as HGX H100, 8 x 400 Gb/s ConnectX-7.
+      node("hgx-h200", "h200-sxm", 8,
+           {ScaleUpKind::nvswitch, Bandwidth::gbytes_per_s(450), Time::ns(700), 8},
+           {NicKind::infiniband, 8, Bandwidth::gbps(400), Time::us(2), Time::ns(500)}),
+      // DGX B200: 2 NVSwitch5 chips, 900 GB/s per GPU per direction; 8 ConnectX-7 400 Gb/s
+      // (DGX B200 datasheet: "8x single-port ConnectX-7 VPI, up to 400Gb/s").
+      node("hgx-b200", "b200", 8,
+           {ScaleUpKind::nvswitch, Bandwidth::gbytes_per_s(900), Time::ns(700), 8},
+           {NicKind::infiniband, 8, Bandwidth::gbps(400), Time::us(2), Time::ns(500)}),
+      // GB200 NVL72: 72 GPUs in one NVLink5 domain (18 NVSwitch trays), 900 GB/s per GPU per
+      // direction; one ConnectX-7 400 Gb/s NIC per GPU. dtsim treats the NVLink domain as one
+      // node of 72 GPUs, as NCCL's MNNVL support does.
+      node("gb200-nvl72", "gb200", 72,
+           {ScaleUpKind::nvswitch, Bandwidth::gbytes_per_s(900), Time::ns(900), 72},
+           {NicKind::infiniband, 72, Bandwidth::gbps(400), Time::us(2), Time::ns(500)}),
+      // A generic PCIe server: 8 L40S behind PCIe Gen4 switches (about 25 GB/s usable of 32 GB/s
+      // per x16 direction), 2 x 200 Gb/s RoCE NICs. Set scale_up.kind: nvlink-bridge for GPUs
+      // bridged in pairs (A40, H100 PCIe).
+      node("pcie-server", "l40s", 8,
+           {ScaleUpKind::pcie, Bandwidth::gbytes_per_s(25), Time::us(1.5), 1},
+           {NicKind::roce, 2, Bandwidth::gbps(200), Time::us(3), Time::ns(800)}),
+  };
+  return kNodes;
+}
+
+}  // namespace
+
+const GpuSpec* find_gpu_preset(std::string_view name) {
+  for (const auto& g : gpus()) {
+    if (g.name == name) return &g;
+  }
+  return nullptr;
+}
+
+const ClusterSpec* find_node_preset(std::string_view name) {
+  for (const auto& n : nodes()) {
+    if (n.node_preset == name) return &n;
+  }
+  return nullptr;
+}
+
+std::vector<std::string_view> gpu_preset_names() {
+  std::vector<std::string_view> out;
+  for (const auto& g : gpus()) out.push_back(g.name);
+  return out;
+}
+
+std::vector<std::string_view> node_preset_names() {
+  std::vector<std::string_view> out;
+  for (const auto& n : nodes()) out.push_back(n.node_preset);
+  return out;
+}
+
+std::string_view name(ScaleUpKind k) {
+  switch (k) {
+    case ScaleUpKind::nvswitch: return "nvswitch";
+    case ScaleUpKind::nvlink_bridge: return "nvlink-bridge";
+    case ScaleUpKind::pcie: return "pcie";
+    case ScaleUpKind::none: return "none";
+  }
+  return "?";
+}
+
+std::string_view name(NicKind k) {
+  switch (k) {
+    case NicKind::infiniband: return "infiniband";
+    case NicKind::roce: return "roce";
+    case NicKind::efa: return "efa";
+    case NicKind::tcp: return "tcp";
+  }
+  return "?";
+}
+
+std::string_view name(FabricKind k) {
+  switch (k) {
+    case FabricKind::single_switch: return "single-switch";
+    case FabricKind::fat_tree: return "fat-tree";
+    case FabricKind::rail_optimized: return "rail-optimized";
+    case FabricKind::dragonfly: return "dragonfly";
+    case FabricKind::torus: return "torus";
+  }
+  return "?";
+}
+
+std::string_view name(Dtype d) {
+  switch (d) {
+    case Dtype::fp32: return "fp32";
+    case Dtype::tf32: return "tf32";
+    case Dtype::bf16: return "bf16";
+    case Dtype::fp16: return "fp16";
+    case Dtype::fp8: return "fp8";
+    case Dtype::fp4: return "fp4";
+  }
+  return "?";
+}
+
+}  // namespace dtsim::topology
