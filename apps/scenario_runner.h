@@ -5,6 +5,8 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "config/scenario.h"
 
@@ -19,6 +21,16 @@ struct RunOptions {
   bool fingerprint = false;            // print the engine's event-trace fingerprint after the run
   int threads = 0;                     // 0: all cores
 };
+
+// The headline results of one run, in a fixed order, for sweep rows: e.g. iteration_time_s,
+// tflops_per_gpu, mfu, tokens_per_s_per_gpu for training; time_us and busbw_GBps at the largest
+// size for a collective sweep.
+struct Headline {
+  std::vector<std::pair<std::string, double>> metrics;
+};
+
+// Evaluates a scenario without writing anything: what a sweep calls once per point.
+Headline evaluate_scenario(const config::Scenario& scenario);
 
 // Runs the scenario's workload on its network model, writes results to `out` (stdout for the
 // command) in the chosen format. Returns the process exit status (0 on success). Throws
