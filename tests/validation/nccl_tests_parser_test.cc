@@ -1,0 +1,189 @@
+#include "validation/nccl_tests_parser.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/error.h"
+#include "validation/measurement_reader.h"
+
+namespace dtsim::validation {
+namespace {
+
+using collectives::CollectiveKind;
+
+std::string data(const std::string& name) {
+  return std::string(DTSIM_SOURCE_DIR) + "/tests/validation/data/" + name;
+}
+
+MeasurementSet read_one(const std::string& name) {
+  std::vector<MeasurementSet> sets = read_measurements(data(name));
+  EXPECT_EQ(sets.size(), 1u);
+  return sets.at(0);
+}
+
+TEST(NcclTestsOutput, ReadsBothPlacementsOfEveryRowUnderMpirunPrefixes) {
+  MeasurementSet s = read_one("allreduce_2node_mpirun.txt");
+  EXPECT_EQ(s.collective, CollectiveKind::all_reduce);
+  ASSERT_EQ(s.points.size(), 22u);
+  EXPECT_EQ(s.points[0].size_bytes, 8);
+  EXPECT_EQ(s.points[0].placement, Placement::out_of_place);
+  EXPECT_DOUBLE_EQ(s.points[0].time_us, 36.47);
+  EXPECT_EQ(s.points[1].placement, Placement::in_place);
+  EXPECT_DOUBLE_EQ(s.points[1].time_us, 34.74);
+  EXPECT_EQ(s.points.back().size_bytes, 8388608);
+  EXPECT_DOUBLE_EQ(s.points.back().busbw_gbps, 24.06);
+  EXPECT_EQ(s.points.back().count, 2097152);
+}
+
+TEST(NcclTestsOutput, CountsRanksFromTheUsingDevicesLines) {
+  EXPECT_EQ(read_one("allreduce_2node_mpirun.txt").ranks, 8);
+}
+
+TEST(NcclTestsOutput, KeepsTheAverageBusBandwidthTrailer) {
+  MeasurementSet s = read_one("allreduce_2node_mpirun.txt");
+  ASSERT_TRUE(s.avg_busbw_gbps.has_value());
+  EXPECT_DOUBLE_EQ(*s.avg_busbw_gbps, 4.64336);
+  EXPECT_TRUE(s.warnings.empty());
+}
+
+TEST(NcclTestsOutput, ReadsTheOldColumnSetWithErrorColumnsAndOneDecimalTimes) {
+  MeasurementSet s = read_one("alltoall_old_format.txt");
+  EXPECT_EQ(s.collective, CollectiveKind::all_to_all);  // from the pasted mpirun command
+  EXPECT_EQ(s.ranks, 4);
+  ASSERT_EQ(s.points.size(), 8u);
+  EXPECT_DOUBLE_EQ(s.points[6].time_us, 2331.4);
+  EXPECT_FALSE(s.points[6].wrong.has_value());  // old "error" is not a #wrong count
+}
+
+TEST(NcclTestsOutput, TellsBroadcastFromItsRootColumnWhenNoProgramIsNamed) {
+  MeasurementSet s = read_one("broadcast_root_no_check.txt");
+  EXPECT_EQ(s.collective, CollectiveKind::broadcast);
+  EXPECT_EQ(s.points.size(), 8u);
+}
+
+TEST(NcclTestsOutput, NotApplicableWrongCountIsUnknownNotZero) {
+  MeasurementSet s = read_one("broadcast_root_no_check.txt");
+  EXPECT_FALSE(s.points[0].wrong.has_value());
+  EXPECT_TRUE(s.wrong_points().empty());
+}
+
+TEST(NcclTestsOutput, TableWithoutPreambleOrTrailerIsReadWithAWarning) {
+  MeasurementSet s = read_one("broadcast_root_no_check.txt");
+  EXPECT_EQ(s.warnings.size(), 1u);
+}
+
+TEST(NcclTestsOutput, StripsSrunAndTimestampPrefixesAndSkipsInterleavedNcclLines) {
+  MeasurementSet s = read_one("sendrecv_srun_timestamps.log");
+  EXPECT_EQ(s.collective, CollectiveKind::send_recv);
+  EXPECT_EQ(s.ranks, 2);
+  ASSERT_EQ(s.points.size(), 8u);
+  EXPECT_DOUBLE_EQ(s.points[0].time_us, 1211.20);
+}
+
+TEST(NcclTestsOutput, FlagsRowsWithNonzeroWrongCount) {
+  MeasurementSet s = read_one("sendrecv_srun_timestamps.log");
+  std::vector<const MeasuredPoint*> wrong = s.wrong_points();
+  ASSERT_EQ(wrong.size(), 1u);
+  EXPECT_EQ(wrong[0]->size_bytes, 536870912);
+  EXPECT_EQ(wrong[0]->placement, Placement::out_of_place);
+  EXPECT_EQ(*wrong[0]->wrong, 3);
+}
+
+TEST(NcclTestsOutput, ReadsRowsThatEndWithATimestampColumn) {
+  MeasurementSet s = read_one("reduce_scatter_timestamp_column.txt");
+  EXPECT_EQ(s.collective, CollectiveKind::reduce_scatter);
+  ASSERT_EQ(s.points.size(), 6u);
+  EXPECT_DOUBLE_EQ(s.points[5].busbw_gbps, 149.95);
+}
+
+TEST(NcclTestsOutput, RowCutOffMidwayIsAnInputErrorAtItsLine) {
+  try {
+    read_measurements(data("allreduce_truncated_midrow.txt"));
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().line, 20);
+    EXPECT_NE(std::string(e.what()).find("allreduce_truncated_midrow.txt:20"), std::string::npos);
+  }
+}
+
+TEST(NcclTestsOutput, FullOutputWithoutTrailerIsReportedAsTruncated) {
+  try {
+    read_measurements(data("allreduce_truncated_no_trailer.txt"));
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos);
+  }
+}
+
+TEST(NcclTestsOutput, GarbledNumberIsAnInputErrorNamingLineAndColumn) {
+  try {
+    read_measurements(data("allreduce_garbled.txt"));
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().line, 23);
+    EXPECT_EQ(e.key(), "time");
+  }
+}
+
+TEST(NcclTestsOutput, ProseInsideTheTableIsAnInputError) {
+  std::string text =
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+      "time   algbw   busbw #wrong\n"
+      "        1024           256     float     sum      -1    10.00    0.10    0.18      0    "
+      "10.00    0.10    0.18      0\n"
+      "Segmentation fault (core dumped)\n";
+  EXPECT_THROW(parse_nccl_tests_output(text, "x.txt"), InputError);
+}
+
+TEST(NcclTestsOutput, AmbiguousColumnsWithoutProgramNameAskForTheCollective) {
+  std::string text =
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+      "time   algbw   busbw #wrong\n"
+      "        1024           256     float    none      -1    10.00    0.10    0.09      0    "
+      "10.00    0.10    0.09      0\n";
+  EXPECT_THROW(parse_nccl_tests_output(text, "x.txt"), InputError);
+  NcclTestsParseOptions options;
+  options.collective = CollectiveKind::all_gather;
+  EXPECT_EQ(parse_nccl_tests_output(text, "x.txt", options).at(0).collective,
+            CollectiveKind::all_gather);
+}
+
+TEST(NcclTestsOutput, TwoRunsInOneFileGiveTwoSets) {
+  std::string one = read_text_file(data("reduce_scatter_timestamp_column.txt"));
+  std::string two = read_text_file(data("allreduce_2node_mpirun.txt"));
+  std::vector<MeasurementSet> sets = parse_nccl_tests_output(one + two, "both.txt");
+  ASSERT_EQ(sets.size(), 2u);
+  EXPECT_EQ(sets[0].collective, CollectiveKind::reduce_scatter);
+  EXPECT_EQ(sets[1].collective, CollectiveKind::all_reduce);
+  EXPECT_EQ(sets[0].ranks, 8);
+}
+
+TEST(NcclTestsJson, ReadsResultsRanksAndProgram) {
+  MeasurementSet s = read_one("allgather_report.json");
+  EXPECT_EQ(s.collective, CollectiveKind::all_gather);
+  EXPECT_EQ(s.ranks, 8);
+  ASSERT_EQ(s.points.size(), 6u);
+  EXPECT_DOUBLE_EQ(s.points[3].time_us, 51.99);
+  EXPECT_EQ(s.points[3].placement, Placement::in_place);
+  EXPECT_EQ(*s.points[0].wrong, 0);
+  EXPECT_FALSE(s.points[5].wrong.has_value());  // null nwrong: validation was off
+  EXPECT_DOUBLE_EQ(*s.avg_busbw_gbps, 142.1);
+}
+
+TEST(NcclTestsJson, TruncatedReportIsAnInputErrorWithItsPosition) {
+  try {
+    read_measurements(data("allgather_report_truncated.json"));
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_GT(e.where().line, 0);
+    EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos);
+  }
+}
+
+TEST(LauncherPrefix, RemovesOpenMpiSrunAndTimestampPrefixes) {
+  EXPECT_EQ(strip_launcher_prefix("[1,0]<stdout>:# nThread 1"), "# nThread 1");
+  EXPECT_EQ(strip_launcher_prefix("2025-03-14T09:12:01.118Z 0: # x"), "# x");
+  EXPECT_EQ(strip_launcher_prefix("      1024   256  float"), "      1024   256  float");
+}
+
+}  // namespace
+}  // namespace dtsim::validation
