@@ -1,6 +1,5 @@
 #include "sim/engine.h"
 
-#include <cassert>
 #include <stdexcept>
 
 namespace dtsim::sim {
@@ -17,15 +16,17 @@ inline uint64_t fnv1a_word(uint64_t h, uint64_t word) {
 }  // namespace
 
 void Engine::schedule_at(Time at, EventHandler& handler, uint64_t payload) {
-  if (at < now_) throw std::logic_error("event scheduled in the past");
+  if (at < now_) {
+    throw std::logic_error("event scheduled in the past: at " + to_string(at) + ", now " + to_string(now_));
+  }
   queue_.push(Event{at, next_key_++, &handler, payload});
 }
 
 uint64_t Engine::run(Time until) {
   stop_requested_ = false;
   uint64_t count = 0;
-  while (!queue_.empty() && queue_.top().time <= until) {
-    Event e = queue_.pop();
+  Event e;
+  while (queue_.pop_until(until, e)) {
     now_ = e.time;
     fingerprint_ = fnv1a_word(fnv1a_word(fingerprint_, static_cast<uint64_t>(e.time.ps())), e.key);
     ++executed_;
@@ -33,7 +34,7 @@ uint64_t Engine::run(Time until) {
     e.handler->on_event(*this, e.payload);
     if (stop_requested_) return count;
   }
-  if (!queue_.empty() && until != Time::max()) now_ = until;
+  if (!queue_.empty() && until > now_ && until != Time::max()) now_ = until;
   return count;
 }
 

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "sim/event_queue.h"
+#include "sim/radix_event_queue.h"
 
 namespace dtsim::sim {
 
@@ -26,7 +26,8 @@ class Engine {
   }
 
   // Runs events with time <= until; returns the number executed by this call. Events later than
-  // `until` stay queued and now() becomes `until` if the queue still holds events.
+  // `until` stay queued and now() becomes `until` if the queue still holds events (time never
+  // moves backwards: an `until` before now() runs nothing).
   uint64_t run(Time until = Time::max());
   // Asks run() to return after the event being executed.
   void stop() { stop_requested_ = true; }
@@ -38,7 +39,8 @@ class Engine {
   uint64_t fingerprint() const { return fingerprint_; }
 
  private:
-  EventQueue queue_;
+  // The radix queue relies on what schedule_at enforces: nothing is scheduled before now().
+  RadixEventQueue queue_;
   Time now_;
   uint64_t next_key_ = 0;
   uint64_t executed_ = 0;

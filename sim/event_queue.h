@@ -1,6 +1,6 @@
-// EventQueue: pending events, popped in (time, key) order. An implicit 4-ary min-heap: each node's
-// four children share a cache line's worth of neighbours, so sift-down touches half the levels a
-// binary heap does. `hold` (pop the minimum and push its successor) is the engine's inner loop.
+// EventQueue: pending events, popped in (time, key) order, with no constraint on what is pushed.
+// An implicit 4-ary min-heap: sift-down touches half the levels a binary heap does. The engine
+// uses RadixEventQueue, which is faster but needs pushes that never precede the last pop.
 #pragma once
 
 #include <cstddef>

@@ -1,0 +1,69 @@
+#include "sim/radix_event_queue.h"
+
+#include <stdexcept>
+
+namespace dtsim::sim {
+
+uint32_t RadixEventQueue::new_chunk() {
+  uint32_t c = free_;
+  if (c != kNone) {
+    free_ = chunks_[c].next;
+  } else {
+    if (chunks_.size() >= kNone) throw std::length_error("RadixEventQueue: too many pending events");
+    c = static_cast<uint32_t>(chunks_.size());
+    chunks_.emplace_back();
+  }
+  chunks_[c].count = 0;
+  chunks_[c].next = kNone;
+  return c;
+}
+
+size_t RadixEventQueue::lowest_bucket() const {
+  const auto word = static_cast<size_t>(std::countr_zero(occupied_words_));
+  return word * 64 + static_cast<size_t>(std::countr_zero(occupied_[word]));
+}
+
+const Event& RadixEventQueue::minimum_of(const Bucket& bucket) const {
+  const Event* best = &chunks_[bucket.head].events[0];
+  for (uint32_t c = bucket.head; c != kNone; c = chunks_[c].next) {
+    const Chunk& chunk = chunks_[c];
+    for (uint32_t i = 0; i < chunk.count; ++i) {
+      if (before(chunk.events[i], *best)) best = &chunk.events[i];
+    }
+  }
+  return *best;
+}
+
+const Event& RadixEventQueue::top() const {
+  if (!equal_.empty()) return equal_.back();
+  return minimum_of(buckets_[lowest_bucket()]);
+}
+
+bool RadixEventQueue::refill(Time until) {
+  if (size_ == 0) return false;
+  const size_t b = lowest_bucket();
+  const Event& best = minimum_of(buckets_[b]);
+  if (best.time > until) return false;
+  set_last(best);
+
+  // Every event in bucket b agrees with the new reference on all digits above b's, so each moves
+  // to a strictly lower bucket. A chunk is freed once read, so the moves can reuse it while it is
+  // still in cache; events are copied out first because appending may grow `chunks_`.
+  uint32_t c = buckets_[b].head;
+  buckets_[b] = Bucket{};
+  occupied_[b / 64] &= ~(uint64_t{1} << (b % 64));
+  if (occupied_[b / 64] == 0) occupied_words_ &= ~(uint64_t{1} << (b / 64));
+  while (c != kNone) {
+    const uint32_t count = chunks_[c].count;
+    const uint32_t next = chunks_[c].next;
+    for (uint32_t i = 0; i < count; ++i) {
+      const Event e = chunks_[c].events[i];
+      place(e);
+    }
+    free_chunk(c);
+    c = next;
+  }
+  return true;
+}
+
+}  // namespace dtsim::sim

@@ -1,0 +1,153 @@
+// RadixEventQueue: pending events popped in (time, key) order, for a monotone scheduler, the
+// engine's inner loop. Every pushed event must not come before the last popped one, which the
+// engine guarantees: nothing is scheduled in the past and keys only grow.
+//   RadixEventQueue q;
+//   q.push(e);                          // e >= the last popped event
+//   while (!q.empty()) { Event next = q.pop(); ... }
+// A radix heap over the 128-bit value (time, key), with byte-wide digits: an event waits in the
+// bucket named by the highest digit in which it differs from the last popped value, and that
+// digit's value. Push is a bit scan and an append; when no event equals the reference, the lowest
+// non-empty bucket is scanned for its minimum and spread into lower buckets. Each event moves a
+// few times, always by sequential passes, where a heap's sift jumps across memory, so it wins
+// most when many events are pending (bench/sim.md).
+#pragma once
+
+#include <array>
+#include <bit>
+#include <cassert>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "sim/event.h"
+
+namespace dtsim::sim {
+
+class RadixEventQueue {
+ public:
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+  // The minimum; the queue must not be empty. Between pops this may scan a bucket; the engine
+  // uses pop_until instead.
+  const Event& top() const;
+
+  void push(const Event& e) {
+    assert(time_bits(e.time) > last_time_ || (time_bits(e.time) == last_time_ && e.key >= last_key_));
+    place(e);
+    ++size_;
+  }
+
+  // Pops the minimum into `out` if the queue holds one with time <= until; false otherwise.
+  bool pop_until(Time until, Event& out) {
+    if (equal_.empty() && !refill(until)) return false;
+    if (equal_.back().time > until) return false;
+    out = equal_.back();
+    equal_.pop_back();
+    --size_;
+    return true;
+  }
+
+  // The queue must not be empty.
+  Event pop() {
+    Event e;
+    pop_until(Time::max(), e);
+    return e;
+  }
+
+ private:
+  // The 128-bit value (time, key) is read as digits of kDigitBits. An event that first differs
+  // from the reference value in digit d sits in bucket d * kDigitValues + (its digit d), so
+  // buckets in index order hold ever larger events. Events equal to the reference wait in
+  // `equal_`. Wider digits mean fewer moves per event but more buckets; bytes beat nibbles and
+  // single bits at every queue size in bench/sim.md.
+  static constexpr int kDigitBits = 8;
+  static constexpr int kDigitValues = 1 << kDigitBits;
+  static constexpr int kDigitsPerWord = 64 / kDigitBits;
+  static constexpr size_t kBuckets = 2 * kDigitsPerWord * kDigitValues;
+  static constexpr size_t kWords = (kBuckets + 63) / 64;
+
+  // Buckets are lists of fixed-size chunks drawn from one pool and returned to it when a bucket
+  // is spread out, so after warm-up the queue neither allocates nor touches fresh pages (growing
+  // per-bucket vectors kept the allocator busy, and page faults dominated at 1e6 pending).
+  static constexpr uint32_t kChunkEvents = 16;
+  static constexpr uint32_t kNone = UINT32_MAX;
+  struct Chunk {
+    Event events[kChunkEvents];
+    uint32_t count = 0;
+    uint32_t next = kNone;
+  };
+  struct Bucket {
+    uint32_t head = kNone;
+    uint32_t tail = kNone;
+  };
+
+  // Time as an unsigned word with the same order, so bits compare as the signed times do.
+  static uint64_t time_bits(Time t) { return static_cast<uint64_t>(t.ps()) ^ (uint64_t{1} << 63); }
+
+  void set_last(const Event& e) {
+    last_time_ = time_bits(e.time);
+    last_key_ = e.key;
+  }
+
+  static size_t digit_bucket(int digit, uint64_t word) {
+    const auto value = static_cast<size_t>((word >> (digit * kDigitBits)) & (kDigitValues - 1));
+    return static_cast<size_t>(digit) * kDigitValues + value;
+  }
+
+  void place(const Event& e) {
+    const uint64_t t = time_bits(e.time);
+    if (const uint64_t dt = t ^ last_time_; dt != 0) {
+      append(digit_bucket(kDigitsPerWord + (63 - std::countl_zero(dt)) / kDigitBits, t), e);
+    } else if (const uint64_t dk = e.key ^ last_key_; dk != 0) {
+      append(digit_bucket((63 - std::countl_zero(dk)) / kDigitBits, e.key), e);
+    } else {
+      equal_.push_back(e);
+    }
+  }
+
+  void append(size_t b, const Event& e) {
+    Bucket& bucket = buckets_[b];
+    if (bucket.tail == kNone || chunks_[bucket.tail].count == kChunkEvents) {
+      const uint32_t c = new_chunk();
+      if (bucket.tail == kNone) {
+        bucket.head = c;
+        occupied_[b / 64] |= uint64_t{1} << (b % 64);
+        occupied_words_ |= uint64_t{1} << (b / 64);
+      } else {
+        chunks_[bucket.tail].next = c;
+      }
+      bucket.tail = c;
+    }
+    Chunk& chunk = chunks_[bucket.tail];
+    chunk.events[chunk.count++] = e;
+  }
+
+  uint32_t new_chunk();
+  void free_chunk(uint32_t c) {
+    chunks_[c].next = free_;
+    free_ = c;
+  }
+  // The lowest non-empty bucket; the queue must hold an event outside `equal_`.
+  size_t lowest_bucket() const;
+  const Event& minimum_of(const Bucket& bucket) const;
+  // If the minimum's time is <= until, makes it the reference value: it moves into `equal_` and
+  // the rest of its bucket into buckets below. The reference only ever moves to an event being
+  // popped, because later pushes are only promised not to precede the last popped event.
+  bool refill(Time until);
+
+  std::vector<Event> equal_;
+  std::array<Bucket, kBuckets> buckets_;
+  // Bit b of the bitmap is set while bucket b holds events, and bit w of the summary while word w
+  // of the bitmap is not zero: finding the lowest bucket takes two bit scans.
+  static_assert(kWords <= 64);
+  std::array<uint64_t, kWords> occupied_{};
+  uint64_t occupied_words_ = 0;
+  std::vector<Chunk> chunks_;
+  uint32_t free_ = kNone;
+  // The reference value: the last popped event, (Time min, 0) before the first pop.
+  uint64_t last_time_ = 0;  // in time_bits form
+  uint64_t last_key_ = 0;
+  size_t size_ = 0;
+};
+
+}  // namespace dtsim::sim

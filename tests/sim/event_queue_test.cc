@@ -1,0 +1,167 @@
+#include "sim/event_queue.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <queue>
+#include <vector>
+
+#include "sim/radix_event_queue.h"
+#include "sim/rng.h"
+
+namespace dtsim::sim {
+namespace {
+
+Event at(int64_t ps, uint64_t key) { return Event{Time::ps(ps), key, nullptr, key}; }
+
+template <class Queue>
+std::vector<Event> drain(Queue& q) {
+  std::vector<Event> out;
+  while (!q.empty()) out.push_back(q.pop());
+  return out;
+}
+
+::testing::AssertionResult same_order(const std::vector<Event>& got, const std::vector<Event>& want) {
+  if (got.size() != want.size()) {
+    return ::testing::AssertionFailure() << "popped " << got.size() << " events, expected " << want.size();
+  }
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (got[i].time != want[i].time || got[i].key != want[i].key) {
+      return ::testing::AssertionFailure()
+             << "pop " << i << " gave (" << got[i].time.ps() << ", " << got[i].key << "), expected ("
+             << want[i].time.ps() << ", " << want[i].key << ")";
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+template <class Queue>
+class EventQueueTest : public ::testing::Test {};
+using Queues = ::testing::Types<EventQueue, RadixEventQueue>;
+TYPED_TEST_SUITE(EventQueueTest, Queues);
+
+TYPED_TEST(EventQueueTest, PopsRandomEventsInTimeThenKeyOrder) {
+  Rng rng(7, stream_id("queue-random"));
+  std::vector<uint64_t> keys(20'000);
+  std::iota(keys.begin(), keys.end(), uint64_t{0});
+  std::shuffle(keys.begin(), keys.end(), rng);
+  std::vector<Event> events;
+  // A narrow range of times, negative ones included, so many events tie and the key decides.
+  for (uint64_t key : keys) events.push_back(at(static_cast<int64_t>(rng.below(2'000)) - 1'000, key));
+
+  TypeParam q;
+  for (const Event& e : events) q.push(e);
+  EXPECT_EQ(q.size(), events.size());
+  std::sort(events.begin(), events.end(), before);
+  EXPECT_TRUE(same_order(drain(q), events));
+}
+
+TYPED_TEST(EventQueueTest, TiesAtEqualTimeBreakByKey) {
+  TypeParam q;
+  for (uint64_t key : {5, 3, 9, 1, 7}) q.push(at(100, key));
+  q.push(at(99, 100));
+  EXPECT_TRUE(same_order(drain(q), {at(99, 100), at(100, 1), at(100, 3), at(100, 5), at(100, 7), at(100, 9)}));
+}
+
+TYPED_TEST(EventQueueTest, TopIsTheNextEventToPop) {
+  TypeParam q;
+  q.push(at(30, 1));
+  q.push(at(10, 2));
+  q.push(at(20, 3));
+  EXPECT_EQ(q.top().key, 2u);
+  q.pop();
+  EXPECT_EQ(q.top().key, 3u);
+  EXPECT_EQ(q.pop().key, 3u);
+}
+
+TYPED_TEST(EventQueueTest, ExtremeTimesAndKeysKeepTheirOrder) {
+  TypeParam q;
+  const uint64_t big = UINT64_MAX;
+  q.push(at(INT64_MAX, 0));
+  q.push(at(0, big));
+  q.push(at(INT64_MIN, big));
+  q.push(at(0, big - 1));
+  q.push(at(INT64_MIN, 0));
+  EXPECT_TRUE(same_order(drain(q), {at(INT64_MIN, 0), at(INT64_MIN, big), at(0, big - 1), at(0, big),
+                                    at(INT64_MAX, 0)}));
+}
+
+// The engine's pattern: pop the minimum, then push events no earlier than it, many at equal
+// times, with growing keys. Checked against a binary heap at every pop.
+TYPED_TEST(EventQueueTest, HoldSequenceMatchesABinaryHeap) {
+  struct Later {
+    bool operator()(const Event& a, const Event& b) const { return before(b, a); }
+  };
+  std::priority_queue<Event, std::vector<Event>, Later> reference;
+  TypeParam q;
+  Rng rng(11, stream_id("queue-hold"));
+  uint64_t key = 0;
+  for (int i = 0; i < 1'000; ++i) {
+    const Event e = at(static_cast<int64_t>(rng.below(1'000'000)), key++);
+    q.push(e);
+    reference.push(e);
+  }
+  for (int i = 0; i < 200'000; ++i) {
+    const Event got = q.pop();
+    const Event want = reference.top();
+    reference.pop();
+    ASSERT_EQ(got.time, want.time) << "at pop " << i;
+    ASSERT_EQ(got.key, want.key) << "at pop " << i;
+    // Zero, one or two successors, so the queue size wanders; delays span 1 ps to 2^40 ps.
+    const uint64_t successors = rng.below(3) + (q.size() < 10 ? 1 : 0);
+    for (uint64_t s = 0; s < successors; ++s) {
+      const uint64_t shift = rng.below(41);
+      const auto delay = static_cast<int64_t>(rng.below(2) == 0 ? 0 : rng.below(uint64_t{1} << shift));
+      const Event next = at(got.time.ps() + delay, key++);
+      q.push(next);
+      reference.push(next);
+    }
+  }
+  EXPECT_EQ(q.size(), reference.size());
+}
+
+TEST(RadixEventQueue, PopUntilLeavesLaterEventsAndAcceptsEarlierPushes) {
+  RadixEventQueue q;
+  q.push(at(10, 1));
+  q.push(at(20, 2));
+  Event e;
+  ASSERT_TRUE(q.pop_until(Time::ps(12), e));
+  EXPECT_EQ(e.key, 1u);
+  EXPECT_FALSE(q.pop_until(Time::ps(12), e));
+  EXPECT_EQ(q.size(), 1u);
+  // After the failed pop, a push between the last pop and the pending minimum is still allowed
+  // (the engine schedules at now() == until) and comes out first.
+  q.push(at(12, 3));
+  ASSERT_TRUE(q.pop_until(Time::ps(20), e));
+  EXPECT_EQ(e.key, 3u);
+  ASSERT_TRUE(q.pop_until(Time::ps(20), e));
+  EXPECT_EQ(e.key, 2u);
+  EXPECT_TRUE(q.empty());
+}
+
+TEST(RadixEventQueue, PeekingDoesNotMoveTheReference) {
+  RadixEventQueue q;
+  q.push(at(10, 1));
+  q.push(at(1'000, 2));
+  EXPECT_EQ(q.pop().key, 1u);
+  EXPECT_EQ(q.top().key, 2u);
+  q.push(at(500, 3));
+  EXPECT_EQ(q.pop().key, 3u);
+  EXPECT_EQ(q.pop().key, 2u);
+}
+
+TEST(RadixEventQueue, EventsEqualToTheLastPoppedArePopped) {
+  RadixEventQueue q;
+  q.push(at(10, 4));
+  EXPECT_EQ(q.pop().key, 4u);
+  q.push(at(10, 4));
+  q.push(at(10, 5));
+  EXPECT_EQ(q.pop().key, 4u);
+  EXPECT_EQ(q.pop().key, 5u);
+  EXPECT_TRUE(q.empty());
+}
+
+}  // namespace
+}  // namespace dtsim::sim
