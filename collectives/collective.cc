@@ -26,6 +26,8 @@ std::string_view name(Algorithm a) {
     case Algorithm::pat: return "pat";
     case Algorithm::halving_doubling: return "halving_doubling";
     case Algorithm::hierarchical: return "hierarchical";
+    case Algorithm::pairwise: return "pairwise";
+    case Algorithm::p2p: return "p2p";
   }
   return "?";
 }

@@ -1,0 +1,55 @@
+// The closed form every algorithm prices itself with: time = latency + bytes / algbw + fill, where
+// latency is the launch plus the per-step latencies of the hops in sequence, algbw is what the
+// bottleneck link of the algorithm's traffic pattern allows, and fill is the store-and-forward
+// cost of the first slice through the pipeline. Each algorithm file (ring.cc, tree.cc, ...) gives
+// one `*_cost` function; the tuner calls the ones the hardware supports.
+//   AlgoCost c = ring_cost(hw, {kind, bytes, shape, Protocol::simple, channels});
+//   double us = c.time_us(bytes);
+#pragma once
+
+#include <string>
+
+#include "collectives/collective.h"
+#include "collectives/hardware_view.h"
+
+namespace dtsim::collectives {
+
+struct CostQuery {
+  CollectiveKind kind = CollectiveKind::all_reduce;
+  double bytes = 0;       // nccl-tests size
+  CommShape shape;
+  Protocol protocol = Protocol::simple;
+  int channels = 16;
+};
+
+struct AlgoCost {
+  double latency_us = 0;
+  double algbw_gbytes = 0;  // GB/s, nccl-tests algbw
+  double fill_us = 0;
+
+  double time_us(double bytes) const { return latency_us + bytes / (algbw_gbytes * 1e3) + fill_us; }
+};
+
+// Pipeline fill: `hops` store-and-forward stages, each holding min(bytes per hop, one slice per
+// channel) before passing it on, at `busbw` (GB/s summed over channels).
+double pipeline_fill_us(const HardwareView& hw, Protocol p, int hops, double bytes_per_hop,
+                        int channels, double busbw);
+// The rate a ring edge inside a domain reaches with protocol p over `channels` channels.
+double channel_capped(const HardwareView& hw, Protocol p, int channels, double bw);
+// Latency of one step over the scale-up fabric, and of one inter-node step, for protocol p.
+double intra_step_us(const HardwareView& hw, Protocol p);
+double inter_step_us(const HardwareView& hw, Protocol p);
+
+AlgoCost ring_cost(const HardwareView& hw, const CostQuery& q);
+AlgoCost tree_cost(const HardwareView& hw, const CostQuery& q);
+AlgoCost nvls_cost(const HardwareView& hw, const CostQuery& q);
+AlgoCost nvls_tree_cost(const HardwareView& hw, const CostQuery& q);
+AlgoCost collnet_direct_cost(const HardwareView& hw, const CostQuery& q);
+AlgoCost collnet_chain_cost(const HardwareView& hw, const CostQuery& q);
+AlgoCost pat_cost(const HardwareView& hw, const CostQuery& q);
+AlgoCost halving_doubling_cost(const HardwareView& hw, const CostQuery& q);
+AlgoCost hierarchical_cost(const HardwareView& hw, const CostQuery& q);
+AlgoCost all_to_all_cost(const HardwareView& hw, const CostQuery& q);
+AlgoCost send_recv_cost(const HardwareView& hw, const CostQuery& q);
+
+}  // namespace dtsim::collectives

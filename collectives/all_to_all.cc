@@ -1,0 +1,34 @@
+// all_to_all: NCCL runs it as a grouped pairwise exchange, every rank sending size/n to every
+// other rank at once. Peers in the node are reached over the scale-up fabric; peers in other
+// nodes through the network, where (with PXN) a rank's messages leave through the NIC on its
+// rail: one flow cannot spread over several NICs, so the rate per rank is one NIC's share.
+#include <algorithm>
+
+#include "collectives/algorithm_cost.h"
+
+namespace dtsim::collectives {
+
+AlgoCost all_to_all_cost(const HardwareView& hw, const CostQuery& q) {
+  const int n = q.shape.ranks;
+  const int g = q.shape.ranks_per_node;
+  const auto& p = hw.params;
+  AlgoCost c;
+  const bool remote = q.shape.nodes > 1;
+  c.latency_us = p.p2p_latency + (remote ? inter_step_us(hw, q.protocol) : intra_step_us(hw, q.protocol)) +
+                 (remote ? (n - g) * hw.message_overhead_us : 0.0);
+  if (n <= 1) {
+    c.algbw_gbytes = 1e30;
+    return c;
+  }
+  const double share = q.bytes / n;
+  double t_us = 0;
+  if (g > 1) t_us = std::max(t_us, (g - 1) * share / (hw.intra_bw * p.p2p_efficiency * 1e3));
+  if (remote) {
+    const double nic = std::min(hw.single_nic_bw, hw.gpu_net_bw);
+    t_us = std::max(t_us, (n - g) * share / (nic * 1e3));
+  }
+  c.algbw_gbytes = t_us > 0 ? q.bytes / (t_us * 1e3) : 1e30;
+  return c;
+}
+
+}  // namespace dtsim::collectives

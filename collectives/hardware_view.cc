@@ -1,0 +1,144 @@
+#include "collectives/hardware_view.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace dtsim::collectives {
+namespace {
+
+// Usable PCIe x16 rate per direction by generation (GB/s): 128b/130b line coding and TLP
+// headers leave about 80% of the raw 16/32/64/128 GB/s; pcie_efficiency models the rest.
+double pcie_x16_gbytes(int generation) {
+  switch (generation) {
+    case 3: return 15.75;
+    case 4: return 31.5;
+    case 5: return 63.0;
+    default: return generation >= 6 ? 121.0 : 7.9;
+  }
+}
+
+}  // namespace
+
+HardwareView::HardwareView(const topology::ClusterSpec& s, const ModelParameters& p)
+    : spec(s), params(p) {
+  using topology::ScaleUpKind;
+  const auto& up = spec.scale_up;
+  const double up_bw = up.bandwidth.gbytes_per_s();
+  nvswitch = up.kind == ScaleUpKind::nvswitch;
+  domain_gpus = nvswitch ? std::max(spec.gpus_per_node, up.domain_gpus) : spec.gpus_per_node;
+  compute_capability = spec.gpu.compute_capability;
+  sharp = spec.fabric.sharp;
+  const double pcie = pcie_x16_gbytes(spec.gpu.pcie_generation) * p.pcie_efficiency;
+
+  switch (up.kind) {
+    case ScaleUpKind::nvswitch:
+      intra_class = LinkClass::nvlink;
+      intra_raw_bw = up_bw;
+      intra_bw = intra_pair_bw = up_bw * p.nvlink_efficiency;
+      break;
+    case ScaleUpKind::nvlink_bridge:
+      // Bridges join GPUs in pairs; a ring over more than two GPUs also crosses PCIe.
+      intra_class = spec.gpus_per_node > 2 ? LinkClass::pcie : LinkClass::nvlink;
+      intra_raw_bw = up_bw;
+      intra_pair_bw = up_bw * p.nvlink_efficiency;
+      intra_bw = spec.gpus_per_node > 2 ? pcie : intra_pair_bw;
+      break;
+    case ScaleUpKind::pcie:
+      intra_class = LinkClass::pcie;
+      intra_raw_bw = up_bw;
+      intra_bw = intra_pair_bw = up_bw * p.pcie_efficiency;
+      break;
+    case ScaleUpKind::none: {
+      // No peer access: each hop is a store to pinned host memory and a load from it by the
+      // peer. Loads over PCIe are latency bound (Little's law: bytes in flight / round trip),
+      // so scale_up.latency, the host round trip of this path, sets the rate.
+      intra_class = LinkClass::pcie;
+      host_staged_intra = true;
+      const double window_gbytes = p.host_inflight_bytes / (up.latency.us() * 1e3);
+      intra_raw_bw = up_bw;
+      intra_bw = intra_pair_bw = std::min(up_bw * p.pcie_efficiency, window_gbytes);
+      break;
+    }
+  }
+
+  const auto& nic = spec.nic;
+  const double nic_line = nic.bandwidth.gbytes_per_s();
+  double eff = p.net_efficiency(nic.kind);
+  // Plain TCP sockets (no GPUDirect TCPX, which only HGX machines carry) stage every byte
+  // through host memory and the kernel stack, which caps a GPU's rate.
+  const bool socket_staged = nic.kind == topology::NicKind::tcp && !nvswitch;
+  ll128_net_ok = !socket_staged;
+  single_nic_bw = nic_line * eff;
+  node_net_bw = nic.count * nic_line * eff;
+  // The fabric: each NIC's uplink, divided by the leaf oversubscription once the job spans
+  // more nodes than one leaf switch holds.
+  const double link_bw = spec.fabric.link.bandwidth.gbytes_per_s() * eff;
+  const double os = std::max(1.0, spec.fabric.oversubscription);
+  const int leaf_down_ports = std::max(1, static_cast<int>(spec.fabric.radix * os / (os + 1)));
+  const int nodes_per_leaf =
+      spec.fabric.kind == topology::FabricKind::rail_optimized
+          ? leaf_down_ports
+          : std::max(1, leaf_down_ports / std::max(1, nic.count));
+  double uplink = nic.count * std::min(link_bw, nic_line * eff);
+  if (spec.nodes > nodes_per_leaf) uplink /= os;
+  node_net_bw = std::min(node_net_bw, uplink);
+  if (socket_staged) node_net_bw = std::min(node_net_bw, p.socket_bandwidth * spec.gpus_per_node);
+  gpu_net_bw = node_net_bw / std::max(1, spec.gpus_per_node);
+  single_nic_bw = std::min(single_nic_bw, node_net_bw);
+
+  // One inter-node step: NIC latency at both ends is in nic.latency (one way), the fabric adds
+  // one link per tier up and down, and the NIC kind's software stack adds its own.
+  const int hops = spec.nodes > nodes_per_leaf ? 2 * spec.fabric.tiers : 2;
+  net_step_latency_us = nic.latency.us() + hops * spec.fabric.link.latency.us() +
+                        p.nic_latency_us(nic.kind);
+  message_overhead_us = nic.message_overhead.us();
+
+  const double widest = std::max(intra_bw, gpu_net_bw);
+  default_channels = std::clamp(static_cast<int>(std::ceil(widest / p.channel_bandwidth)), 2, 32);
+}
+
+CommShape HardwareView::shape_of(const Communicator& comm) const {
+  CommShape s;
+  s.ranks = std::max(1, comm.size());
+  if (comm.ranks.empty()) return s;
+  // Ranks are node-major, so a communicator's ranks in one domain are usually adjacent: count
+  // runs of equal domain index, and the longest run, without allocating.
+  int nodes = 0;
+  int longest = 0;
+  int run = 0;
+  int prev = -1;
+  bool sorted = true;
+  for (int r : comm.ranks) {
+    const int d = r / domain_gpus;
+    if (d == prev) {
+      ++run;
+    } else {
+      if (d < prev) sorted = false;
+      ++nodes;
+      run = 1;
+      prev = d;
+    }
+    longest = std::max(longest, run);
+  }
+  if (!sorted) {
+    // Unordered rank lists: count distinct domains the slow way (rare: custom communicators).
+    std::vector<int> doms;
+    doms.reserve(comm.ranks.size());
+    for (int r : comm.ranks) doms.push_back(r / domain_gpus);
+    std::sort(doms.begin(), doms.end());
+    nodes = 0;
+    longest = 0;
+    for (size_t i = 0; i < doms.size();) {
+      size_t j = i;
+      while (j < doms.size() && doms[j] == doms[i]) ++j;
+      ++nodes;
+      longest = std::max(longest, static_cast<int>(j - i));
+      i = j;
+    }
+  }
+  s.nodes = nodes;
+  s.ranks_per_node = longest;
+  return s;
+}
+
+}  // namespace dtsim::collectives

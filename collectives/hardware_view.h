@@ -1,0 +1,52 @@
+// HardwareView: the physical figures the collective algorithms price against, derived once from a
+// ClusterSpec and the model parameters: effective per-GPU scale-up bandwidth and its link class,
+// NIC bandwidth per node and per GPU, the latency of one inter-node step, and which NCCL features
+// the hardware allows (NVLS, CollNet, LL128). CommShape is where a communicator's ranks sit.
+//   HardwareView hw(spec, params);
+//   CommShape shape = hw.shape_of(comm);   // ranks, nodes spanned, ranks per node
+#pragma once
+
+#include "collectives/cost_model.h"
+#include "collectives/model_parameters.h"
+#include "topology/cluster_spec.h"
+
+namespace dtsim::collectives {
+
+struct CommShape {
+  int ranks = 1;
+  int nodes = 1;           // scale-up domains the communicator spans
+  int ranks_per_node = 1;  // the largest number of its ranks in one domain
+};
+
+struct HardwareView {
+  HardwareView(const topology::ClusterSpec& spec, const ModelParameters& params);
+
+  CommShape shape_of(const Communicator& comm) const;
+
+  // Scale-up: the rate one GPU reaches to its ring neighbour in the same domain (GB/s, one
+  // direction), and the link class whose per-step latency applies.
+  LinkClass intra_class = LinkClass::nvlink;
+  double intra_bw = 0;           // effective, ring neighbours within a domain of > 2 GPUs
+  double intra_pair_bw = 0;      // effective, between the two GPUs of an NVLink-bridged pair
+  double intra_raw_bw = 0;       // line rate per GPU per direction (NVLS prices against it)
+  bool host_staged_intra = false;  // NCCL_P2P_DISABLE-like: peers exchange through host memory
+  bool nvswitch = false;
+  int domain_gpus = 8;           // GPUs of one scale-up domain (a node, or an NVL72 rack)
+
+  // Scale-out, effective (line rate x NIC-kind efficiency, fabric oversubscription applied).
+  double node_net_bw = 0;        // all NICs of a node together, GB/s per direction
+  double gpu_net_bw = 0;         // a node's share per GPU
+  double single_nic_bw = 0;      // one NIC: what one flow (all-to-all pairwise) can use
+  double net_step_latency_us = 0;  // NIC, stack and fabric hops of one inter-node step
+  double message_overhead_us = 0;  // per message posted to the NIC
+  bool ll128_net_ok = true;      // LL128 needs a GPUDirect path to the NIC
+
+  int compute_capability = 90;
+  bool sharp = false;
+  int default_channels = 16;
+
+  const topology::ClusterSpec& spec;
+  const ModelParameters& params;
+};
+
+}  // namespace dtsim::collectives

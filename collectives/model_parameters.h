@@ -1,0 +1,116 @@
+// ModelParameters: the named physical constants of the collective cost model (link and protocol
+// efficiencies, per-step latencies, NIC-stack overheads, pipeline slice sizes), each with a unit,
+// a physically meaningful default and bounds. `calibrate` fits them by least squares through the
+// flat view; scenarios load fitted values from a calibration.yaml (`calibration: FILE`).
+//   collectives::ModelParameters p = collectives::load_calibration("calibration.yaml");
+//   for (const auto& d : collectives::ModelParameters::descriptors()) p.set(d.name, d.lower);
+#pragma once
+
+#include <iosfwd>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collectives/collective.h"
+#include "topology/cluster_spec.h"
+
+namespace dtsim::collectives {
+
+// Units a parameter is stated in. The YAML file writes each value with its unit ("3.4us",
+// "256KiB", "0.8"), and reading checks the unit, so a latency can never be read as a size.
+enum class ParamUnit { fraction, microseconds, bytes, gbytes_per_s };
+
+struct ModelParameters {
+  // --- Link efficiencies: the fraction of a link's line rate that NCCL's copy kernels reach.
+  double nvlink_efficiency = 0.80;    // ring over NVLink/NVSwitch (NVIDIA: ~370 of 450 GB/s)
+  double pcie_efficiency = 0.80;      // GPU-GPU peer copies over PCIe
+  double p2p_efficiency = 0.82;       // send/recv and all-to-all copies relative to the ring's rate
+  double nvls_efficiency_sm90 = 0.61; // NVLS algbw / per-GPU NVLink bandwidth, Hopper
+  double nvls_efficiency_sm100 = 0.53;  // same for Blackwell (NCCL: 0.74 vs 0.85 for Hopper)
+  double net_efficiency_infiniband = 0.92;  // GPUDirect RDMA over IB verbs
+  double net_efficiency_roce = 0.83;
+  double net_efficiency_efa = 0.84;
+  double net_efficiency_tcp = 0.92;   // GPUDirect TCP (TCPX/TCPXO) offload
+  // Host-staged paths: NCCL_P2P_DISABLE (SHM through host memory) and plain socket transport.
+  double host_inflight_bytes = 8192;  // bytes a channel keeps in flight on host-memory reads
+  double socket_bandwidth = 8.5;      // GB/s per GPU through the kernel TCP stack (host-staged)
+
+  // --- Protocols: LL carries 8 data bytes per 16, LL128 120 per 128; both also lose to flags.
+  double ll_bandwidth_fraction = 0.5;
+  double ll128_bandwidth_fraction = 0.92;
+  double ll_channel_bandwidth = 6.0;  // GB/s one LL channel moves (flag polling bound)
+
+  // --- Latencies (us): kernel launch and setup per algorithm/protocol, then per step per link.
+  double base_latency_ll = 6.6;
+  double base_latency_ll128 = 14.0;
+  double base_latency_simple = 8.4;
+  double step_latency_nvlink_ll = 0.6;
+  double step_latency_nvlink_ll128 = 1.9;
+  double step_latency_nvlink_simple = 3.4;
+  double step_latency_pcie_ll = 1.0;
+  double step_latency_pcie_ll128 = 2.5;
+  double step_latency_pcie_simple = 5.7;
+  double step_latency_net_ll = 2.7;
+  double step_latency_net_ll128 = 4.0;
+  double step_latency_net_simple = 14.0;
+  // Added to every inter-node step by the NIC kind's software stack (verbs, libfabric SRD, TCP).
+  double nic_latency_infiniband = 0.0;
+  double nic_latency_roce = 1.0;
+  double nic_latency_efa = 60.0;
+  double nic_latency_tcp = 20.0;
+  double nvls_latency = 23.0;         // NVLS multicast setup and switch reduction round
+  double collnet_latency = 10.0;      // SHARP aggregation-tree round trip
+  double pat_rank_latency = 2.8;      // PAT per-rank bookkeeping
+  double p2p_latency = 6.0;           // send/recv kernel launch and connection handshake
+
+  // --- Pipelining: each hop holds one slice before forwarding it (store and forward), so a
+  // pipeline of D hops costs D slice-times more than its bandwidth term.
+  double slice_bytes_simple = 393216;
+  double slice_bytes_ll128 = 131072;
+  double slice_bytes_ll = 32768;
+  double nvls_pipeline_bytes = 3.75e6;  // bytes of one rank's shard in the NVLS pipeline; the
+                                        // ranks' first chunks serialize at the switch
+  double channel_bandwidth = 24.0;    // GB/s one channel (one thread block) can move
+  double tree_channel_bandwidth = 11.8;  // GB/s algbw one tree channel reaches (reduce + forward)
+
+  struct Descriptor {
+    std::string_view name;
+    ParamUnit unit;
+    double ModelParameters::*field;
+    double lower;
+    double upper;
+    std::string_view meaning;
+  };
+  // Every parameter, in a fixed order: the flat vector a fitter works on.
+  static std::span<const Descriptor> descriptors();
+
+  // The flat view: values in descriptors() order, get/set by name (unknown names throw
+  // InputError naming the valid ones).
+  std::vector<double> to_vector() const;
+  void from_vector(std::span<const double> values);
+  double get(std::string_view name) const;
+  void set(std::string_view name, double value);
+
+  // Figures the model reads by kind.
+  double net_efficiency(topology::NicKind k) const;
+  double nic_latency_us(topology::NicKind k) const;
+  double nvls_efficiency(int compute_capability) const;
+  double base_latency_us(Protocol p) const;
+  double slice_bytes(Protocol p) const;
+  double bandwidth_fraction(Protocol p) const;
+};
+
+enum class LinkClass { nvlink, pcie, net };
+double step_latency_us(const ModelParameters& p, LinkClass link, Protocol proto);
+
+std::string_view unit_name(ParamUnit u);
+
+// calibration.yaml: a map `parameters: {name: "value unit", ...}`; keys not given keep their
+// defaults; an unknown key, a missing or wrong unit, or a value outside its bounds throws
+// InputError naming the file, line and key.
+ModelParameters load_calibration(const std::string& path);
+ModelParameters parse_calibration(std::string_view yaml, const std::string& source_name);
+void write_calibration(const ModelParameters& p, std::ostream& out);
+
+}  // namespace dtsim::collectives

@@ -1,0 +1,47 @@
+// NVLS (NVLink SHARP, Hopper and later with NVSwitch): the switch reduces (multimem.ld_reduce)
+// and multicasts (multimem.st), so each GPU moves its shard once instead of 2(n-1) times. Its
+// rate is a fixed share of the GPU's NVLink bandwidth (nvls_efficiency per GPU generation) and
+// its latency one switch round. NVLS-tree adds NCCL's inter-node tree between domains: NVLS
+// inside each domain, then a tree across domains in which each node's NICs carry the buffer.
+#include <algorithm>
+#include <cmath>
+
+#include "collectives/algorithm_cost.h"
+
+namespace dtsim::collectives {
+namespace {
+
+double nvls_algbw(const HardwareView& hw, const CostQuery& q) {
+  const double bw = hw.intra_raw_bw * hw.params.nvls_efficiency(hw.compute_capability);
+  if (q.kind == CollectiveKind::all_reduce) return bw;
+  // all_gather / reduce_scatter: one multicast (or one reduction load) per shard, so the bus
+  // rate, not the algorithm rate, is the NVLink share.
+  const double n = q.shape.ranks_per_node;
+  return n > 1 ? bw * n / (n - 1) : bw;
+}
+
+}  // namespace
+
+AlgoCost nvls_cost(const HardwareView& hw, const CostQuery& q) {
+  AlgoCost c;
+  c.latency_us = hw.params.nvls_latency;
+  c.algbw_gbytes = nvls_algbw(hw, q);
+  // The switch reduces a chunk only once every rank's copy of it has arrived, so the ranks'
+  // first chunks serialize: n stages, each holding up to nvls_pipeline_bytes of its shard.
+  const double n = q.shape.ranks;
+  c.fill_us = n * std::min(q.bytes / n, hw.params.nvls_pipeline_bytes) / (c.algbw_gbytes * 1e3);
+  return c;
+}
+
+AlgoCost nvls_tree_cost(const HardwareView& hw, const CostQuery& q) {
+  const int nodes = q.shape.nodes;
+  const int levels = nodes > 1 ? static_cast<int>(std::ceil(std::log2(nodes))) : 0;
+  AlgoCost c;
+  c.latency_us = hw.params.nvls_latency + 2.0 * levels * inter_step_us(hw, q.protocol);
+  const double net = hw.node_net_bw / (nodes <= 2 ? 1.0 : 2.0);
+  c.algbw_gbytes = std::min(nvls_algbw(hw, q), net);
+  c.fill_us = pipeline_fill_us(hw, q.protocol, 2 + 2 * levels, q.bytes, q.channels, c.algbw_gbytes);
+  return c;
+}
+
+}  // namespace dtsim::collectives

@@ -1,0 +1,35 @@
+// Protocol figures shared by every algorithm: per-step latency by link class, the channel rate
+// caps, and the pipeline fill. LL moves 8-byte lines (4 data + 4 flag) with no barrier, so its
+// steps are cheap and its rate low; LL128 uses 128-byte lines with one flag word; Simple moves
+// large slices behind a memory fence, with the highest rate and the costliest step.
+#include <algorithm>
+
+#include "collectives/algorithm_cost.h"
+
+namespace dtsim::collectives {
+
+double intra_step_us(const HardwareView& hw, Protocol p) {
+  return step_latency_us(hw.params, hw.intra_class, p);
+}
+
+double inter_step_us(const HardwareView& hw, Protocol p) {
+  // Simple waits for a flush of the receive buffer (GPUDirect RDMA read-back), which NCCL
+  // models as a second network latency.
+  const double stack = hw.net_step_latency_us * (p == Protocol::simple ? 2.0 : 1.0);
+  return step_latency_us(hw.params, LinkClass::net, p) + stack;
+}
+
+double channel_capped(const HardwareView& hw, Protocol p, int channels, double bw) {
+  const auto& prm = hw.params;
+  const double per_channel = p == Protocol::ll ? prm.ll_channel_bandwidth : prm.channel_bandwidth;
+  return std::min(bw * prm.bandwidth_fraction(p), per_channel * channels);
+}
+
+double pipeline_fill_us(const HardwareView& hw, Protocol p, int hops, double bytes_per_hop,
+                        int channels, double busbw) {
+  if (hops <= 0 || busbw <= 0) return 0;
+  const double held = std::min(bytes_per_hop, hw.params.slice_bytes(p) * channels);
+  return hops * held / (busbw * 1e3);
+}
+
+}  // namespace dtsim::collectives

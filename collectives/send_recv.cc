@@ -1,0 +1,23 @@
+// send_recv: one point-to-point transfer between two ranks (nccl-tests sendrecv: every rank
+// sends to its successor and receives from its predecessor at once). Over NVLink it is a copy
+// kernel at p2p_efficiency of the ring's link rate; across nodes one NIC carries it.
+#include <algorithm>
+
+#include "collectives/algorithm_cost.h"
+
+namespace dtsim::collectives {
+
+AlgoCost send_recv_cost(const HardwareView& hw, const CostQuery& q) {
+  const bool remote = q.shape.nodes > 1;
+  const auto& p = hw.params;
+  AlgoCost c;
+  c.latency_us = p.p2p_latency + (remote ? inter_step_us(hw, q.protocol) : intra_step_us(hw, q.protocol));
+  const int g = q.shape.ranks_per_node;
+  const double link = remote ? std::min(hw.single_nic_bw, hw.gpu_net_bw)
+                             : (g == 2 ? hw.intra_pair_bw : hw.intra_bw) * p.p2p_efficiency;
+  c.algbw_gbytes = link * p.bandwidth_fraction(q.protocol);
+  c.fill_us = pipeline_fill_us(hw, q.protocol, 1, q.bytes, q.channels, c.algbw_gbytes);
+  return c;
+}
+
+}  // namespace dtsim::collectives

@@ -1,0 +1,216 @@
+#include "tests/collectives/validation_cases.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "topology/catalog.h"
+
+namespace dtsim::collectives::validation {
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> kCases = {
+      {"azure_nd_h100_v5_8gpu_allreduce.yaml", "azure_nd_h100_v5_8gpu_allreduce.csv", "all_reduce"},
+      {"azure_nd_a100_v4_8gpu_allreduce.yaml", "azure_nd_a100_v4_8gpu_allreduce.csv", "all_reduce"},
+      {"a40_2gpu_nvlink_bridge_allreduce.yaml", "a40_and_dgxa100_small_configs_allreduce.csv", "all_reduce:A40_2gpu_NVLinkBridge"},
+      {"a40_4gpu_sys_p2p_disabled_allreduce.yaml", "a40_and_dgxa100_small_configs_allreduce.csv", "all_reduce:A40_4gpu_SYS_P2Pdisabled"},
+      {"a40_2gpu_node_p2p_disabled_allreduce.yaml", "a40_and_dgxa100_small_configs_allreduce.csv", "all_reduce:A40_2gpu_NODE_P2Pdisabled"},
+      {"dgxa100_4gpu_nvswitch_allreduce.yaml", "a40_and_dgxa100_small_configs_allreduce.csv", "all_reduce:DGXA100_4gpu_NVSwitch"},
+      {"dgxa100_4gpu_p2p_disabled_allreduce.yaml", "a40_and_dgxa100_small_configs_allreduce.csv", "all_reduce:DGXA100_4gpu_P2Pdisabled"},
+      {"a100_8gpu_sendrecv.yaml", "a100_8gpu_sendrecv.csv", "sendrecv"},
+      {"aws_p4de_2node_efa_allreduce.yaml", "aws_p4de_2node_efa_allreduce.csv", "all_reduce"},
+      {"oci_a100_2node_roce_allreduce.yaml", "oci_a100_2node_roce_allreduce.csv", "all_reduce"},
+      {"gcp_a3mega_2node_tcpxo_allgather.yaml", "gcp_a3mega_2node_tcpxo_allgather.csv", "all_gather"},
+      {"coreweave_gb200_nvl72_allreduce.yaml", "coreweave_gb200_nvl72_1rack_allreduce.csv", "all_reduce"},
+      {"l40s_2node_tcp_socket_allreduce.yaml", "l40s_2node_tcp_socket_allreduce_1gpn.csv", "all_reduce"},
+  };
+  return kCases;
+}
+
+std::string measured_dir(const std::string& source_dir) {
+  const auto dir = std::filesystem::path(source_dir) / ".." / "shared" / "validation" / "measured";
+  if (!std::filesystem::is_directory(dir)) {
+    throw std::runtime_error("measured data not found at " + dir.string() +
+                             " (expected the shared/ folder beside the repository)");
+  }
+  return dir.lexically_normal().string();
+}
+
+std::vector<MeasuredRow> read_measured(const std::string& path, const std::string& label) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open " + path);
+  std::map<double, std::pair<double, int>> by_size;
+  std::string line;
+  bool header = false;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    if (!header) {
+      header = true;  // collective,size_bytes,time_us,algbw_GBps,busbw_GBps,placement
+      continue;
+    }
+    std::stringstream ss(line);
+    std::string coll, size, time;
+    std::getline(ss, coll, ',');
+    std::getline(ss, size, ',');
+    std::getline(ss, time, ',');
+    if (coll != label) continue;
+    auto& acc = by_size[std::stod(size)];
+    acc.first += std::stod(time);
+    acc.second += 1;
+  }
+  std::vector<MeasuredRow> rows;
+  for (const auto& [bytes, acc] : by_size) rows.push_back({bytes, acc.first / acc.second});
+  if (rows.empty()) throw std::runtime_error("no rows labelled " + label + " in " + path);
+  return rows;
+}
+
+namespace {
+
+// A reader for the keys these scenarios use, until config::load_scenario lands; it resolves
+// presets the way SCENARIO.md says (node preset, then gpu preset, then the file's keys).
+topology::ScaleUpKind scale_up_kind(const std::string& s) {
+  if (s == "nvswitch") return topology::ScaleUpKind::nvswitch;
+  if (s == "nvlink-bridge") return topology::ScaleUpKind::nvlink_bridge;
+  if (s == "pcie") return topology::ScaleUpKind::pcie;
+  if (s == "none") return topology::ScaleUpKind::none;
+  throw std::runtime_error("scale_up.kind: " + s);
+}
+
+topology::NicKind nic_kind(const std::string& s) {
+  if (s == "infiniband") return topology::NicKind::infiniband;
+  if (s == "roce") return topology::NicKind::roce;
+  if (s == "efa") return topology::NicKind::efa;
+  if (s == "tcp") return topology::NicKind::tcp;
+  throw std::runtime_error("nic.kind: " + s);
+}
+
+topology::FabricKind fabric_kind(const std::string& s) {
+  if (s == "single-switch") return topology::FabricKind::single_switch;
+  if (s == "fat-tree") return topology::FabricKind::fat_tree;
+  if (s == "rail-optimized") return topology::FabricKind::rail_optimized;
+  if (s == "dragonfly") return topology::FabricKind::dragonfly;
+  if (s == "torus") return topology::FabricKind::torus;
+  throw std::runtime_error("fabric.kind: " + s);
+}
+
+CollectiveKind collective_kind(const std::string& s) {
+  for (auto k : {CollectiveKind::all_reduce, CollectiveKind::all_gather, CollectiveKind::reduce_scatter,
+                 CollectiveKind::broadcast, CollectiveKind::reduce, CollectiveKind::all_to_all,
+                 CollectiveKind::send_recv}) {
+    if (name(k) == s) return k;
+  }
+  throw std::runtime_error("workload.collective: " + s);
+}
+
+}  // namespace
+
+LoadedScenario load_case_scenario(const std::string& path) {
+  const YAML::Node root = YAML::LoadFile(path);
+  LoadedScenario out;
+  const YAML::Node c = root["cluster"];
+  auto& spec = out.cluster;
+  if (c["node"]) {
+    const auto* preset = topology::find_node_preset(c["node"].as<std::string>());
+    if (preset == nullptr) throw std::runtime_error("unknown node preset in " + path);
+    spec = *preset;
+  }
+  if (c["gpu"]) {
+    const auto* g = topology::find_gpu_preset(c["gpu"].as<std::string>());
+    if (g == nullptr) throw std::runtime_error("unknown gpu preset in " + path);
+    spec.gpu = *g;
+  }
+  if (c["nodes"]) spec.nodes = c["nodes"].as<int>();
+  if (c["gpus_per_node"]) spec.gpus_per_node = c["gpus_per_node"].as<int>();
+  if (const auto u = c["scale_up"]) {
+    if (u["kind"]) spec.scale_up.kind = scale_up_kind(u["kind"].as<std::string>());
+    if (u["bandwidth"]) spec.scale_up.bandwidth = parse_bandwidth(u["bandwidth"].as<std::string>());
+    if (u["latency"]) spec.scale_up.latency = parse_time(u["latency"].as<std::string>());
+    if (u["domain_gpus"]) spec.scale_up.domain_gpus = u["domain_gpus"].as<int>();
+  }
+  if (const auto n = c["nic"]) {
+    if (n["kind"]) spec.nic.kind = nic_kind(n["kind"].as<std::string>());
+    if (n["count"]) spec.nic.count = n["count"].as<int>();
+    if (n["bandwidth"]) spec.nic.bandwidth = parse_bandwidth(n["bandwidth"].as<std::string>());
+    if (n["latency"]) spec.nic.latency = parse_time(n["latency"].as<std::string>());
+  }
+  if (const auto f = c["fabric"]) {
+    if (f["kind"]) spec.fabric.kind = fabric_kind(f["kind"].as<std::string>());
+    if (f["tiers"]) spec.fabric.tiers = f["tiers"].as<int>();
+    if (f["radix"]) spec.fabric.radix = f["radix"].as<int>();
+    if (f["oversubscription"]) spec.fabric.oversubscription = f["oversubscription"].as<double>();
+    if (f["sharp"]) spec.fabric.sharp = f["sharp"].as<bool>();
+    if (const auto l = f["link"]) {
+      if (l["bandwidth"]) spec.fabric.link.bandwidth = parse_bandwidth(l["bandwidth"].as<std::string>());
+      if (l["latency"]) spec.fabric.link.latency = parse_time(l["latency"].as<std::string>());
+    }
+  }
+  if (const auto k = root["collectives"]) {
+    if (k["algorithm"] && k["algorithm"].as<std::string>() != "auto") {
+      const auto a = k["algorithm"].as<std::string>();
+      for (int i = 0; i <= static_cast<int>(Algorithm::p2p); ++i) {
+        if (name(static_cast<Algorithm>(i)) == a) out.options.algorithm = static_cast<Algorithm>(i);
+      }
+    }
+    if (k["protocol"] && k["protocol"].as<std::string>() != "auto") {
+      const auto p = k["protocol"].as<std::string>();
+      for (auto pr : {Protocol::ll, Protocol::ll128, Protocol::simple}) {
+        if (name(pr) == p) out.options.protocol = pr;
+      }
+    }
+  }
+  if (root["workload"] && root["workload"]["collective"]) {
+    out.collective = collective_kind(root["workload"]["collective"].as<std::string>());
+  }
+  return out;
+}
+
+std::vector<Dataset> load_datasets(const std::string& source_dir) {
+  std::vector<Dataset> out;
+  const std::string measured = measured_dir(source_dir);
+  for (const auto& c : cases()) {
+    out.push_back({c, load_case_scenario(source_dir + "/scenarios/validation/" + c.scenario),
+                   read_measured(measured + "/" + c.measured, c.label)});
+  }
+  return out;
+}
+
+CaseError evaluate(const Dataset& d, const ModelParameters& params, std::vector<std::string>* detail) {
+  const auto& sc = d.scenario;
+  const auto& rows = d.rows;
+  const AnalyticalCollectiveModel model(sc.cluster, sc.options, params);
+  const Communicator world = model.world();
+  CaseError e;
+  double sum_all = 0;
+  double sum_large = 0;
+  std::string last;
+  for (const auto& r : rows) {
+    const auto est = model.estimate(sc.collective, Bytes(static_cast<int64_t>(r.bytes)), world);
+    const double err = std::abs(est.time.us() - r.time_us) / r.time_us;
+    sum_all += err;
+    ++e.sizes;
+    if (r.bytes >= 64.0 * 1024 * 1024) {
+      sum_large += err;
+      ++e.large_sizes;
+    }
+    const std::string choice = std::string(name(est.algorithm)) + "/" + std::string(name(est.protocol));
+    if (choice != last) e.algorithms += (e.algorithms.empty() ? "" : " ") + choice;
+    last = choice;
+    if (detail != nullptr) {
+      std::ostringstream os;
+      os << r.bytes << " measured " << r.time_us << " predicted " << est.time.us() << " err "
+         << (est.time.us() / r.time_us - 1) * 100 << "% " << choice;
+      detail->push_back(os.str());
+    }
+  }
+  e.mape_all = sum_all / e.sizes;
+  e.mape_large = e.large_sizes > 0 ? sum_large / e.large_sizes : 0;
+  return e;
+}
+
+}  // namespace dtsim::collectives::validation
