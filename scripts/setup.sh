@@ -13,6 +13,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev
   clang libclang-rt-14-dev             # libFuzzer targets
+  libopenmpi-dev openmpi-bin chromium  # sweep --mpi; headless render test of HTML reports
 )
 
 missing=()
