@@ -39,21 +39,39 @@ const Event& RadixEventQueue::top() const {
   return minimum_of(buckets_[lowest_bucket()]);
 }
 
-bool RadixEventQueue::refill(Time until) {
+void RadixEventQueue::release_bucket(size_t b) {
+  buckets_[b] = Bucket{};
+  occupied_[b / 64] &= ~(uint64_t{1} << (b % 64));
+  if (occupied_[b / 64] == 0) occupied_words_ &= ~(uint64_t{1} << (b / 64));
+}
+
+bool RadixEventQueue::pop_from_buckets(Time until, Event& out) {
   if (size_ == 0) return false;
   const size_t b = lowest_bucket();
-  const Event& best = minimum_of(buckets_[b]);
+  const Bucket bucket = buckets_[b];
+
+  // With few events pending, the lowest bucket usually holds one event: pop it where it lies.
+  if (bucket.head == bucket.tail && chunks_[bucket.head].count == 1) {
+    const Event& only = chunks_[bucket.head].events[0];
+    if (only.time > until) return false;
+    set_last(only);
+    out = only;
+    release_bucket(b);
+    free_chunk(bucket.head);
+    --size_;
+    return true;
+  }
+
+  const Event& best = minimum_of(bucket);
   if (best.time > until) return false;
   set_last(best);
 
   // Every event in bucket b agrees with the new reference on all digits above b's, so each moves
-  // to a strictly lower bucket. A chunk is freed once read, so the moves can reuse it while it is
-  // still in cache; events are copied out first because appending may grow `chunks_`.
-  uint32_t c = buckets_[b].head;
-  buckets_[b] = Bucket{};
-  occupied_[b / 64] &= ~(uint64_t{1} << (b % 64));
-  if (occupied_[b / 64] == 0) occupied_words_ &= ~(uint64_t{1} << (b / 64));
-  while (c != kNone) {
+  // to a strictly lower bucket, the minimum itself to `equal_`. A chunk is freed once read, so the
+  // moves can reuse it while it is still in cache; events are copied out first because appending
+  // may grow `chunks_`.
+  release_bucket(b);
+  for (uint32_t c = bucket.head; c != kNone;) {
     const uint32_t count = chunks_[c].count;
     const uint32_t next = chunks_[c].next;
     for (uint32_t i = 0; i < count; ++i) {
@@ -63,6 +81,9 @@ bool RadixEventQueue::refill(Time until) {
     free_chunk(c);
     c = next;
   }
+  out = equal_.back();
+  equal_.pop_back();
+  --size_;
   return true;
 }
 

@@ -39,7 +39,7 @@ class RadixEventQueue {
 
   // Pops the minimum into `out` if the queue holds one with time <= until; false otherwise.
   bool pop_until(Time until, Event& out) {
-    if (equal_.empty() && !refill(until)) return false;
+    if (equal_.empty()) return pop_from_buckets(until, out);
     if (equal_.back().time > until) return false;
     out = equal_.back();
     equal_.pop_back();
@@ -130,10 +130,12 @@ class RadixEventQueue {
   // The lowest non-empty bucket; the queue must hold an event outside `equal_`.
   size_t lowest_bucket() const;
   const Event& minimum_of(const Bucket& bucket) const;
-  // If the minimum's time is <= until, makes it the reference value: it moves into `equal_` and
-  // the rest of its bucket into buckets below. The reference only ever moves to an event being
-  // popped, because later pushes are only promised not to precede the last popped event.
-  bool refill(Time until);
+  // pop_until when no event equals the reference: if the minimum's time is <= until, it becomes
+  // the reference and is popped, and the rest of its bucket moves to buckets below. The reference
+  // only ever moves to an event being popped, because later pushes are only promised not to
+  // precede the last popped event.
+  bool pop_from_buckets(Time until, Event& out);
+  void release_bucket(size_t b);
 
   std::vector<Event> equal_;
   std::array<Bucket, kBuckets> buckets_;

@@ -141,6 +141,15 @@ TEST(RadixEventQueue, PopUntilLeavesLaterEventsAndAcceptsEarlierPushes) {
   EXPECT_TRUE(q.empty());
 }
 
+TEST(RadixEventQueue, PopUntilOnAnEmptyQueueIsFalse) {
+  RadixEventQueue q;
+  Event e;
+  EXPECT_FALSE(q.pop_until(Time::max(), e));
+  q.push(at(1, 1));
+  EXPECT_TRUE(q.pop_until(Time::max(), e));
+  EXPECT_FALSE(q.pop_until(Time::max(), e));
+}
+
 TEST(RadixEventQueue, PeekingDoesNotMoveTheReference) {
   RadixEventQueue q;
   q.push(at(10, 1));
