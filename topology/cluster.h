@@ -5,6 +5,7 @@
 //   for (LinkId l : c.route(0, 9, flow_hash)) total += c.link(l).latency;
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -58,6 +59,23 @@ class Cluster {
   // paths the choice is a deterministic function of `flow_hash` (ECMP). Cached per (src, dst,
   // path index), so repeated queries are cheap.
   virtual std::vector<LinkId> route(int src_gpu, int dst_gpu, uint64_t flow_hash = 0) const = 0;
+
+  // NCCL's PXN: when the destination sits on another rail, the source first hands the data over
+  // NVLink to its peer on the destination's rail (the GPU with the destination's local index),
+  // which sends through its own NIC, so the transfer never crosses rails in the fabric. Falls
+  // back to route() when the two GPUs share a node or the peer is not reachable over NVLink.
+  virtual std::vector<LinkId> route_pxn(int src_gpu, int dst_gpu, uint64_t flow_hash = 0) const {
+    return route(src_gpu, dst_gpu, flow_hash);
+  }
+  // How many distinct equal-cost routes route() (or route_pxn()) chooses among for this pair:
+  // the path diversity ECMP can spread flows over.
+  virtual uint64_t path_count(int /*src_gpu*/, int /*dst_gpu*/, bool /*pxn*/ = false) const { return 1; }
+  // The first `limit` of those routes, in a fixed order (flow hashes map onto these).
+  virtual std::vector<std::vector<LinkId>> equal_cost_paths(int src_gpu, int dst_gpu, size_t limit,
+                                                            bool pxn = false) const {
+    (void)limit;
+    return {pxn ? route_pxn(src_gpu, dst_gpu) : route(src_gpu, dst_gpu)};
+  }
 };
 
 // Builds the graph a ClusterSpec describes, or reads spec.topology_file when it is set. Throws

@@ -1,0 +1,66 @@
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/error.h"
+#include "spec_helpers.h"
+#include "topology/describe.h"
+
+namespace dtsim::topology {
+namespace {
+
+using testing::hgx;
+
+TEST(Describe, JsonHasTheKeysScriptsReadAndTheirValues) {
+  auto c = build_cluster(hgx(4, FabricKind::fat_tree, 16, 2));
+  std::ostringstream out;
+  describe(*c, DescribeFormat::json, out);
+  auto j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["gpus"], 32);
+  EXPECT_EQ(j["nodes"], 4);
+  EXPECT_EQ(j["switches"], 4 + 8);  // 32 ports / 8 down = 4 leaves, 8 spines
+  EXPECT_EQ(j["links"], summarize(*c).links);
+  // 2 nodes x 8 NICs x 50 GB/s cross the cut.
+  EXPECT_DOUBLE_EQ(j["bisection_bandwidth_GBps"].get<double>(), 800.0);
+}
+
+TEST(Describe, TextNamesFabricAndSwitchesPerTier) {
+  auto c = build_cluster(hgx(4, FabricKind::fat_tree, 16, 2));
+  std::ostringstream out;
+  describe(*c, DescribeFormat::text, out);
+  EXPECT_NE(out.str().find("fat-tree, 2 tiers, radix 16"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("12 (tier 0: 4, tier 1: 8)"), std::string::npos) << out.str();
+}
+
+TEST(Describe, DotDrawsEveryDeviceAndCable) {
+  auto c = build_cluster(hgx(2, FabricKind::single_switch));
+  std::ostringstream out;
+  describe(*c, DescribeFormat::dot, out);
+  const std::string dot = out.str();
+  EXPECT_EQ(dot.rfind("graph cluster {", 0), 0u);
+  EXPECT_NE(dot.find("label=\"node1/gpu7\""), std::string::npos);
+  size_t edges = 0;
+  for (size_t at = dot.find(" -- "); at != std::string::npos; at = dot.find(" -- ", at + 1)) ++edges;
+  EXPECT_EQ(edges, c->links().size() / 2);
+}
+
+TEST(Describe, DotRefusesLargeClusters) {
+  auto c = build_cluster(hgx(64, FabricKind::fat_tree));
+  std::ostringstream out;
+  try {
+    describe(*c, DescribeFormat::dot, out);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(e.message().find("at most 1000 devices"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Describe, PathDiversityCountsRoutesToTheLastNode) {
+  auto c = build_cluster(hgx(4, FabricKind::fat_tree, 16, 2));
+  EXPECT_EQ(summarize(*c).path_diversity, 8u);  // leaf 0 to leaf 3 over any of 8 spines
+}
+
+}  // namespace
+}  // namespace dtsim::topology

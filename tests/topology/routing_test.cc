@@ -1,0 +1,169 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <boost/range/iterator_range.hpp>
+
+#include "spec_helpers.h"
+#include "topology/cluster.h"
+#include "topology/graph_cluster.h"
+
+namespace dtsim::topology {
+namespace {
+
+using testing::hgx;
+using testing::one_nic_nodes;
+
+// Fewest links from one device to another, by plain BFS over the Boost graph, where no GPU but
+// the two ends forwards (an independent check of the router's least-cost paths).
+int bfs_hops(const GraphCluster& c, DeviceId from, DeviceId to) {
+  const auto& g = c.graph();
+  std::vector<int> dist(c.devices().size(), -1);
+  std::vector<DeviceId> queue{from};
+  dist[from] = 0;
+  for (size_t i = 0; i < queue.size(); ++i) {
+    DeviceId v = queue[i];
+    if (v != from && c.device(v).kind == DeviceKind::gpu) continue;
+    for (auto e : boost::make_iterator_range(boost::out_edges(v, g))) {
+      DeviceId u = c.link(g[e].link).to;
+      if (dist[u] < 0) {
+        dist[u] = dist[v] + 1;
+        queue.push_back(u);
+      }
+    }
+  }
+  return dist[to];
+}
+
+void expect_contiguous(const Cluster& c, const std::vector<LinkId>& path, DeviceId from, DeviceId to) {
+  ASSERT_FALSE(path.empty());
+  EXPECT_EQ(c.link(path.front()).from, from);
+  EXPECT_EQ(c.link(path.back()).to, to);
+  for (size_t i = 1; i < path.size(); ++i) EXPECT_EQ(c.link(path[i - 1]).to, c.link(path[i]).from);
+}
+
+TEST(Ecmp, EveryEqualCostPathIsAShortestPath) {
+  auto built = build_cluster(one_nic_nodes(16, FabricKind::fat_tree, 4, 3));
+  const auto& c = static_cast<const GraphCluster&>(*built);
+  for (int dst : {1, 2, 5, 15}) {
+    auto paths = c.equal_cost_paths(0, dst, 1000);
+    EXPECT_EQ(paths.size(), c.path_count(0, dst));
+    int shortest = bfs_hops(c, c.gpu_device(0), c.gpu_device(dst));
+    std::set<std::vector<LinkId>> distinct(paths.begin(), paths.end());
+    EXPECT_EQ(distinct.size(), paths.size());
+    for (const auto& p : paths) {
+      expect_contiguous(c, p, c.gpu_device(0), c.gpu_device(dst));
+      EXPECT_EQ(static_cast<int>(p.size()), shortest);
+    }
+  }
+}
+
+TEST(Ecmp, PathDiversityInAK4FatTreeIsTwoInPodAndFourAcrossPods) {
+  auto c = build_cluster(one_nic_nodes(16, FabricKind::fat_tree, 4, 3));
+  EXPECT_EQ(c->path_count(0, 1), 1u);   // same leaf
+  EXPECT_EQ(c->path_count(0, 2), 2u);   // same pod: either aggregation switch
+  EXPECT_EQ(c->path_count(0, 15), 4u);  // across pods: 2 aggregation x 2 core
+}
+
+TEST(Ecmp, HashSpreadsTenThousandFlowsWithinTenPercentOfUniform) {
+  auto c = build_cluster(one_nic_nodes(16, FabricKind::fat_tree, 4, 3));
+  std::map<DeviceId, int> agg;   // first hop up from the leaf
+  std::map<DeviceId, int> core;  // second hop up
+  const int flows = 10000;
+  for (uint64_t h = 0; h < flows; ++h) {
+    auto r = c->route(0, 15, h);
+    int seen = 0;
+    for (LinkId l : r) {
+      const Device& to = c->device(c->link(l).to);
+      if (to.kind != DeviceKind::network_switch) continue;
+      if (seen == 1) ++agg[c->link(l).to];
+      if (seen == 2) ++core[c->link(l).to];
+      ++seen;
+    }
+  }
+  ASSERT_EQ(agg.size(), 2u);
+  ASSERT_EQ(core.size(), 4u);
+  for (auto [d, n] : agg) EXPECT_NEAR(n, flows / 2.0, flows / 2.0 * 0.1) << c->device(d).name;
+  for (auto [d, n] : core) EXPECT_NEAR(n, flows / 4.0, flows / 4.0 * 0.1) << c->device(d).name;
+}
+
+TEST(Ecmp, SameFlowHashGivesTheSameRoute) {
+  auto c = build_cluster(hgx(16, FabricKind::fat_tree, 8, 3));
+  EXPECT_EQ(c->route(3, 120, 77), c->route(3, 120, 77));
+}
+
+TEST(Routing, GpusOfOneNodeTalkOverNvlink) {
+  auto c = build_cluster(hgx(2, FabricKind::fat_tree));
+  auto r = c->route(1, 6);
+  ASSERT_EQ(r.size(), 2u);
+  for (LinkId l : r) EXPECT_EQ(c->link(l).kind, LinkKind::nvlink);
+}
+
+TEST(Routing, GpuLeavesThroughItsOwnNic) {
+  auto c = build_cluster(hgx(2, FabricKind::fat_tree));
+  auto r = c->route(5, 13);
+  expect_contiguous(*c, r, c->gpu_device(5), c->gpu_device(13));
+  EXPECT_EQ(c->device(c->link(r[0]).to).kind, DeviceKind::pcie_switch);
+  EXPECT_EQ(c->device(c->link(r[1]).to).name, "node0/nic5");
+  EXPECT_EQ(c->device(c->link(r[r.size() - 2]).from).name, "node1/nic5");
+}
+
+TEST(Routing, RailOptimizedSameRailStaysOnTheRailSwitch) {
+  auto c = build_cluster(hgx(4, FabricKind::rail_optimized));
+  auto r = c->route(3, 3 + 8 * 2);
+  std::vector<std::string> switches;
+  for (LinkId l : r) {
+    const Device& d = c->device(c->link(l).to);
+    if (d.kind == DeviceKind::network_switch) switches.push_back(d.name);
+  }
+  EXPECT_EQ(switches, (std::vector<std::string>{"su0/rail3"}));
+}
+
+TEST(Routing, RailOptimizedCrossRailGoesThroughASpine) {
+  auto c = build_cluster(hgx(4, FabricKind::rail_optimized));
+  auto r = c->route(3, 8 + 5);
+  int switches = 0;
+  for (LinkId l : r) switches += c->device(c->link(l).to).kind == DeviceKind::network_switch;
+  EXPECT_EQ(switches, 3);  // rail 3, a spine, rail 5
+  EXPECT_EQ(c->path_count(3, 8 + 5), 32u);  // any of the 32 spines
+}
+
+TEST(Routing, PxnHandsOverNvlinkToThePeerOnTheDestinationsRail) {
+  auto c = build_cluster(hgx(4, FabricKind::rail_optimized));
+  auto r = c->route_pxn(3, 8 + 5);
+  expect_contiguous(*c, r, c->gpu_device(3), c->gpu_device(8 + 5));
+  EXPECT_EQ(c->link(r[0]).kind, LinkKind::nvlink);
+  EXPECT_EQ(c->device(c->link(r[1]).to).name, "node0/gpu5");
+  std::vector<std::string> switches;
+  for (LinkId l : r) {
+    const Device& d = c->device(c->link(l).to);
+    if (d.kind == DeviceKind::network_switch) switches.push_back(d.name);
+  }
+  EXPECT_EQ(switches, (std::vector<std::string>{"su0/rail5"}));
+}
+
+TEST(Routing, PxnOnTheSameRailIsTheOrdinaryRoute) {
+  auto c = build_cluster(hgx(4, FabricKind::rail_optimized));
+  EXPECT_EQ(c->route_pxn(2, 8 + 2, 9), c->route(2, 8 + 2, 9));
+}
+
+TEST(Routing, PxnWithoutNvlinkFallsBackToTheOrdinaryRoute) {
+  ClusterSpec s = *find_node_preset("pcie-server");
+  s.nodes = 2;
+  s.fabric.kind = FabricKind::single_switch;
+  auto c = build_cluster(s);
+  EXPECT_EQ(c->route_pxn(0, 8 + 6, 1), c->route(0, 8 + 6, 1));
+}
+
+TEST(Routing, RouteLatencySumsNicScaleUpAndCableLatency) {
+  auto c = build_cluster(hgx(2, FabricKind::single_switch));
+  Time total;
+  for (LinkId l : c->route(0, 8)) total += c->link(l).latency;
+  // 2 PCIe hops (250 ns each), the NIC's 2 us once, 2 cables of 500 ns.
+  EXPECT_EQ(total, Time::ns(250) * 2 + Time::us(2) + Time::ns(500) * 2);
+}
+
+}  // namespace
+}  // namespace dtsim::topology

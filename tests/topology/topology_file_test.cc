@@ -1,0 +1,212 @@
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "sim/error.h"
+#include "spec_helpers.h"
+#include "topology/describe.h"
+#include "topology/topology_file.h"
+
+namespace dtsim::topology {
+namespace {
+
+// Two nodes of two GPUs and one NIC, under one switch.
+const char* kGoodYaml = R"(devices:
+  - {name: n0/gpu0, kind: gpu, node: 0}
+  - {name: n0/gpu1, kind: gpu, node: 0}
+  - {name: n0/nvs, kind: nvswitch, node: 0}
+  - {name: n0/nic0, kind: nic, node: 0}
+  - {name: n1/gpu0, kind: gpu, node: 1}
+  - {name: n1/gpu1, kind: gpu, node: 1}
+  - {name: n1/nvs, kind: nvswitch, node: 1}
+  - {name: n1/nic0, kind: nic, node: 1}
+  - {name: sw0, kind: switch}
+links:
+  - {from: n0/gpu0, to: n0/nvs, bandwidth: 450GB/s, latency: 500ns}
+  - {from: n0/gpu1, to: n0/nvs, bandwidth: 450GB/s, latency: 500ns}
+  - {from: n0/gpu0, to: n0/nic0, bandwidth: 50GB/s, latency: 1us}
+  - {from: n0/gpu1, to: n0/nic0, bandwidth: 50GB/s, latency: 1us}
+  - {from: n1/gpu0, to: n1/nvs, bandwidth: 450GB/s, latency: 500ns}
+  - {from: n1/gpu1, to: n1/nvs, bandwidth: 450GB/s, latency: 500ns}
+  - {from: n1/gpu0, to: n1/nic0, bandwidth: 50GB/s, latency: 1us}
+  - {from: n1/gpu1, to: n1/nic0, bandwidth: 50GB/s, latency: 1us}
+  - {from: n0/nic0, to: sw0, bandwidth: 400Gbps, latency: 500ns}
+  - {from: n1/nic0, to: sw0, bandwidth: 400Gbps, latency: 500ns}
+)";
+
+ClusterSpec base() { return *find_node_preset("hgx-h100"); }
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  size_t at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) s.replace(at, from.size(), to);
+  return s;
+}
+
+// The InputError a malformed file raises.
+InputError yaml_error(const std::string& text) {
+  try {
+    parse_topology_yaml(base(), text, "bad.yaml");
+  } catch (const InputError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected InputError";
+  return InputError("none");
+}
+
+TEST(TopologyYaml, WholeGraphBuildsWithNodesAndGpusFromTheFile) {
+  auto c = parse_topology_yaml(base(), kGoodYaml, "good.yaml");
+  EXPECT_EQ(c->spec().nodes, 2);
+  EXPECT_EQ(c->gpu_count(), 4);
+  EXPECT_EQ(c->links().size(), 20u);
+  auto r = c->route(1, 3);
+  EXPECT_EQ(r.size(), 4u);  // gpu -> nic -> sw0 -> nic -> gpu
+  EXPECT_EQ(c->link(r[1]).kind, LinkKind::network);
+  EXPECT_EQ(summarize(*c).fabric, "file");
+}
+
+TEST(TopologyYaml, DanglingLinkNamesTheMissingDeviceAndLine) {
+  InputError e = yaml_error(replace(kGoodYaml, "to: sw0, bandwidth: 400Gbps", "to: sw9, bandwidth: 400Gbps"));
+  EXPECT_EQ(e.key(), "links[8].to");
+  EXPECT_EQ(e.where().line, 20);
+  EXPECT_NE(e.message().find("no device named \"sw9\""), std::string::npos) << e.what();
+}
+
+TEST(TopologyYaml, ZeroBandwidthIsRejectedAtItsLink) {
+  InputError e = yaml_error(replace(kGoodYaml, "to: n0/nvs, bandwidth: 450GB/s", "to: n0/nvs, bandwidth: 0GB/s"));
+  EXPECT_EQ(e.key(), "links[0].bandwidth");
+  EXPECT_EQ(e.where().line, 12);
+}
+
+TEST(TopologyYaml, DisconnectedGpuIsNamed) {
+  std::string text = kGoodYaml;
+  text = replace(text, "  - {from: n1/gpu1, to: n1/nvs, bandwidth: 450GB/s, latency: 500ns}\n", "");
+  text = replace(text, "  - {from: n1/gpu1, to: n1/nic0, bandwidth: 50GB/s, latency: 1us}\n", "");
+  InputError e = yaml_error(text);
+  EXPECT_NE(e.message().find("disconnected GPU: \"n1/gpu1\""), std::string::npos) << e.what();
+  EXPECT_EQ(e.where().line, 7);
+}
+
+TEST(TopologyYaml, DuplicateNameGivesBothLines) {
+  InputError e = yaml_error(replace(kGoodYaml, "{name: n1/nvs,", "{name: n0/nvs,"));
+  EXPECT_EQ(e.key(), "devices[6].name");
+  EXPECT_EQ(e.where().line, 8);
+  EXPECT_NE(e.message().find("duplicate device name \"n0/nvs\" (first at line 4)"), std::string::npos) << e.what();
+}
+
+TEST(TopologyYaml, UnknownDeviceKindListsTheKinds) {
+  InputError e = yaml_error(replace(kGoodYaml, "kind: switch}", "kind: tpu}"));
+  EXPECT_EQ(e.key(), "devices[8].kind");
+  EXPECT_NE(e.message().find("unknown device kind \"tpu\" for \"sw0\""), std::string::npos) << e.what();
+}
+
+TEST(TopologyYaml, UnknownKeyIsAnErrorNotIgnored) {
+  InputError e = yaml_error(replace(kGoodYaml, "{name: sw0,", "{name: sw0, radix: 64,"));
+  EXPECT_EQ(e.key(), "devices[8].radix");
+}
+
+// What NCCL_TOPO_DUMP_FILE writes for a 4-GPU NVSwitch board with two NICs (trimmed attributes).
+const char* kNcclXml = R"(<system version="1">
+  <cpu numaid="0" affinity="0000ffff" arch="x86_64" vendor="GenuineIntel" familyid="6" modelid="143">
+    <pci busid="0000:15:00.0" class="0x060400" link_speed="32.0 GT/s PCIe" link_width="16">
+      <pci busid="0000:18:00.0" class="0x030200" link_speed="32.0 GT/s PCIe" link_width="16">
+        <gpu dev="0" sm="90" rank="0" gdr="1">
+          <nvlink target="0000:07:00.0" count="9" tclass="0x068000"/>
+          <nvlink target="0000:08:00.0" count="9" tclass="0x068000"/>
+        </gpu>
+      </pci>
+      <pci busid="0000:19:00.0" class="0x030200" link_speed="32.0 GT/s PCIe" link_width="16">
+        <gpu dev="1" sm="90" rank="1" gdr="1">
+          <nvlink target="0000:07:00.0" count="18" tclass="0x068000"/>
+        </gpu>
+      </pci>
+      <pci busid="0000:1a:00.0" class="0x020700" link_speed="32.0 GT/s PCIe" link_width="16">
+        <nic>
+          <net name="mlx5_0" dev="0" speed="400000" port="1" latency="0.000000" guid="0x1" maxconn="131072" gdr="1"/>
+        </nic>
+      </pci>
+    </pci>
+  </cpu>
+  <cpu numaid="1" affinity="ffff0000" arch="x86_64" vendor="GenuineIntel" familyid="6" modelid="143">
+    <pci busid="0000:95:00.0" class="0x060400" link_speed="32.0 GT/s PCIe" link_width="16">
+      <pci busid="0000:98:00.0" class="0x030200" link_speed="32.0 GT/s PCIe" link_width="16">
+        <gpu dev="2" sm="90" rank="2" gdr="1">
+          <nvlink target="0000:07:00.0" count="18" tclass="0x068000"/>
+        </gpu>
+      </pci>
+      <pci busid="0000:99:00.0" class="0x030200" link_speed="32.0 GT/s PCIe" link_width="16">
+        <gpu dev="3" sm="90" rank="3" gdr="1">
+          <nvlink target="0000:07:00.0" count="18" tclass="0x068000"/>
+        </gpu>
+      </pci>
+      <pci busid="0000:9a:00.0" class="0x020700" link_speed="32.0 GT/s PCIe" link_width="16">
+        <nic>
+          <net name="mlx5_1" dev="1" speed="400000" port="1" latency="0.000000" guid="0x2" maxconn="131072" gdr="1"/>
+        </nic>
+      </pci>
+    </pci>
+  </cpu>
+</system>
+)";
+
+InputError xml_error(const std::string& text) {
+  try {
+    parse_nccl_topology_xml(base(), text, "bad.xml");
+  } catch (const InputError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected InputError";
+  return InputError("none");
+}
+
+TEST(NcclTopologyXml, NodeInsideComesFromTheDump) {
+  NodeTemplate t = parse_nccl_topology_xml(base(), kNcclXml, "node.xml");
+  EXPECT_EQ(t.gpus, 4);
+  EXPECT_EQ(t.nics.size(), 2u);
+  int nvlinks = 0;
+  for (const auto& w : t.wires) {
+    if (w.kind != LinkKind::nvlink) continue;
+    ++nvlinks;
+    EXPECT_EQ(w.bandwidth, Bandwidth::gbytes_per_s(450));  // 18 NVLink4 links of 25 GB/s
+  }
+  EXPECT_EQ(nvlinks, 4);
+}
+
+TEST(NcclTopologyXml, EveryNodeGetsTheInsideAndTheSpecsFabricJoinsThem) {
+  ClusterSpec s = base();
+  s.nodes = 4;
+  s.fabric.kind = FabricKind::single_switch;
+  auto c = build_nodes_and_fabric(s, parse_nccl_topology_xml(s, kNcclXml, "node.xml"));
+  EXPECT_EQ(c->gpu_count(), 16);
+  EXPECT_EQ(c->spec().gpus_per_node, 4);
+  auto r = c->route(3, 7);  // GPU 3 of node 0 to GPU 3 of node 1, through NIC 1 (same PCIe switch)
+  EXPECT_EQ(c->device(c->link(r[1]).to).name, "node0/nic1");
+  EXPECT_EQ(c->link(c->route(0, 3)[0]).kind, LinkKind::nvlink);
+}
+
+TEST(NcclTopologyXml, DanglingNvlinkTargetIsNamedWithItsLine) {
+  InputError e = xml_error(replace(kNcclXml, R"(target="0000:08:00.0" count="9" tclass="0x068000")",
+                                   R"(target="0000:08:00.0" count="9" tclass="0x030200")"));
+  EXPECT_EQ(e.where().line, 7);
+  EXPECT_NE(e.message().find("dangling NVLink: no GPU with bus id 0000:08:00.0"), std::string::npos) << e.what();
+}
+
+TEST(NcclTopologyXml, ZeroNicSpeedIsRejectedAtTheNet) {
+  InputError e = xml_error(replace(kNcclXml, R"(name="mlx5_1" dev="1" speed="400000")", R"(name="mlx5_1" dev="1" speed="0")"));
+  EXPECT_EQ(e.where().line, 36);
+  EXPECT_NE(e.key().find("mlx5_1"), std::string::npos) << e.what();
+}
+
+TEST(NcclTopologyXml, BrokenXmlGivesTheLine) {
+  InputError e = xml_error(replace(kNcclXml, "</gpu>\n      </pci>\n      <pci busid=\"0000:19", "\n      </pci>\n      <pci busid=\"0000:19"));
+  EXPECT_GT(e.where().line, 5);
+  EXPECT_NE(e.message().find("malformed XML"), std::string::npos) << e.what();
+}
+
+TEST(NcclTopologyXml, UnknownElementIsNamed) {
+  InputError e = xml_error(replace(kNcclXml, "<pci busid=\"0000:95:00.0\"", "<fpga/><pci busid=\"0000:95:00.0\""));
+  EXPECT_NE(e.message().find("unknown element <fpga>"), std::string::npos) << e.what();
+}
+
+}  // namespace
+}  // namespace dtsim::topology

@@ -1,0 +1,567 @@
+#include "topology/ecmp_router.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <queue>
+#include <stdexcept>
+#include <string>
+
+#include <boost/range/iterator_range.hpp>
+
+namespace dtsim::topology {
+namespace {
+
+constexpr uint32_t kInf = std::numeric_limits<uint32_t>::max();
+constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+// Caches are dropped wholesale past these sizes; routes are recomputed identically on demand.
+constexpr size_t kMaxTargetBytes = size_t{1} << 30;
+constexpr size_t kMaxPlans = size_t{1} << 21;
+constexpr size_t kMaxRouteLinks = size_t{1} << 25;
+
+uint64_t sat_add(uint64_t a, uint64_t b) {
+  uint64_t r;
+  return __builtin_add_overflow(a, b, &r) ? std::numeric_limits<uint64_t>::max() : r;
+}
+uint64_t sat_mul(uint64_t a, uint64_t b) {
+  uint64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<uint64_t>::max() : r;
+}
+uint64_t mix(uint64_t x) {  // splitmix64 finalizer: a flow hash's bits all reach the index
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+// Inverse bandwidth, in units where 1 PB/s costs 1: 400 Gb/s costs 20000, 450 GB/s 2222.
+uint32_t link_cost(const Link& l) {
+  double c = std::round(1e15 / std::max(l.bandwidth.bytes_per_s(), 1.0));
+  return static_cast<uint32_t>(std::clamp(c, 1.0, 1e8));
+}
+uint64_t pair_key(int src, int dst, bool pxn) {
+  return (static_cast<uint64_t>(src) << 33) | (static_cast<uint64_t>(dst) << 1) | (pxn ? 1 : 0);
+}
+
+using Heap = std::priority_queue<std::pair<uint32_t, uint32_t>, std::vector<std::pair<uint32_t, uint32_t>>,
+                                 std::greater<>>;
+
+}  // namespace
+
+// Least-cost DAG towards `to` inside one node, over the node's devices (local indices).
+struct EcmpRouter::IntraDag {
+  int node = 0;
+  DeviceId from = 0;
+  DeviceId to = 0;
+  std::vector<uint32_t> dist;
+  std::vector<uint64_t> count;
+};
+
+// Least-cost distances and path counts from every fabric device to one target, indexed by the
+// fabric-local index. Shared by every exit hanging off the same single switch.
+struct EcmpRouter::FabricTarget {
+  std::vector<uint32_t> dist;
+  std::vector<uint64_t> count;
+};
+
+struct EcmpRouter::TargetRef {
+  std::shared_ptr<const FabricTarget> target;
+  uint32_t offset = 0;  // cost from the keyed switch down to the exit
+  DeviceId exit = 0;
+};
+
+struct EcmpRouter::Segment {
+  bool fabric = false;
+  int node = 0;
+  DeviceId from = 0;
+  DeviceId to = 0;
+  uint64_t count = 1;
+};
+
+struct EcmpRouter::Alternative {
+  std::vector<Segment> segments;
+  uint64_t count = 0;
+};
+
+struct EcmpRouter::Plan {
+  std::vector<Alternative> alternatives;
+  uint64_t total = 0;
+};
+
+size_t EcmpRouter::RouteKeyHash::operator()(const RouteKey& k) const {
+  return static_cast<size_t>(mix(k.pair ^ mix(k.index)));
+}
+
+EcmpRouter::EcmpRouter(std::span<const Device> devices, std::span<const Link> links,
+                       const ClusterGraph& graph, std::span<const DeviceId> gpus)
+    : devices_(devices), links_(links), graph_(graph), gpus_(gpus) {
+  cost_.reserve(links.size());
+  for (const Link& l : links) cost_.push_back(link_cost(l));
+
+  int nodes = 0;
+  for (const Device& d : devices) nodes = std::max(nodes, d.node + 1);
+  node_offset_.assign(static_cast<size_t>(nodes) + 1, 0);
+  local_.assign(devices.size(), kNone);
+  for (const Device& d : devices) {
+    if (d.node >= 0) ++node_offset_[static_cast<size_t>(d.node) + 1];
+  }
+  for (size_t n = 0; n < static_cast<size_t>(nodes); ++n) node_offset_[n + 1] += node_offset_[n];
+  node_devices_.resize(node_offset_.back());
+  std::vector<uint32_t> fill(node_offset_.begin(), node_offset_.end() - 1);
+  for (DeviceId d = 0; d < devices.size(); ++d) {
+    int n = devices[d].node;
+    if (n >= 0) {
+      uint32_t at = fill[static_cast<size_t>(n)]++;
+      node_devices_[at] = d;
+      local_[d] = at - node_offset_[static_cast<size_t>(n)];
+    } else {
+      local_[d] = static_cast<uint32_t>(fabric_devices_.size());
+      fabric_devices_.push_back(d);
+    }
+  }
+
+  // A node's exits are its devices with a link leaving the node; each GPU sends through the
+  // exits nearest to it (ties kept: flows spread over them by hash).
+  exit_offset_.reserve(gpus.size() + 1);
+  exit_offset_.push_back(0);
+  exit_cost_.reserve(gpus.size());
+  std::vector<std::vector<DeviceId>> node_exits(static_cast<size_t>(nodes));
+  for (const Link& l : links) {
+    int a = devices[l.from].node;
+    if (a >= 0 && devices[l.to].node != a) node_exits[static_cast<size_t>(a)].push_back(l.from);
+  }
+  for (auto& e : node_exits) {
+    std::sort(e.begin(), e.end());
+    e.erase(std::unique(e.begin(), e.end()), e.end());
+  }
+  std::vector<int> gpus_in(static_cast<size_t>(nodes), 0), nics_in(static_cast<size_t>(nodes), 0);
+  for (const Device& d : devices) {
+    if (d.node >= 0 && d.kind == DeviceKind::gpu) ++gpus_in[static_cast<size_t>(d.node)];
+    if (d.node >= 0 && d.kind == DeviceKind::nic) ++nics_in[static_cast<size_t>(d.node)];
+  }
+  for (DeviceId g : gpus) {
+    int n = devices[g].node;
+    const auto& candidates = node_exits[static_cast<size_t>(n)];
+    uint32_t best = kInf;
+    if (!candidates.empty()) {
+      IntraDag dag = intra_dag(n, g, g);
+      for (DeviceId e : candidates) best = std::min(best, dag.dist[local_[e]]);
+      // Among equally near NICs, GPU i takes NIC i * nics / gpus, as NCCL pairs them (on an
+      // HGX board two GPUs and two NICs share a PCIe switch, and GPU i uses NIC i).
+      const int own = static_cast<int>(int64_t{devices[g].local} * nics_in[static_cast<size_t>(n)] /
+                                        std::max(gpus_in[static_cast<size_t>(n)], 1));
+      size_t first = exits_.size();
+      for (DeviceId e : candidates) {
+        if (best != kInf && dag.dist[local_[e]] == best) exits_.push_back(e);
+      }
+      for (size_t i = first; i < exits_.size(); ++i) {
+        const Device& e = devices[exits_[i]];
+        if (e.kind == DeviceKind::nic && e.local == own) {
+          exits_[first] = exits_[i];
+          exits_.resize(first + 1);
+          break;
+        }
+      }
+    }
+    exit_cost_.push_back(best);
+    exit_offset_.push_back(static_cast<uint32_t>(exits_.size()));
+  }
+}
+
+EcmpRouter::~EcmpRouter() = default;
+
+std::span<const DeviceId> EcmpRouter::nearest_exits(int gpu) const {
+  auto i = static_cast<size_t>(gpu);
+  return std::span<const DeviceId>(exits_).subspan(exit_offset_[i], exit_offset_[i + 1] - exit_offset_[i]);
+}
+
+EcmpRouter::IntraDag EcmpRouter::intra_dag(int node, DeviceId from, DeviceId to) const {
+  auto n = static_cast<size_t>(node);
+  uint32_t base = node_offset_[n];
+  size_t m = node_offset_[n + 1] - base;
+  IntraDag dag{node, from, to, std::vector<uint32_t>(m, kInf), std::vector<uint64_t>(m, 0)};
+  auto in_node = [&](DeviceId d) { return devices_[d].node == node; };
+  // Only the endpoints may be GPUs: a GPU does not forward others' traffic.
+  auto transit = [&](DeviceId d) { return d == to || devices_[d].kind != DeviceKind::gpu; };
+  std::vector<uint32_t> order;
+  Heap heap;
+  dag.dist[local_[to]] = 0;
+  heap.emplace(0, to);
+  while (!heap.empty()) {
+    auto [d, v] = heap.top();
+    heap.pop();
+    if (d != dag.dist[local_[v]]) continue;
+    order.push_back(v);
+    if (!transit(v)) continue;
+    for (auto e : boost::make_iterator_range(boost::out_edges(v, graph_))) {
+      LinkId l = graph_[e].link;
+      DeviceId u = links_[l].to;
+      if (!in_node(u)) continue;
+      uint32_t nd = d + cost_[l ^ 1U];
+      if (nd < dag.dist[local_[u]]) {
+        dag.dist[local_[u]] = nd;
+        heap.emplace(nd, u);
+      }
+    }
+  }
+  for (DeviceId v : order) {
+    uint32_t lv = local_[v];
+    if (v == to) {
+      dag.count[lv] = 1;
+      continue;
+    }
+    if (!transit(v) && v != from) continue;
+    uint64_t c = 0;
+    for (auto e : boost::make_iterator_range(boost::out_edges(v, graph_))) {
+      LinkId l = graph_[e].link;
+      DeviceId u = links_[l].to;
+      if (!in_node(u) || !transit(u) || dag.dist[local_[u]] == kInf) continue;
+      if (dag.dist[local_[u]] + cost_[l] == dag.dist[lv]) c = sat_add(c, dag.count[local_[u]]);
+    }
+    dag.count[lv] = c;
+  }
+  return dag;
+}
+
+void EcmpRouter::intra_walk(const IntraDag& dag, uint64_t index, std::vector<LinkId>& out) const {
+  auto transit = [&](DeviceId d) { return d == dag.to || devices_[d].kind != DeviceKind::gpu; };
+  DeviceId v = dag.from;
+  while (v != dag.to) {
+    uint32_t dv = dag.dist[local_[v]];
+    bool moved = false;
+    for (auto e : boost::make_iterator_range(boost::out_edges(v, graph_))) {
+      LinkId l = graph_[e].link;
+      DeviceId u = links_[l].to;
+      if (devices_[u].node != dag.node || !transit(u) || dag.dist[local_[u]] == kInf) continue;
+      if (dag.dist[local_[u]] + cost_[l] != dv) continue;
+      uint64_t c = dag.count[local_[u]];
+      if (index < c) {
+        out.push_back(l);
+        v = u;
+        moved = true;
+        break;
+      }
+      index -= c;
+    }
+    if (!moved) throw std::logic_error("EcmpRouter: intra-node walk lost its way");
+  }
+}
+
+EcmpRouter::TargetRef EcmpRouter::fabric_target(DeviceId exit) const {
+  // An exit hung off exactly one fabric device by one link shares that device's table.
+  DeviceId only = kNone;
+  LinkId only_link = 0;
+  int outside = 0;
+  for (auto e : boost::make_iterator_range(boost::out_edges(exit, graph_))) {
+    LinkId l = graph_[e].link;
+    DeviceId u = links_[l].to;
+    if (devices_[u].node == devices_[exit].node) continue;
+    ++outside;
+    only = u;
+    only_link = l;
+  }
+  bool shared = outside == 1 && is_fabric(only);
+  uint64_t key = shared ? only : (uint64_t{1} << 40) | exit;
+  TargetRef ref;
+  ref.exit = exit;
+  ref.offset = shared ? cost_[only_link ^ 1U] : 0;
+  if (auto it = targets_.find(key); it != targets_.end()) {
+    ref.target = it->second;
+    return ref;
+  }
+  size_t f = fabric_devices_.size();
+  auto t = std::make_shared<FabricTarget>();
+  t->dist.assign(f, kInf);
+  t->count.assign(f, 0);
+  std::vector<uint64_t> seed(f, 0);
+  Heap heap;
+  if (shared) {
+    t->dist[local_[only]] = 0;
+    seed[local_[only]] = 1;
+    heap.emplace(0, local_[only]);
+  } else {
+    for (auto e : boost::make_iterator_range(boost::out_edges(exit, graph_))) {
+      LinkId l = graph_[e].link;
+      DeviceId u = links_[l].to;
+      if (!is_fabric(u)) continue;
+      uint32_t c = cost_[l ^ 1U];
+      uint32_t lu = local_[u];
+      if (c < t->dist[lu]) {
+        t->dist[lu] = c;
+        seed[lu] = 1;
+        heap.emplace(c, lu);
+      } else if (c == t->dist[lu]) {
+        ++seed[lu];
+      }
+    }
+  }
+  std::vector<uint32_t> order;
+  while (!heap.empty()) {
+    auto [d, lv] = heap.top();
+    heap.pop();
+    if (d != t->dist[lv]) continue;
+    order.push_back(lv);
+    for (auto e : boost::make_iterator_range(boost::out_edges(fabric_devices_[lv], graph_))) {
+      LinkId l = graph_[e].link;
+      DeviceId u = links_[l].to;
+      if (!is_fabric(u)) continue;
+      uint32_t nd = d + cost_[l ^ 1U];
+      if (nd < t->dist[local_[u]]) {
+        t->dist[local_[u]] = nd;
+        heap.emplace(nd, local_[u]);
+      }
+    }
+  }
+  for (uint32_t lv : order) {
+    uint64_t c = seed[lv];
+    for (auto e : boost::make_iterator_range(boost::out_edges(fabric_devices_[lv], graph_))) {
+      LinkId l = graph_[e].link;
+      DeviceId u = links_[l].to;
+      if (!is_fabric(u) || t->dist[local_[u]] == kInf) continue;
+      if (t->dist[local_[u]] + cost_[l] == t->dist[lv]) c = sat_add(c, t->count[local_[u]]);
+    }
+    t->count[lv] = c;
+  }
+  size_t bytes = f * (sizeof(uint32_t) + sizeof(uint64_t));
+  if (target_bytes_ + bytes > kMaxTargetBytes) {
+    targets_.clear();
+    target_bytes_ = 0;
+  }
+  target_bytes_ += bytes;
+  targets_.emplace(key, t);
+  ref.target = std::move(t);
+  return ref;
+}
+
+uint32_t EcmpRouter::fabric_dist(const TargetRef& t, DeviceId v) const {
+  uint32_t d = t.target->dist[local_[v]];
+  return d == kInf ? kInf : d + t.offset;
+}
+
+uint64_t EcmpRouter::fabric_count(const TargetRef& t, DeviceId v) const {
+  return t.target->count[local_[v]];
+}
+
+std::pair<uint64_t, uint64_t> EcmpRouter::fabric_best(DeviceId e, const TargetRef& t) const {
+  uint64_t best = std::numeric_limits<uint64_t>::max();
+  uint64_t count = 0;
+  for (auto ed : boost::make_iterator_range(boost::out_edges(e, graph_))) {
+    LinkId l = graph_[ed].link;
+    DeviceId u = links_[l].to;
+    uint64_t c;
+    uint64_t n;
+    if (u == t.exit) {
+      c = cost_[l];
+      n = 1;
+    } else if (is_fabric(u) && fabric_dist(t, u) != kInf) {
+      c = uint64_t{cost_[l]} + fabric_dist(t, u);
+      n = fabric_count(t, u);
+    } else {
+      continue;
+    }
+    if (c < best) {
+      best = c;
+      count = n;
+    } else if (c == best) {
+      count = sat_add(count, n);
+    }
+  }
+  return {best, count};
+}
+
+void EcmpRouter::fabric_walk(DeviceId e, const TargetRef& t, uint64_t index,
+                             std::vector<LinkId>& out) const {
+  uint64_t want = fabric_best(e, t).first;
+  DeviceId v = e;
+  while (v != t.exit) {
+    bool moved = false;
+    for (auto ed : boost::make_iterator_range(boost::out_edges(v, graph_))) {
+      LinkId l = graph_[ed].link;
+      DeviceId u = links_[l].to;
+      uint64_t c;
+      uint64_t n;
+      if (u == t.exit) {
+        c = cost_[l];
+        n = 1;
+      } else if (is_fabric(u) && fabric_dist(t, u) != kInf) {
+        c = uint64_t{cost_[l]} + fabric_dist(t, u);
+        n = fabric_count(t, u);
+      } else {
+        continue;
+      }
+      if (c != want) continue;
+      if (index < n) {
+        out.push_back(l);
+        v = u;
+        want -= cost_[l];
+        moved = true;
+        break;
+      }
+      index -= n;
+    }
+    if (!moved) throw std::logic_error("EcmpRouter: fabric walk lost its way");
+  }
+}
+
+void EcmpRouter::add_cross_node(Plan& p, DeviceId src, std::span<const DeviceId> exits,
+                                uint64_t lead_cost, std::vector<Segment> lead, DeviceId dst,
+                                int dst_gpu) const {
+  int src_node = devices_[src].node;
+  int dst_node = devices_[dst].node;
+  uint64_t best = std::numeric_limits<uint64_t>::max();
+  std::vector<Alternative> alts;
+  for (DeviceId x : nearest_exits(dst_gpu)) {
+    TargetRef t = fabric_target(x);
+    for (DeviceId e : exits) {
+      auto [fc, fn] = fabric_best(e, t);
+      if (fn == 0) continue;
+      uint64_t total = lead_cost + fc + exit_cost_[static_cast<size_t>(dst_gpu)];
+      if (total > best) continue;
+      if (total < best) {
+        best = total;
+        alts.clear();
+      }
+      Alternative a;
+      a.segments = lead;
+      IntraDag up = intra_dag(src_node, src, e);
+      IntraDag down = intra_dag(dst_node, x, dst);
+      a.segments.push_back({false, src_node, src, e, up.count[local_[src]]});
+      a.segments.push_back({true, -1, e, x, fn});
+      a.segments.push_back({false, dst_node, x, dst, down.count[local_[x]]});
+      a.count = 1;
+      for (const Segment& s : a.segments) a.count = sat_mul(a.count, s.count);
+      alts.push_back(std::move(a));
+    }
+  }
+  for (auto& a : alts) {
+    p.total = sat_add(p.total, a.count);
+    p.alternatives.push_back(std::move(a));
+  }
+}
+
+std::shared_ptr<EcmpRouter::Plan> EcmpRouter::make_plan(int src_gpu, int dst_gpu, bool pxn) const {
+  auto plan = std::make_shared<Plan>();
+  DeviceId src = gpus_[static_cast<size_t>(src_gpu)];
+  DeviceId dst = gpus_[static_cast<size_t>(dst_gpu)];
+  int src_node = devices_[src].node;
+  int dst_node = devices_[dst].node;
+  if (src_gpu == dst_gpu) {
+    plan->alternatives.push_back({{}, 1});
+    plan->total = 1;
+    return plan;
+  }
+  if (src_node == dst_node) {
+    IntraDag dag = intra_dag(src_node, src, dst);
+    uint64_t n = dag.count[local_[src]];
+    if (n > 0) {
+      plan->alternatives.push_back({{{false, src_node, src, dst, n}}, n});
+      plan->total = n;
+    }
+    return plan;
+  }
+  if (pxn) {
+    // The relay is the source node's GPU with the destination's local index; PXN applies only
+    // when the handover to it is all NVLink.
+    int local_dst = devices_[dst].local;
+    DeviceId relay = kNone;
+    int relay_gpu = -1;
+    size_t first = static_cast<size_t>(src_gpu - devices_[src].local);
+    for (size_t g = first; g < gpus_.size() && devices_[gpus_[g]].node == src_node; ++g) {
+      if (devices_[gpus_[g]].local == local_dst) {
+        relay = gpus_[g];
+        relay_gpu = static_cast<int>(g);
+      }
+    }
+    if (relay != kNone && relay != src) {
+      IntraDag hop = intra_dag(src_node, src, relay);
+      uint64_t n = hop.count[local_[src]];
+      bool nvlink = n > 0;
+      if (nvlink) {
+        std::vector<LinkId> probe;
+        intra_walk(hop, 0, probe);
+        for (LinkId l : probe) nvlink = nvlink && links_[l].kind == LinkKind::nvlink;
+      }
+      if (nvlink) {
+        uint64_t lead_cost = hop.dist[local_[src]] + uint64_t{exit_cost_[static_cast<size_t>(relay_gpu)]};
+        add_cross_node(*plan, relay, nearest_exits(relay_gpu), lead_cost,
+                       {{false, src_node, src, relay, n}}, dst, dst_gpu);
+        if (plan->total > 0) return plan;
+      }
+    }
+  }
+  add_cross_node(*plan, src, nearest_exits(src_gpu), exit_cost_[static_cast<size_t>(src_gpu)], {},
+                 dst, dst_gpu);
+  return plan;
+}
+
+std::shared_ptr<const EcmpRouter::Plan> EcmpRouter::plan(int src_gpu, int dst_gpu, bool pxn) const {
+  if (src_gpu < 0 || dst_gpu < 0 || static_cast<size_t>(src_gpu) >= gpus_.size() ||
+      static_cast<size_t>(dst_gpu) >= gpus_.size()) {
+    throw std::out_of_range("route: GPU " + std::to_string(src_gpu) + " -> " +
+                            std::to_string(dst_gpu) + " outside 0.." + std::to_string(gpus_.size() - 1));
+  }
+  uint64_t key = pair_key(src_gpu, dst_gpu, pxn);
+  if (auto it = plans_.find(key); it != plans_.end()) return it->second;
+  std::shared_ptr<const Plan> p = make_plan(src_gpu, dst_gpu, pxn);
+  if (p->total == 0) {
+    throw std::runtime_error("no route from GPU " + std::to_string(src_gpu) + " (" +
+                             devices_[gpus_[static_cast<size_t>(src_gpu)]].name + ") to GPU " +
+                             std::to_string(dst_gpu) + " (" +
+                             devices_[gpus_[static_cast<size_t>(dst_gpu)]].name + ")");
+  }
+  if (plans_.size() >= kMaxPlans) plans_.clear();
+  plans_.emplace(key, p);
+  return p;
+}
+
+std::vector<LinkId> EcmpRouter::unrank(const Plan& p, uint64_t index) const {
+  std::vector<LinkId> out;
+  for (const Alternative& a : p.alternatives) {
+    if (index >= a.count) {
+      index -= a.count;
+      continue;
+    }
+    for (const Segment& s : a.segments) {
+      uint64_t sub = index % s.count;
+      index /= s.count;
+      if (s.fabric) {
+        fabric_walk(s.from, fabric_target(s.to), sub, out);
+      } else if (s.from != s.to) {
+        intra_walk(intra_dag(s.node, s.from, s.to), sub, out);
+      }
+    }
+    return out;
+  }
+  throw std::logic_error("EcmpRouter: path index out of range");
+}
+
+std::vector<LinkId> EcmpRouter::route(int src_gpu, int dst_gpu, uint64_t flow_hash, bool pxn) const {
+  std::lock_guard lock(mutex_);
+  auto p = plan(src_gpu, dst_gpu, pxn);
+  uint64_t h = mix(flow_hash ^ mix((static_cast<uint64_t>(src_gpu) << 32) | static_cast<uint32_t>(dst_gpu)));
+  RouteKey key{pair_key(src_gpu, dst_gpu, pxn), h % p->total};
+  if (auto it = routes_.find(key); it != routes_.end()) return it->second;
+  std::vector<LinkId> r = unrank(*p, key.index);
+  if (route_links_ + r.size() > kMaxRouteLinks) {
+    routes_.clear();
+    route_links_ = 0;
+  }
+  route_links_ += r.size();
+  routes_.emplace(key, r);
+  return r;
+}
+
+uint64_t EcmpRouter::path_count(int src_gpu, int dst_gpu, bool pxn) const {
+  std::lock_guard lock(mutex_);
+  return plan(src_gpu, dst_gpu, pxn)->total;
+}
+
+std::vector<std::vector<LinkId>> EcmpRouter::paths(int src_gpu, int dst_gpu, size_t limit,
+                                                   bool pxn) const {
+  std::lock_guard lock(mutex_);
+  auto p = plan(src_gpu, dst_gpu, pxn);
+  std::vector<std::vector<LinkId>> out;
+  for (uint64_t i = 0; i < p->total && out.size() < limit; ++i) out.push_back(unrank(*p, i));
+  return out;
+}
+
+}  // namespace dtsim::topology

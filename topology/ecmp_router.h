@@ -1,0 +1,93 @@
+// EcmpRouter: least-cost routes between GPUs over the cluster graph, with ECMP among the
+// equal-cost ones. A link's cost is inverse to its bandwidth (as OSPF does), so NVLink is
+// preferred to PCIe and, in a fabric of equal links, least cost is fewest hops. A route is
+// three parts: the source GPU to its nearest NIC inside its node, NIC to NIC over the fabric
+// switches, and the destination's nearest NIC to the destination GPU. GPUs are never transit
+// (except the relay GPU of a PXN route), nor are the devices of a third node. GPU i therefore
+// leaves through NIC i where NIC i is closest to it: on a rail-optimized fabric it stays on its
+// rail. Equal-cost routes of a pair are numbered; a flow takes the one its hash picks.
+//   EcmpRouter r(devices, links, graph, gpus);
+//   std::vector<LinkId> path = r.route(0, 9, flow_hash, /*pxn=*/false);
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "topology/cluster.h"
+#include "topology/cluster_graph.h"
+
+namespace dtsim::topology {
+
+class EcmpRouter {
+ public:
+  EcmpRouter(std::span<const Device> devices, std::span<const Link> links, const ClusterGraph& graph,
+             std::span<const DeviceId> gpus);
+  ~EcmpRouter();
+  EcmpRouter(const EcmpRouter&) = delete;
+  EcmpRouter& operator=(const EcmpRouter&) = delete;
+
+  std::vector<LinkId> route(int src_gpu, int dst_gpu, uint64_t flow_hash, bool pxn) const;
+  uint64_t path_count(int src_gpu, int dst_gpu, bool pxn) const;
+  std::vector<std::vector<LinkId>> paths(int src_gpu, int dst_gpu, size_t limit, bool pxn) const;
+
+  // The NICs (or other node exits) a GPU sends through: those nearest to it inside its node.
+  std::span<const DeviceId> nearest_exits(int gpu) const;
+  uint32_t cost(LinkId l) const { return cost_[l]; }
+
+ private:
+  struct IntraDag;
+  struct FabricTarget;
+  struct TargetRef;
+  struct Segment;
+  struct Alternative;
+  struct Plan;
+
+  IntraDag intra_dag(int node, DeviceId from, DeviceId to) const;
+  void intra_walk(const IntraDag& dag, uint64_t index, std::vector<LinkId>& out) const;
+  TargetRef fabric_target(DeviceId exit) const;
+  uint32_t fabric_dist(const TargetRef& t, DeviceId v) const;
+  uint64_t fabric_count(const TargetRef& t, DeviceId v) const;
+  // Least cost and number of least-cost paths from exit `e` to exit `t.exit` over the fabric.
+  std::pair<uint64_t, uint64_t> fabric_best(DeviceId e, const TargetRef& t) const;
+  void fabric_walk(DeviceId e, const TargetRef& t, uint64_t index, std::vector<LinkId>& out) const;
+  std::shared_ptr<const Plan> plan(int src_gpu, int dst_gpu, bool pxn) const;
+  std::shared_ptr<Plan> make_plan(int src_gpu, int dst_gpu, bool pxn) const;
+  void add_cross_node(Plan& p, DeviceId src, std::span<const DeviceId> exits, uint64_t lead_cost,
+                      std::vector<Segment> lead, DeviceId dst, int dst_gpu) const;
+  std::vector<LinkId> unrank(const Plan& p, uint64_t index) const;
+  bool is_fabric(DeviceId d) const { return devices_[d].node < 0; }
+
+  std::span<const Device> devices_;
+  std::span<const Link> links_;
+  const ClusterGraph& graph_;
+  std::span<const DeviceId> gpus_;
+  std::vector<uint32_t> cost_;         // per link
+  std::vector<uint32_t> node_offset_;  // node n's devices are node_devices_[offset[n], offset[n+1])
+  std::vector<DeviceId> node_devices_;
+  std::vector<uint32_t> local_;        // a device's index within its node, or within the fabric
+  std::vector<DeviceId> fabric_devices_;
+  std::vector<uint32_t> exit_offset_;  // per GPU, into exits_
+  std::vector<DeviceId> exits_;
+  std::vector<uint32_t> exit_cost_;    // per GPU: intra-node cost to its nearest exits
+
+  mutable std::mutex mutex_;
+  mutable std::unordered_map<uint64_t, std::shared_ptr<const FabricTarget>> targets_;
+  mutable size_t target_bytes_ = 0;
+  mutable std::unordered_map<uint64_t, std::shared_ptr<const Plan>> plans_;
+  struct RouteKey {
+    uint64_t pair;
+    uint64_t index;
+    bool operator==(const RouteKey&) const = default;
+  };
+  struct RouteKeyHash {
+    size_t operator()(const RouteKey& k) const;
+  };
+  mutable std::unordered_map<RouteKey, std::vector<LinkId>, RouteKeyHash> routes_;
+  mutable size_t route_links_ = 0;
+};
+
+}  // namespace dtsim::topology

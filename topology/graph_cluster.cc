@@ -1,0 +1,31 @@
+#include "topology/graph_cluster.h"
+
+namespace dtsim::topology {
+
+GraphCluster::GraphCluster(ClusterSpec spec, std::vector<Device> devices, std::vector<Link> links,
+                           std::vector<DeviceId> gpus)
+    : spec_(std::move(spec)),
+      devices_(std::move(devices)),
+      links_(std::move(links)),
+      gpus_(std::move(gpus)),
+      graph_(make_cluster_graph(devices_.size(), links_)),
+      router_(std::make_unique<EcmpRouter>(devices_, links_, graph_, gpus_)) {}
+
+std::vector<LinkId> GraphCluster::route(int src_gpu, int dst_gpu, uint64_t flow_hash) const {
+  return router_->route(src_gpu, dst_gpu, flow_hash, false);
+}
+
+std::vector<LinkId> GraphCluster::route_pxn(int src_gpu, int dst_gpu, uint64_t flow_hash) const {
+  return router_->route(src_gpu, dst_gpu, flow_hash, true);
+}
+
+uint64_t GraphCluster::path_count(int src_gpu, int dst_gpu, bool pxn) const {
+  return router_->path_count(src_gpu, dst_gpu, pxn);
+}
+
+std::vector<std::vector<LinkId>> GraphCluster::equal_cost_paths(int src_gpu, int dst_gpu,
+                                                                size_t limit, bool pxn) const {
+  return router_->paths(src_gpu, dst_gpu, limit, pxn);
+}
+
+}  // namespace dtsim::topology

@@ -1,0 +1,54 @@
+// Rail-optimized fabric: NIC i of every node plugs into rail switch i of its scalable unit, so
+// same-index GPUs of different nodes are one switch apart; the rail switches are the leaves of
+// a Clos (spines, and cores at three tiers) that joins the rails and the units.
+#include <string>
+
+#include "sim/error.h"
+#include "topology/fabric.h"
+
+namespace dtsim::topology {
+
+void build_rail_optimized(ClusterBuilder& b, const ClusterSpec& spec, std::span<const DeviceId> nic_ports) {
+  const FabricSpec& f = spec.fabric;
+  if (f.tiers < 2) {
+    throw InputError(SourceLocation{}, "cluster.fabric.tiers",
+                     "a rail-optimized fabric needs tiers >= 2 (spines join the rails), got " +
+                         std::to_string(f.tiers));
+  }
+  ClosShape shape = clos_shape(f);
+  const int64_t rails = spec.nic.count;
+  const int64_t nodes = spec.nodes;
+  // A scalable unit is as many nodes as a rail switch has down ports; each unit has one switch
+  // per rail.
+  const int64_t units = (nodes + shape.down - 1) / shape.down;
+  const int64_t leaves = units * rails;
+  if (leaves > shape.max_leaves()) {
+    int64_t max_nodes = shape.max_leaves() / rails * shape.down;
+    std::string fix;
+    if (f.tiers < 3) {
+      FabricSpec more = f;
+      more.tiers = f.tiers + 1;
+      ClosShape m = clos_shape(more);
+      if (m.max_leaves() / rails * m.down >= nodes) fix = "tiers: " + std::to_string(more.tiers) + " or ";
+    }
+    int r = clos_radix_for(f, nodes * rails, rails);
+    fix += r > 0 ? "radix >= " + std::to_string(r) : "more tiers";
+    throw InputError(SourceLocation{}, "cluster.fabric.radix",
+                     "a " + std::to_string(f.tiers) + "-tier rail-optimized fabric of radix " +
+                         std::to_string(f.radix) + " with " + std::to_string(rails) + " rails holds at most " +
+                         std::to_string(max_nodes) + " nodes (" + std::to_string(max_nodes * rails) +
+                         " NIC ports); " + std::to_string(nodes) + " needed: use " + fix);
+  }
+  auto leaf = build_clos(b, spec, shape, leaves, [rails](int64_t i) {
+    return "su" + std::to_string(i / rails) + "/rail" + std::to_string(i % rails);
+  });
+  for (int64_t n = 0; n < nodes; ++n) {
+    for (int64_t r = 0; r < rails; ++r) {
+      int64_t l = (n / shape.down) * rails + r;
+      b.connect(nic_ports[static_cast<size_t>(n * rails + r)], leaf[static_cast<size_t>(l)], LinkKind::network,
+                f.link.bandwidth, f.link.latency);
+    }
+  }
+}
+
+}  // namespace dtsim::topology
