@@ -25,7 +25,11 @@ HardwareView::HardwareView(const topology::ClusterSpec& s, const ModelParameters
   const auto& up = spec.scale_up;
   const double up_bw = up.bandwidth.gbytes_per_s();
   nvswitch = up.kind == ScaleUpKind::nvswitch;
-  domain_gpus = nvswitch ? std::max(spec.gpus_per_node, up.domain_gpus) : spec.gpus_per_node;
+  // An NVLink domain larger than a node (NVL72 racks built of 4-GPU trays) joins whole nodes;
+  // otherwise the domain is the node.
+  const bool multi_node_domain = nvswitch && spec.gpus_per_node >= 2 && up.domain_gpus > spec.gpus_per_node &&
+                                 up.domain_gpus % spec.gpus_per_node == 0;
+  domain_gpus = multi_node_domain ? up.domain_gpus : spec.gpus_per_node;
   compute_capability = spec.gpu.compute_capability;
   sharp = spec.fabric.sharp;
   const double pcie = pcie_x16_gbytes(spec.gpu.pcie_generation) * p.pcie_efficiency;

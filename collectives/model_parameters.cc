@@ -58,6 +58,7 @@ constexpr P::Descriptor kDescriptors[] = {
     {"slice_bytes_ll128", U::bytes, &P::slice_bytes_ll128, 4096, 4194304, "pipeline slice, LL128"},
     {"slice_bytes_ll", U::bytes, &P::slice_bytes_ll, 1024, 1048576, "pipeline slice, LL"},
     {"nvls_pipeline_bytes", U::bytes, &P::nvls_pipeline_bytes, 65536, 67108864, "NVLS pipeline depth in bytes"},
+    {"p2p_pipeline_bytes", U::bytes, &P::p2p_pipeline_bytes, 65536, 67108864, "p2p FIFO filled before draining"},
     {"channel_bandwidth", U::gbytes_per_s, &P::channel_bandwidth, 5, 100, "rate one channel can move"},
     {"tree_channel_bandwidth", U::gbytes_per_s, &P::tree_channel_bandwidth, 2, 100, "algbw one tree channel reaches"},
 };
@@ -241,7 +242,8 @@ ModelParameters parse_calibration(std::string_view yaml, const std::string& sour
       throw InputError(where(kv.second), key,
                        "expected a value in " + std::string(unit_name(d->unit)) + ": " + e.what());
     }
-    if (!(v >= d->lower && v <= d->upper)) {
+    const double slack = 1e-9 * std::max(1.0, std::abs(d->upper));
+    if (!(v >= d->lower - slack && v <= d->upper + slack)) {
       std::ostringstream os;
       os << "value " << kv.second.as<std::string>() << " outside [" << format_value(*d, d->lower) << ", "
          << format_value(*d, d->upper) << "]";

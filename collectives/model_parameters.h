@@ -27,19 +27,19 @@ struct ModelParameters {
   double pcie_efficiency = 0.80;      // GPU-GPU peer copies over PCIe
   double p2p_efficiency = 0.82;       // send/recv and all-to-all copies relative to the ring's rate
   double nvls_efficiency_sm90 = 0.61; // NVLS algbw / per-GPU NVLink bandwidth, Hopper
-  double nvls_efficiency_sm100 = 0.53;  // same for Blackwell (NCCL: 0.74 vs 0.85 for Hopper)
-  double net_efficiency_infiniband = 0.92;  // GPUDirect RDMA over IB verbs
-  double net_efficiency_roce = 0.83;
+  double nvls_efficiency_sm100 = 0.48;  // same for Blackwell (NCCL: 0.74 vs 0.85 for Hopper)
+  double net_efficiency_infiniband = 0.94;  // GPUDirect RDMA over IB verbs
+  double net_efficiency_roce = 0.87;
   double net_efficiency_efa = 0.84;
-  double net_efficiency_tcp = 0.92;   // GPUDirect TCP (TCPX/TCPXO) offload
+  double net_efficiency_tcp = 0.95;   // GPUDirect TCP (TCPX/TCPXO) offload
   // Host-staged paths: NCCL_P2P_DISABLE (SHM through host memory) and plain socket transport.
-  double host_inflight_bytes = 8192;  // bytes a channel keeps in flight on host-memory reads
-  double socket_bandwidth = 8.5;      // GB/s per GPU through the kernel TCP stack (host-staged)
+  double host_inflight_bytes = 7850;  // bytes a channel keeps in flight on host-memory reads
+  double socket_bandwidth = 8.1;      // GB/s per GPU through the kernel TCP stack (host-staged)
 
   // --- Protocols: LL carries 8 data bytes per 16, LL128 120 per 128; both also lose to flags.
   double ll_bandwidth_fraction = 0.5;
   double ll128_bandwidth_fraction = 0.92;
-  double ll_channel_bandwidth = 6.0;  // GB/s one LL channel moves (flag polling bound)
+  double ll_channel_bandwidth = 10.9;  // GB/s one LL channel moves (flag polling bound)
 
   // --- Latencies (us): kernel launch and setup per algorithm/protocol, then per step per link.
   double base_latency_ll = 6.6;
@@ -51,28 +51,30 @@ struct ModelParameters {
   double step_latency_pcie_ll = 1.0;
   double step_latency_pcie_ll128 = 2.5;
   double step_latency_pcie_simple = 5.7;
-  double step_latency_net_ll = 2.7;
+  double step_latency_net_ll = 0.25;
   double step_latency_net_ll128 = 4.0;
-  double step_latency_net_simple = 14.0;
+  double step_latency_net_simple = 7.0;
   // Added to every inter-node step by the NIC kind's software stack (verbs, libfabric SRD, TCP).
   double nic_latency_infiniband = 0.0;
-  double nic_latency_roce = 1.0;
-  double nic_latency_efa = 60.0;
-  double nic_latency_tcp = 20.0;
-  double nvls_latency = 23.0;         // NVLS multicast setup and switch reduction round
+  double nic_latency_roce = 9.0;
+  double nic_latency_efa = 69.0;
+  double nic_latency_tcp = 0.9;
+  double nvls_latency = 27.0;         // NVLS multicast setup and switch reduction round
   double collnet_latency = 10.0;      // SHARP aggregation-tree round trip
   double pat_rank_latency = 2.8;      // PAT per-rank bookkeeping
-  double p2p_latency = 6.0;           // send/recv kernel launch and connection handshake
+  double p2p_latency = 9.0;           // send/recv kernel launch and connection handshake
 
   // --- Pipelining: each hop holds one slice before forwarding it (store and forward), so a
   // pipeline of D hops costs D slice-times more than its bandwidth term.
-  double slice_bytes_simple = 393216;
-  double slice_bytes_ll128 = 131072;
-  double slice_bytes_ll = 32768;
-  double nvls_pipeline_bytes = 3.75e6;  // bytes of one rank's shard in the NVLS pipeline; the
+  double slice_bytes_simple = 104000;
+  double slice_bytes_ll128 = 208000;
+  double slice_bytes_ll = 3700;
+  double nvls_pipeline_bytes = 2.9e6;  // bytes of one rank's shard in the NVLS pipeline; the
                                         // ranks' first chunks serialize at the switch
+  double p2p_pipeline_bytes = 8.9e6;   // a p2p connection's FIFO (NCCL_STEPS x chunk x channels)
+                                      // that fills before the receiver drains it
   double channel_bandwidth = 24.0;    // GB/s one channel (one thread block) can move
-  double tree_channel_bandwidth = 11.8;  // GB/s algbw one tree channel reaches (reduce + forward)
+  double tree_channel_bandwidth = 12.0;  // GB/s algbw one tree channel reaches (reduce + forward)
 
   struct Descriptor {
     std::string_view name;

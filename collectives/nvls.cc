@@ -20,16 +20,20 @@ double nvls_algbw(const HardwareView& hw, const CostQuery& q) {
   return n > 1 ? bw * n / (n - 1) : bw;
 }
 
+// The switch reduces a chunk only once every rank's copy of it has arrived, so the ranks'
+// first chunks serialize: n stages, each holding up to nvls_pipeline_bytes of its shard.
+double nvls_fill_us(const HardwareView& hw, double bytes, int ranks, double algbw) {
+  const double n = ranks;
+  return n * std::min(bytes / n, hw.params.nvls_pipeline_bytes) / (algbw * 1e3);
+}
+
 }  // namespace
 
 AlgoCost nvls_cost(const HardwareView& hw, const CostQuery& q) {
   AlgoCost c;
   c.latency_us = hw.params.nvls_latency;
   c.algbw_gbytes = nvls_algbw(hw, q);
-  // The switch reduces a chunk only once every rank's copy of it has arrived, so the ranks'
-  // first chunks serialize: n stages, each holding up to nvls_pipeline_bytes of its shard.
-  const double n = q.shape.ranks;
-  c.fill_us = n * std::min(q.bytes / n, hw.params.nvls_pipeline_bytes) / (c.algbw_gbytes * 1e3);
+  c.fill_us = nvls_fill_us(hw, q.bytes, q.shape.ranks, c.algbw_gbytes);
   return c;
 }
 
@@ -40,7 +44,8 @@ AlgoCost nvls_tree_cost(const HardwareView& hw, const CostQuery& q) {
   c.latency_us = hw.params.nvls_latency + 2.0 * levels * inter_step_us(hw, q.protocol);
   const double net = hw.node_net_bw / (nodes <= 2 ? 1.0 : 2.0);
   c.algbw_gbytes = std::min(nvls_algbw(hw, q), net);
-  c.fill_us = pipeline_fill_us(hw, q.protocol, 2 + 2 * levels, q.bytes, q.channels, c.algbw_gbytes);
+  c.fill_us = nvls_fill_us(hw, q.bytes, q.shape.ranks_per_node, c.algbw_gbytes) +
+              pipeline_fill_us(hw, q.protocol, 2 * levels, q.bytes, q.channels, c.algbw_gbytes);
   return c;
 }
 

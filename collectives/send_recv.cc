@@ -16,7 +16,8 @@ AlgoCost send_recv_cost(const HardwareView& hw, const CostQuery& q) {
   const double link = remote ? std::min(hw.single_nic_bw, hw.gpu_net_bw)
                              : (g == 2 ? hw.intra_pair_bw : hw.intra_bw) * p.p2p_efficiency;
   c.algbw_gbytes = link * p.bandwidth_fraction(q.protocol);
-  c.fill_us = pipeline_fill_us(hw, q.protocol, 1, q.bytes, q.channels, c.algbw_gbytes);
+  // The copy out of the connection's FIFO starts once it holds data: one FIFO's worth of time.
+  c.fill_us = std::min(q.bytes, p.p2p_pipeline_bytes) / (c.algbw_gbytes * 1e3);
   return c;
 }
 

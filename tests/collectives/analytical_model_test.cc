@@ -1,0 +1,117 @@
+#include "collectives/analytical_model.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/error.h"
+#include "topology/catalog.h"
+
+namespace dtsim::collectives {
+namespace {
+
+topology::ClusterSpec preset(std::string_view name, int nodes) {
+  auto s = *topology::find_node_preset(name);
+  s.nodes = nodes;
+  return s;
+}
+
+constexpr CollectiveKind kAll[] = {CollectiveKind::all_reduce, CollectiveKind::all_gather,
+                                   CollectiveKind::reduce_scatter, CollectiveKind::broadcast,
+                                   CollectiveKind::reduce, CollectiveKind::all_to_all,
+                                   CollectiveKind::send_recv};
+
+TEST(AnalyticalModel, TimeNeverDecreasesWithSize) {
+  for (auto p : {"hgx-h100", "hgx-a100", "pcie-server", "gb200-nvl72"}) {
+    for (int nodes : {1, 2, 16}) {
+      const AnalyticalCollectiveModel m(preset(p, nodes), {}, {});
+      const auto w = m.world();
+      for (auto k : kAll) {
+        Time prev = Time::zero();
+        for (int64_t b = 8; b <= (int64_t{1} << 34); b *= 2) {
+          const Time t = m.estimate(k, Bytes(b), w).time;
+          EXPECT_GE(t, prev) << p << " nodes " << nodes << " " << name(k) << " " << b;
+          prev = t;
+        }
+      }
+    }
+  }
+}
+
+TEST(AnalyticalModel, LargeRingAllReduceApproachesTheNvlinkBound) {
+  CollectiveOptions o;
+  o.algorithm = Algorithm::ring;
+  const AnalyticalCollectiveModel m(preset("hgx-a100", 1), o, {});
+  const auto w = m.world();
+  const Bytes b = Bytes::gib(16);
+  const double bus = b.as_double() / m.estimate(CollectiveKind::all_reduce, b, w).time.seconds() * 1e-9 * 1.75;
+  EXPECT_NEAR(bus, 300 * ModelParameters{}.nvlink_efficiency, 5);
+}
+
+TEST(AnalyticalModel, MoreNodesNeverMakeAnAllReduceFaster) {
+  Time prev = Time::zero();
+  for (int nodes : {1, 2, 4, 8, 16, 32}) {
+    const AnalyticalCollectiveModel m(preset("hgx-h100", nodes), {}, {});
+    const Time t = m.estimate(CollectiveKind::all_reduce, Bytes::gib(1), m.world()).time;
+    EXPECT_GE(t, prev) << nodes;
+    prev = t;
+  }
+}
+
+TEST(AnalyticalModel, OversubscribedFabricSlowsCrossLeafTraffic) {
+  auto s = preset("hgx-h100", 64);
+  s.fabric.radix = 16;
+  CollectiveOptions o;
+  o.algorithm = Algorithm::ring;
+  const AnalyticalCollectiveModel full(s, o, {});
+  s.fabric.oversubscription = 4;
+  const AnalyticalCollectiveModel over(s, o, {});
+  const auto w = full.world();
+  EXPECT_GT(over.estimate(CollectiveKind::all_reduce, Bytes::gib(1), w).time,
+            full.estimate(CollectiveKind::all_reduce, Bytes::gib(1), w).time * 2);
+}
+
+TEST(AnalyticalModel, SubCommunicatorInsideANodeAvoidsTheNetwork) {
+  const AnalyticalCollectiveModel m(preset("hgx-h100", 4), {}, {});
+  const Communicator tp{{8, 9, 10, 11, 12, 13, 14, 15}};
+  const Communicator dp{{0, 8, 16, 24}};
+  EXPECT_LT(m.estimate(CollectiveKind::all_reduce, Bytes::gib(1), tp).time,
+            m.estimate(CollectiveKind::all_reduce, Bytes::gib(1), dp).time);
+}
+
+TEST(AnalyticalModel, UnorderedRanksGiveTheSameShapeAsOrderedOnes) {
+  const AnalyticalCollectiveModel m(preset("hgx-h100", 4), {}, {});
+  EXPECT_EQ(m.estimate(CollectiveKind::all_gather, Bytes::mib(8), Communicator{{24, 0, 16, 8}}).time,
+            m.estimate(CollectiveKind::all_gather, Bytes::mib(8), Communicator{{0, 8, 16, 24}}).time);
+}
+
+TEST(AnalyticalModel, SingleRankCollectiveCostsOnlyItsLaunch) {
+  const AnalyticalCollectiveModel m(preset("hgx-h100", 1), {}, {});
+  EXPECT_LT(m.estimate(CollectiveKind::all_reduce, Bytes::gib(1), Communicator{{3}}).time, Time::us(40));
+}
+
+TEST(AnalyticalModel, PriceRefusesAnAlgorithmTheHardwareLacks) {
+  const AnalyticalCollectiveModel m(preset("hgx-a100", 1), {}, {});
+  EXPECT_THROW(m.price(CollectiveKind::all_reduce, Bytes::mib(1), m.world(), Algorithm::nvls, Protocol::simple),
+               InputError);
+}
+
+TEST(AnalyticalModel, HalvingDoublingAndHierarchicalRunWhenAsked) {
+  const AnalyticalCollectiveModel m(preset("hgx-h100", 4), {}, {});
+  const auto w = m.world();
+  const auto hd = m.price(CollectiveKind::all_reduce, Bytes::mib(64), w, Algorithm::halving_doubling, Protocol::simple);
+  const auto h2 = m.price(CollectiveKind::all_reduce, Bytes::mib(64), w, Algorithm::hierarchical, Protocol::simple);
+  EXPECT_GT(hd.time_us(64.0 * (1 << 20)), 0);
+  EXPECT_GT(h2.time_us(64.0 * (1 << 20)), 0);
+}
+
+TEST(AnalyticalModel, SlowerNicKindCostsMoreLatency) {
+  auto ib = preset("hgx-a100", 2);
+  auto efa = ib;
+  efa.nic.kind = topology::NicKind::efa;
+  const AnalyticalCollectiveModel a(ib, {}, {});
+  const AnalyticalCollectiveModel b(efa, {}, {});
+  EXPECT_LT(a.estimate(CollectiveKind::all_reduce, Bytes(8), a.world()).time,
+            b.estimate(CollectiveKind::all_reduce, Bytes(8), b.world()).time);
+}
+
+}  // namespace
+}  // namespace dtsim::collectives

@@ -1,0 +1,61 @@
+// Sanity bounds from NCCL maintainers' statements (shared/validation/measured/
+// reference_points_from_issues.csv): the default parameters must land near them.
+#include <gtest/gtest.h>
+
+#include "collectives/analytical_model.h"
+#include "topology/catalog.h"
+
+namespace dtsim::collectives {
+namespace {
+
+topology::ClusterSpec node(std::string_view preset, int nodes) {
+  topology::ClusterSpec s = *topology::find_node_preset(preset);
+  s.nodes = nodes;
+  return s;
+}
+
+double busbw(const AnalyticalCollectiveModel& m, CollectiveKind k, Bytes b) {
+  const Communicator w = m.world();
+  const auto e = m.estimate(k, b, w);
+  return b.as_double() / e.time.seconds() * 1e-9 * busbw_factor(k, w.size());
+}
+
+TEST(ReferencePoints, H100RingAllReduceReachesAbout370GBpsBusBandwidth) {
+  CollectiveOptions o;
+  o.algorithm = Algorithm::ring;
+  const AnalyticalCollectiveModel m(node("hgx-h100", 1), o, {});
+  EXPECT_NEAR(busbw(m, CollectiveKind::all_reduce, Bytes::gib(8)), 370, 370 * 0.08);
+}
+
+TEST(ReferencePoints, H100NvlsAllReduceReachesAbout480GBpsBusBandwidth) {
+  const AnalyticalCollectiveModel m(node("hgx-h100", 1), {}, {});
+  EXPECT_EQ(m.estimate(CollectiveKind::all_reduce, Bytes::gib(8), m.world()).algorithm, Algorithm::nvls);
+  EXPECT_NEAR(busbw(m, CollectiveKind::all_reduce, Bytes::gib(8)), 480, 480 * 0.08);
+}
+
+TEST(ReferencePoints, TwoNodeRingOnFourHdrNicsReachesAbout95GBpsBusBandwidth) {
+  auto spec = node("hgx-a100", 2);
+  spec.nic.count = 4;
+  spec.nic.bandwidth = Bandwidth::gbps(200);
+  CollectiveOptions o;
+  o.algorithm = Algorithm::ring;
+  const AnalyticalCollectiveModel m(spec, o, {});
+  EXPECT_NEAR(busbw(m, CollectiveKind::all_reduce, Bytes::gib(8)), 95.1, 95.1 * 0.08);
+}
+
+TEST(ReferencePoints, AllToAllBusBandwidthIsNodesOverNodesMinusOneTimesTheNicRate) {
+  // NVIDIA (nccl-tests#130): alltoall busBw ~= N/(N-1) x the per-GPU network bandwidth, with
+  // N nodes; one flow cannot spread over several NICs (nccl-tests#267: 48-49 GB/s per CX-7).
+  const AnalyticalCollectiveModel m(node("hgx-h100", 6), {}, {});
+  const double nic = 50 * ModelParameters{}.net_efficiency_infiniband;
+  const double bw = busbw(m, CollectiveKind::all_to_all, Bytes::gib(4));
+  EXPECT_NEAR(bw, 6.0 / 5.0 * nic * 47.0 / 48.0, 0.05 * nic);
+}
+
+TEST(ReferencePoints, B200NvlsAllReduceIsNear830GBpsBusBandwidth) {
+  const AnalyticalCollectiveModel m(node("hgx-b200", 1), {}, {});
+  EXPECT_NEAR(busbw(m, CollectiveKind::all_reduce, Bytes::gib(8)), 830, 830 * 0.12);
+}
+
+}  // namespace
+}  // namespace dtsim::collectives

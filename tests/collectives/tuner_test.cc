@@ -1,0 +1,131 @@
+#include "collectives/tuner.h"
+
+#include <gtest/gtest.h>
+
+#include "collectives/analytical_model.h"
+#include "sim/error.h"
+#include "topology/catalog.h"
+
+namespace dtsim::collectives {
+namespace {
+
+topology::ClusterSpec preset(std::string_view name, int nodes) {
+  auto s = *topology::find_node_preset(name);
+  s.nodes = nodes;
+  return s;
+}
+
+CollectiveEstimate run(const topology::ClusterSpec& s, CollectiveOptions o, CollectiveKind k, Bytes b) {
+  const AnalyticalCollectiveModel m(s, o, {});
+  return m.estimate(k, b, m.world());
+}
+
+TEST(Tuner, PicksNvlsForLargeAllReduceOnOneHopperNvswitchNode) {
+  EXPECT_EQ(run(preset("hgx-h100", 1), {}, CollectiveKind::all_reduce, Bytes::gib(1)).algorithm, Algorithm::nvls);
+}
+
+TEST(Tuner, NeverPicksNvlsOnAmpere) {
+  for (int64_t b = 8; b <= (int64_t{1} << 33); b *= 8) {
+    EXPECT_NE(run(preset("hgx-a100", 1), {}, CollectiveKind::all_reduce, Bytes(b)).algorithm, Algorithm::nvls);
+  }
+}
+
+TEST(Tuner, RefusesExplicitNvlsOnAmpereNamingComputeCapability) {
+  CollectiveOptions o;
+  o.algorithm = Algorithm::nvls;
+  try {
+    run(preset("hgx-a100", 1), o, CollectiveKind::all_reduce, Bytes::mib(1));
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.key(), "collectives.algorithm");
+    EXPECT_NE(std::string(e.what()).find("compute capability"), std::string::npos);
+  }
+}
+
+TEST(Tuner, RefusesCollnetWithoutSharp) {
+  CollectiveOptions o;
+  o.algorithm = Algorithm::collnet_direct;
+  EXPECT_THROW(run(preset("hgx-h100", 4), o, CollectiveKind::all_reduce, Bytes::mib(1)), InputError);
+}
+
+TEST(Tuner, HonoursCollnetWithSharp) {
+  auto s = preset("hgx-h100", 4);
+  s.fabric.sharp = true;
+  CollectiveOptions o;
+  o.algorithm = Algorithm::collnet_chain;
+  EXPECT_EQ(run(s, o, CollectiveKind::all_reduce, Bytes::mib(64)).algorithm, Algorithm::collnet_chain);
+}
+
+TEST(Tuner, RefusesPatWithMoreThanOneGpuPerNode) {
+  CollectiveOptions o;
+  o.algorithm = Algorithm::pat;
+  EXPECT_THROW(run(preset("hgx-h100", 4), o, CollectiveKind::all_gather, Bytes::mib(1)), InputError);
+}
+
+TEST(Tuner, AcceptsPatWithOneGpuPerNode) {
+  auto s = preset("hgx-h100", 8);
+  s.gpus_per_node = 1;
+  CollectiveOptions o;
+  o.algorithm = Algorithm::pat;
+  EXPECT_EQ(run(s, o, CollectiveKind::all_gather, Bytes::mib(1)).algorithm, Algorithm::pat);
+}
+
+TEST(Tuner, RefusesTreeForAllGather) {
+  CollectiveOptions o;
+  o.algorithm = Algorithm::tree;
+  EXPECT_THROW(run(preset("hgx-h100", 2), o, CollectiveKind::all_gather, Bytes::mib(1)), InputError);
+}
+
+TEST(Tuner, NeverPicksLl128OverPcie) {
+  auto s = preset("pcie-server", 1);
+  for (int64_t b = 8; b <= (int64_t{1} << 30); b *= 4) {
+    EXPECT_NE(run(s, {}, CollectiveKind::all_reduce, Bytes(b)).protocol, Protocol::ll128);
+  }
+}
+
+TEST(Tuner, RefusesExplicitLl128OverPcie) {
+  CollectiveOptions o;
+  o.protocol = Protocol::ll128;
+  EXPECT_THROW(run(preset("pcie-server", 1), o, CollectiveKind::all_reduce, Bytes::mib(1)), InputError);
+}
+
+TEST(Tuner, UsesLlForTinyAndSimpleForHugeMessages) {
+  const auto s = preset("hgx-h100", 4);
+  EXPECT_EQ(run(s, {}, CollectiveKind::all_reduce, Bytes(64)).protocol, Protocol::ll);
+  EXPECT_EQ(run(s, {}, CollectiveKind::all_reduce, Bytes::gib(4)).protocol, Protocol::simple);
+}
+
+TEST(Tuner, AutoIsNeverSlowerThanAnyExplicitChoice) {
+  const auto s = preset("hgx-h100", 4);
+  for (int64_t b = 8; b <= (int64_t{1} << 32); b *= 16) {
+    const auto best = run(s, {}, CollectiveKind::all_reduce, Bytes(b)).time;
+    for (auto a : {Algorithm::ring, Algorithm::tree, Algorithm::nvls_tree}) {
+      CollectiveOptions o;
+      o.algorithm = a;
+      o.protocol = Protocol::simple;
+      EXPECT_LE(best, run(s, o, CollectiveKind::all_reduce, Bytes(b)).time) << name(a) << " " << b;
+    }
+  }
+}
+
+TEST(Tuner, ExplicitChannelsAreReported) {
+  CollectiveOptions o;
+  o.channels = 4;
+  EXPECT_EQ(run(preset("hgx-h100", 1), o, CollectiveKind::all_gather, Bytes::mib(64)).channels, 4);
+}
+
+TEST(Tuner, RejectsChannelCountOutOfRange) {
+  CollectiveOptions o;
+  o.channels = 1000;
+  EXPECT_THROW(AnalyticalCollectiveModel(preset("hgx-h100", 1), o, {}), InputError);
+}
+
+TEST(Tuner, AllToAllAndSendRecvIgnoreTheAlgorithmChoiceAsNcclDoes) {
+  CollectiveOptions o;
+  o.algorithm = Algorithm::ring;
+  EXPECT_EQ(run(preset("hgx-h100", 2), o, CollectiveKind::all_to_all, Bytes::mib(8)).algorithm, Algorithm::pairwise);
+  EXPECT_EQ(run(preset("hgx-h100", 2), o, CollectiveKind::send_recv, Bytes::mib(8)).algorithm, Algorithm::p2p);
+}
+
+}  // namespace
+}  // namespace dtsim::collectives
