@@ -5,27 +5,28 @@ namespace {
 
 ModelSpec model(std::string name, int layers, int hidden, int heads, int kv_heads, int ffn,
                 int seq, int vocab, int experts = 1, int top_k = 1, int moe_ffn = 0,
-                int shared = 0, int first_dense = 0) {
+                int shared = 0, int first_dense = 0, bool gated = false) {
   return ModelSpec{std::move(name), layers, hidden, heads, kv_heads, ffn, seq, vocab,
-                   experts, top_k, moe_ffn, shared, first_dense};
+                   experts, top_k, moe_ffn, shared, first_dense, gated};
 }
 
 const std::vector<ModelSpec>& models() {
   static const std::vector<ModelSpec> kModels = {
+      // SwiGLU (gated) FFNs: Llama 2/3, Mixtral, DeepSeek (their papers' architecture sections).
       // Brown et al. 2020, "Language Models are Few-Shot Learners", table 2.1.
       model("gpt3-175b", 96, 12288, 96, 96, 49152, 2048, 50257),
       // Touvron et al. 2023, "Llama 2", and the released config.json (GQA with 8 KV heads).
-      model("llama2-70b", 80, 8192, 64, 8, 28672, 4096, 32000),
+      model("llama2-70b", 80, 8192, 64, 8, 28672, 4096, 32000, 1, 1, 0, 0, 0, true),
       // Meta Llama 3 config.json files (8B and 70B) and "The Llama 3 Herd of Models", table 3.
-      model("llama3-8b", 32, 4096, 32, 8, 14336, 8192, 128256),
-      model("llama3-70b", 80, 8192, 64, 8, 28672, 8192, 128256),
-      model("llama3-405b", 126, 16384, 128, 8, 53248, 8192, 128256),
+      model("llama3-8b", 32, 4096, 32, 8, 14336, 8192, 128256, 1, 1, 0, 0, 0, true),
+      model("llama3-70b", 80, 8192, 64, 8, 28672, 8192, 128256, 1, 1, 0, 0, 0, true),
+      model("llama3-405b", 126, 16384, 128, 8, 53248, 8192, 128256, 1, 1, 0, 0, 0, true),
       // Mixtral of Experts (Jiang et al. 2024) and its config.json: 8 experts, top-2.
-      model("mixtral-8x7b", 32, 4096, 32, 8, 14336, 4096, 32000, 8, 2, 14336),
+      model("mixtral-8x7b", 32, 4096, 32, 8, 14336, 4096, 32000, 8, 2, 14336, 0, 0, true),
       // DeepSeek-V3 technical report and config.json: 61 layers, first 3 dense (FFN 18432),
       // 256 routed experts of width 2048 plus 1 shared, 8 active; MLA attention approximated by
       // 128 heads.
-      model("deepseek-v3", 61, 7168, 128, 128, 18432, 4096, 129280, 256, 8, 2048, 1, 3),
+      model("deepseek-v3", 61, 7168, 128, 128, 18432, 4096, 129280, 256, 8, 2048, 1, 3, true),
   };
   return kModels;
 }

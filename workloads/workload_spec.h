@@ -2,6 +2,7 @@
 // a hybrid-parallel training job generated from a model description, or recorded traces.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -36,12 +37,15 @@ struct ModelSpec {
   int moe_ffn_hidden = 0;            // FFN width of one expert; 0: ffn_hidden
   int shared_experts = 0;            // always-active experts (DeepSeek)
   int first_dense_layers = 0;        // leading layers with a dense FFN in an MoE model
+  bool gated_ffn = false;            // SwiGLU-style FFN (Llama, Mixtral): three weight matrices
 };
 
 struct ParallelSpec {
   int tp = 1, pp = 1, dp = 1, ep = 1, cp = 1, vp = 1;
   bool sequence_parallel = true;
   int zero = 0;                      // 0 none, 1/2/3 ZeRO stage; FSDP is zero 3
+  // Rank-to-GPU order, innermost first: consecutive GPUs (one node) hold the first dimension.
+  std::string placement = "tp-cp-dp-pp";
 };
 
 struct BatchSpec {
@@ -56,6 +60,12 @@ struct TrainingSpec {
   topology::Dtype precision = topology::Dtype::bf16;
   int iterations = 2;
   bool activation_recompute = false;
+  // What the framework overlaps and how it computes attention: these differ between releases
+  // (Megatron-LM 2021 neither fused attention nor overlapped the gradient all-reduce).
+  bool flash_attention = true;       // false: attention materialises the s x s score matrix
+  bool overlap_grad_reduce = true;   // gradient reduction bucketed under the last backward pass
+  bool overlap_param_gather = true;  // ZeRO/FSDP parameter all-gather prefetched under compute
+  int64_t dp_bucket_params = 40'000'000;  // gradient bucket size in parameters (Megatron default)
 };
 
 struct TraceSpec {

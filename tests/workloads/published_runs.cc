@@ -1,0 +1,127 @@
+#include "published_runs.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include "topology/catalog.h"
+
+namespace dtsim::workloads::testing {
+namespace {
+
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false;
+  for (char c : line) {
+    if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+int to_int(const std::string& s, int fallback) { return s.empty() ? fallback : std::stoi(s); }
+
+bool contains(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
+
+}  // namespace
+
+std::optional<std::string> find_training_runs_csv() {
+  if (const char* env = std::getenv("DTSIM_TRAINING_RUNS")) return std::string(env);
+  std::vector<std::string> roots;
+  if (const char* env = std::getenv("DTSIM_SOURCE_DIR")) roots.emplace_back(env);
+#ifdef DTSIM_SOURCE_DIR
+  roots.emplace_back(DTSIM_SOURCE_DIR);
+#endif
+  for (const auto& root : roots) {
+    for (const char* rel : {"/shared/validation/training_runs_dev.csv", "/../shared/validation/training_runs_dev.csv"}) {
+      const std::string p = root + rel;
+      if (std::filesystem::exists(p)) return p;
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<PublishedRun> read_published_runs(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open " + path);
+  std::string line;
+  std::vector<std::string> header;
+  std::vector<PublishedRun> runs;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    auto cells = split_csv(line);
+    if (header.empty()) {
+      header = cells;
+      continue;
+    }
+    std::map<std::string, std::string> row;
+    for (size_t i = 0; i < header.size() && i < cells.size(); ++i) row[header[i]] = cells[i];
+    PublishedRun r;
+    r.id = row["run_id"];
+    r.framework = row["framework"];
+    const std::string& notes = row["notes"];
+    ModelSpec& m = r.spec.model;
+    m.layers = to_int(row["layers"], 0);
+    m.hidden = to_int(row["hidden"], 0);
+    m.heads = to_int(row["heads"], 0);
+    m.kv_heads = to_int(row["kv_heads"], 0);
+    m.ffn_hidden = to_int(row["ffn_hidden"], 0);
+    m.seq_len = to_int(row["seq_len"], 2048);
+    m.vocab = to_int(row["vocab"], 50257);
+    r.moe = to_int(row["EP"], 1) > 1;
+    ParallelSpec& p = r.spec.parallel;
+    p.tp = to_int(row["TP"], 1);
+    p.pp = to_int(row["PP"], 1);
+    p.dp = to_int(row["DP"], 0);
+    p.ep = to_int(row["EP"], 1);
+    p.cp = to_int(row["CP"], 1);
+    p.vp = to_int(row["VP"], 1);
+    const std::string& shard = row["FSDP_or_ZeRO"];
+    p.zero = shard == "FULL_SHARD" ? 3 : shard == "SHARD_GRAD_OP" ? 2 : contains(shard, "ZeRO-") ? shard.back() - '0' : 0;
+    r.spec.batch.global = to_int(row["global_batch_seqs"], 0);
+    r.spec.batch.micro = to_int(row["micro_batch"], 1);
+    const std::string& prec = row["precision"];
+    r.spec.precision = contains(prec, "fp8") ? topology::Dtype::fp8 : topology::Dtype::bf16;
+    // Framework features of the release that produced the run.
+    const bool foundry = contains(r.framework, "llm-foundry");
+    const bool megatron2021 = contains(r.framework, "Megatron-LM (2021)");
+    const bool deepspeed = contains(r.framework, "Megatron-DeepSpeed");
+    r.spec.flash_attention = foundry;
+    r.spec.overlap_grad_reduce = !(megatron2021 || deepspeed);
+    p.sequence_parallel = !(megatron2021 || deepspeed);
+    r.spec.activation_recompute = megatron2021 || contains(notes, "act_ckpt=True") || contains(notes, "activation recompute");
+
+    const std::string& gpu = row["gpu_type"];
+    const bool h100 = contains(gpu, "h100") || contains(gpu, "H100");
+    r.cluster = *topology::find_node_preset(h100 ? "hgx-h100" : "hgx-a100");
+    if (contains(gpu, "40gb") || contains(gpu, "40GB")) r.cluster.gpu = *topology::find_gpu_preset("a100-sxm-40g");
+    r.cluster.gpus_per_node = to_int(row["gpus_per_node"], 8);
+    const int gpus = to_int(row["gpus"], 8);
+    r.cluster.nodes = gpus / r.cluster.gpus_per_node;
+    const std::string& net = row["inter_node"];
+    if (contains(net, "RoCE")) {
+      r.cluster.nic.kind = topology::NicKind::roce;  // 1600 Gb/s per node: 8 x 200 Gb/s
+    } else if (contains(net, "Omni-Path")) {
+      r.cluster.nic.count = 4;  // Jean Zay: 4 x 100 Gb/s Omni-Path per node
+      r.cluster.nic.bandwidth = Bandwidth::gbps(100);
+    }
+    r.cluster.fabric.link.bandwidth = r.cluster.nic.bandwidth;
+    r.iteration_time_s = row["iteration_time_s"].empty() ? 0 : std::stod(row["iteration_time_s"]);
+    r.tflops_per_gpu = row["tflops_per_gpu"].empty() ? 0 : std::stod(row["tflops_per_gpu"]);
+    runs.push_back(std::move(r));
+  }
+  return runs;
+}
+
+}  // namespace dtsim::workloads::testing

@@ -1,0 +1,29 @@
+// Published training runs (shared/validation/training_runs_dev.csv) turned into the scenarios
+// dtsim would be given for them: a TrainingSpec and a ClusterSpec per row, with the published
+// iteration time to compare against. Framework features follow the row's framework column.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "topology/cluster_spec.h"
+#include "workloads/workload_spec.h"
+
+namespace dtsim::workloads::testing {
+
+struct PublishedRun {
+  std::string id;
+  std::string framework;
+  TrainingSpec spec;
+  topology::ClusterSpec cluster;
+  double iteration_time_s = 0;
+  double tflops_per_gpu = 0;
+  bool moe = false;
+};
+
+// The CSV's path: $DTSIM_TRAINING_RUNS, else shared/validation/ beside or inside the source tree.
+std::optional<std::string> find_training_runs_csv();
+std::vector<PublishedRun> read_published_runs(const std::string& path);
+
+}  // namespace dtsim::workloads::testing

@@ -1,0 +1,387 @@
+#include "workloads/executor.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "sim/engine.h"
+
+namespace dtsim::workloads {
+namespace {
+
+constexpr uint32_t kNone = UINT32_MAX;
+
+// Index of a stream's category in the breakdown sweep: 0 compute, then 1 + CommCategory.
+int sweep_index(Stream s) {
+  return s == Stream::compute ? 0 : 1 + static_cast<int>(category_of(s));
+}
+
+struct RankState {
+  std::vector<Time> dur, start, end;
+  std::vector<uint32_t> remaining;
+  std::vector<uint32_t> succ_begin, succ;
+  std::vector<uint32_t> prev_in_stream;
+  std::array<std::vector<uint32_t>, kStreamCount> queue;
+  std::array<size_t, kStreamCount> head{};
+  std::array<bool, kStreamCount> busy{};
+  std::vector<uint8_t> done;
+  std::vector<uint8_t> recv_waiting;
+  std::vector<std::pair<int, uint32_t>> send_match;  // send op -> (rank, recv op)
+  std::vector<uint32_t> coll_seq;                    // collective op -> its number on its comm
+};
+
+class Run final : public sim::EventHandler {
+ public:
+  Run(const Workload& w, const ComputeModel& cm, const collectives::CollectiveCostModel& cc)
+      : w_(w), ranks_(w.ranks.size()), slowdown_(cm.params().comm_overlap_slowdown) {
+    // Which simulated ranks belong to each communicator: only those take part in a rendezvous.
+    std::unordered_map<int, int> rank_of_gpu;
+    for (size_t r = 0; r < w.ranks.size(); ++r) rank_of_gpu[w.ranks[r].gpu] = static_cast<int>(r);
+    members_.assign(w.comms.size(), 0);
+    for (size_t c = 0; c < w.comms.size(); ++c) {
+      for (int g : w.comms[c].ranks) members_[c] += rank_of_gpu.count(g) ? 1 : 0;
+    }
+    std::unordered_map<uint64_t, Time> comm_cache;
+    for (size_t r = 0; r < w.ranks.size(); ++r) {
+      const RankGraph& g = w.ranks[r];
+      RankState& st = ranks_[r];
+      const size_t n = g.ops.size();
+      st.dur.resize(n);
+      st.start.assign(n, Time::zero());
+      st.end.assign(n, Time::zero());
+      st.remaining.resize(n);
+      st.done.assign(n, 0);
+      st.recv_waiting.assign(n, 0);
+      st.prev_in_stream.assign(n, kNone);
+      st.coll_seq.assign(n, 0);
+      std::vector<uint32_t> count(n + 1, 0);
+      std::vector<uint32_t> seq(w.comms.size(), 0);
+      std::array<uint32_t, kStreamCount> last{};
+      last.fill(kNone);
+      for (size_t i = 0; i < n; ++i) {
+        const Op& op = g.ops[i];
+        st.remaining[i] = op.dep_count;
+        for (uint32_t d = 0; d < op.dep_count; ++d) ++count[g.deps[op.dep_begin + d]];
+        if (op.kind != OpKind::recv) {
+          const int s = static_cast<int>(op.stream);
+          st.queue[s].push_back(static_cast<uint32_t>(i));
+          st.prev_in_stream[i] = last[s];
+          last[s] = static_cast<uint32_t>(i);
+        }
+        if (op.kind == OpKind::collective && op.comm >= 0) st.coll_seq[i] = seq[op.comm]++;
+        st.dur[i] = price(op, cm, cc, comm_cache);
+      }
+      st.succ_begin.assign(n + 1, 0);
+      for (size_t i = 0; i < n; ++i) st.succ_begin[i + 1] = st.succ_begin[i] + count[i];
+      st.succ.resize(st.succ_begin[n]);
+      std::vector<uint32_t> fill(st.succ_begin.begin(), st.succ_begin.end() - 1);
+      for (size_t i = 0; i < n; ++i) {
+        const Op& op = g.ops[i];
+        for (uint32_t d = 0; d < op.dep_count; ++d) st.succ[fill[g.deps[op.dep_begin + d]]++] = static_cast<uint32_t>(i);
+      }
+    }
+    for (size_t r = 0; r < w.ranks.size(); ++r) {
+      ranks_[r].send_match.assign(w.ranks[r].ops.size(), {-1, kNone});
+    }
+    for (size_t r = 0; r < w.ranks.size(); ++r) {
+      const auto& ops = w.ranks[r].ops;
+      for (size_t i = 0; i < ops.size(); ++i) {
+        const Op& op = ops[i];
+        if (op.kind == OpKind::recv && op.peer_rank >= 0 && op.peer_op >= 0) {
+          if (static_cast<size_t>(op.peer_rank) >= ranks_.size() ||
+              static_cast<size_t>(op.peer_op) >= ranks_[op.peer_rank].send_match.size()) {
+            throw std::invalid_argument("executor: receive names a send that does not exist");
+          }
+          ranks_[op.peer_rank].send_match[op.peer_op] = {static_cast<int>(r), static_cast<uint32_t>(i)};
+        }
+      }
+    }
+  }
+
+  Time price(const Op& op, const ComputeModel& cm, const collectives::CollectiveCostModel& cc,
+             std::unordered_map<uint64_t, Time>& cache) const {
+    if (op.has_measured()) return op.measured * op.repeat;
+    if (op.kind == OpKind::compute) return cm.time(op) * op.repeat;
+    if (op.kind == OpKind::recv || op.comm < 0) return Time::zero();
+    const auto kind = op.kind == OpKind::send ? collectives::CollectiveKind::send_recv : op.collective;
+    const uint64_t key = (static_cast<uint64_t>(op.comm) << 48) ^ (static_cast<uint64_t>(kind) << 44) ^
+                         static_cast<uint64_t>(op.bytes.count());
+    auto it = cache.find(key);
+    Time t;
+    if (it != cache.end()) {
+      t = it->second;
+    } else {
+      t = cc.estimate(kind, op.bytes, w_.comms[op.comm]).time;
+      cache.emplace(key, t);
+    }
+    return t * op.repeat;
+  }
+
+  void start_all(sim::Engine& e) {
+    engine_ = &e;
+    for (size_t r = 0; r < ranks_.size(); ++r) {
+      for (int s = 0; s < kStreamCount; ++s) try_stream(static_cast<int>(r), s);
+      const auto& ops = w_.ranks[r].ops;
+      for (size_t i = 0; i < ops.size(); ++i) {
+        if (ops[i].kind == OpKind::recv && ranks_[r].remaining[i] == 0) recv_ready(static_cast<int>(r), static_cast<uint32_t>(i));
+      }
+    }
+  }
+
+  void on_event(sim::Engine& e, uint64_t payload) override {
+    const int r = static_cast<int>(payload >> 32);
+    const auto i = static_cast<uint32_t>(payload & 0xffffffffu);
+    complete(e, r, i);
+  }
+
+  std::vector<RankState>& ranks() { return ranks_; }
+
+ private:
+  void begin(int r, uint32_t i) {
+    RankState& st = ranks_[r];
+    st.start[i] = engine_->now();
+    Time d = st.dur[i];
+    if (slowdown_ > 0 && w_.ranks[r].ops[i].kind == OpKind::compute) {
+      for (int s = 1; s < kStreamCount; ++s) {
+        if (st.busy[s]) {
+          d = d.scaled(1 + slowdown_);
+          break;
+        }
+      }
+    }
+    engine_->schedule_in(d, *this, (static_cast<uint64_t>(r) << 32) | i);
+  }
+
+  void try_stream(int r, int s) {
+    RankState& st = ranks_[r];
+    if (st.busy[s] || st.head[s] >= st.queue[s].size()) return;
+    const uint32_t i = st.queue[s][st.head[s]];
+    if (st.remaining[i] != 0) return;
+    st.busy[s] = true;
+    const Op& op = w_.ranks[r].ops[i];
+    if (op.kind == OpKind::collective && op.comm >= 0 && members_[op.comm] > 1) {
+      // Rendezvous: all simulated members must reach this collective before any starts it.
+      const uint64_t key = (static_cast<uint64_t>(op.comm) << 32) | st.coll_seq[i];
+      auto& waiting = rendezvous_[key];
+      waiting.emplace_back(r, i);
+      if (static_cast<int>(waiting.size()) == members_[op.comm]) {
+        for (auto [wr, wi] : waiting) begin(wr, wi);
+        rendezvous_.erase(key);
+      }
+      return;
+    }
+    begin(r, i);
+  }
+
+  void recv_ready(int r, uint32_t i) {
+    const Op& op = w_.ranks[r].ops[i];
+    RankState& st = ranks_[r];
+    st.start[i] = engine_->now();
+    if (op.peer_rank < 0 || op.peer_op < 0 || ranks_[op.peer_rank].done[op.peer_op]) {
+      engine_->schedule_in(Time::zero(), *this, (static_cast<uint64_t>(r) << 32) | i);
+    } else {
+      st.recv_waiting[i] = 1;
+    }
+  }
+
+  void complete(sim::Engine& e, int r, uint32_t i) {
+    RankState& st = ranks_[r];
+    const Op& op = w_.ranks[r].ops[i];
+    st.end[i] = e.now();
+    st.done[i] = 1;
+    const int s = static_cast<int>(op.stream);
+    if (op.kind != OpKind::recv) {
+      st.busy[s] = false;
+      ++st.head[s];
+    }
+    if (op.kind == OpKind::send) {
+      auto [rr, ri] = st.send_match[i];
+      if (rr >= 0 && ranks_[rr].recv_waiting[ri]) {
+        ranks_[rr].recv_waiting[ri] = 0;
+        e.schedule_in(Time::zero(), *this, (static_cast<uint64_t>(rr) << 32) | ri);
+      }
+    }
+    for (uint32_t k = st.succ_begin[i]; k < st.succ_begin[i + 1]; ++k) {
+      const uint32_t j = st.succ[k];
+      if (--st.remaining[j] != 0) continue;
+      const Op& next = w_.ranks[r].ops[j];
+      if (next.kind == OpKind::recv) {
+        recv_ready(r, j);
+      } else {
+        try_stream(r, static_cast<int>(next.stream));
+      }
+    }
+    if (op.kind != OpKind::recv) try_stream(r, s);
+  }
+
+  const Workload& w_;
+  std::vector<RankState> ranks_;
+  std::vector<int> members_;
+  std::unordered_map<uint64_t, std::vector<std::pair<int, uint32_t>>> rendezvous_;
+  sim::Engine* engine_ = nullptr;
+  double slowdown_ = 0;
+};
+
+TimeBreakdown split(const RankGraph& g, const RankState& st, Time horizon) {
+  struct Edge {
+    Time t;
+    int idx;
+    int delta;
+  };
+  std::vector<Edge> edges;
+  edges.reserve(g.ops.size() * 2);
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const Op& op = g.ops[i];
+    if (op.kind == OpKind::recv || st.end[i] <= st.start[i]) continue;
+    const int idx = sweep_index(op.stream);
+    edges.push_back({st.start[i], idx, +1});
+    edges.push_back({st.end[i], idx, -1});
+  }
+  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.t < b.t; });
+  TimeBreakdown out;
+  std::array<int, 6> active{};
+  Time t = Time::zero();
+  // Exposed communication is charged in this order when several overlap: the collectives that
+  // block the compute stream in the framework first, gradient traffic last.
+  static constexpr std::array<int, 5> kPriority = {1 + static_cast<int>(CommCategory::tp),
+                                                   1 + static_cast<int>(CommCategory::cp),
+                                                   1 + static_cast<int>(CommCategory::ep),
+                                                   1 + static_cast<int>(CommCategory::pp),
+                                                   1 + static_cast<int>(CommCategory::dp)};
+  auto charge = [&](Time from, Time to) {
+    if (to <= from) return;
+    const Time d = to - from;
+    if (active[0] > 0) {
+      out.compute += d;
+      return;
+    }
+    for (int k : kPriority) {
+      if (active[k] > 0) {
+        out.exposed[k - 1] += d;
+        return;
+      }
+    }
+    out.bubble += d;
+  };
+  for (const Edge& e : edges) {
+    charge(t, std::min(e.t, horizon));
+    t = std::max(t, std::min(e.t, horizon));
+    active[e.idx] += e.delta;
+  }
+  charge(t, horizon);
+  return out;
+}
+
+void add_to(TimeBreakdown& acc, const TimeBreakdown& b, int64_t weight) {
+  acc.compute += b.compute * weight;
+  for (int k = 0; k < 5; ++k) acc.exposed[k] += b.exposed[k] * weight;
+  acc.bubble += b.bubble * weight;
+}
+
+TimeBreakdown divided(const TimeBreakdown& b, int64_t n) {
+  TimeBreakdown out;
+  const double k = 1.0 / static_cast<double>(n);
+  out.compute = b.compute.scaled(k);
+  for (int i = 0; i < 5; ++i) out.exposed[i] = b.exposed[i].scaled(k);
+  out.bubble = b.bubble.scaled(k);
+  return out;
+}
+
+}  // namespace
+
+Time TimeBreakdown::exposed_total() const {
+  Time t;
+  for (Time e : exposed) t += e;
+  return t;
+}
+
+Executor::Executor(const ComputeModel& compute, const collectives::CollectiveCostModel& comm,
+                   ExecutorOptions options)
+    : compute_(compute), comm_(comm), options_(options) {}
+
+ExecutionResult Executor::run(const Workload& w) const {
+  Run run(w, compute_, comm_);
+  sim::Engine engine;
+  run.start_all(engine);
+  ExecutionResult out;
+  out.events = engine.run();
+  auto& ranks = run.ranks();
+
+  int best_rank = -1;
+  uint32_t best_op = kNone;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    for (size_t i = 0; i < ranks[r].done.size(); ++i) {
+      if (!ranks[r].done[i]) {
+        throw std::runtime_error("executor: rank " + std::to_string(r) + " op '" +
+                                 w.ranks[r].labels[w.ranks[r].ops[i].label] +
+                                 "' never ran (a dependency cycle or an unmatched receive)");
+      }
+      if (best_rank < 0 || ranks[r].end[i] > out.iteration) {
+        out.iteration = ranks[r].end[i];
+        best_rank = static_cast<int>(r);
+        best_op = static_cast<uint32_t>(i);
+      }
+    }
+  }
+
+  TimeBreakdown acc;
+  int64_t weight = 0;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    TimeBreakdown b = split(w.ranks[r], ranks[r], out.iteration);
+    add_to(acc, b, w.ranks[r].represents);
+    weight += w.ranks[r].represents;
+    out.per_rank.push_back(b);
+  }
+  if (weight > 0) out.breakdown = divided(acc, weight);
+
+  if (options_.critical_path && best_rank >= 0) {
+    int r = best_rank;
+    uint32_t i = best_op;
+    while (i != kNone) {
+      const RankState& st = ranks[r];
+      const RankGraph& g = w.ranks[r];
+      const Op& op = g.ops[i];
+      out.critical_path.push_back({r, i, st.start[i], st.end[i]});
+      const Time d = st.end[i] - st.start[i];
+      if (op.kind == OpKind::compute) {
+        out.critical_split.compute += d;
+      } else if (op.kind != OpKind::recv) {
+        out.critical_split.exposed[static_cast<int>(category_of(op.stream))] += d;
+      }
+      // The predecessor is whichever input finished last: a dependency, the previous op on the
+      // same stream, or (for a receive) the matching send on another rank.
+      int nr = r;
+      uint32_t ni = kNone;
+      Time latest = Time::ps(-1);
+      for (uint32_t k = 0; k < op.dep_count; ++k) {
+        const uint32_t dj = g.deps[op.dep_begin + k];
+        if (st.end[dj] > latest) { latest = st.end[dj]; ni = dj; nr = r; }
+      }
+      if (st.prev_in_stream[i] != kNone && st.end[st.prev_in_stream[i]] > latest) {
+        latest = st.end[st.prev_in_stream[i]];
+        ni = st.prev_in_stream[i];
+        nr = r;
+      }
+      if (op.kind == OpKind::recv && op.peer_rank >= 0 && op.peer_op >= 0) {
+        const Time se = ranks[op.peer_rank].end[op.peer_op];
+        if (se >= latest) { latest = se; ni = static_cast<uint32_t>(op.peer_op); nr = op.peer_rank; }
+      }
+      if (ni != kNone && latest < st.start[i]) out.critical_split.bubble += st.start[i] - latest;
+      r = nr;
+      i = ni;
+    }
+    std::reverse(out.critical_path.begin(), out.critical_path.end());
+  }
+
+  if (options_.record_ops) {
+    out.op_times.resize(ranks.size());
+    for (size_t r = 0; r < ranks.size(); ++r) {
+      auto& v = out.op_times[r];
+      v.reserve(ranks[r].start.size());
+      for (size_t i = 0; i < ranks[r].start.size(); ++i) v.emplace_back(ranks[r].start[i], ranks[r].end[i]);
+    }
+  }
+  return out;
+}
+
+}  // namespace dtsim::workloads

@@ -1,0 +1,681 @@
+#include "workloads/megatron_generator.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+#include "workloads/model_catalog.h"
+#include "workloads/placement.h"
+
+namespace dtsim::workloads {
+namespace {
+
+using collectives::CollectiveKind;
+constexpr uint32_t kNone = UINT32_MAX;
+
+int64_t bytes_per_element(topology::Dtype d) {
+  switch (d) {
+    case topology::Dtype::fp32:
+    case topology::Dtype::tf32: return 4;
+    default: return 2;  // FP8 recipes keep activations and communication in BF16
+  }
+}
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw std::invalid_argument("training workload: " + what);
+}
+
+struct Sizes {
+  int64_t L, h, a, g, d, kvd, f, s, V, E, topk, fm, shared, first_dense;
+  bool gated;
+  bool moe(int64_t layer) const { return E > 1 && layer >= first_dense; }
+  double attn_params() const { return static_cast<double>(h * (h + 2 * kvd) + h * h); }
+  double mlp_params() const { return static_cast<double>((gated ? 3 : 2) * h * f); }
+  double expert_params() const { return static_cast<double>((gated ? 3 : 2) * h * fm); }
+};
+
+Sizes sizes_of(const TrainingSpec& t) {
+  const ModelSpec& m = t.model;
+  Sizes z{};
+  z.L = m.layers;
+  z.h = m.hidden;
+  z.a = m.heads;
+  z.g = m.kv_heads;
+  z.d = m.hidden / m.heads;
+  z.kvd = z.d * z.g;
+  z.f = m.ffn_hidden;
+  z.s = m.seq_len;
+  z.V = m.vocab;
+  z.E = m.experts;
+  z.topk = m.top_k;
+  z.fm = m.moe_ffn_hidden;
+  z.shared = m.shared_experts;
+  z.first_dense = m.first_dense_layers;
+  z.gated = m.gated_ffn;
+  return z;
+}
+
+// One pipeline stage's program under construction.
+class StageBuilder {
+ public:
+  StageBuilder(const TrainingSpec& t, const Sizes& z, Workload& w, RankGraph& r, int stage,
+               const Placement& pl, int layers_per_block)
+      : t_(t), z_(z), w_(w), r_(r), stage_(stage), lpb_(layers_per_block) {
+    const ParallelSpec& p = t.parallel;
+    tp_ = p.tp;
+    cp_ = p.cp;
+    ep_ = p.ep;
+    sp_ = p.sequence_parallel && tp_ > 1;
+    B_ = bytes_per_element(t.precision);
+    gemm_dtype_ = t.precision;
+    act_dtype_ = t.precision == topology::Dtype::fp8 ? topology::Dtype::bf16 : t.precision;
+    T_ = static_cast<int64_t>(t.batch.micro) * z.s / cp_;
+    Tsp_ = sp_ ? T_ / tp_ : T_;
+    const int gpu = r.gpu;
+    if (tp_ > 1) tp_comm_ = w.add_comm(pl.group(Dim::tp, gpu));
+    if (cp_ > 1) cp_comm_ = w.add_comm(pl.group(Dim::cp, gpu));
+    if (ep_ > 1) ep_comm_ = w.add_comm(pl.ep_group(gpu, ep_));
+    // Dense gradients are reduced over every replica of this shard: DP x CP.
+    collectives::Communicator dpc;
+    Coord c = pl.coord(gpu);
+    for (int di = 0; di < p.dp; ++di) {
+      for (int ci = 0; ci < cp_; ++ci) {
+        c[Dim::dp] = di;
+        c[Dim::cp] = ci;
+        dpc.ranks.push_back(pl.gpu(c));
+      }
+    }
+    dp_size_ = dpc.size();
+    if (dp_size_ > 1) dp_comm_ = w.add_comm(std::move(dpc));
+    if (z.E > 1) {
+      auto edp = pl.expert_dp_group(gpu, ep_);
+      edp_size_ = edp.size();
+      if (edp_size_ > 1) edp_comm_ = w.add_comm(std::move(edp));
+    }
+  }
+
+  // --- op makers -------------------------------------------------------------------------
+  uint32_t chain(Op op, uint32_t prev, std::string_view label, int rep) {
+    op.label = r_.label(label);
+    op.repeat = rep;
+    if (prev == kNone) return r_.add(op);
+    return r_.add(op, {prev});
+  }
+  uint32_t gemm(std::string_view label, uint32_t prev, int rep, int64_t m, int64_t n, int64_t k,
+                int64_t batch = 1, double flop_scale = 1) {
+    Op op;
+    op.compute = ComputeKind::gemm;
+    op.dtype = gemm_dtype_;
+    op.m = m;
+    op.n = n;
+    op.k = k;
+    op.batch = batch;
+    op.flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
+               static_cast<double>(batch) * flop_scale;
+    op.bytes = Bytes((m * k + k * n + m * n) * batch * B_ * static_cast<int64_t>(flop_scale));
+    return chain(op, prev, label, rep);
+  }
+  uint32_t elem(std::string_view label, uint32_t prev, int rep, int64_t bytes) {
+    Op op;
+    op.compute = ComputeKind::elementwise;
+    op.dtype = act_dtype_;
+    op.bytes = Bytes(bytes);
+    return chain(op, prev, label, rep);
+  }
+  uint32_t coll(std::string_view label, uint32_t prev, int rep, Stream st, CollectiveKind kind,
+                int comm, int64_t bytes) {
+    if (comm < 0) return prev;
+    Op op;
+    op.kind = OpKind::collective;
+    op.stream = st;
+    op.collective = kind;
+    op.comm = comm;
+    op.dtype = act_dtype_;
+    op.bytes = Bytes(bytes);
+    return chain(op, prev, label, rep);
+  }
+  uint32_t attention(bool fwd, uint32_t prev, int rep) {
+    const int64_t heads = z_.a / tp_;
+    const int64_t sq = z_.s / cp_;
+    const int64_t b = t_.batch.micro;
+    if (t_.flash_attention) {
+      Op op;
+      op.compute = fwd ? ComputeKind::attention_fwd : ComputeKind::attention_bwd;
+      op.dtype = act_dtype_;
+      op.batch = b * heads;
+      op.m = sq;
+      op.n = z_.s;
+      op.k = z_.d;
+      // Causal: a fused kernel skips the masked half of the score matrix.
+      op.flops = 4.0 * static_cast<double>(b * heads) * static_cast<double>(sq) *
+                 static_cast<double>(z_.s) * static_cast<double>(z_.d) * 0.5 * (fwd ? 1.0 : 2.5);
+      op.bytes = Bytes(4 * b * sq * heads * z_.d * B_ * (fwd ? 1 : 2));
+      return chain(op, prev, fwd ? "attn.core.fwd" : "attn.core.bwd", rep);
+    }
+    // Unfused: two batched GEMMs around a softmax that writes and rereads the full s x s scores.
+    const double scale = fwd ? 1.0 : 2.0;
+    const int64_t scores = b * heads * sq * z_.s;
+    uint32_t x = gemm(fwd ? "attn.qk.fwd" : "attn.qk.bwd", prev, rep, sq, z_.s, z_.d, b * heads, scale);
+    x = elem(fwd ? "attn.softmax.fwd" : "attn.softmax.bwd", x, rep, scores * B_ * (fwd ? 4 : 6));
+    return gemm(fwd ? "attn.av.fwd" : "attn.av.bwd", x, rep, sq, z_.d, z_.s, b * heads, scale);
+  }
+  uint32_t tp_enter(std::string_view label, uint32_t prev, int rep) {
+    return sp_ ? coll(label, prev, rep, Stream::tp, CollectiveKind::all_gather, tp_comm_, T_ * z_.h * B_) : prev;
+  }
+  uint32_t tp_exit(std::string_view label, uint32_t prev, int rep) {
+    if (tp_ == 1) return prev;
+    return coll(label, prev, rep, Stream::tp, sp_ ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
+                tp_comm_, T_ * z_.h * B_);
+  }
+
+  // --- one block of identical layers --------------------------------------------------------
+  uint32_t block_fwd(uint32_t x, int rep, bool moe, bool recompute) {
+    const char* sfx = recompute ? ".recompute" : "";
+    auto L = [&](const char* base) { return std::string(base) + sfx; };
+    x = elem(L("ln1.fwd"), x, rep, 2 * Tsp_ * z_.h * B_);
+    x = tp_enter(L("attn.ag.fwd"), x, rep);
+    x = gemm(L("attn.qkv.fwd"), x, rep, T_, (z_.h + 2 * z_.kvd) / tp_, z_.h);
+    x = coll(L("attn.cp_kv.fwd"), x, rep, Stream::cp, CollectiveKind::all_gather, cp_comm_,
+             2 * T_ * cp_ * z_.kvd / tp_ * B_);
+    x = attention(true, x, rep);
+    x = gemm(L("attn.proj.fwd"), x, rep, T_, z_.h, z_.h / tp_);
+    x = tp_exit(L("attn.rs.fwd"), x, rep);
+    x = elem(L("ln2.fwd"), x, rep, 5 * Tsp_ * z_.h * B_);
+    if (!moe) {
+      x = tp_enter(L("mlp.ag.fwd"), x, rep);
+      x = gemm(L("mlp.fc1.fwd"), x, rep, T_, (z_.gated ? 2 : 1) * z_.f / tp_, z_.h);
+      x = elem(L("mlp.act.fwd"), x, rep, (z_.gated ? 3 : 2) * T_ * z_.f / tp_ * B_);
+      x = gemm(L("mlp.fc2.fwd"), x, rep, T_, z_.h, z_.f / tp_);
+      x = tp_exit(L("mlp.rs.fwd"), x, rep);
+    } else {
+      x = moe_mlp(x, rep, true, sfx);
+    }
+    return elem(L("residual.fwd"), x, rep, 3 * Tsp_ * z_.h * B_);
+  }
+
+  uint32_t block_bwd(uint32_t x, int rep, bool moe) {
+    x = elem("residual.bwd", x, rep, 3 * Tsp_ * z_.h * B_);
+    if (!moe) {
+      x = tp_enter("mlp.ag.bwd", x, rep);
+      x = gemm("mlp.fc2.bwd", x, rep, T_, z_.h, z_.f / tp_, 1, 2);
+      x = elem("mlp.act.bwd", x, rep, (z_.gated ? 5 : 3) * T_ * z_.f / tp_ * B_);
+      x = gemm("mlp.fc1.bwd", x, rep, T_, (z_.gated ? 2 : 1) * z_.f / tp_, z_.h, 1, 2);
+      x = tp_exit("mlp.rs.bwd", x, rep);
+    } else {
+      x = moe_mlp(x, rep, false, "");
+    }
+    x = elem("ln2.bwd", x, rep, 6 * Tsp_ * z_.h * B_);
+    x = tp_enter("attn.ag.bwd", x, rep);
+    x = gemm("attn.proj.bwd", x, rep, T_, z_.h, z_.h / tp_, 1, 2);
+    x = attention(false, x, rep);
+    x = coll("attn.cp_kv.bwd", x, rep, Stream::cp, CollectiveKind::reduce_scatter, cp_comm_,
+             2 * T_ * cp_ * z_.kvd / tp_ * B_);
+    x = gemm("attn.qkv.bwd", x, rep, T_, (z_.h + 2 * z_.kvd) / tp_, z_.h, 1, 2);
+    x = tp_exit("attn.rs.bwd", x, rep);
+    return elem("ln1.bwd", x, rep, 3 * Tsp_ * z_.h * B_);
+  }
+
+  // Routed experts: tokens of this rank's sequence shard go to top_k experts over the EP group
+  // (all_to_all), run as a grouped GEMM over the local experts, and come back. Balanced routing.
+  uint32_t moe_mlp(uint32_t x, int rep, bool fwd, const char* sfx) {
+    const double scale = fwd ? 1 : 2;
+    const std::string dir = fwd ? std::string(".fwd") + sfx : ".bwd";
+    auto L = [&](const char* base) { return std::string(base) + dir; };
+    const int64_t tokens = Tsp_;
+    const int64_t local = std::max<int64_t>(1, z_.E / ep_);
+    const int64_t routed = tokens * z_.topk;
+    const int64_t per_expert = std::max<int64_t>(1, routed / local);
+    const int64_t up = (z_.gated ? 2 : 1) * z_.fm;
+    x = gemm(L("moe.router"), x, rep, tokens, z_.E, z_.h, 1, scale);
+    x = coll(L("moe.dispatch"), x, rep, Stream::ep, CollectiveKind::all_to_all, ep_comm_, routed * z_.h * B_);
+    x = gemm(L("moe.expert_fc1"), x, rep, per_expert, up, z_.h, local, scale);
+    x = elem(L("moe.expert_act"), x, rep, (z_.gated ? 3 : 2) * routed * z_.fm * B_);
+    x = gemm(L("moe.expert_fc2"), x, rep, per_expert, z_.h, z_.fm, local, scale);
+    x = coll(L("moe.combine"), x, rep, Stream::ep, CollectiveKind::all_to_all, ep_comm_, routed * z_.h * B_);
+    if (z_.shared > 0) {
+      x = gemm(L("moe.shared_fc1"), x, rep, tokens, up * z_.shared, z_.h, 1, scale);
+      x = gemm(L("moe.shared_fc2"), x, rep, tokens, z_.h, z_.fm * z_.shared, 1, scale);
+    }
+    return x;
+  }
+
+  // Parameters of one layer held by this rank: dense ones split over TP, experts over EP.
+  double dense_params(bool moe) const {
+    double p = z_.attn_params();
+    if (!moe) p += z_.mlp_params();
+    if (moe && z_.shared > 0) p += z_.shared * z_.expert_params();
+    return p / tp_;
+  }
+  double expert_params(bool moe) const {
+    return moe ? static_cast<double>(std::max<int64_t>(1, z_.E / ep_)) * z_.expert_params() : 0;
+  }
+
+  // --- the stage's whole program -------------------------------------------------------------
+  struct Block {
+    int first_layer;
+    int rep;
+    bool moe;
+  };
+  struct Chunk {
+    int vstage;
+    std::vector<Block> blocks;
+    bool embedding = false;
+    bool head = false;
+  };
+
+  void set_chunks(std::vector<Chunk> chunks) { chunks_ = std::move(chunks); }
+  const std::vector<Chunk>& chunks() const { return chunks_; }
+
+  struct Item {
+    bool fwd;
+    int mb;
+    int chunk;
+  };
+
+  struct Endpoint {
+    uint64_t key;
+    uint32_t op;
+  };
+  std::vector<Endpoint> sends, recvs;
+
+  void build(const std::vector<Item>& order, int microbatches, int vstages) {
+    const int P = t_.parallel.pp;
+    const int zero = t_.parallel.zero;
+    const bool fsdp = zero >= 3 && dp_comm_ >= 0;
+    const bool zero12 = zero >= 1 && zero <= 2 && dp_comm_ >= 0;
+    const int64_t act_bytes = Tsp_ * z_.h * B_;
+    const int64_t grad_B = B_;  // gradients reduced at the training precision
+    const int64_t last_mb = microbatches - 1;
+
+    // ZeRO-1/2: parameters all-gathered after the previous step, prefetched under the first
+    // forward pass; recorded per (chunk, block) for the first microbatch's dependencies.
+    std::vector<std::vector<uint32_t>> param_ag(chunks_.size());
+    if (zero12 && t_.overlap_param_gather) {
+      for (size_t c = 0; c < chunks_.size(); ++c) {
+        for (const Block& b : chunks_[c].blocks) {
+          const double p = (dense_params(b.moe) + expert_params(b.moe)) * b.rep;
+          param_ag[c].push_back(coll("param.ag", kNone, 1, Stream::dp_gather, CollectiveKind::all_gather,
+                                     dp_comm_, static_cast<int64_t>(p) * B_));
+        }
+      }
+    }
+
+    std::vector<uint32_t> dp_ops;    // every gradient collective, for the optimizer's dependency
+    uint32_t last_compute = kNone;
+    for (const Item& it : order) {
+      const Chunk& ch = chunks_[it.chunk];
+      const int v = ch.vstage;
+      uint32_t x = kNone;
+      if (it.fwd) {
+        if (v > 0) {
+          x = recv(static_cast<uint64_t>(it.mb) * vstages + v, 0, act_bytes, (stage_ + P - 1) % P);
+        }
+        if (ch.embedding) x = elem("embedding.fwd", x, 1, 2 * T_ * z_.h * B_);
+        uint32_t prev_block_first = kNone, block_first = kNone;
+        for (size_t bi = 0; bi < ch.blocks.size(); ++bi) {
+          const Block& b = ch.blocks[bi];
+          if (fsdp) x = fsdp_gather(x, b, prev_block_first);
+          if (zero12 && it.mb == 0 && !param_ag[it.chunk].empty()) {
+            x = x == kNone ? param_ag[it.chunk][bi] : join(x, param_ag[it.chunk][bi]);
+          }
+          const uint32_t before = static_cast<uint32_t>(r_.ops.size());
+          x = block_fwd(x, b.rep, b.moe, false);
+          prev_block_first = block_first;
+          block_first = before;
+        }
+        if (ch.head) {
+          x = tp_enter("head.ag.fwd", x, 1);
+          x = elem("final_ln.fwd", x, 1, 2 * Tsp_ * z_.h * B_);
+          x = gemm("logits.fwd", x, 1, T_, z_.V / tp_, z_.h);
+          x = elem("cross_entropy.fwd", x, 1, 2 * T_ * z_.V / tp_ * 4);
+        }
+        last_compute = x;
+        if (v < vstages - 1) send(static_cast<uint64_t>(it.mb) * vstages + v + 1, 0, x, act_bytes, (stage_ + 1) % P);
+      } else {
+        if (v < vstages - 1) {
+          x = recv(static_cast<uint64_t>(it.mb) * vstages + v, 1, act_bytes, (stage_ + 1) % P);
+        }
+        if (ch.head) {
+          x = elem("cross_entropy.bwd", x, 1, 2 * T_ * z_.V / tp_ * 4);
+          x = gemm("logits.bwd", x, 1, T_, z_.V / tp_, z_.h, 1, 2);
+          x = tp_exit("head.rs.bwd", x, 1);
+        }
+        double bucket = 0, bucket_expert = 0;
+        const bool sync_now = it.mb == last_mb && t_.overlap_grad_reduce && !fsdp && dp_comm_ >= 0;
+        uint32_t next_block_first = kNone;
+        for (size_t bi = ch.blocks.size(); bi-- > 0;) {
+          const Block& b = ch.blocks[bi];
+          if (fsdp) x = fsdp_gather(x, b, next_block_first);
+          const uint32_t before = static_cast<uint32_t>(r_.ops.size());
+          if (t_.activation_recompute) x = block_fwd(x, b.rep, b.moe, true);
+          x = block_bwd(x, b.rep, b.moe);
+          next_block_first = before;
+          const double dense = dense_params(b.moe) * b.rep;
+          const double expert = expert_params(b.moe) * b.rep;
+          if (fsdp) {
+            dp_ops.push_back(coll("grad.rs", x, 1, Stream::dp, CollectiveKind::reduce_scatter, dp_comm_,
+                                  static_cast<int64_t>(dense) * grad_B));
+            if (expert > 0) {
+              const uint32_t e = coll("expert_grad.rs", x, 1, Stream::dp, CollectiveKind::reduce_scatter,
+                                      edp_comm_, static_cast<int64_t>(expert) * grad_B);
+              if (e != x) dp_ops.push_back(e);
+            }
+          } else if (sync_now) {
+            bucket += dense;
+            bucket_expert += expert;
+            if (bucket >= static_cast<double>(t_.dp_bucket_params) || bi == 0) {
+              dp_ops.push_back(grad_sync(x, bucket, grad_B, false));
+              bucket = 0;
+            }
+            if (bucket_expert > 0 && (bucket_expert >= static_cast<double>(t_.dp_bucket_params) || bi == 0)) {
+              const uint32_t e = grad_sync(x, bucket_expert, grad_B, true);
+              if (e != x) dp_ops.push_back(e);
+              bucket_expert = 0;
+            }
+          }
+        }
+        if (ch.embedding) {
+          x = elem("embedding.bwd", x, 1, 3 * T_ * z_.h * B_);
+        }
+        last_compute = x;
+        if (v > 0) send(static_cast<uint64_t>(it.mb) * vstages + v - 1, 1, x, act_bytes, (stage_ + P - 1) % P);
+      }
+    }
+
+    // Embedding and LM-head gradients, and everything when reduction is not overlapped, are
+    // reduced after the last backward pass.
+    double tail = 0;
+    for (const Chunk& ch : chunks_) {
+      if (ch.embedding || ch.head) tail += static_cast<double>(z_.V * z_.h / tp_);
+    }
+    double tail_expert = 0;
+    if (!t_.overlap_grad_reduce && !fsdp) {
+      for (const Chunk& ch : chunks_) {
+        for (const Block& b : ch.blocks) {
+          tail += dense_params(b.moe) * b.rep;
+          tail_expert += expert_params(b.moe) * b.rep;
+        }
+      }
+    }
+    if (dp_comm_ >= 0 && tail > 0) {
+      if (fsdp) {
+        dp_ops.push_back(coll("grad.rs", last_compute, 1, Stream::dp, CollectiveKind::reduce_scatter, dp_comm_,
+                              static_cast<int64_t>(tail) * grad_B));
+      } else {
+        dp_ops.push_back(grad_sync(last_compute, tail, grad_B, false));
+      }
+    }
+    if (tail_expert > 0) {
+      const uint32_t e = grad_sync(last_compute, tail_expert, grad_B, true);
+      if (e != last_compute) dp_ops.push_back(e);
+    }
+
+    // Optimizer step (Adam, mixed precision): ~30 bytes of HBM traffic per parameter held.
+    double held = 0;
+    for (const Chunk& ch : chunks_) {
+      for (const Block& b : ch.blocks) {
+        held += dense_params(b.moe) * b.rep / (zero >= 1 ? dp_size_ : 1);
+        held += expert_params(b.moe) * b.rep / (zero >= 1 ? std::max(1, edp_size_) : 1);
+      }
+      if (ch.embedding || ch.head) held += static_cast<double>(z_.V * z_.h / tp_) / (zero >= 1 ? dp_size_ : 1);
+    }
+    std::vector<uint32_t> opt_deps = dp_ops;
+    if (last_compute != kNone) opt_deps.push_back(last_compute);
+    Op opt;
+    opt.compute = ComputeKind::optimizer;
+    opt.dtype = topology::Dtype::fp32;
+    opt.bytes = Bytes(static_cast<int64_t>(held * 30));
+    opt.label = r_.label("optimizer.step");
+    const uint32_t step = r_.add(opt, opt_deps);
+    if (zero12 && !t_.overlap_param_gather) {
+      double all = 0;
+      for (const Chunk& ch : chunks_) {
+        for (const Block& b : ch.blocks) all += (dense_params(b.moe) + expert_params(b.moe)) * b.rep;
+      }
+      coll("param.ag", step, 1, Stream::dp_gather, CollectiveKind::all_gather, dp_comm_,
+           static_cast<int64_t>(all) * B_);
+    }
+  }
+
+ private:
+  uint32_t join(uint32_t x, uint32_t other) {
+    // Makes the op added last (x) also wait for `other`.
+    if (x + 1 == r_.ops.size()) {
+      r_.add_dep(x, other);
+      return x;
+    }
+    Op nop;
+    nop.compute = ComputeKind::measured;
+    nop.measured = Time::zero();
+    nop.label = r_.label("wait");
+    return r_.add(nop, {x, other});
+  }
+
+  // FSDP unit = block: all-gather its parameters before use, at most one block ahead.
+  uint32_t fsdp_gather(uint32_t x, const Block& b, uint32_t ahead_of) {
+    const double p = (dense_params(b.moe) + expert_params(b.moe)) * b.rep;
+    Op op;
+    op.kind = OpKind::collective;
+    op.stream = Stream::dp_gather;
+    op.collective = CollectiveKind::all_gather;
+    op.comm = dp_comm_;
+    op.dtype = act_dtype_;
+    op.bytes = Bytes(static_cast<int64_t>(p) * B_);
+    op.label = r_.label("fsdp.param.ag");
+    const uint32_t ag = ahead_of == kNone ? r_.add(op) : r_.add(op, {ahead_of});
+    // FSDP copies the gathered flat buffer out into the parameters' views (read and write).
+    Op copy;
+    copy.compute = ComputeKind::elementwise;
+    copy.dtype = act_dtype_;
+    copy.bytes = Bytes(static_cast<int64_t>(p) * B_ * 2);
+    copy.label = r_.label("fsdp.unshard_copy");
+    if (x == kNone) return r_.add(copy, {ag});
+    return r_.add(copy, {x, ag});
+  }
+
+  uint32_t grad_sync(uint32_t after, double params, int64_t grad_B, bool expert) {
+    const int comm = expert ? edp_comm_ : dp_comm_;
+    const auto kind = t_.parallel.zero >= 1 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
+    return coll(expert ? "expert_grad.sync" : "grad.sync", after, 1, Stream::dp, kind, comm,
+                static_cast<int64_t>(params) * grad_B);
+  }
+
+  uint32_t recv(uint64_t base, int dir, int64_t bytes, int peer_stage) {
+    Op op;
+    op.kind = OpKind::recv;
+    op.stream = Stream::pp;
+    op.collective = CollectiveKind::send_recv;
+    op.bytes = Bytes(bytes);
+    op.peer_rank = peer_stage;
+    op.label = r_.label(dir == 0 ? "pp.recv.fwd" : "pp.recv.bwd");
+    const uint32_t idx = r_.add(op);
+    recvs.push_back({base * 2 + static_cast<uint64_t>(dir), idx});
+    return idx;
+  }
+  void send(uint64_t base, int dir, uint32_t after, int64_t bytes, int peer_stage) {
+    Op op;
+    op.kind = OpKind::send;
+    op.stream = Stream::pp;
+    op.collective = CollectiveKind::send_recv;
+    op.bytes = Bytes(bytes);
+    op.peer_rank = peer_stage;
+    op.label = r_.label(dir == 0 ? "pp.send.fwd" : "pp.send.bwd");
+    const uint32_t idx = after == kNone ? r_.add(op) : r_.add(op, {after});
+    sends.push_back({base * 2 + static_cast<uint64_t>(dir), idx});
+  }
+
+  const TrainingSpec& t_;
+  const Sizes& z_;
+  Workload& w_;
+  RankGraph& r_;
+  int stage_;
+  [[maybe_unused]] int lpb_;
+  int tp_ = 1, cp_ = 1, ep_ = 1;
+  bool sp_ = false;
+  int64_t B_ = 2, T_ = 0, Tsp_ = 0;
+  topology::Dtype gemm_dtype_ = topology::Dtype::bf16, act_dtype_ = topology::Dtype::bf16;
+  int tp_comm_ = -1, cp_comm_ = -1, ep_comm_ = -1, dp_comm_ = -1, edp_comm_ = -1;
+  int dp_size_ = 1, edp_size_ = 1;
+  std::vector<Chunk> chunks_;
+};
+
+// Megatron-LM's pipeline order for one stage: (forward?, microbatch, chunk) in program order.
+std::vector<StageBuilder::Item> schedule(int stage, int P, int M, int vp) {
+  std::vector<StageBuilder::Item> out;
+  if (vp == 1) {
+    const int warm = std::min(P - stage - 1, M);
+    for (int i = 0; i < warm; ++i) out.push_back({true, i, 0});
+    for (int i = 0; i < M - warm; ++i) {
+      out.push_back({true, warm + i, 0});
+      out.push_back({false, i, 0});
+    }
+    for (int i = M - warm; i < M; ++i) out.push_back({false, i, 0});
+    return out;
+  }
+  const int total = M * vp;
+  auto item = [&](int k, bool fwd) {
+    const int group = k / (P * vp);
+    const int within = k % (P * vp);
+    int chunk = within / P;
+    if (!fwd) chunk = vp - 1 - chunk;
+    return StageBuilder::Item{fwd, group * P + within % P, chunk};
+  };
+  int warm = M == P ? total : std::min(total, (P - stage - 1) * 2 + (vp - 1) * P);
+  for (int k = 0; k < warm; ++k) out.push_back(item(k, true));
+  for (int k = 0; k < total - warm; ++k) {
+    out.push_back(item(warm + k, true));
+    out.push_back(item(k, false));
+  }
+  for (int k = total - warm; k < total; ++k) out.push_back(item(k, false));
+  return out;
+}
+
+}  // namespace
+
+TrainingSpec resolve_training(const TrainingSpec& spec, const topology::ClusterSpec& cluster) {
+  TrainingSpec t = spec;
+  ModelSpec& m = t.model;
+  if (!m.preset.empty() && m.layers == 0) {
+    const ModelSpec* p = find_model_preset(m.preset);
+    require(p != nullptr, "unknown model preset '" + m.preset + "'");
+    m = *p;
+  }
+  require(m.layers > 0 && m.hidden > 0 && m.heads > 0, "model needs layers, hidden and heads");
+  if (m.kv_heads == 0) m.kv_heads = m.heads;
+  if (m.ffn_hidden == 0) m.ffn_hidden = 4 * m.hidden;
+  if (m.moe_ffn_hidden == 0) m.moe_ffn_hidden = m.ffn_hidden;
+  ParallelSpec& p = t.parallel;
+  require(p.tp >= 1 && p.pp >= 1 && p.cp >= 1 && p.ep >= 1 && p.vp >= 1, "parallel sizes must be >= 1");
+  const int gpus = cluster.total_gpus();
+  if (p.dp <= 0) p.dp = gpus / (p.tp * p.pp * p.cp);
+  require(p.tp * p.pp * p.cp * p.dp == gpus,
+          "tp x pp x cp x dp = " + std::to_string(p.tp * p.pp * p.cp * p.dp) + " but the cluster has " +
+              std::to_string(gpus) + " GPUs");
+  require(m.heads % p.tp == 0, "heads must divide by tp");
+  require(m.seq_len % p.cp == 0, "seq_len must divide by cp");
+  require(m.experts <= 1 || (p.dp * p.cp * p.tp) % p.ep == 0, "ep must divide dp x cp x tp");
+  require(p.ep == 1 || p.dp % p.ep == 0, "ep must divide dp");
+  require(m.layers >= p.pp * p.vp, "fewer layers than pipeline chunks");
+  require(t.batch.micro >= 1, "micro batch must be >= 1");
+  if (t.batch.global <= 0) t.batch.global = t.batch.micro * p.dp;
+  require(t.batch.global % (t.batch.micro * p.dp) == 0, "global batch must divide by micro x dp");
+  const int M = t.batch.global / (t.batch.micro * p.dp);
+  require(p.vp == 1 || M % p.pp == 0, "interleaved schedule needs microbatches divisible by pp");
+  if (p.tp == 1) p.sequence_parallel = false;
+  return t;
+}
+
+double megatron_model_flops(const TrainingSpec& t) {
+  const Sizes z = sizes_of(t);
+  const double tokens = static_cast<double>(t.batch.global) * static_cast<double>(z.s);
+  double per_token = 0;
+  for (int64_t l = 0; l < z.L; ++l) {
+    double params = z.attn_params();
+    if (z.moe(l)) {
+      params += static_cast<double>(z.topk + z.shared) * z.expert_params() + static_cast<double>(z.h * z.E);
+    } else {
+      params += z.mlp_params();
+    }
+    per_token += 2 * params + 4.0 * static_cast<double>(z.s) * static_cast<double>(z.h);
+  }
+  per_token += 2.0 * static_cast<double>(z.h) * static_cast<double>(z.V);
+  return 3 * tokens * per_token;
+}
+
+Workload generate_megatron(const TrainingSpec& spec, const topology::ClusterSpec& cluster,
+                           const GeneratorOptions& options) {
+  const TrainingSpec t = resolve_training(spec, cluster);
+  const Sizes z = sizes_of(t);
+  const ParallelSpec& p = t.parallel;
+  const Placement pl(p, p.placement);
+  const int P = p.pp, vp = p.vp, VS = P * vp;
+  const int M = t.batch.global / (t.batch.micro * p.dp);
+
+  Workload w;
+  w.name = t.model.preset.empty() ? "transformer" : t.model.preset;
+  w.total_gpus = cluster.total_gpus();
+  w.model_flops = megatron_model_flops(t);
+  w.tokens = static_cast<double>(t.batch.global) * static_cast<double>(z.s);
+  w.ranks.resize(P);
+
+  // Layers per virtual stage: as even as possible, the remainder on the earliest stages.
+  std::vector<int> first(VS + 1, 0);
+  for (int v = 0; v < VS; ++v) first[v + 1] = first[v] + static_cast<int>(z.L / VS) + (v < z.L % VS ? 1 : 0);
+
+  std::vector<StageBuilder> builders;
+  builders.reserve(P);
+  for (int s = 0; s < P; ++s) {
+    RankGraph& r = w.ranks[s];
+    Coord c;
+    c[Dim::pp] = s;
+    r.gpu = pl.gpu(c);
+    r.represents = p.tp * p.cp * p.dp;
+    r.stage = s;
+    builders.emplace_back(t, z, w, r, s, pl, options.layers_per_block);
+  }
+  for (int s = 0; s < P; ++s) {
+    std::vector<StageBuilder::Chunk> chunks;
+    for (int c = 0; c < vp; ++c) {
+      StageBuilder::Chunk ch;
+      ch.vstage = c * P + s;
+      ch.embedding = ch.vstage == 0;
+      ch.head = ch.vstage == VS - 1;
+      const int lo = first[ch.vstage], hi = first[ch.vstage + 1];
+      int lpb = options.layers_per_block;
+      if (lpb <= 0) lpb = std::max(1, (hi - lo + 3) / 4);
+      for (int l = lo; l < hi;) {
+        const bool moe = z.moe(l);
+        int n = 0;
+        while (l + n < hi && n < lpb && z.moe(l + n) == moe) ++n;
+        ch.blocks.push_back({l, n, moe});
+        l += n;
+      }
+      chunks.push_back(std::move(ch));
+    }
+    builders[s].set_chunks(std::move(chunks));
+    builders[s].build(schedule(s, P, M, vp), M, VS);
+  }
+
+  // Pair each receive with its send: the key names the microbatch, virtual stage and direction.
+  std::unordered_map<uint64_t, std::pair<int, uint32_t>> send_at;
+  for (int s = 0; s < P; ++s) {
+    for (const auto& e : builders[s].sends) send_at[e.key] = {s, e.op};
+  }
+  for (int s = 0; s < P; ++s) {
+    for (const auto& e : builders[s].recvs) {
+      auto it = send_at.find(e.key);
+      if (it == send_at.end()) throw std::logic_error("megatron generator: receive without a send");
+      Op& rv = w.ranks[s].ops[e.op];
+      rv.peer_rank = it->second.first;
+      rv.peer_op = static_cast<int32_t>(it->second.second);
+      Op& sd = w.ranks[it->second.first].ops[it->second.second];
+      collectives::Communicator pair{{w.ranks[it->second.first].gpu, w.ranks[s].gpu}};
+      sd.comm = w.add_comm(pair);
+      rv.comm = sd.comm;
+    }
+  }
+  return w;
+}
+
+}  // namespace dtsim::workloads

@@ -1,0 +1,36 @@
+// Megatron-LM generator: the per-GPU op graphs of one training iteration of a transformer as
+// Megatron-LM (or an FSDP framework, for zero = 3) runs it: tensor parallel with sequence
+// parallel, 1F1B and interleaved pipeline schedules, data parallel with ZeRO-1/2/3 or FSDP,
+// context parallel and MoE expert parallel. One simulated rank per pipeline stage stands for the
+// TP x CP x DP GPUs that run the same program (see op_graph.h on symmetry).
+//   Workload w = generate_megatron(spec, cluster);
+//   TrainingSpec resolved = resolve_training(spec, cluster);  // presets and derived sizes filled in
+#pragma once
+
+#include "topology/cluster_spec.h"
+#include "workloads/op_graph.h"
+#include "workloads/workload_spec.h"
+
+namespace dtsim::workloads {
+
+struct GeneratorOptions {
+  // Consecutive layers of a pipeline chunk merged into one block of ops (each op repeated).
+  // 1 is exact; larger values trade the position of overlapped DP/FSDP traffic within a chunk
+  // for speed (sweeps). 0 picks the smallest value that keeps a chunk at <= 4 blocks.
+  int layers_per_block = 1;
+};
+
+// Fills a training spec's blanks: the model preset's fields where the spec has none, dp from
+// the GPU count, kv_heads, ffn_hidden and moe_ffn_hidden defaults. Throws std::invalid_argument
+// when the parallel sizes do not divide the cluster, the model or the batch.
+TrainingSpec resolve_training(const TrainingSpec& spec, const topology::ClusterSpec& cluster);
+
+// Model FLOPs of one iteration over all GPUs, as Megatron-LM counts them: 3 x the forward
+// GEMMs (with active experts only) plus full (non-causal) attention scores and the logits;
+// recomputation is not counted.
+double megatron_model_flops(const TrainingSpec& resolved);
+
+Workload generate_megatron(const TrainingSpec& spec, const topology::ClusterSpec& cluster,
+                           const GeneratorOptions& options = {});
+
+}  // namespace dtsim::workloads

@@ -1,0 +1,101 @@
+#include "workloads/op_graph.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace dtsim::workloads {
+
+uint32_t RankGraph::label(std::string_view text) {
+  // Generators reuse a few dozen labels many times; a linear scan from the back finds recent
+  // ones first and keeps the graph free of a hash map.
+  for (size_t i = labels.size(); i-- > 0;) {
+    if (labels[i] == text) return static_cast<uint32_t>(i);
+  }
+  labels.emplace_back(text);
+  return static_cast<uint32_t>(labels.size() - 1);
+}
+
+uint32_t RankGraph::add(Op op, std::initializer_list<uint32_t> after) {
+  op.dep_begin = static_cast<uint32_t>(deps.size());
+  op.dep_count = 0;
+  const auto idx = static_cast<uint32_t>(ops.size());
+  for (uint32_t d : after) {
+    if (d >= idx) throw std::logic_error("op graph: dependency on a later op");
+    deps.push_back(d);
+    ++op.dep_count;
+  }
+  ops.push_back(op);
+  return idx;
+}
+
+uint32_t RankGraph::add(Op op, const std::vector<uint32_t>& after) {
+  op.dep_begin = static_cast<uint32_t>(deps.size());
+  op.dep_count = 0;
+  const auto idx = static_cast<uint32_t>(ops.size());
+  for (uint32_t d : after) {
+    if (d >= idx) throw std::logic_error("op graph: dependency on a later op");
+    deps.push_back(d);
+    ++op.dep_count;
+  }
+  ops.push_back(op);
+  return idx;
+}
+
+void RankGraph::add_dep(uint32_t op, uint32_t after) {
+  if (op + 1 != ops.size() || after >= op) throw std::logic_error("op graph: add_dep out of order");
+  deps.push_back(after);
+  ++ops[op].dep_count;
+}
+
+int Workload::add_comm(collectives::Communicator c) {
+  for (size_t i = 0; i < comms.size(); ++i) {
+    if (comms[i].ranks == c.ranks) return static_cast<int>(i);
+  }
+  comms.push_back(std::move(c));
+  return static_cast<int>(comms.size() - 1);
+}
+
+size_t Workload::op_count() const {
+  size_t n = 0;
+  for (const auto& r : ranks) n += r.ops.size();
+  return n;
+}
+
+CommCategory category_of(Stream s) {
+  switch (s) {
+    case Stream::tp: return CommCategory::tp;
+    case Stream::cp: return CommCategory::cp;
+    case Stream::ep: return CommCategory::ep;
+    case Stream::pp: return CommCategory::pp;
+    case Stream::dp:
+    case Stream::dp_gather:
+    case Stream::compute: return CommCategory::dp;
+  }
+  return CommCategory::dp;
+}
+
+std::string_view name(Stream s) {
+  switch (s) {
+    case Stream::compute: return "compute";
+    case Stream::tp: return "tp";
+    case Stream::cp: return "cp";
+    case Stream::ep: return "ep";
+    case Stream::dp: return "dp";
+    case Stream::dp_gather: return "dp_gather";
+    case Stream::pp: return "pp";
+  }
+  return "?";
+}
+
+std::string_view name(CommCategory c) {
+  switch (c) {
+    case CommCategory::tp: return "tp";
+    case CommCategory::cp: return "cp";
+    case CommCategory::ep: return "ep";
+    case CommCategory::dp: return "dp";
+    case CommCategory::pp: return "pp";
+  }
+  return "?";
+}
+
+}  // namespace dtsim::workloads

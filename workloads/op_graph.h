@@ -1,0 +1,96 @@
+// Op graph: the program one GPU runs in one training iteration, as compute ops, collectives on
+// communicators and point-to-point sends/receives, each on a stream (compute, tp, cp, ep, dp, pp)
+// with explicit dependencies. Generators (megatron_generator.h, dlrm_generator.h) and trace
+// readers (chakra_trace.h) produce a Workload; the executor (executor.h) runs it.
+//   Workload w = generate_megatron(spec, cluster);
+//   for (const RankGraph& r : w.ranks) fmt::print("{} ops on GPU {}\n", r.ops.size(), r.gpu);
+//
+// Symmetry: a Workload need not list every GPU. Ranks with identical programs (all TP peers, all
+// DP replicas of one pipeline stage) are represented once; RankGraph::represents says how many
+// GPUs each simulated rank stands for. A collective waits only for the members of its
+// communicator that are simulated, so a representative runs its TP and DP collectives alone.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collectives/collective.h"
+#include "collectives/cost_model.h"
+#include "sim/units.h"
+#include "topology/cluster_spec.h"
+
+namespace dtsim::workloads {
+
+enum class OpKind : uint8_t { compute, collective, send, recv };
+
+// Streams run their ops in program order, one at a time, as CUDA streams do; ops on different
+// streams overlap. Communication streams are named for the parallelism they serve, which is also
+// how exposed communication is attributed.
+enum class Stream : uint8_t { compute, tp, cp, ep, dp, dp_gather, pp };
+inline constexpr int kStreamCount = 7;
+
+// What a compute op is, so the compute model can price it by shape.
+enum class ComputeKind : uint8_t { gemm, attention_fwd, attention_bwd, elementwise, optimizer, measured };
+
+struct Op {
+  OpKind kind = OpKind::compute;
+  Stream stream = Stream::compute;
+  ComputeKind compute = ComputeKind::measured;
+  collectives::CollectiveKind collective = collectives::CollectiveKind::all_reduce;
+  topology::Dtype dtype = topology::Dtype::bf16;
+  uint32_t label = 0;        // index into RankGraph::labels
+  int32_t comm = -1;         // collectives, sends, receives: index into Workload::comms
+  int32_t peer_rank = -1;    // send/recv: index of the peer in Workload::ranks (-1: not simulated)
+  int32_t peer_op = -1;      // recv: index of the matching send in the peer's ops
+  // GEMM: m x n x k, `batch` times. Attention: batch = sequences x heads, m = query length,
+  // n = key length, k = head dim. Others: flops and bytes only.
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  double flops = 0;
+  Bytes bytes;               // HBM traffic for compute ops; payload for communication
+  Time measured = Time::ps(-1);  // a duration from a trace; wins over every model when >= 0
+  uint32_t dep_begin = 0;    // dependencies: RankGraph::deps[dep_begin, dep_begin + dep_count)
+  uint32_t dep_count = 0;
+  int32_t repeat = 1;        // the op stands for `repeat` identical back-to-back ops (merged layers)
+  bool causal = true;        // attention only
+
+  bool has_measured() const { return measured.ps() >= 0; }
+};
+
+struct RankGraph {
+  int gpu = 0;               // global GPU index of this rank
+  int represents = 1;        // GPUs whose program this one stands for (itself included)
+  int stage = 0;             // pipeline stage, for reports
+  std::vector<Op> ops;       // program order; ops on one stream run in this order
+  std::vector<uint32_t> deps;
+  std::vector<std::string> labels;
+
+  // Interns a label ("L3.fc1.fwd") and returns its index.
+  uint32_t label(std::string_view text);
+  // Appends `op` with the given dependencies and returns its index.
+  uint32_t add(Op op, std::initializer_list<uint32_t> after = {});
+  uint32_t add(Op op, const std::vector<uint32_t>& after);
+  void add_dep(uint32_t op, uint32_t after);  // only for the op added last
+};
+
+struct Workload {
+  std::string name;
+  int total_gpus = 0;
+  std::vector<collectives::Communicator> comms;
+  std::vector<RankGraph> ranks;
+  // For the headline figures: model FLOPs per iteration over all GPUs, as Megatron-LM counts
+  // them (no recompute), and tokens per iteration. Zero when unknown (a bare trace).
+  double model_flops = 0;
+  double tokens = 0;
+
+  int add_comm(collectives::Communicator c);
+  size_t op_count() const;
+};
+
+// Which parallelism a communication stream's time is charged to in the breakdown.
+enum class CommCategory : uint8_t { tp, cp, ep, dp, pp };
+CommCategory category_of(Stream s);
+std::string_view name(Stream s);
+std::string_view name(CommCategory c);
+
+}  // namespace dtsim::workloads

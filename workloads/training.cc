@@ -1,0 +1,57 @@
+#include "workloads/training.h"
+
+#include <algorithm>
+#include <map>
+
+namespace dtsim::workloads {
+
+TrainingResult evaluate_workload(const Workload& w, const topology::ClusterSpec& cluster,
+                                 const collectives::CollectiveCostModel& comm,
+                                 topology::Dtype precision, const ComputeModel& compute) {
+  Executor ex(compute, comm);
+  ExecutionResult run = ex.run(w);
+  TrainingResult r;
+  r.workload = w.name;
+  r.gpus = w.total_gpus > 0 ? w.total_gpus : cluster.total_gpus();
+  r.simulated_ranks = static_cast<int>(w.ranks.size());
+  r.ops = w.op_count();
+  r.events = run.events;
+  r.iteration_time_s = run.iteration.seconds();
+  if (r.iteration_time_s > 0 && r.gpus > 0) {
+    r.tflops_per_gpu = w.model_flops / r.iteration_time_s / r.gpus * 1e-12;
+    r.mfu = r.tflops_per_gpu * 1e12 / compute.peak_flops(precision);
+    r.tokens_per_s_per_gpu = w.tokens / r.iteration_time_s / r.gpus;
+  }
+  r.breakdown = run.breakdown;
+  r.critical_split = run.critical_split;
+  std::map<std::pair<int, uint32_t>, size_t> at;  // (rank, label) -> index
+  for (const CriticalStep& s : run.critical_path) {
+    const RankGraph& g = w.ranks[s.rank];
+    const Op& op = g.ops[s.op];
+    const std::string& label = g.labels[op.label];
+    auto key = std::make_pair(-1, op.label);
+    std::string what = op.kind == OpKind::compute ? "compute" : std::string(name(category_of(op.stream)));
+    if (op.kind == OpKind::recv) continue;
+    size_t idx = r.critical_ops.size();
+    for (size_t i = 0; i < r.critical_ops.size(); ++i) {
+      if (r.critical_ops[i].label == label) { idx = i; break; }
+    }
+    if (idx == r.critical_ops.size()) r.critical_ops.push_back({label, what, 0, 0});
+    r.critical_ops[idx].time_s += (s.end - s.start).seconds();
+    r.critical_ops[idx].count += 1;
+    (void)key;
+  }
+  std::stable_sort(r.critical_ops.begin(), r.critical_ops.end(),
+                   [](const CriticalOp& a, const CriticalOp& b) { return a.time_s > b.time_s; });
+  if (r.critical_ops.size() > 12) r.critical_ops.resize(12);
+  return r;
+}
+
+TrainingResult run_training(const TrainingSpec& spec, const topology::ClusterSpec& cluster,
+                            const collectives::CollectiveCostModel& comm, const GeneratorOptions& options) {
+  const Workload w = generate_megatron(spec, cluster, options);
+  const ComputeModel compute(cluster.gpu);
+  return evaluate_workload(w, cluster, comm, spec.precision, compute);
+}
+
+}  // namespace dtsim::workloads

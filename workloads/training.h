@@ -1,0 +1,54 @@
+// Training evaluation: how long one iteration of a model, with a parallelism, on a cluster takes,
+// and where the time goes. Generates the op graphs (megatron_generator.h), runs them
+// (executor.h) and turns the result into the headline figures a user reads: iteration time,
+// model TFLOP/s per GPU, MFU, tokens/s per GPU, and the compute / exposed-communication / bubble
+// split. report/training_writer.h prints it.
+//   TrainingResult r = run_training(spec, cluster, cost_model);
+//   fmt::print("{:.3f} s, {:.0f} TFLOP/s/GPU\n", r.iteration_time_s, r.tflops_per_gpu);
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "collectives/cost_model.h"
+#include "topology/cluster_spec.h"
+#include "workloads/compute_model.h"
+#include "workloads/executor.h"
+#include "workloads/megatron_generator.h"
+#include "workloads/workload_spec.h"
+
+namespace dtsim::workloads {
+
+struct CriticalOp {
+  std::string label;   // op label, e.g. "mlp.fc1.bwd"
+  std::string what;    // compute | tp | cp | ep | dp | pp
+  double time_s = 0;   // total time of this label on the critical path
+  int count = 0;
+};
+
+struct TrainingResult {
+  std::string workload;
+  int gpus = 0;
+  int simulated_ranks = 0;
+  size_t ops = 0;
+  uint64_t events = 0;
+  double iteration_time_s = 0;
+  double tflops_per_gpu = 0;          // model FLOPs (Megatron-LM count, no recompute) per second
+  double mfu = 0;                     // tflops_per_gpu over the GPU's dense peak at the precision
+  double tokens_per_s_per_gpu = 0;
+  TimeBreakdown breakdown;            // per GPU, sums to the iteration time
+  TimeBreakdown critical_split;       // the critical path, by what each step was
+  std::vector<CriticalOp> critical_ops;  // the critical path's largest contributors, largest first
+};
+
+TrainingResult run_training(const TrainingSpec& spec, const topology::ClusterSpec& cluster,
+                            const collectives::CollectiveCostModel& comm,
+                            const GeneratorOptions& options = {});
+
+// Runs an existing workload (a generated one or one read from traces) and summarises it.
+// `precision` picks the peak for MFU.
+TrainingResult evaluate_workload(const Workload& w, const topology::ClusterSpec& cluster,
+                                 const collectives::CollectiveCostModel& comm,
+                                 topology::Dtype precision, const ComputeModel& compute);
+
+}  // namespace dtsim::workloads
