@@ -4,3 +4,6 @@
 dtsim_library(report_sweep
   SOURCES cluster_bill.cc pareto.cc sweep_table.cc sweep_runner.cc
   DEPS dtsim::config_sweep TBB::tbb fmt::fmt)
+dtsim_library(report_views
+  SOURCES chrome_trace.cc svg_plot.cc html_report.cc sweep_html.cc
+  DEPS dtsim::report_sweep fmt::fmt)
