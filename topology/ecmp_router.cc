@@ -119,6 +119,15 @@ EcmpRouter::EcmpRouter(std::span<const Device> devices, std::span<const Link> li
     }
   }
 
+  arc_offset_.assign(fabric_devices_.size() + 1, 0);
+  for (size_t f = 0; f < fabric_devices_.size(); ++f) {
+    for (auto e : boost::make_iterator_range(boost::out_edges(fabric_devices_[f], graph))) {
+      LinkId l = graph[e].link;
+      if (devices[links[l].to].node < 0) arcs_.push_back({local_[links[l].to], cost_[l], cost_[l ^ 1U]});
+    }
+    arc_offset_[f + 1] = static_cast<uint32_t>(arcs_.size());
+  }
+
   // A node's exits are its devices with a link leaving the node; each GPU sends through the
   // exits nearest to it (ties kept: flows spread over them by hash).
   exit_offset_.reserve(gpus.size() + 1);
@@ -300,24 +309,22 @@ EcmpRouter::TargetRef EcmpRouter::fabric_target(DeviceId exit) const {
     heap.pop();
     if (d != t->dist[lv]) continue;
     order.push_back(lv);
-    for (auto e : boost::make_iterator_range(boost::out_edges(fabric_devices_[lv], graph_))) {
-      LinkId l = graph_[e].link;
-      DeviceId u = links_[l].to;
-      if (!is_fabric(u)) continue;
-      uint32_t nd = d + cost_[l ^ 1U];
-      if (nd < t->dist[local_[u]]) {
-        t->dist[local_[u]] = nd;
-        heap.emplace(nd, local_[u]);
+    for (uint32_t a = arc_offset_[lv]; a < arc_offset_[lv + 1]; ++a) {
+      const FabricArc& arc = arcs_[a];
+      uint32_t nd = d + arc.cost_in;
+      if (nd < t->dist[arc.to]) {
+        t->dist[arc.to] = nd;
+        heap.emplace(nd, arc.to);
       }
     }
   }
   for (uint32_t lv : order) {
     uint64_t c = seed[lv];
-    for (auto e : boost::make_iterator_range(boost::out_edges(fabric_devices_[lv], graph_))) {
-      LinkId l = graph_[e].link;
-      DeviceId u = links_[l].to;
-      if (!is_fabric(u) || t->dist[local_[u]] == kInf) continue;
-      if (t->dist[local_[u]] + cost_[l] == t->dist[lv]) c = sat_add(c, t->count[local_[u]]);
+    for (uint32_t a = arc_offset_[lv]; a < arc_offset_[lv + 1]; ++a) {
+      const FabricArc& arc = arcs_[a];
+      if (t->dist[arc.to] != kInf && t->dist[arc.to] + arc.cost_out == t->dist[lv]) {
+        c = sat_add(c, t->count[arc.to]);
+      }
     }
     t->count[lv] = c;
   }

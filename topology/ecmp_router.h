@@ -70,6 +70,15 @@ class EcmpRouter {
   std::vector<DeviceId> node_devices_;
   std::vector<uint32_t> local_;        // a device's index within its node, or within the fabric
   std::vector<DeviceId> fabric_devices_;
+  // Fabric-to-fabric links by fabric-local index (CSR), with both directions' costs inline:
+  // the Dijkstra per destination switch touches only these.
+  struct FabricArc {
+    uint32_t to;        // fabric-local index
+    uint32_t cost_out;  // this direction
+    uint32_t cost_in;   // the reverse direction
+  };
+  std::vector<uint32_t> arc_offset_;
+  std::vector<FabricArc> arcs_;
   std::vector<uint32_t> exit_offset_;  // per GPU, into exits_
   std::vector<DeviceId> exits_;
   std::vector<uint32_t> exit_cost_;    // per GPU: intra-node cost to its nearest exits
