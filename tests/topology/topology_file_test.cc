@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 
 #include "sim/error.h"
@@ -206,6 +207,47 @@ TEST(NcclTopologyXml, BrokenXmlGivesTheLine) {
 TEST(NcclTopologyXml, UnknownElementIsNamed) {
   InputError e = xml_error(replace(kNcclXml, "<pci busid=\"0000:95:00.0\"", "<fpga/><pci busid=\"0000:95:00.0\""));
   EXPECT_NE(e.message().find("unknown element <fpga>"), std::string::npos) << e.what();
+}
+
+}  // namespace
+}  // namespace dtsim::topology
+
+namespace dtsim::topology {
+namespace {
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(TopologyFile, BuildClusterReadsAYamlFileTheSpecNames) {
+  ClusterSpec s = base();
+  s.topology_file = write_temp("dtsim_topology_good.yaml", kGoodYaml);
+  auto c = build_cluster(s);
+  EXPECT_EQ(c->gpu_count(), 4);
+  EXPECT_EQ(c->spec().topology_file, s.topology_file);
+}
+
+TEST(TopologyFile, BuildClusterReadsAnNcclXmlPerNode) {
+  ClusterSpec s = base();
+  s.nodes = 2;
+  s.fabric.kind = FabricKind::single_switch;
+  s.topology_file = write_temp("dtsim_topology_node.xml", kNcclXml);
+  auto c = build_cluster(s);
+  EXPECT_EQ(c->gpu_count(), 8);
+  EXPECT_EQ(summarize(*c).nics, 4);
+}
+
+TEST(TopologyFile, MissingFileIsAnInputErrorNamingIt) {
+  ClusterSpec s = base();
+  s.topology_file = "/nonexistent/cluster.yaml";
+  try {
+    build_cluster(s);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().file, "/nonexistent/cluster.yaml");
+  }
 }
 
 }  // namespace
