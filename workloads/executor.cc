@@ -120,7 +120,8 @@ class Run final : public sim::EventHandler {
   void start_all(sim::Engine& e) {
     engine_ = &e;
     for (size_t r = 0; r < ranks_.size(); ++r) {
-      for (int s = 0; s < kStreamCount; ++s) try_stream(static_cast<int>(r), s);
+      // Communication streams first: their kernels are enqueued ahead of compute at the start.
+      for (int s = kStreamCount - 1; s >= 0; --s) try_stream(static_cast<int>(r), s);
       const auto& ops = w_.ranks[r].ops;
       for (size_t i = 0; i < ops.size(); ++i) {
         if (ops[i].kind == OpKind::recv && ranks_[r].remaining[i] == 0) recv_ready(static_cast<int>(r), static_cast<uint32_t>(i));

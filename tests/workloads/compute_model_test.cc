@@ -1,0 +1,80 @@
+#include "workloads/compute_model.h"
+
+#include <gtest/gtest.h>
+
+#include "topology/catalog.h"
+
+namespace dtsim::workloads {
+namespace {
+
+const topology::GpuSpec& h100() { return *topology::find_gpu_preset("h100-sxm"); }
+
+Op gemm(int64_t m, int64_t n, int64_t k) {
+  Op op;
+  op.compute = ComputeKind::gemm;
+  op.m = m;
+  op.n = n;
+  op.k = k;
+  op.flops = 2.0 * static_cast<double>(m * n * k);
+  op.bytes = Bytes((m * k + k * n + m * n) * 2);
+  return op;
+}
+
+TEST(ComputeModel, LargeGemmReachesTheCalibratedEfficiency) {
+  ComputeModel cm(h100());
+  EXPECT_NEAR(cm.gemm_efficiency(16384, 16384, 16384, 1, topology::Dtype::bf16), cm.params().gemm_efficiency, 0.02);
+}
+
+TEST(ComputeModel, ShortReductionLowersGemmEfficiency) {
+  ComputeModel cm(h100());
+  EXPECT_LT(cm.gemm_efficiency(8192, 8192, 128, 1, topology::Dtype::bf16),
+            0.6 * cm.gemm_efficiency(8192, 8192, 8192, 1, topology::Dtype::bf16));
+}
+
+TEST(ComputeModel, PartialLastWaveLowersGemmEfficiency) {
+  ComputeModel cm(h100());
+  // 133 tiles of 128x256 on 132 SMs need two waves; 132 tiles need one.
+  EXPECT_LT(cm.gemm_efficiency(128 * 7, 256 * 19, 4096, 1, topology::Dtype::bf16),
+            cm.gemm_efficiency(128 * 12, 256 * 11, 4096, 1, topology::Dtype::bf16));
+}
+
+TEST(ComputeModel, ElementwiseOpIsPricedByHbmBandwidth) {
+  ComputeModelParams p = ComputeModelParams::for_gpu(h100());
+  p.launch_overhead = Time::zero();
+  ComputeModel cm(h100(), p);
+  Op op;
+  op.compute = ComputeKind::elementwise;
+  op.bytes = Bytes(3'350'000'000);
+  EXPECT_NEAR(cm.time(op).seconds(), 1e-3 / p.memory_efficiency, 1e-9);
+}
+
+TEST(ComputeModel, MeasuredDurationWinsOverTheModel) {
+  ComputeModel cm(h100());
+  Op op = gemm(8192, 8192, 8192);
+  op.measured = Time::us(42);
+  EXPECT_EQ(cm.time(op), Time::us(42));
+}
+
+TEST(ComputeModel, Fp8GemmIsFasterThanBf16ButNotTwice) {
+  ComputeModel cm(h100());
+  Op a = gemm(8192, 8192, 8192);
+  Op b = a;
+  b.dtype = topology::Dtype::fp8;
+  const double ratio = cm.time(a) / cm.time(b);
+  EXPECT_GT(ratio, 1.2);
+  EXPECT_LT(ratio, 2.0);
+}
+
+TEST(ComputeModel, CausalAttentionBackwardCostsMoreThanForward) {
+  ComputeModel cm(h100());
+  Op f;
+  f.compute = ComputeKind::attention_fwd;
+  f.flops = 1e12;
+  Op b = f;
+  b.compute = ComputeKind::attention_bwd;
+  b.flops = 2.5e12;
+  EXPECT_GT(cm.time(b), cm.time(f) * 2);
+}
+
+}  // namespace
+}  // namespace dtsim::workloads

@@ -1,0 +1,147 @@
+#include "workloads/megatron_generator.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <stdexcept>
+
+#include "topology/catalog.h"
+#include "workloads/model_catalog.h"
+
+namespace dtsim::workloads {
+namespace {
+
+topology::ClusterSpec cluster(int nodes) {
+  topology::ClusterSpec c = *topology::find_node_preset("hgx-h100");
+  c.nodes = nodes;
+  return c;
+}
+
+TrainingSpec gpt(int tp, int pp, int vp, int global, int layers = 8) {
+  TrainingSpec t;
+  t.model.layers = layers;
+  t.model.hidden = 1024;
+  t.model.heads = 16;
+  t.model.seq_len = 1024;
+  t.model.vocab = 32000;
+  t.parallel.tp = tp;
+  t.parallel.pp = pp;
+  t.parallel.vp = vp;
+  t.parallel.dp = 0;  // the rest of the cluster
+  t.batch.global = global;
+  t.batch.micro = 1;
+  return t;
+}
+
+int count_label(const RankGraph& r, std::string_view label) {
+  int n = 0;
+  for (const Op& op : r.ops) n += r.labels[op.label] == label ? 1 : 0;
+  return n;
+}
+
+TEST(MegatronGenerator, SimulatesOneRankPerPipelineStage) {
+  const Workload w = generate_megatron(gpt(2, 4, 1, 16), cluster(1));
+  ASSERT_EQ(w.ranks.size(), 4u);
+  for (const auto& r : w.ranks) EXPECT_EQ(r.represents, 2);
+}
+
+TEST(MegatronGenerator, EveryStageRunsEachMicrobatchForwardAndBackward) {
+  // 8 GPUs: tp 2 x pp 2 x dp 2; 16 sequences / (1 x 2) = 8 microbatches; 4 layers per stage.
+  const Workload w = generate_megatron(gpt(2, 2, 1, 16), cluster(1));
+  for (const auto& r : w.ranks) {
+    EXPECT_EQ(count_label(r, "mlp.fc1.fwd"), 8 * 4);
+    EXPECT_EQ(count_label(r, "mlp.fc1.bwd"), 8 * 4);
+  }
+}
+
+TEST(MegatronGenerator, EveryReceiveIsPairedWithASendOfTheSameSize) {
+  const Workload w = generate_megatron(gpt(1, 4, 2, 16), cluster(1));
+  int recvs = 0;
+  for (const auto& r : w.ranks) {
+    for (const Op& op : r.ops) {
+      if (op.kind != OpKind::recv) continue;
+      ++recvs;
+      ASSERT_GE(op.peer_rank, 0);
+      const Op& send = w.ranks[op.peer_rank].ops[op.peer_op];
+      EXPECT_EQ(send.kind, OpKind::send);
+      EXPECT_EQ(send.bytes, op.bytes);
+    }
+  }
+  // 8 virtual stages, 8 microbatches: 7 boundaries x 8 microbatches x 2 directions.
+  EXPECT_EQ(recvs, 7 * 8 * 2);
+}
+
+TEST(MegatronGenerator, SequenceParallelGathersAndScattersTwicePerLayerEachWay) {
+  const Workload w = generate_megatron(gpt(8, 1, 1, 1, 2), cluster(1));
+  const RankGraph& r = w.ranks[0];
+  std::map<collectives::CollectiveKind, int> kinds;
+  for (const Op& op : r.ops) {
+    if (op.kind == OpKind::collective && op.stream == Stream::tp) kinds[op.collective] += op.repeat;
+  }
+  // 2 layers x (2 fwd + 2 bwd) of each, plus the LM head's gather and scatter.
+  EXPECT_EQ(kinds[collectives::CollectiveKind::all_gather], 2 * 4 + 1);
+  EXPECT_EQ(kinds[collectives::CollectiveKind::reduce_scatter], 2 * 4 + 1);
+}
+
+TEST(MegatronGenerator, WithoutSequenceParallelTensorParallelAllReduces) {
+  TrainingSpec t = gpt(8, 1, 1, 1, 2);
+  t.parallel.sequence_parallel = false;
+  const Workload w = generate_megatron(t, cluster(1));
+  int all_reduce = 0;
+  for (const Op& op : w.ranks[0].ops) {
+    if (op.kind == OpKind::collective && op.stream == Stream::tp) {
+      EXPECT_EQ(op.collective, collectives::CollectiveKind::all_reduce);
+      ++all_reduce;
+    }
+  }
+  EXPECT_EQ(all_reduce, 2 * 4 + 1);  // and the vocabulary-parallel LM head's input gradient
+}
+
+TEST(MegatronGenerator, FsdpGathersParametersForEveryMicrobatchForwardAndBackward) {
+  TrainingSpec t = gpt(1, 1, 1, 32, 4);
+  t.parallel.zero = 3;
+  const Workload w = generate_megatron(t, cluster(1));  // dp 8: 4 microbatches
+  EXPECT_EQ(count_label(w.ranks[0], "fsdp.param.ag"), 4 * 4 * 2);
+  EXPECT_EQ(count_label(w.ranks[0], "grad.rs"), 4 * 4 + 1);  // + embedding and head, once
+}
+
+TEST(MegatronGenerator, ModelFlopsMatchMegatronsClosedForm) {
+  // Narayanan et al. 2021, eq. 3 without recompute: 72 B s l h^2 (1 + s/6h + V/12lh).
+  TrainingSpec t = resolve_training(gpt(1, 1, 1, 64, 24), cluster(1));
+  const double B = 64, s = 1024, l = 24, h = 1024, V = 32000;
+  const double expected = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+  EXPECT_NEAR(megatron_model_flops(t) / expected, 1.0, 1e-9);
+}
+
+TEST(MegatronGenerator, InterleavingNeedsMicrobatchesDivisibleByStages) {
+  EXPECT_THROW(generate_megatron(gpt(1, 4, 2, 12), cluster(1)), std::invalid_argument);
+}
+
+TEST(MegatronGenerator, RejectsParallelSizesThatDoNotMatchTheCluster) {
+  TrainingSpec t = gpt(8, 2, 1, 16);
+  t.parallel.dp = 2;
+  EXPECT_THROW(generate_megatron(t, cluster(1)), std::invalid_argument);
+}
+
+TEST(MegatronGenerator, MoeLayersDispatchAndCombineOverTheExpertGroup) {
+  TrainingSpec t;
+  t.model = *find_model_preset("mixtral-8x7b");
+  t.model.layers = 2;
+  t.parallel.tp = 1;
+  t.parallel.dp = 8;
+  t.parallel.ep = 8;
+  t.batch.global = 8;
+  const Workload w = generate_megatron(t, cluster(1));
+  int a2a = 0;
+  for (const Op& op : w.ranks[0].ops) {
+    if (op.kind == OpKind::collective && op.collective == collectives::CollectiveKind::all_to_all) {
+      EXPECT_EQ(op.stream, Stream::ep);
+      EXPECT_EQ(w.comms[op.comm].size(), 8);
+      ++a2a;
+    }
+  }
+  EXPECT_EQ(a2a, 2 * 4);  // 2 layers x (dispatch + combine) x (fwd + bwd)
+}
+
+}  // namespace
+}  // namespace dtsim::workloads

@@ -1,0 +1,99 @@
+#include "workloads/training.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "report/training_writer.h"
+#include "topology/catalog.h"
+#include "workloads/alpha_beta_model.h"
+
+namespace dtsim::workloads {
+namespace {
+
+topology::ClusterSpec cluster(int nodes) {
+  topology::ClusterSpec c = *topology::find_node_preset("hgx-h100");
+  c.nodes = nodes;
+  return c;
+}
+
+TrainingSpec llama(int tp, int pp, int global) {
+  TrainingSpec t;
+  t.model.preset = "llama3-8b";
+  t.parallel.tp = tp;
+  t.parallel.pp = pp;
+  t.parallel.zero = 1;
+  t.parallel.dp = 0;  // the rest of the cluster
+  t.batch.global = global;
+  return t;
+}
+
+TEST(Training, HeadlineFiguresAreConsistent) {
+  const auto c = cluster(2);
+  AlphaBetaCollectiveModel comm(c);
+  const TrainingResult r = run_training(llama(2, 2, 32), c, comm);
+  ASSERT_GT(r.iteration_time_s, 0);
+  EXPECT_NEAR(r.tokens_per_s_per_gpu, 32.0 * 8192 / r.iteration_time_s / 16, 1e-6 * r.tokens_per_s_per_gpu);
+  EXPECT_NEAR(r.mfu, r.tflops_per_gpu * 1e12 / 989.4e12, 1e-9);
+  EXPECT_GT(r.mfu, 0.2);
+  EXPECT_LT(r.mfu, 0.7);
+}
+
+TEST(Training, PipelineBubbleShrinksWithMoreMicrobatches) {
+  const auto c = cluster(1);
+  AlphaBetaCollectiveModel comm(c);
+  const TrainingResult few = run_training(llama(1, 4, 8), c, comm);    // 4 microbatches
+  const TrainingResult many = run_training(llama(1, 4, 64), c, comm);  // 32 microbatches
+  EXPECT_GT(few.breakdown.bubble.seconds() / few.iteration_time_s,
+            2 * many.breakdown.bubble.seconds() / many.iteration_time_s);
+}
+
+TEST(Training, InterleavingReducesTheBubble) {
+  const auto c = cluster(1);
+  AlphaBetaCollectiveModel comm(c);
+  TrainingSpec plain = llama(1, 4, 8);
+  TrainingSpec inter = plain;
+  inter.parallel.vp = 2;
+  EXPECT_LT(run_training(inter, c, comm).breakdown.bubble, run_training(plain, c, comm).breakdown.bubble);
+}
+
+TEST(Training, TensorParallelAcrossNodesExposesMoreCommunication) {
+  const auto c = cluster(2);
+  AlphaBetaCollectiveModel comm(c);
+  TrainingSpec in_node = llama(8, 1, 16);
+  TrainingSpec across = in_node;
+  across.parallel.placement = "dp-tp-cp-pp";  // puts TP peers on different nodes
+  EXPECT_GT(run_training(across, c, comm).breakdown.exposed[static_cast<int>(CommCategory::tp)],
+            run_training(in_node, c, comm).breakdown.exposed[static_cast<int>(CommCategory::tp)]);
+}
+
+TEST(Training, MergingLayersIntoBlocksKeepsTheIterationTimeClose) {
+  const auto c = cluster(4);
+  AlphaBetaCollectiveModel comm(c);
+  const TrainingSpec t = llama(2, 4, 64);
+  GeneratorOptions coarse;
+  coarse.layers_per_block = 0;
+  const double exact = run_training(t, c, comm).iteration_time_s;
+  const double fast = run_training(t, c, comm, coarse).iteration_time_s;
+  EXPECT_NEAR(fast / exact, 1.0, 0.03);
+}
+
+TEST(TrainingWriter, JsonCarriesTheSchemaAndHeadlineKeys) {
+  const auto c = cluster(1);
+  AlphaBetaCollectiveModel comm(c);
+  const TrainingResult r = run_training(llama(8, 1, 8), c, comm);
+  std::ostringstream out;
+  report::write_training(r, "json", out);
+  for (const char* key : {"\"schema_version\"", "\"iteration_time_s\"", "\"tflops_per_gpu\"", "\"mfu\"",
+                          "\"tokens_per_s_per_gpu\"", "\"breakdown\"", "\"bubble_s\""}) {
+    EXPECT_NE(out.str().find(key), std::string::npos) << key;
+  }
+}
+
+TEST(TrainingWriter, RejectsAnUnknownFormat) {
+  std::ostringstream out;
+  EXPECT_THROW(report::write_training(TrainingResult{}, "xml", out), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace dtsim::workloads
