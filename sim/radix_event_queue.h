@@ -89,17 +89,20 @@ class RadixEventQueue {
     last_key_ = e.key;
   }
 
-  static size_t digit_bucket(int digit, uint64_t word) {
+  // The bucket for an event whose highest differing bit is `diff`'s top bit, in `word` (the
+  // event's time or key); time digits rank above all key digits.
+  static size_t digit_bucket(uint64_t diff, uint64_t word, int first_digit) {
+    const int digit = (63 - std::countl_zero(diff)) / kDigitBits;
     const auto value = static_cast<size_t>((word >> (digit * kDigitBits)) & (kDigitValues - 1));
-    return static_cast<size_t>(digit) * kDigitValues + value;
+    return static_cast<size_t>(first_digit + digit) * kDigitValues + value;
   }
 
   void place(const Event& e) {
     const uint64_t t = time_bits(e.time);
     if (const uint64_t dt = t ^ last_time_; dt != 0) {
-      append(digit_bucket(kDigitsPerWord + (63 - std::countl_zero(dt)) / kDigitBits, t), e);
+      append(digit_bucket(dt, t, kDigitsPerWord), e);
     } else if (const uint64_t dk = e.key ^ last_key_; dk != 0) {
-      append(digit_bucket((63 - std::countl_zero(dk)) / kDigitBits, e.key), e);
+      append(digit_bucket(dk, e.key, 0), e);
     } else {
       equal_.push_back(e);
     }
