@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "collectives/algorithm_cost.h"
+#include "collectives/schedule.h"
 
 namespace dtsim::collectives {
 
@@ -29,6 +30,28 @@ AlgoCost all_to_all_cost(const HardwareView& hw, const CostQuery& q) {
   }
   c.algbw_gbytes = t_us > 0 ? q.bytes / (t_us * 1e3) : 1e30;
   return c;
+}
+
+}  // namespace dtsim::collectives
+
+// Lowering to transfers (schedule.h).
+
+namespace dtsim::collectives {
+
+Schedule all_to_all_schedule(Bytes bytes, const Communicator& comm, int channels) {
+  Schedule s;
+  const int n = comm.size();
+  if (n <= 1) return s;
+  const Bytes share(bytes.count() / (int64_t{n} * channels));
+  for (int c = 0; c < channels; ++c) {
+    // Pairwise exchange: in round k every rank sends to the rank k places ahead, all at once.
+    for (int k = 1; k < n; ++k) {
+      for (int r = 0; r < n; ++r) {
+        s.add(comm.ranks[static_cast<size_t>(r)], comm.ranks[static_cast<size_t>((r + k) % n)], share, {}, Bytes(0), k, c);
+      }
+    }
+  }
+  return s;
 }
 
 }  // namespace dtsim::collectives

@@ -5,8 +5,10 @@
 // uses it only when asked.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "collectives/algorithm_cost.h"
+#include "collectives/schedule.h"
 
 namespace dtsim::collectives {
 
@@ -29,6 +31,44 @@ AlgoCost halving_doubling_cost(const HardwareView& hw, const CostQuery& q) {
   }
   c.algbw_gbytes = bw_time_us > 0 ? q.bytes / (bw_time_us * 1e3) : 1e30;
   return c;
+}
+
+}  // namespace dtsim::collectives
+
+// Lowering to transfers (schedule.h).
+
+namespace dtsim::collectives {
+
+Schedule halving_doubling_schedule(Bytes bytes, const Communicator& comm, int channels) {
+  Schedule s;
+  const int n = comm.size();
+  if (n <= 1) return s;
+  int rounds = 0;
+  while ((1 << rounds) < n) ++rounds;
+  for (int c = 0; c < channels; ++c) {
+    std::vector<uint32_t> last_into(static_cast<size_t>(n), UINT32_MAX);
+    auto round = [&](int dist, int64_t size, bool reduce, int step) {
+      std::vector<uint32_t> now(static_cast<size_t>(n));
+      for (int r = 0; r < n; ++r) {
+        std::vector<uint32_t> deps;
+        if (last_into[static_cast<size_t>(r)] != UINT32_MAX) deps.push_back(last_into[static_cast<size_t>(r)]);
+        const int p = r ^ dist;
+        now[static_cast<size_t>(p)] = s.add(comm.ranks[static_cast<size_t>(r)], comm.ranks[static_cast<size_t>(p)],
+                                            Bytes(size), deps, reduce ? Bytes(size) : Bytes(0), step, c);
+      }
+      last_into = now;
+    };
+    int64_t size = bytes.count() / channels;
+    for (int r = 0; r < rounds; ++r) {
+      size /= 2;
+      round(n >> (r + 1), size, true, r);
+    }
+    for (int r = rounds - 1; r >= 0; --r) {
+      round(n >> (r + 1), size, false, 2 * rounds - 1 - r);
+      size *= 2;
+    }
+  }
+  return s;
 }
 
 }  // namespace dtsim::collectives

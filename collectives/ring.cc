@@ -5,9 +5,12 @@
 // size/n; all_gather and reduce_scatter are n-1 such steps; broadcast and reduce pipeline the
 // whole buffer down a chain of n-1 hops.
 #include <algorithm>
+#include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "collectives/algorithm_cost.h"
+#include "collectives/schedule.h"
 
 namespace dtsim::collectives {
 
@@ -36,6 +39,61 @@ AlgoCost ring_cost(const HardwareView& hw, const CostQuery& q) {
   const double per_hop = chain ? q.bytes : q.bytes / n;
   c.fill_us = pipeline_fill_us(hw, q.protocol, steps, per_hop, q.channels, busbw);
   return c;
+}
+
+}  // namespace dtsim::collectives
+
+// Lowering to transfers (schedule.h).
+
+namespace dtsim::collectives {
+
+Schedule ring_schedule(CollectiveKind kind, Bytes bytes, const Communicator& comm, int channels) {
+  Schedule s;
+  const int n = comm.size();
+  if (n <= 1) return s;
+  const bool chain = kind == CollectiveKind::broadcast || kind == CollectiveKind::reduce;
+  if (chain) {
+    // The buffer is cut into slices that flow down the chain root -> ... -> last; a slice
+    // leaves a rank once it has arrived there (and, for reduce, been added to the local one).
+    const int slices = n;
+    const Bytes piece(bytes.count() / (int64_t{channels} * slices));
+    const Bytes reduce = kind == CollectiveKind::reduce ? piece : Bytes(0);
+    for (int c = 0; c < channels; ++c) {
+      std::vector<uint32_t> prev_hop(static_cast<size_t>(slices), UINT32_MAX);
+      for (int h = 0; h + 1 < n; ++h) {
+        // reduce flows towards the root: last -> ... -> root; broadcast away from it.
+        const int from = kind == CollectiveKind::reduce ? comm.ranks[static_cast<size_t>(n - 1 - h)] : comm.ranks[static_cast<size_t>(h)];
+        const int to = kind == CollectiveKind::reduce ? comm.ranks[static_cast<size_t>(n - 2 - h)] : comm.ranks[static_cast<size_t>(h + 1)];
+        for (int j = 0; j < slices; ++j) {
+          std::vector<uint32_t> deps;
+          if (prev_hop[static_cast<size_t>(j)] != UINT32_MAX) deps.push_back(prev_hop[static_cast<size_t>(j)]);
+          prev_hop[static_cast<size_t>(j)] = s.add(from, to, piece, deps, reduce, h, c);
+        }
+      }
+    }
+    return s;
+  }
+  const bool all_reduce = kind == CollectiveKind::all_reduce;
+  const int steps = all_reduce ? 2 * (n - 1) : n - 1;
+  const int reducing_steps = kind == CollectiveKind::all_gather ? 0 : n - 1;
+  const Bytes chunk(bytes.count() / (int64_t{n} * channels));
+  for (int c = 0; c < channels; ++c) {
+    // last_into[r]: the transfer that last delivered into ring position r.
+    std::vector<uint32_t> last_into(static_cast<size_t>(n), UINT32_MAX);
+    for (int st = 0; st < steps; ++st) {
+      std::vector<uint32_t> now(static_cast<size_t>(n));
+      for (int r = 0; r < n; ++r) {
+        std::vector<uint32_t> deps;
+        if (last_into[static_cast<size_t>(r)] != UINT32_MAX) deps.push_back(last_into[static_cast<size_t>(r)]);
+        const int next = (r + 1) % n;
+        now[static_cast<size_t>(next)] =
+            s.add(comm.ranks[static_cast<size_t>(r)], comm.ranks[static_cast<size_t>(next)], chunk, deps,
+                  st < reducing_steps ? chunk : Bytes(0), st, c);
+      }
+      last_into = now;
+    }
+  }
+  return s;
 }
 
 }  // namespace dtsim::collectives

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "collectives/algorithm_cost.h"
+#include "collectives/schedule.h"
 
 namespace dtsim::collectives {
 
@@ -19,6 +20,25 @@ AlgoCost send_recv_cost(const HardwareView& hw, const CostQuery& q) {
   // The copy out of the connection's FIFO starts once it holds data: one FIFO's worth of time.
   c.fill_us = std::min(q.bytes, p.p2p_pipeline_bytes) / (c.algbw_gbytes * 1e3);
   return c;
+}
+
+}  // namespace dtsim::collectives
+
+// Lowering to transfers (schedule.h).
+
+namespace dtsim::collectives {
+
+Schedule send_recv_schedule(Bytes bytes, const Communicator& comm, int channels) {
+  Schedule s;
+  const int n = comm.size();
+  if (n <= 1) return s;
+  const Bytes piece(bytes.count() / channels);
+  for (int c = 0; c < channels; ++c) {
+    for (int r = 0; r < n; ++r) {
+      s.add(comm.ranks[static_cast<size_t>(r)], comm.ranks[static_cast<size_t>((r + 1) % n)], piece, {}, Bytes(0), 0, c);
+    }
+  }
+  return s;
 }
 
 }  // namespace dtsim::collectives

@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "collectives/algorithm_cost.h"
+#include "collectives/schedule.h"
 
 namespace dtsim::collectives {
 
@@ -35,6 +37,53 @@ AlgoCost tree_cost(const HardwareView& hw, const CostQuery& q) {
   const int hops = 2 * (g - 1 + levels);
   c.fill_us = pipeline_fill_us(hw, q.protocol, hops, q.bytes, q.channels, algbw);
   return c;
+}
+
+}  // namespace dtsim::collectives
+
+// Lowering to transfers (schedule.h).
+
+namespace dtsim::collectives {
+
+// A chain inside each node reduces to its first rank; node leaders form a binary tree (node k's
+// children are 2k+1 and 2k+2) that reduces to node 0 and broadcasts back; each chain then
+// broadcasts inside its node. Every channel carries bytes/channels.
+Schedule tree_schedule(Bytes bytes, const Communicator& comm, int channels, int ranks_per_node) {
+  Schedule s;
+  const int n = comm.size();
+  if (n <= 1) return s;
+  const int g = std::max(1, std::min(ranks_per_node, n));
+  const int nodes = (n + g - 1) / g;
+  auto rank = [&](int node, int local) { return comm.ranks[static_cast<size_t>(node * g + local)]; };
+  auto locals = [&](int node) { return std::min(g, n - node * g); };
+  const Bytes piece(bytes.count() / channels);
+  for (int c = 0; c < channels; ++c) {
+    std::vector<std::vector<uint32_t>> ready(static_cast<size_t>(nodes));
+    for (int k = nodes - 1; k >= 0; --k) {
+      std::vector<uint32_t> deps;
+      for (int i = locals(k) - 1; i >= 1; --i) {
+        const uint32_t t = s.add(rank(k, i), rank(k, i - 1), piece, deps, piece, 0, c);
+        deps = {t};
+      }
+      ready[static_cast<size_t>(k)] = deps;
+      for (int child : {2 * k + 1, 2 * k + 2}) {
+        if (child >= nodes) continue;
+        const uint32_t t = s.add(rank(child, 0), rank(k, 0), piece, ready[static_cast<size_t>(child)], piece, 1, c);
+        ready[static_cast<size_t>(k)].push_back(t);
+      }
+    }
+    std::vector<std::vector<uint32_t>> down(static_cast<size_t>(nodes));
+    down[0] = ready[0];
+    for (int k = 0; k < nodes; ++k) {
+      for (int child : {2 * k + 1, 2 * k + 2}) {
+        if (child >= nodes) continue;
+        down[static_cast<size_t>(child)] = {s.add(rank(k, 0), rank(child, 0), piece, down[static_cast<size_t>(k)], Bytes(0), 2, c)};
+      }
+      std::vector<uint32_t> deps = down[static_cast<size_t>(k)];
+      for (int i = 0; i + 1 < locals(k); ++i) deps = {s.add(rank(k, i), rank(k, i + 1), piece, deps, Bytes(0), 3, c)};
+    }
+  }
+  return s;
 }
 
 }  // namespace dtsim::collectives

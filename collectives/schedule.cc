@@ -1,0 +1,67 @@
+#include "collectives/schedule.h"
+
+#include <string>
+
+#include "sim/error.h"
+
+namespace dtsim::collectives {
+
+uint32_t Schedule::add(int src, int dst, Bytes bytes, std::span<const uint32_t> deps, Bytes reduce,
+                       int step, int channel) {
+  ScheduledTransfer t;
+  t.src_gpu = src;
+  t.dst_gpu = dst;
+  t.bytes = bytes;
+  t.reduce_bytes = reduce;
+  t.step = step;
+  t.channel = channel;
+  t.deps_begin = static_cast<uint32_t>(deps_.size());
+  t.deps_count = static_cast<uint32_t>(deps.size());
+  deps_.insert(deps_.end(), deps.begin(), deps.end());
+  transfers_.push_back(t);
+  return static_cast<uint32_t>(transfers_.size() - 1);
+}
+
+Bytes Schedule::total_bytes() const {
+  Bytes b(0);
+  for (const auto& t : transfers_) b += t.bytes;
+  return b;
+}
+
+// The builders live beside their algorithms (ring.cc, tree.cc, ...).
+Schedule ring_schedule(CollectiveKind kind, Bytes bytes, const Communicator& comm, int channels);
+Schedule tree_schedule(Bytes bytes, const Communicator& comm, int channels, int ranks_per_node);
+Schedule halving_doubling_schedule(Bytes bytes, const Communicator& comm, int channels);
+Schedule all_to_all_schedule(Bytes bytes, const Communicator& comm, int channels);
+Schedule send_recv_schedule(Bytes bytes, const Communicator& comm, int channels);
+
+Schedule build_schedule(Algorithm algo, CollectiveKind kind, Bytes bytes, const Communicator& comm,
+                        int channels, int ranks_per_node) {
+  if (channels < 1) throw InputError({}, "collectives.channels", "expected at least 1 channel");
+  auto refuse = [&] {
+    return InputError({}, "collectives.algorithm",
+                      std::string(name(algo)) + " has no transfer-level schedule for " +
+                          std::string(name(kind)) + "; the analytical model prices it in closed form");
+  };
+  switch (algo) {
+    case Algorithm::ring:
+      if (kind == CollectiveKind::all_to_all || kind == CollectiveKind::send_recv) throw refuse();
+      return ring_schedule(kind, bytes, comm, channels);
+    case Algorithm::tree:
+      if (kind != CollectiveKind::all_reduce) throw refuse();
+      return tree_schedule(bytes, comm, channels, ranks_per_node);
+    case Algorithm::halving_doubling:
+      if (kind != CollectiveKind::all_reduce) throw refuse();
+      return halving_doubling_schedule(bytes, comm, channels);
+    case Algorithm::pairwise:
+      if (kind != CollectiveKind::all_to_all) throw refuse();
+      return all_to_all_schedule(bytes, comm, channels);
+    case Algorithm::p2p:
+      if (kind != CollectiveKind::send_recv) throw refuse();
+      return send_recv_schedule(bytes, comm, channels);
+    default:
+      throw refuse();
+  }
+}
+
+}  // namespace dtsim::collectives

@@ -1,0 +1,55 @@
+// Schedule: a collective lowered to point-to-point transfers, the IR the flow and packet models
+// execute. Each transfer names its source and destination GPU, its bytes, the transfers that
+// must finish before it may start (a rank forwards what it has received) and the bytes the
+// destination reduces on arrival. Algorithms whose reduction happens in a switch (NVLS, CollNet)
+// have no such lowering and are priced only in closed form.
+//   Schedule s = build_schedule(Algorithm::ring, CollectiveKind::all_reduce, Bytes::mib(64), comm, 4);
+//   ScheduleExecutor run(s, network, engine); run.start(); engine.run();
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "collectives/collective.h"
+#include "collectives/cost_model.h"
+#include "sim/units.h"
+
+namespace dtsim::collectives {
+
+struct ScheduledTransfer {
+  int src_gpu = 0;
+  int dst_gpu = 0;
+  Bytes bytes;
+  Bytes reduce_bytes;      // reduced into the destination's buffer once arrived (0: a copy)
+  int step = 0;            // algorithm step, for traces
+  int channel = 0;
+  uint32_t deps_begin = 0;  // into Schedule::deps
+  uint32_t deps_count = 0;
+};
+
+class Schedule {
+ public:
+  // Appends a transfer that starts after every transfer in `deps` (indices of earlier ones).
+  uint32_t add(int src, int dst, Bytes bytes, std::span<const uint32_t> deps, Bytes reduce = Bytes(0),
+               int step = 0, int channel = 0);
+  const std::vector<ScheduledTransfer>& transfers() const { return transfers_; }
+  std::span<const uint32_t> deps_of(const ScheduledTransfer& t) const {
+    return std::span<const uint32_t>(deps_).subspan(t.deps_begin, t.deps_count);
+  }
+  Bytes total_bytes() const;
+
+ private:
+  std::vector<ScheduledTransfer> transfers_;
+  std::vector<uint32_t> deps_;
+};
+
+// Lowers `kind` run with `algo` on `comm` over `channels` parallel channels. `bytes` is the
+// nccl-tests size. Supported: ring (all_reduce, all_gather, reduce_scatter, broadcast, reduce),
+// tree (all_reduce: chain in each node, binary tree across nodes), halving_doubling
+// (all_reduce, power-of-two ranks), pairwise (all_to_all), p2p (send_recv: rank i to i+1).
+// Throws InputError for other combinations. `ranks_per_node` groups ranks into nodes for tree.
+Schedule build_schedule(Algorithm algo, CollectiveKind kind, Bytes bytes, const Communicator& comm,
+                        int channels, int ranks_per_node = 1);
+
+}  // namespace dtsim::collectives

@@ -1,0 +1,74 @@
+#include "collectives/schedule_executor.h"
+
+namespace dtsim::collectives {
+namespace {
+
+// Payload layout: the transfer index, with the top bit set for "reduction finished" and the
+// next one for "launch" (the delayed start of the roots).
+constexpr uint64_t kReduced = uint64_t{1} << 63;
+constexpr uint64_t kLaunch = uint64_t{1} << 62;
+constexpr uint64_t kIndexMask = kLaunch - 1;
+
+}  // namespace
+
+ScheduleExecutor::ScheduleExecutor(const Schedule& schedule, network::NetworkModel& network,
+                                   ExecutorOptions options)
+    : schedule_(schedule), network_(network), options_(options) {
+  const auto& ts = schedule_.transfers();
+  waiting_.assign(ts.size(), 0);
+  dependents_begin_.assign(ts.size() + 1, 0);
+  for (uint32_t i = 0; i < ts.size(); ++i) {
+    for (uint32_t d : schedule_.deps_of(ts[i])) ++dependents_begin_[d + 1];
+    waiting_[i] = ts[i].deps_count;
+  }
+  for (size_t i = 0; i < ts.size(); ++i) dependents_begin_[i + 1] += dependents_begin_[i];
+  dependents_.assign(dependents_begin_.back(), 0);
+  std::vector<uint32_t> fill(dependents_begin_.begin(), dependents_begin_.end() - 1);
+  for (uint32_t i = 0; i < ts.size(); ++i) {
+    for (uint32_t d : schedule_.deps_of(ts[i])) dependents_[fill[d]++] = i;
+  }
+}
+
+void ScheduleExecutor::start(sim::Engine& engine) {
+  start_ = finish_ = engine.now();
+  const auto& ts = schedule_.transfers();
+  for (uint32_t i = 0; i < ts.size(); ++i) {
+    if (waiting_[i] == 0) engine.schedule_in(options_.launch_latency, *this, kLaunch | i);
+  }
+}
+
+void ScheduleExecutor::launch(sim::Engine& engine, uint32_t i) {
+  const auto& t = schedule_.transfers()[i];
+  sent_ += t.bytes;
+  // Each transfer gets its own flow hash so that ECMP spreads concurrent flows.
+  network_.start(engine, {t.src_gpu, t.dst_gpu, t.bytes, uint64_t{i} * 0x9e3779b97f4a7c15ULL}, *this, i);
+}
+
+void ScheduleExecutor::release(sim::Engine& engine, uint32_t i) {
+  ++completed_;
+  if (engine.now() > finish_) finish_ = engine.now();
+  for (uint32_t k = dependents_begin_[i]; k < dependents_begin_[i + 1]; ++k) {
+    const uint32_t d = dependents_[k];
+    if (--waiting_[d] == 0) launch(engine, d);
+  }
+}
+
+void ScheduleExecutor::on_event(sim::Engine& engine, uint64_t payload) {
+  const auto i = static_cast<uint32_t>(payload & kIndexMask);
+  if ((payload & kLaunch) != 0) {
+    launch(engine, i);
+    return;
+  }
+  if ((payload & kReduced) != 0) {
+    release(engine, i);
+    return;
+  }
+  const auto& t = schedule_.transfers()[i];
+  if (t.reduce_bytes.count() > 0 && !options_.reduction_bandwidth.is_zero()) {
+    engine.schedule_in(options_.reduction_bandwidth.transfer_time(t.reduce_bytes), *this, kReduced | i);
+    return;
+  }
+  release(engine, i);
+}
+
+}  // namespace dtsim::collectives
