@@ -1,12 +1,11 @@
 #include "topology/bisection.h"
 
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/push_relabel_max_flow.hpp>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
-
-#include <boost/graph/adjacency_list.hpp>
-#include <boost/graph/push_relabel_max_flow.hpp>
 
 namespace dtsim::topology {
 namespace {
@@ -14,12 +13,15 @@ namespace {
 using Traits = boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
 using FlowGraph = boost::adjacency_list<
     boost::vecS, boost::vecS, boost::directedS, boost::no_property,
-    boost::property<boost::edge_capacity_t, int64_t,
-                    boost::property<boost::edge_residual_capacity_t, int64_t,
-                                    boost::property<boost::edge_reverse_t, Traits::edge_descriptor>>>>;
+    boost::property<
+        boost::edge_capacity_t, int64_t,
+        boost::property<boost::edge_residual_capacity_t, int64_t,
+                        boost::property<boost::edge_reverse_t, Traits::edge_descriptor>>>>;
 
 // Capacities in MB/s keep the flow integral (exact) and far from overflow.
-int64_t mbps(Bandwidth b) { return std::llround(b.bytes_per_s() / 1e6); }
+int64_t mbps(Bandwidth b) {
+  return std::llround(b.bytes_per_s() / 1e6);
+}
 
 struct Flow {
   FlowGraph g;
@@ -68,16 +70,20 @@ Bandwidth bisection_bandwidth(const Cluster& c) {
   }
   if (split_nodes) {
     for (int n = 0; n < nodes; ++n) {
-      if (n < nodes / 2) f.pair(source, static_cast<size_t>(n), kUnbounded, 0);
-      else f.pair(static_cast<size_t>(n), sink, kUnbounded, 0);
+      if (n < nodes / 2)
+        f.pair(source, static_cast<size_t>(n), kUnbounded, 0);
+      else
+        f.pair(static_cast<size_t>(n), sink, kUnbounded, 0);
     }
   } else {
     const int gpus = c.gpu_count();
     if (gpus < 2) return Bandwidth();
     for (int g = 0; g < gpus; ++g) {
       size_t v = vertex[c.gpu_device(g)];
-      if (g < gpus / 2) f.pair(source, v, kUnbounded, 0);
-      else f.pair(v, sink, kUnbounded, 0);
+      if (g < gpus / 2)
+        f.pair(source, v, kUnbounded, 0);
+      else
+        f.pair(v, sink, kUnbounded, 0);
     }
   }
   int64_t flow = boost::push_relabel_max_flow(f.g, source, sink);

@@ -16,21 +16,26 @@ void require(bool ok, const std::string& key, const std::string& message) {
 }
 
 void check_spec(const ClusterSpec& s) {
-  require(s.nodes >= 1, "cluster.nodes", "expected a positive integer, got " + std::to_string(s.nodes));
+  require(s.nodes >= 1, "cluster.nodes",
+          "expected a positive integer, got " + std::to_string(s.nodes));
   require(s.gpus_per_node >= 1, "cluster.gpus_per_node",
           "expected a positive integer, got " + std::to_string(s.gpus_per_node));
-  require(s.nic.count >= 0, "cluster.nic.count", "expected 0 or more, got " + std::to_string(s.nic.count));
-  require(s.nodes == 1 || s.nic.count >= 1, "cluster.nic.count",
-          "nodes need at least one NIC to reach each other (" + std::to_string(s.nodes) + " nodes)");
-  require(s.scale_up.kind == ScaleUpKind::none || !s.scale_up.bandwidth.is_zero(), "cluster.scale_up.bandwidth",
+  require(s.nic.count >= 0, "cluster.nic.count",
+          "expected 0 or more, got " + std::to_string(s.nic.count));
+  require(
+      s.nodes == 1 || s.nic.count >= 1, "cluster.nic.count",
+      "nodes need at least one NIC to reach each other (" + std::to_string(s.nodes) + " nodes)");
+  require(s.scale_up.kind == ScaleUpKind::none || !s.scale_up.bandwidth.is_zero(),
+          "cluster.scale_up.bandwidth", "expected a positive bandwidth");
+  require(s.nic.count == 0 || !s.nic.bandwidth.is_zero(), "cluster.nic.bandwidth",
           "expected a positive bandwidth");
-  require(s.nic.count == 0 || !s.nic.bandwidth.is_zero(), "cluster.nic.bandwidth", "expected a positive bandwidth");
   require(s.nodes == 1 || !s.fabric.link.bandwidth.is_zero(), "cluster.fabric.link.bandwidth",
           "expected a positive bandwidth");
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 }  // namespace
@@ -52,7 +57,8 @@ std::unique_ptr<Cluster> build_nodes_and_fabric(ClusterSpec spec, const NodeTemp
 std::unique_ptr<Cluster> build_cluster(const ClusterSpec& spec) {
   if (spec.topology_file && !spec.topology_file->empty()) {
     const std::string& path = *spec.topology_file;
-    if (ends_with(path, ".xml")) return build_nodes_and_fabric(spec, read_nccl_topology_xml(spec, path));
+    if (ends_with(path, ".xml"))
+      return build_nodes_and_fabric(spec, read_nccl_topology_xml(spec, path));
     return read_topology_yaml(spec, path);
   }
   check_spec(spec);
@@ -61,11 +67,16 @@ std::unique_ptr<Cluster> build_cluster(const ClusterSpec& spec) {
 
 void build_fabric(ClusterBuilder& b, const ClusterSpec& spec, std::span<const DeviceId> nic_ports) {
   switch (spec.fabric.kind) {
-    case FabricKind::single_switch: return build_single_switch(b, spec, nic_ports);
-    case FabricKind::fat_tree: return build_fat_tree(b, spec, nic_ports);
-    case FabricKind::rail_optimized: return build_rail_optimized(b, spec, nic_ports);
-    case FabricKind::dragonfly: return build_dragonfly(b, spec, nic_ports);
-    case FabricKind::torus: return build_torus(b, spec, nic_ports);
+    case FabricKind::single_switch:
+      return build_single_switch(b, spec, nic_ports);
+    case FabricKind::fat_tree:
+      return build_fat_tree(b, spec, nic_ports);
+    case FabricKind::rail_optimized:
+      return build_rail_optimized(b, spec, nic_ports);
+    case FabricKind::dragonfly:
+      return build_dragonfly(b, spec, nic_ports);
+    case FabricKind::torus:
+      return build_torus(b, spec, nic_ports);
   }
 }
 

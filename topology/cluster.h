@@ -69,7 +69,9 @@ class Cluster {
   }
   // How many distinct equal-cost routes route() (or route_pxn()) chooses among for this pair:
   // the path diversity ECMP can spread flows over.
-  virtual uint64_t path_count(int /*src_gpu*/, int /*dst_gpu*/, bool /*pxn*/ = false) const { return 1; }
+  virtual uint64_t path_count(int /*src_gpu*/, int /*dst_gpu*/, bool /*pxn*/ = false) const {
+    return 1;
+  }
   // The first `limit` of those routes, in a fixed order (flow hashes map onto these).
   virtual std::vector<std::vector<LinkId>> equal_cost_paths(int src_gpu, int dst_gpu, size_t limit,
                                                             bool pxn = false) const {

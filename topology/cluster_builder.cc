@@ -1,23 +1,24 @@
 #include "topology/cluster_builder.h"
 
 #include <algorithm>
+#include <boost/pending/disjoint_sets.hpp>
 #include <numeric>
 #include <stdexcept>
 #include <tuple>
-
-#include <boost/pending/disjoint_sets.hpp>
 
 #include "sim/error.h"
 #include "topology/graph_cluster.h"
 
 namespace dtsim::topology {
 
-DeviceId ClusterBuilder::add_device(DeviceKind kind, std::string name, int node, int tier, int local) {
+DeviceId ClusterBuilder::add_device(DeviceKind kind, std::string name, int node, int tier,
+                                    int local) {
   devices_.push_back(Device{kind, std::move(name), node, tier, local});
   return static_cast<DeviceId>(devices_.size() - 1);
 }
 
-LinkId ClusterBuilder::connect(DeviceId a, DeviceId b, LinkKind kind, Bandwidth bandwidth, Time latency) {
+LinkId ClusterBuilder::connect(DeviceId a, DeviceId b, LinkKind kind, Bandwidth bandwidth,
+                               Time latency) {
   if (a >= devices_.size() || b >= devices_.size() || a == b) {
     throw std::logic_error("ClusterBuilder::connect: bad endpoints");
   }
@@ -38,7 +39,8 @@ std::unique_ptr<Cluster> ClusterBuilder::finish(ClusterSpec spec) && {
     if (devices_[d].kind == DeviceKind::gpu) gpus.push_back(d);
   }
   std::stable_sort(gpus.begin(), gpus.end(), [&](DeviceId a, DeviceId b) {
-    return std::tie(devices_[a].node, devices_[a].local) < std::tie(devices_[b].node, devices_[b].local);
+    return std::tie(devices_[a].node, devices_[a].local) <
+           std::tie(devices_[b].node, devices_[b].local);
   });
   if (gpus.size() != static_cast<size_t>(spec.nodes) * static_cast<size_t>(spec.gpus_per_node)) {
     throw std::logic_error("ClusterBuilder::finish: GPU count disagrees with the spec");

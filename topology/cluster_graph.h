@@ -5,10 +5,9 @@
 //   for (auto e : boost::make_iterator_range(boost::out_edges(v, g))) use(g[e].link);
 #pragma once
 
+#include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <cstdint>
 #include <span>
-
-#include <boost/graph/compressed_sparse_row_graph.hpp>
 
 #include "topology/cluster.h"
 
@@ -18,9 +17,9 @@ struct LinkEdge {
   LinkId link = 0;
 };
 
-using ClusterGraph = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property,
-                                                        LinkEdge, boost::no_property, uint32_t,
-                                                        uint32_t>;
+using ClusterGraph =
+    boost::compressed_sparse_row_graph<boost::directedS, boost::no_property, LinkEdge,
+                                       boost::no_property, uint32_t, uint32_t>;
 
 ClusterGraph make_cluster_graph(size_t device_count, std::span<const Link> links);
 

@@ -4,9 +4,8 @@
 #include <cmath>
 #include <iomanip>
 #include <map>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "sim/error.h"
 #include "topology/bisection.h"
@@ -17,21 +16,30 @@ namespace {
 
 std::string_view kind_name(DeviceKind k) {
   switch (k) {
-    case DeviceKind::gpu: return "gpu";
-    case DeviceKind::nvswitch: return "nvswitch";
-    case DeviceKind::pcie_switch: return "pcie-switch";
-    case DeviceKind::host: return "host";
-    case DeviceKind::nic: return "nic";
-    case DeviceKind::network_switch: return "switch";
+    case DeviceKind::gpu:
+      return "gpu";
+    case DeviceKind::nvswitch:
+      return "nvswitch";
+    case DeviceKind::pcie_switch:
+      return "pcie-switch";
+    case DeviceKind::host:
+      return "host";
+    case DeviceKind::nic:
+      return "nic";
+    case DeviceKind::network_switch:
+      return "switch";
   }
   return "?";
 }
 
 std::string_view link_kind_name(LinkKind k) {
   switch (k) {
-    case LinkKind::nvlink: return "nvlink";
-    case LinkKind::pcie: return "pcie";
-    case LinkKind::network: return "network";
+    case LinkKind::nvlink:
+      return "nvlink";
+    case LinkKind::pcie:
+      return "pcie";
+    case LinkKind::network:
+      return "network";
   }
   return "?";
 }
@@ -44,18 +52,24 @@ std::string ratio(double r) {
 
 void write_text(const Cluster& c, const ClusterSummary& s, std::ostream& out) {
   const ClusterSpec& spec = c.spec();
-  auto row = [&](const char* key) -> std::ostream& { return out << std::left << std::setw(18) << key; };
-  row("cluster") << (s.node_preset.empty() ? "custom" : s.node_preset) << ", " << s.nodes << " nodes x "
-                 << s.gpus_per_node << " GPUs = " << s.gpus << " GPUs (" << s.gpu << ")\n";
+  auto row = [&](const char* key) -> std::ostream& {
+    return out << std::left << std::setw(18) << key;
+  };
+  row("cluster") << (s.node_preset.empty() ? "custom" : s.node_preset) << ", " << s.nodes
+                 << " nodes x " << s.gpus_per_node << " GPUs = " << s.gpus << " GPUs (" << s.gpu
+                 << ")\n";
   if (spec.topology_file) row("topology file") << *spec.topology_file << "\n";
-  row("scale-up") << name(spec.scale_up.kind) << ", " << to_string(spec.scale_up.bandwidth) << " per GPU, "
-                  << s.nvswitches << " NVSwitch, " << s.pcie_switches << " PCIe switches, " << s.hosts
-                  << " CPU sockets\n";
+  row("scale-up") << name(spec.scale_up.kind) << ", " << to_string(spec.scale_up.bandwidth)
+                  << " per GPU, " << s.nvswitches << " NVSwitch, " << s.pcie_switches
+                  << " PCIe switches, " << s.hosts << " CPU sockets\n";
   row("nics") << s.nics << " (" << spec.nic.count << " per node, " << name(spec.nic.kind) << ", "
               << to_string_bits(spec.nic.bandwidth) << ")\n";
   row("fabric") << s.fabric;
-  if (s.fabric == "fat-tree" || s.fabric == "rail-optimized") out << ", " << spec.fabric.tiers << " tiers";
-  if (s.fabric != "file") out << ", radix " << spec.fabric.radix << ", links " << to_string_bits(spec.fabric.link.bandwidth);
+  if (s.fabric == "fat-tree" || s.fabric == "rail-optimized")
+    out << ", " << spec.fabric.tiers << " tiers";
+  if (s.fabric != "file")
+    out << ", radix " << spec.fabric.radix << ", links "
+        << to_string_bits(spec.fabric.link.bandwidth);
   out << "\n";
   row("switches") << s.switches;
   if (!s.switches_per_tier.empty()) {
@@ -67,11 +81,13 @@ void write_text(const Cluster& c, const ClusterSummary& s, std::ostream& out) {
   }
   out << "\n";
   row("devices") << s.devices << "\n";
-  row("links") << s.links << " cables (" << s.network_links << " network, " << s.nvlink_links << " nvlink, "
-               << s.pcie_links << " pcie)\n";
-  row("bisection") << to_string(s.bisection_bandwidth) << " (" << to_string_bits(s.bisection_bandwidth) << ")\n";
+  row("links") << s.links << " cables (" << s.network_links << " network, " << s.nvlink_links
+               << " nvlink, " << s.pcie_links << " pcie)\n";
+  row("bisection") << to_string(s.bisection_bandwidth) << " ("
+                   << to_string_bits(s.bisection_bandwidth) << ")\n";
   row("oversubscription") << ratio(s.oversubscription) << ":1 at the edge switches\n";
-  row("path diversity") << s.path_diversity << " equal-cost routes, GPU 0 -> node " << (s.nodes - 1) << "\n";
+  row("path diversity") << s.path_diversity << " equal-cost routes, GPU 0 -> node " << (s.nodes - 1)
+                        << "\n";
 }
 
 void write_json(const Cluster& c, const ClusterSummary& s, std::ostream& out) {
@@ -104,29 +120,34 @@ void write_dot(const Cluster& c, std::ostream& out) {
   const auto devices = c.devices();
   if (devices.size() > static_cast<size_t>(kMaxDotDevices)) {
     throw InputError(SourceLocation{}, "describe",
-                     "DOT output is limited to clusters of at most " + std::to_string(kMaxDotDevices) +
-                         " devices; this one has " + std::to_string(devices.size()) +
-                         ": use the text or json format");
+                     "DOT output is limited to clusters of at most " +
+                         std::to_string(kMaxDotDevices) + " devices; this one has " +
+                         std::to_string(devices.size()) + ": use the text or json format");
   }
-  static const std::map<DeviceKind, const char*> shape = {
-      {DeviceKind::gpu, "box"},           {DeviceKind::nvswitch, "hexagon"},
-      {DeviceKind::pcie_switch, "diamond"}, {DeviceKind::host, "ellipse"},
-      {DeviceKind::nic, "cds"},           {DeviceKind::network_switch, "octagon"}};
+  static const std::map<DeviceKind, const char*> shape = {{DeviceKind::gpu, "box"},
+                                                          {DeviceKind::nvswitch, "hexagon"},
+                                                          {DeviceKind::pcie_switch, "diamond"},
+                                                          {DeviceKind::host, "ellipse"},
+                                                          {DeviceKind::nic, "cds"},
+                                                          {DeviceKind::network_switch, "octagon"}};
   out << "graph cluster {\n  graph [rankdir=BT];\n";
   std::map<int, std::vector<DeviceId>> by_node;
   for (DeviceId d = 0; d < devices.size(); ++d) by_node[devices[d].node].push_back(d);
   for (const auto& [node, ids] : by_node) {
-    if (node >= 0) out << "  subgraph cluster_node" << node << " {\n    label=\"node " << node << "\";\n";
+    if (node >= 0)
+      out << "  subgraph cluster_node" << node << " {\n    label=\"node " << node << "\";\n";
     for (DeviceId d : ids) {
-      out << (node >= 0 ? "    " : "  ") << "d" << d << " [label=\"" << devices[d].name << "\", shape="
-          << shape.at(devices[d].kind) << ", class=\"" << kind_name(devices[d].kind) << "\"];\n";
+      out << (node >= 0 ? "    " : "  ") << "d" << d << " [label=\"" << devices[d].name
+          << "\", shape=" << shape.at(devices[d].kind) << ", class=\"" << kind_name(devices[d].kind)
+          << "\"];\n";
     }
     if (node >= 0) out << "  }\n";
   }
   const auto links = c.links();
   for (size_t l = 0; l + 1 < links.size(); l += 2) {
-    out << "  d" << links[l].from << " -- d" << links[l].to << " [label=\"" << to_string(links[l].bandwidth)
-        << "\", class=\"" << link_kind_name(links[l].kind) << "\"];\n";
+    out << "  d" << links[l].from << " -- d" << links[l].to << " [label=\""
+        << to_string(links[l].bandwidth) << "\", class=\"" << link_kind_name(links[l].kind)
+        << "\"];\n";
   }
   out << "}\n";
 }
@@ -147,16 +168,26 @@ ClusterSummary summarize(const Cluster& c) {
   s.devices = static_cast<int>(devices.size());
   for (const Device& d : devices) {
     switch (d.kind) {
-      case DeviceKind::nic: ++s.nics; break;
-      case DeviceKind::nvswitch: ++s.nvswitches; break;
-      case DeviceKind::pcie_switch: ++s.pcie_switches; break;
-      case DeviceKind::host: ++s.hosts; break;
+      case DeviceKind::nic:
+        ++s.nics;
+        break;
+      case DeviceKind::nvswitch:
+        ++s.nvswitches;
+        break;
+      case DeviceKind::pcie_switch:
+        ++s.pcie_switches;
+        break;
+      case DeviceKind::host:
+        ++s.hosts;
+        break;
       case DeviceKind::network_switch:
         ++s.switches;
-        if (s.switches_per_tier.size() <= static_cast<size_t>(d.tier)) s.switches_per_tier.resize(static_cast<size_t>(d.tier) + 1);
+        if (s.switches_per_tier.size() <= static_cast<size_t>(d.tier))
+          s.switches_per_tier.resize(static_cast<size_t>(d.tier) + 1);
         ++s.switches_per_tier[static_cast<size_t>(d.tier)];
         break;
-      case DeviceKind::gpu: break;
+      case DeviceKind::gpu:
+        break;
     }
   }
   const auto links = c.links();
@@ -165,21 +196,30 @@ ClusterSummary summarize(const Cluster& c) {
   std::vector<double> down(devices.size(), 0), up(devices.size(), 0);
   for (size_t l = 0; l < links.size(); l += 2) {
     switch (links[l].kind) {
-      case LinkKind::network: ++s.network_links; break;
-      case LinkKind::nvlink: ++s.nvlink_links; break;
-      case LinkKind::pcie: ++s.pcie_links; break;
+      case LinkKind::network:
+        ++s.network_links;
+        break;
+      case LinkKind::nvlink:
+        ++s.nvlink_links;
+        break;
+      case LinkKind::pcie:
+        ++s.pcie_links;
+        break;
     }
     for (const Link& k : {links[l], links[l + 1]}) {
       const Device& from = devices[k.from];
       const Device& to = devices[k.to];
       if (from.kind != DeviceKind::network_switch) continue;
-      if (to.node >= 0) down[k.from] += k.bandwidth.bytes_per_s();
-      else if (to.kind == DeviceKind::network_switch && to.tier >= from.tier) up[k.from] += k.bandwidth.bytes_per_s();
+      if (to.node >= 0)
+        down[k.from] += k.bandwidth.bytes_per_s();
+      else if (to.kind == DeviceKind::network_switch && to.tier >= from.tier)
+        up[k.from] += k.bandwidth.bytes_per_s();
     }
   }
   s.oversubscription = 0;
   for (size_t d = 0; d < devices.size(); ++d) {
-    if (down[d] > 0 && up[d] > 0) s.oversubscription = std::max(s.oversubscription, down[d] / up[d]);
+    if (down[d] > 0 && up[d] > 0)
+      s.oversubscription = std::max(s.oversubscription, down[d] / up[d]);
   }
   if (s.oversubscription == 0) s.oversubscription = 1;
   s.bisection_bandwidth = bisection_bandwidth(c);

@@ -20,24 +20,24 @@ enum class DescribeFormat { text, json, dot };
 struct ClusterSummary {
   std::string node_preset;
   std::string gpu;
-  std::string fabric;               // fabric kind, or "file" for a whole-graph topology file
+  std::string fabric;  // fabric kind, or "file" for a whole-graph topology file
   int gpus = 0;
   int nodes = 0;
   int gpus_per_node = 0;
   int nics = 0;
-  int switches = 0;                 // scale-out switches (and torus/dragonfly routers)
+  int switches = 0;  // scale-out switches (and torus/dragonfly routers)
   std::vector<int> switches_per_tier;
   int nvswitches = 0;
   int pcie_switches = 0;
   int hosts = 0;
   int devices = 0;
-  int64_t links = 0;                // cables: each is a pair of directed links
+  int64_t links = 0;  // cables: each is a pair of directed links
   int64_t network_links = 0;
   int64_t nvlink_links = 0;
   int64_t pcie_links = 0;
-  Bandwidth bisection_bandwidth;    // one direction, first half of the nodes to the second
-  double oversubscription = 1;      // worst edge switch: NIC-facing over switch-facing bandwidth
-  uint64_t path_diversity = 0;      // equal-cost routes from GPU 0 to the last node's first GPU
+  Bandwidth bisection_bandwidth;  // one direction, first half of the nodes to the second
+  double oversubscription = 1;    // worst edge switch: NIC-facing over switch-facing bandwidth
+  uint64_t path_diversity = 0;    // equal-cost routes from GPU 0 to the last node's first GPU
 };
 
 ClusterSummary summarize(const Cluster& c);

@@ -9,7 +9,8 @@
 
 namespace dtsim::topology {
 
-void build_dragonfly(ClusterBuilder& b, const ClusterSpec& spec, std::span<const DeviceId> nic_ports) {
+void build_dragonfly(ClusterBuilder& b, const ClusterSpec& spec,
+                     std::span<const DeviceId> nic_ports) {
   const FabricSpec& f = spec.fabric;
   if (f.radix < 4) {
     throw InputError(SourceLocation{}, "cluster.fabric.radix",
@@ -32,17 +33,18 @@ void build_dragonfly(ClusterBuilder& b, const ClusterSpec& spec, std::span<const
     }
     return InputError(SourceLocation{}, "cluster.fabric.radix",
                       "a dragonfly of radix " + std::to_string(f.radix) + " holds at most " +
-                          std::to_string(max_groups) + " groups of " + std::to_string(a * p) + " NIC ports (" +
-                          std::to_string(max_groups * a * p) + "); " + std::to_string(ports) + " needed" + why +
+                          std::to_string(max_groups) + " groups of " + std::to_string(a * p) +
+                          " NIC ports (" + std::to_string(max_groups * a * p) + "); " +
+                          std::to_string(ports) + " needed" + why +
                           ": use radix >= " + std::to_string(r) + " or kind: fat-tree");
   };
   if (per_group > a) {
     if (f.dragonfly_groups > 0 && routers <= max_groups * a) {
-      throw InputError(SourceLocation{}, "cluster.fabric.dragonfly_groups",
-                       std::to_string(groups) + " groups of at most " + std::to_string(a) +
-                           " routers hold " + std::to_string(groups * a * p) + " NIC ports; " +
-                           std::to_string(ports) + " needed: use dragonfly_groups >= " +
-                           std::to_string((routers + a - 1) / a));
+      throw InputError(
+          SourceLocation{}, "cluster.fabric.dragonfly_groups",
+          std::to_string(groups) + " groups of at most " + std::to_string(a) + " routers hold " +
+              std::to_string(groups * a * p) + " NIC ports; " + std::to_string(ports) +
+              " needed: use dragonfly_groups >= " + std::to_string((routers + a - 1) / a));
     }
     throw capacity_error("");
   }
@@ -56,14 +58,14 @@ void build_dragonfly(ClusterBuilder& b, const ClusterSpec& spec, std::span<const
   std::vector<DeviceId> router(static_cast<size_t>(groups * per_group));
   for (int64_t g = 0; g < groups; ++g) {
     for (int64_t r = 0; r < per_group; ++r) {
-      router[static_cast<size_t>(g * per_group + r)] =
-          b.add_device(DeviceKind::network_switch, "group" + std::to_string(g) + "/router" + std::to_string(r), -1, 0,
-                       static_cast<int>(g * per_group + r));
+      router[static_cast<size_t>(g * per_group + r)] = b.add_device(
+          DeviceKind::network_switch, "group" + std::to_string(g) + "/router" + std::to_string(r),
+          -1, 0, static_cast<int>(g * per_group + r));
     }
     for (int64_t r = 0; r < per_group; ++r) {
       for (int64_t s = r + 1; s < per_group; ++s) {
-        b.connect(router[static_cast<size_t>(g * per_group + r)], router[static_cast<size_t>(g * per_group + s)],
-                  LinkKind::network, bw, lat);
+        b.connect(router[static_cast<size_t>(g * per_group + r)],
+                  router[static_cast<size_t>(g * per_group + s)], LinkKind::network, bw, lat);
       }
     }
   }
@@ -82,7 +84,8 @@ void build_dragonfly(ClusterBuilder& b, const ClusterSpec& spec, std::span<const
     }
   }
   for (int64_t i = 0; i < ports; ++i) {
-    b.connect(nic_ports[static_cast<size_t>(i)], router[static_cast<size_t>(i / p)], LinkKind::network, bw, lat);
+    b.connect(nic_ports[static_cast<size_t>(i)], router[static_cast<size_t>(i / p)],
+              LinkKind::network, bw, lat);
   }
 }
 

@@ -1,13 +1,12 @@
 #include "topology/ecmp_router.h"
 
 #include <algorithm>
+#include <boost/range/iterator_range.hpp>
 #include <cmath>
 #include <limits>
 #include <queue>
 #include <stdexcept>
 #include <string>
-
-#include <boost/range/iterator_range.hpp>
 
 namespace dtsim::topology {
 namespace {
@@ -42,8 +41,8 @@ uint64_t pair_key(int src, int dst, bool pxn) {
   return (static_cast<uint64_t>(src) << 33) | (static_cast<uint64_t>(dst) << 1) | (pxn ? 1 : 0);
 }
 
-using Heap = std::priority_queue<std::pair<uint32_t, uint32_t>, std::vector<std::pair<uint32_t, uint32_t>>,
-                                 std::greater<>>;
+using Heap = std::priority_queue<std::pair<uint32_t, uint32_t>,
+                                 std::vector<std::pair<uint32_t, uint32_t>>, std::greater<>>;
 
 }  // namespace
 
@@ -123,7 +122,8 @@ EcmpRouter::EcmpRouter(std::span<const Device> devices, std::span<const Link> li
   for (size_t f = 0; f < fabric_devices_.size(); ++f) {
     for (auto e : boost::make_iterator_range(boost::out_edges(fabric_devices_[f], graph))) {
       LinkId l = graph[e].link;
-      if (devices[links[l].to].node < 0) arcs_.push_back({local_[links[l].to], cost_[l], cost_[l ^ 1U]});
+      if (devices[links[l].to].node < 0)
+        arcs_.push_back({local_[links[l].to], cost_[l], cost_[l ^ 1U]});
     }
     arc_offset_[f + 1] = static_cast<uint32_t>(arcs_.size());
   }
@@ -157,7 +157,7 @@ EcmpRouter::EcmpRouter(std::span<const Device> devices, std::span<const Link> li
       // Among equally near NICs, GPU i takes NIC i * nics / gpus, as NCCL pairs them (on an
       // HGX board two GPUs and two NICs share a PCIe switch, and GPU i uses NIC i).
       const int own = static_cast<int>(int64_t{devices[g].local} * nics_in[static_cast<size_t>(n)] /
-                                        std::max(gpus_in[static_cast<size_t>(n)], 1));
+                                       std::max(gpus_in[static_cast<size_t>(n)], 1));
       size_t first = exits_.size();
       for (DeviceId e : candidates) {
         if (best != kInf && dag.dist[local_[e]] == best) exits_.push_back(e);
@@ -180,7 +180,8 @@ EcmpRouter::~EcmpRouter() = default;
 
 std::span<const DeviceId> EcmpRouter::nearest_exits(int gpu) const {
   auto i = static_cast<size_t>(gpu);
-  return std::span<const DeviceId>(exits_).subspan(exit_offset_[i], exit_offset_[i + 1] - exit_offset_[i]);
+  return std::span<const DeviceId>(exits_).subspan(exit_offset_[i],
+                                                   exit_offset_[i + 1] - exit_offset_[i]);
 }
 
 EcmpRouter::IntraDag EcmpRouter::intra_dag(int node, DeviceId from, DeviceId to) const {
@@ -488,7 +489,8 @@ std::shared_ptr<EcmpRouter::Plan> EcmpRouter::make_plan(int src_gpu, int dst_gpu
         for (LinkId l : probe) nvlink = nvlink && links_[l].kind == LinkKind::nvlink;
       }
       if (nvlink) {
-        uint64_t lead_cost = hop.dist[local_[src]] + uint64_t{exit_cost_[static_cast<size_t>(relay_gpu)]};
+        uint64_t lead_cost =
+            hop.dist[local_[src]] + uint64_t{exit_cost_[static_cast<size_t>(relay_gpu)]};
         add_cross_node(*plan, relay, nearest_exits(relay_gpu), lead_cost,
                        {{false, src_node, src, relay, n}}, dst, dst_gpu);
         if (plan->total > 0) return plan;
@@ -504,7 +506,8 @@ std::shared_ptr<const EcmpRouter::Plan> EcmpRouter::plan(int src_gpu, int dst_gp
   if (src_gpu < 0 || dst_gpu < 0 || static_cast<size_t>(src_gpu) >= gpus_.size() ||
       static_cast<size_t>(dst_gpu) >= gpus_.size()) {
     throw std::out_of_range("route: GPU " + std::to_string(src_gpu) + " -> " +
-                            std::to_string(dst_gpu) + " outside 0.." + std::to_string(gpus_.size() - 1));
+                            std::to_string(dst_gpu) + " outside 0.." +
+                            std::to_string(gpus_.size() - 1));
   }
   uint64_t key = pair_key(src_gpu, dst_gpu, pxn);
   if (auto it = plans_.find(key); it != plans_.end()) return it->second;
@@ -541,10 +544,12 @@ std::vector<LinkId> EcmpRouter::unrank(const Plan& p, uint64_t index) const {
   throw std::logic_error("EcmpRouter: path index out of range");
 }
 
-std::vector<LinkId> EcmpRouter::route(int src_gpu, int dst_gpu, uint64_t flow_hash, bool pxn) const {
+std::vector<LinkId> EcmpRouter::route(int src_gpu, int dst_gpu, uint64_t flow_hash,
+                                      bool pxn) const {
   std::lock_guard lock(mutex_);
   auto p = plan(src_gpu, dst_gpu, pxn);
-  uint64_t h = mix(flow_hash ^ mix((static_cast<uint64_t>(src_gpu) << 32) | static_cast<uint32_t>(dst_gpu)));
+  uint64_t h =
+      mix(flow_hash ^ mix((static_cast<uint64_t>(src_gpu) << 32) | static_cast<uint32_t>(dst_gpu)));
   RouteKey key{pair_key(src_gpu, dst_gpu, pxn), h % p->total};
   if (auto it = routes_.find(key); it != routes_.end()) return it->second;
   std::vector<LinkId> r = unrank(*p, key.index);

@@ -24,8 +24,8 @@ namespace dtsim::topology {
 
 class EcmpRouter {
  public:
-  EcmpRouter(std::span<const Device> devices, std::span<const Link> links, const ClusterGraph& graph,
-             std::span<const DeviceId> gpus);
+  EcmpRouter(std::span<const Device> devices, std::span<const Link> links,
+             const ClusterGraph& graph, std::span<const DeviceId> gpus);
   ~EcmpRouter();
   EcmpRouter(const EcmpRouter&) = delete;
   EcmpRouter& operator=(const EcmpRouter&) = delete;
@@ -68,7 +68,7 @@ class EcmpRouter {
   std::vector<uint32_t> cost_;         // per link
   std::vector<uint32_t> node_offset_;  // node n's devices are node_devices_[offset[n], offset[n+1])
   std::vector<DeviceId> node_devices_;
-  std::vector<uint32_t> local_;        // a device's index within its node, or within the fabric
+  std::vector<uint32_t> local_;  // a device's index within its node, or within the fabric
   std::vector<DeviceId> fabric_devices_;
   // Fabric-to-fabric links by fabric-local index (CSR), with both directions' costs inline:
   // the Dijkstra per destination switch touches only these.
@@ -81,7 +81,7 @@ class EcmpRouter {
   std::vector<FabricArc> arcs_;
   std::vector<uint32_t> exit_offset_;  // per GPU, into exits_
   std::vector<DeviceId> exits_;
-  std::vector<uint32_t> exit_cost_;    // per GPU: intra-node cost to its nearest exits
+  std::vector<uint32_t> exit_cost_;  // per GPU: intra-node cost to its nearest exits
 
   mutable std::mutex mutex_;
   mutable std::unordered_map<uint64_t, std::shared_ptr<const FabricTarget>> targets_;

@@ -17,10 +17,14 @@ namespace dtsim::topology {
 
 void build_fabric(ClusterBuilder& b, const ClusterSpec& spec, std::span<const DeviceId> nic_ports);
 
-void build_single_switch(ClusterBuilder& b, const ClusterSpec& spec, std::span<const DeviceId> nic_ports);
-void build_fat_tree(ClusterBuilder& b, const ClusterSpec& spec, std::span<const DeviceId> nic_ports);
-void build_rail_optimized(ClusterBuilder& b, const ClusterSpec& spec, std::span<const DeviceId> nic_ports);
-void build_dragonfly(ClusterBuilder& b, const ClusterSpec& spec, std::span<const DeviceId> nic_ports);
+void build_single_switch(ClusterBuilder& b, const ClusterSpec& spec,
+                         std::span<const DeviceId> nic_ports);
+void build_fat_tree(ClusterBuilder& b, const ClusterSpec& spec,
+                    std::span<const DeviceId> nic_ports);
+void build_rail_optimized(ClusterBuilder& b, const ClusterSpec& spec,
+                          std::span<const DeviceId> nic_ports);
+void build_dragonfly(ClusterBuilder& b, const ClusterSpec& spec,
+                     std::span<const DeviceId> nic_ports);
 void build_torus(ClusterBuilder& b, const ClusterSpec& spec, std::span<const DeviceId> nic_ports);
 
 // A folded Clos (leaf, spine, core) of `tiers` tiers of radix-`radix` switches. Leaves split
@@ -44,6 +48,7 @@ ClosShape clos_shape(const FabricSpec& f);
 int clos_radix_for(const FabricSpec& f, int64_t ports, int64_t ports_per_leaf_group = 1);
 // Builds `leaves` leaves and the tiers above them; returns the leaves in order.
 std::vector<DeviceId> build_clos(ClusterBuilder& b, const ClusterSpec& spec, const ClosShape& shape,
-                                 int64_t leaves, const std::function<std::string(int64_t)>& leaf_name);
+                                 int64_t leaves,
+                                 const std::function<std::string(int64_t)>& leaf_name);
 
 }  // namespace dtsim::topology

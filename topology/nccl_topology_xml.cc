@@ -5,10 +5,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <pugixml.hpp>
 #include <sstream>
 #include <string>
-
-#include <pugixml.hpp>
 
 #include "sim/error.h"
 #include "topology/topology_file.h"
@@ -29,7 +28,8 @@ Bandwidth nvlink_per_link(int sm) {
 }
 
 std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
 }
 
@@ -38,18 +38,21 @@ struct XmlReader {
   std::string_view text;
   std::string file;
   NodeTemplate t;
-  std::map<std::string, int> busid_part;   // bus id -> GPU part
-  std::map<int, pugi::xml_node> gpu_xml;   // GPU part -> its <gpu> element
+  std::map<std::string, int> busid_part;  // bus id -> GPU part
+  std::map<int, pugi::xml_node> gpu_xml;  // GPU part -> its <gpu> element
   std::map<int, int> gpu_sm;
-  std::vector<std::pair<int, int>> nics;   // (net dev, part)
+  std::vector<std::pair<int, int>> nics;  // (net dev, part)
   int switches = 0;
   int nvswitch = -1;
 
   int line_of(const pugi::xml_node& n) const {
     auto off = static_cast<size_t>(std::max<ptrdiff_t>(n.offset_debug(), 0));
-    return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<ptrdiff_t>(std::min(off, text.size())), '\n'));
+    return 1 + static_cast<int>(std::count(
+                   text.begin(), text.begin() + static_cast<ptrdiff_t>(std::min(off, text.size())),
+                   '\n'));
   }
-  [[noreturn]] void fail(const pugi::xml_node& n, const std::string& element, const std::string& message) const {
+  [[noreturn]] void fail(const pugi::xml_node& n, const std::string& element,
+                         const std::string& message) const {
     throw InputError(SourceLocation{file, line_of(n), 0}, element, message);
   }
   int add(DeviceKind kind, std::string name, int local) {
@@ -70,17 +73,22 @@ struct XmlReader {
     if (gts <= 0 || width <= 0) return inherited;
     return Bandwidth::gbytes_per_s(gts * width * (128.0 / 130.0) / 8 * kPcieEfficiency);
   }
-  void wire(int a, int b, LinkKind kind, Bandwidth bw, Time lat) { t.wires.push_back({a, b, kind, bw, lat}); }
+  void wire(int a, int b, LinkKind kind, Bandwidth bw, Time lat) {
+    t.wires.push_back({a, b, kind, bw, lat});
+  }
 
   void add_nics(const pugi::xml_node& nic, int parent, Bandwidth bw) {
     for (pugi::xml_node net : nic.children()) {
-      if (std::string(net.name()) != "net") fail(net, describe(net), "unexpected element inside <nic>; expected <net>");
+      if (std::string(net.name()) != "net")
+        fail(net, describe(net), "unexpected element inside <nic>; expected <net>");
       if (net.attribute("speed") && net.attribute("speed").as_double(0) <= 0) {
-        fail(net, describe(net), "speed must be a positive number of Mb/s, got \"" +
-                                     std::string(net.attribute("speed").value()) + "\"");
+        fail(net, describe(net),
+             "speed must be a positive number of Mb/s, got \"" +
+                 std::string(net.attribute("speed").value()) + "\"");
       }
       int dev = net.attribute("dev").as_int(static_cast<int>(nics.size()));
-      int part = add(DeviceKind::nic, "nic" + std::to_string(nics.size()), static_cast<int>(nics.size()));
+      int part =
+          add(DeviceKind::nic, "nic" + std::to_string(nics.size()), static_cast<int>(nics.size()));
       nics.emplace_back(dev, part);
       wire(part, parent, LinkKind::pcie, bw, spec.nic.latency.scaled(0.5));
     }
@@ -118,7 +126,8 @@ struct XmlReader {
       } else if (name == "gpu" || name == "net") {
         fail(c, describe(c), "must sit inside a <pci> (or <nic>) element");
       } else if (name != "c2c" && name != "nvlink") {
-        fail(c, describe(c), "unknown element <" + name + ">; expected <cpu>, <pci>, <gpu>, <nic> or <net>");
+        fail(c, describe(c),
+             "unknown element <" + name + ">; expected <cpu>, <pci>, <gpu>, <nic> or <net>");
       }
     }
   }
@@ -139,18 +148,21 @@ struct XmlReader {
         } else if (tclass == kNvswitchClass) {
           to_switch[part] += count;
         } else {
-          fail(nv, describe(nv), "dangling NVLink: no GPU with bus id " + target +
-                                     " (and tclass is not NVSwitch " + kNvswitchClass + ")");
+          fail(nv, describe(nv),
+               "dangling NVLink: no GPU with bus id " + target + " (and tclass is not NVSwitch " +
+                   kNvswitchClass + ")");
         }
       }
     }
     for (const auto& [ab, count] : pairs) {
-      wire(ab.first, ab.second, LinkKind::nvlink, nvlink_per_link(gpu_sm[ab.first]) * count, Time::ns(500));
+      wire(ab.first, ab.second, LinkKind::nvlink, nvlink_per_link(gpu_sm[ab.first]) * count,
+           Time::ns(500));
     }
     if (!to_switch.empty()) {
       nvswitch = add(DeviceKind::nvswitch, "nvswitch0", 0);
       for (const auto& [part, count] : to_switch) {
-        wire(part, nvswitch, LinkKind::nvlink, nvlink_per_link(gpu_sm[part]) * count, Time::ns(500));
+        wire(part, nvswitch, LinkKind::nvlink, nvlink_per_link(gpu_sm[part]) * count,
+             Time::ns(500));
       }
     }
   }
@@ -158,36 +170,47 @@ struct XmlReader {
 
 }  // namespace
 
-NodeTemplate parse_nccl_topology_xml(const ClusterSpec& spec, std::string_view text, const std::string& file_name) {
+NodeTemplate parse_nccl_topology_xml(const ClusterSpec& spec, std::string_view text,
+                                     const std::string& file_name) {
   pugi::xml_document doc;
   pugi::xml_parse_result ok = doc.load_buffer(text.data(), text.size());
   XmlReader r{spec, text, file_name, {}, {}, {}, {}, {}, 0, -1};
   if (!ok) {
-    int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + std::min<ptrdiff_t>(ok.offset, static_cast<ptrdiff_t>(text.size())), '\n'));
-    throw InputError(SourceLocation{file_name, line, 0}, "", std::string("malformed XML: ") + ok.description());
+    int line =
+        1 + static_cast<int>(std::count(
+                text.begin(),
+                text.begin() + std::min<ptrdiff_t>(ok.offset, static_cast<ptrdiff_t>(text.size())),
+                '\n'));
+    throw InputError(SourceLocation{file_name, line, 0}, "",
+                     std::string("malformed XML: ") + ok.description());
   }
   pugi::xml_node system = doc.child("system");
-  if (!system) throw InputError(SourceLocation{file_name, 1, 0}, "", "expected a <system> root element");
+  if (!system)
+    throw InputError(SourceLocation{file_name, 1, 0}, "", "expected a <system> root element");
   const Bandwidth pcie = pcie_x16_bandwidth(spec.gpu.pcie_generation);
   std::vector<int> cpus;
   for (pugi::xml_node c : system.children()) {
     if (c.type() != pugi::node_element) continue;
     const std::string name = c.name();
-    if (name != "cpu") r.fail(c, r.describe(c), "unknown element <" + name + "> under <system>; expected <cpu>");
-    int cpu = r.add(DeviceKind::host, "cpu" + std::to_string(cpus.size()), static_cast<int>(cpus.size()));
+    if (name != "cpu")
+      r.fail(c, r.describe(c), "unknown element <" + name + "> under <system>; expected <cpu>");
+    int cpu =
+        r.add(DeviceKind::host, "cpu" + std::to_string(cpus.size()), static_cast<int>(cpus.size()));
     if (!cpus.empty()) {
       r.wire(cpus.back(), cpu, LinkKind::pcie, pcie * 2.0, Time::ns(kSocketHopNs));
     }
     cpus.push_back(cpu);
     r.walk(c, cpu, pcie);
   }
-  if (r.gpu_xml.empty()) throw InputError(SourceLocation{file_name, r.line_of(system), 0}, "<system>", "no <gpu> found");
+  if (r.gpu_xml.empty())
+    throw InputError(SourceLocation{file_name, r.line_of(system), 0}, "<system>", "no <gpu> found");
   r.nvlinks();
   // GPUs and NICs take their local index from NCCL's dev numbering.
   std::map<int, int> gpu_dev;
   for (const auto& [part, xml] : r.gpu_xml) {
     int dev = r.t.parts[static_cast<size_t>(part)].local;
-    if (gpu_dev.count(dev)) r.fail(xml, r.describe(xml), "duplicate GPU dev " + std::to_string(dev));
+    if (gpu_dev.count(dev))
+      r.fail(xml, r.describe(xml), "duplicate GPU dev " + std::to_string(dev));
     gpu_dev[dev] = part;
   }
   int i = 0;
@@ -208,7 +231,8 @@ NodeTemplate parse_nccl_topology_xml(const ClusterSpec& spec, std::string_view t
 
 NodeTemplate read_nccl_topology_xml(const ClusterSpec& spec, const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw InputError(SourceLocation{path, 0, 0}, "cluster.topology_file", "cannot open the file");
+  if (!in)
+    throw InputError(SourceLocation{path, 0, 0}, "cluster.topology_file", "cannot open the file");
   std::stringstream ss;
   ss << in.rdbuf();
   return parse_nccl_topology_xml(spec, ss.str(), path);

@@ -34,11 +34,13 @@ NodeTemplate node_template(const ClusterSpec& spec) {
   t.gpus = g;
 
   const bool pcie_up = kind == ScaleUpKind::pcie;
-  const Bandwidth pcie_bw = pcie_up ? spec.scale_up.bandwidth : pcie_x16_bandwidth(spec.gpu.pcie_generation);
+  const Bandwidth pcie_bw =
+      pcie_up ? spec.scale_up.bandwidth : pcie_x16_bandwidth(spec.gpu.pcie_generation);
   const Time pcie_hop = pcie_up ? spec.scale_up.latency.scaled(0.5) : Time::ns(kPcieHopNs);
 
   std::vector<int> gpu(static_cast<size_t>(g));
-  for (int i = 0; i < g; ++i) gpu[static_cast<size_t>(i)] = add(t, DeviceKind::gpu, "gpu" + std::to_string(i), i);
+  for (int i = 0; i < g; ++i)
+    gpu[static_cast<size_t>(i)] = add(t, DeviceKind::gpu, "gpu" + std::to_string(i), i);
 
   // PCIe: switches under sockets; with scale_up none, GPUs and NICs sit on the sockets directly.
   const bool no_switches = kind == ScaleUpKind::none;
@@ -47,7 +49,8 @@ NodeTemplate node_template(const ClusterSpec& spec) {
   const int attach_points = no_switches ? g : switches;
   const int sockets = attach_points <= 1 ? 1 : std::max(2, switches / 2);
   std::vector<int> cpu(static_cast<size_t>(sockets));
-  for (int s = 0; s < sockets; ++s) cpu[static_cast<size_t>(s)] = add(t, DeviceKind::host, "cpu" + std::to_string(s), s);
+  for (int s = 0; s < sockets; ++s)
+    cpu[static_cast<size_t>(s)] = add(t, DeviceKind::host, "cpu" + std::to_string(s), s);
   for (int s = 1; s < sockets; ++s) {
     t.wires.push_back({cpu[static_cast<size_t>(s - 1)], cpu[static_cast<size_t>(s)], LinkKind::pcie,
                        pcie_bw * kSocketLinkFactor, Time::ns(kSocketHopNs)});
@@ -60,10 +63,12 @@ NodeTemplate node_template(const ClusterSpec& spec) {
   }
   // The PCIe device a GPU (and the NICs near it) plugs into.
   auto attach_of = [&](int i) {
-    return no_switches ? cpu[static_cast<size_t>(i * sockets / g)] : sw[static_cast<size_t>(i / per_switch)];
+    return no_switches ? cpu[static_cast<size_t>(i * sockets / g)]
+                       : sw[static_cast<size_t>(i / per_switch)];
   };
   for (int i = 0; i < g; ++i) {
-    t.wires.push_back({gpu[static_cast<size_t>(i)], attach_of(i), LinkKind::pcie, pcie_bw, pcie_hop});
+    t.wires.push_back(
+        {gpu[static_cast<size_t>(i)], attach_of(i), LinkKind::pcie, pcie_bw, pcie_hop});
   }
 
   if (kind == ScaleUpKind::nvswitch) {
@@ -72,14 +77,14 @@ NodeTemplate node_template(const ClusterSpec& spec) {
     for (int d = 0; d < domains; ++d) {
       int nvs = add(t, DeviceKind::nvswitch, "nvswitch" + std::to_string(d), d);
       for (int i = d * domain; i < std::min(g, (d + 1) * domain); ++i) {
-        t.wires.push_back({gpu[static_cast<size_t>(i)], nvs, LinkKind::nvlink, spec.scale_up.bandwidth,
-                           spec.scale_up.latency.scaled(0.5)});
+        t.wires.push_back({gpu[static_cast<size_t>(i)], nvs, LinkKind::nvlink,
+                           spec.scale_up.bandwidth, spec.scale_up.latency.scaled(0.5)});
       }
     }
   } else if (kind == ScaleUpKind::nvlink_bridge) {
     for (int i = 0; i + 1 < g; i += 2) {
-      t.wires.push_back({gpu[static_cast<size_t>(i)], gpu[static_cast<size_t>(i + 1)], LinkKind::nvlink,
-                         spec.scale_up.bandwidth, spec.scale_up.latency});
+      t.wires.push_back({gpu[static_cast<size_t>(i)], gpu[static_cast<size_t>(i + 1)],
+                         LinkKind::nvlink, spec.scale_up.bandwidth, spec.scale_up.latency});
     }
   }
 
@@ -89,7 +94,8 @@ NodeTemplate node_template(const ClusterSpec& spec) {
     int nic = add(t, DeviceKind::nic, "nic" + std::to_string(i), i);
     t.nics.push_back(nic);
     int near_gpu = static_cast<int>(static_cast<int64_t>(i) * g / n);
-    t.wires.push_back({nic, attach_of(near_gpu), LinkKind::pcie, pcie_bw, spec.nic.latency.scaled(0.5)});
+    t.wires.push_back(
+        {nic, attach_of(near_gpu), LinkKind::pcie, pcie_bw, spec.nic.latency.scaled(0.5)});
   }
   return t;
 }
@@ -100,8 +106,8 @@ void instantiate_node(ClusterBuilder& b, const NodeTemplate& t, int node,
   const auto first = static_cast<DeviceId>(b.devices().size());
   for (const auto& p : t.parts) b.add_device(p.kind, prefix + p.name, node, 0, p.local);
   for (const auto& w : t.wires) {
-    b.connect(first + static_cast<DeviceId>(w.a), first + static_cast<DeviceId>(w.b), w.kind, w.bandwidth,
-              w.latency);
+    b.connect(first + static_cast<DeviceId>(w.a), first + static_cast<DeviceId>(w.b), w.kind,
+              w.bandwidth, w.latency);
   }
   for (int nic : t.nics) nic_ports.push_back(first + static_cast<DeviceId>(nic));
 }

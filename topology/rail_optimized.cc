@@ -8,7 +8,8 @@
 
 namespace dtsim::topology {
 
-void build_rail_optimized(ClusterBuilder& b, const ClusterSpec& spec, std::span<const DeviceId> nic_ports) {
+void build_rail_optimized(ClusterBuilder& b, const ClusterSpec& spec,
+                          std::span<const DeviceId> nic_ports) {
   const FabricSpec& f = spec.fabric;
   if (f.tiers < 2) {
     throw InputError(SourceLocation{}, "cluster.fabric.tiers",
@@ -29,15 +30,17 @@ void build_rail_optimized(ClusterBuilder& b, const ClusterSpec& spec, std::span<
       FabricSpec more = f;
       more.tiers = f.tiers + 1;
       ClosShape m = clos_shape(more);
-      if (m.max_leaves() / rails * m.down >= nodes) fix = "tiers: " + std::to_string(more.tiers) + " or ";
+      if (m.max_leaves() / rails * m.down >= nodes)
+        fix = "tiers: " + std::to_string(more.tiers) + " or ";
     }
     int r = clos_radix_for(f, nodes * rails, rails);
     fix += r > 0 ? "radix >= " + std::to_string(r) : "more tiers";
     throw InputError(SourceLocation{}, "cluster.fabric.radix",
                      "a " + std::to_string(f.tiers) + "-tier rail-optimized fabric of radix " +
-                         std::to_string(f.radix) + " with " + std::to_string(rails) + " rails holds at most " +
-                         std::to_string(max_nodes) + " nodes (" + std::to_string(max_nodes * rails) +
-                         " NIC ports); " + std::to_string(nodes) + " needed: use " + fix);
+                         std::to_string(f.radix) + " with " + std::to_string(rails) +
+                         " rails holds at most " + std::to_string(max_nodes) + " nodes (" +
+                         std::to_string(max_nodes * rails) + " NIC ports); " +
+                         std::to_string(nodes) + " needed: use " + fix);
   }
   auto leaf = build_clos(b, spec, shape, leaves, [rails](int64_t i) {
     return "su" + std::to_string(i / rails) + "/rail" + std::to_string(i % rails);
@@ -45,8 +48,8 @@ void build_rail_optimized(ClusterBuilder& b, const ClusterSpec& spec, std::span<
   for (int64_t n = 0; n < nodes; ++n) {
     for (int64_t r = 0; r < rails; ++r) {
       int64_t l = (n / shape.down) * rails + r;
-      b.connect(nic_ports[static_cast<size_t>(n * rails + r)], leaf[static_cast<size_t>(l)], LinkKind::network,
-                f.link.bandwidth, f.link.latency);
+      b.connect(nic_ports[static_cast<size_t>(n * rails + r)], leaf[static_cast<size_t>(l)],
+                LinkKind::network, f.link.bandwidth, f.link.latency);
     }
   }
 }

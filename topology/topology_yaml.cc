@@ -1,4 +1,7 @@
 // The whole-graph YAML topology file (see topology_file.h).
+#include <yaml-cpp/yaml.h>
+
+#include <boost/pending/disjoint_sets.hpp>
 #include <fstream>
 #include <map>
 #include <set>
@@ -6,9 +9,6 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <boost/pending/disjoint_sets.hpp>
-#include <yaml-cpp/yaml.h>
 
 #include "sim/error.h"
 #include "topology/cluster_builder.h"
@@ -24,7 +24,8 @@ struct Reader {
     const YAML::Mark m = n.Mark();
     return SourceLocation{file, m.line >= 0 ? m.line + 1 : 0, m.column >= 0 ? m.column + 1 : 0};
   }
-  [[noreturn]] void fail(const YAML::Node& n, const std::string& key, const std::string& message) const {
+  [[noreturn]] void fail(const YAML::Node& n, const std::string& key,
+                         const std::string& message) const {
     throw InputError(at(n), key, message);
   }
   std::string scalar(const YAML::Node& entry, const char* field, const std::string& key) const {
@@ -37,10 +38,12 @@ struct Reader {
     try {
       return v.as<int>();
     } catch (const YAML::Exception&) {
-      fail(v, key, "expected an integer, got \"" + (v.IsScalar() ? v.Scalar() : std::string("?")) + "\"");
+      fail(v, key,
+           "expected an integer, got \"" + (v.IsScalar() ? v.Scalar() : std::string("?")) + "\"");
     }
   }
-  void only_keys(const YAML::Node& entry, const std::set<std::string>& allowed, const std::string& key) const {
+  void only_keys(const YAML::Node& entry, const std::set<std::string>& allowed,
+                 const std::string& key) const {
     for (const auto& kv : entry) {
       const std::string k = kv.first.as<std::string>();
       if (!allowed.count(k)) {
@@ -53,10 +56,12 @@ struct Reader {
 };
 
 bool parse_kind(const std::string& s, DeviceKind& k) {
-  static const std::map<std::string, DeviceKind> kinds = {
-      {"gpu", DeviceKind::gpu},   {"nvswitch", DeviceKind::nvswitch},
-      {"pcie-switch", DeviceKind::pcie_switch}, {"host", DeviceKind::host},
-      {"nic", DeviceKind::nic},   {"switch", DeviceKind::network_switch}};
+  static const std::map<std::string, DeviceKind> kinds = {{"gpu", DeviceKind::gpu},
+                                                          {"nvswitch", DeviceKind::nvswitch},
+                                                          {"pcie-switch", DeviceKind::pcie_switch},
+                                                          {"host", DeviceKind::host},
+                                                          {"nic", DeviceKind::nic},
+                                                          {"switch", DeviceKind::network_switch}};
   auto it = kinds.find(s);
   if (it == kinds.end()) return false;
   k = it->second;
@@ -65,8 +70,10 @@ bool parse_kind(const std::string& s, DeviceKind& k) {
 
 LinkKind infer_link_kind(DeviceKind a, DeviceKind b) {
   auto is = [&](DeviceKind k) { return a == k || b == k; };
-  if (is(DeviceKind::nvswitch) || (a == DeviceKind::gpu && b == DeviceKind::gpu)) return LinkKind::nvlink;
-  if (is(DeviceKind::network_switch) || (a == DeviceKind::nic && b == DeviceKind::nic)) return LinkKind::network;
+  if (is(DeviceKind::nvswitch) || (a == DeviceKind::gpu && b == DeviceKind::gpu))
+    return LinkKind::nvlink;
+  if (is(DeviceKind::network_switch) || (a == DeviceKind::nic && b == DeviceKind::nic))
+    return LinkKind::network;
   return LinkKind::pcie;
 }
 
@@ -81,12 +88,15 @@ std::unique_ptr<Cluster> parse_topology_yaml(const ClusterSpec& base, std::strin
   } catch (const YAML::ParserException& e) {
     throw InputError(SourceLocation{file_name, e.mark.line + 1, e.mark.column + 1}, "", e.msg);
   }
-  if (!root.IsMap()) throw InputError(SourceLocation{file_name, 1, 1}, "", "expected a map with devices and links");
+  if (!root.IsMap())
+    throw InputError(SourceLocation{file_name, 1, 1}, "", "expected a map with devices and links");
   r.only_keys(root, {"devices", "links"}, "topology");
   const YAML::Node devs = root["devices"];
   const YAML::Node links = root["links"];
-  if (!devs || !devs.IsSequence() || devs.size() == 0) r.fail(devs ? devs : root, "devices", "expected a list of devices");
-  if (!links || !links.IsSequence()) r.fail(links ? links : root, "links", "expected a list of links");
+  if (!devs || !devs.IsSequence() || devs.size() == 0)
+    r.fail(devs ? devs : root, "devices", "expected a list of devices");
+  if (!links || !links.IsSequence())
+    r.fail(links ? links : root, "links", "expected a list of links");
 
   ClusterBuilder b;
   std::map<std::string, DeviceId> by_name;
@@ -112,8 +122,10 @@ std::unique_ptr<Cluster> parse_topology_yaml(const ClusterSpec& base, std::strin
                  std::to_string(r.at(where[it->second]).line) + ")");
     }
     int node = d["node"] ? r.integer(d["node"], key + ".node") : -1;
-    if (d["node"] && node < 0) r.fail(d["node"], key + ".node", "expected 0 or more, got " + std::to_string(node));
-    if (kind == DeviceKind::gpu && node < 0) r.fail(d, key + ".node", "GPU \"" + name + "\" needs the node it sits in");
+    if (d["node"] && node < 0)
+      r.fail(d["node"], key + ".node", "expected 0 or more, got " + std::to_string(node));
+    if (kind == DeviceKind::gpu && node < 0)
+      r.fail(d, key + ".node", "GPU \"" + name + "\" needs the node it sits in");
     int tier = d["tier"] ? r.integer(d["tier"], key + ".tier") : 0;
     int local = 0;
     if (kind == DeviceKind::gpu) local = gpus_per_node[node]++;
@@ -124,19 +136,23 @@ std::unique_ptr<Cluster> parse_topology_yaml(const ClusterSpec& base, std::strin
   if (gpus_per_node.empty()) r.fail(devs, "devices", "no device of kind gpu");
   int expect = 0;
   for (const auto& [node, count] : gpus_per_node) {
-    if (node != expect) r.fail(devs, "devices", "nodes must be numbered 0, 1, ... without gaps; node " +
-                                                   std::to_string(expect) + " has no GPU");
+    if (node != expect)
+      r.fail(devs, "devices",
+             "nodes must be numbered 0, 1, ... without gaps; node " + std::to_string(expect) +
+                 " has no GPU");
     if (count != gpus_per_node.begin()->second) {
-      r.fail(devs, "devices", "every node needs the same number of GPUs: node 0 has " +
-                                  std::to_string(gpus_per_node.begin()->second) + ", node " +
-                                  std::to_string(node) + " has " + std::to_string(count));
+      r.fail(devs, "devices",
+             "every node needs the same number of GPUs: node 0 has " +
+                 std::to_string(gpus_per_node.begin()->second) + ", node " + std::to_string(node) +
+                 " has " + std::to_string(count));
     }
     ++expect;
   }
   for (const Device& d : b.devices()) {
     if (d.node >= expect) {
-      r.fail(where[by_name[d.name]], "devices", "device \"" + d.name + "\" is in node " + std::to_string(d.node) +
-                                                    ", which has no GPU");
+      r.fail(
+          where[by_name[d.name]], "devices",
+          "device \"" + d.name + "\" is in node " + std::to_string(d.node) + ", which has no GPU");
     }
   }
 
@@ -150,7 +166,9 @@ std::unique_ptr<Cluster> parse_topology_yaml(const ClusterSpec& base, std::strin
     for (int e = 0; e < 2; ++e) {
       const std::string name = r.scalar(l, fields[e], key);
       auto it = by_name.find(name);
-      if (it == by_name.end()) r.fail(l[fields[e]], key + "." + fields[e], "dangling link: no device named \"" + name + "\"");
+      if (it == by_name.end())
+        r.fail(l[fields[e]], key + "." + fields[e],
+               "dangling link: no device named \"" + name + "\"");
       end[e] = it->second;
     }
     if (end[0] == end[1]) r.fail(l, key, "a link needs two different devices");
@@ -161,20 +179,28 @@ std::unique_ptr<Cluster> parse_topology_yaml(const ClusterSpec& base, std::strin
     } catch (const std::invalid_argument& e) {
       r.fail(l["bandwidth"], key + ".bandwidth", e.what());
     }
-    if (bw.is_zero()) r.fail(l["bandwidth"], key + ".bandwidth", "expected a positive bandwidth, got \"" + l["bandwidth"].Scalar() + "\"");
+    if (bw.is_zero())
+      r.fail(l["bandwidth"], key + ".bandwidth",
+             "expected a positive bandwidth, got \"" + l["bandwidth"].Scalar() + "\"");
     try {
       lat = parse_time(r.scalar(l, "latency", key));
     } catch (const std::invalid_argument& e) {
       r.fail(l["latency"], key + ".latency", e.what());
     }
-    if (lat < Time::zero()) r.fail(l["latency"], key + ".latency", "expected a latency of 0 or more");
+    if (lat < Time::zero())
+      r.fail(l["latency"], key + ".latency", "expected a latency of 0 or more");
     LinkKind kind = infer_link_kind(b.devices()[end[0]].kind, b.devices()[end[1]].kind);
     if (l["kind"]) {
       const std::string k = r.scalar(l, "kind", key);
-      if (k == "nvlink") kind = LinkKind::nvlink;
-      else if (k == "pcie") kind = LinkKind::pcie;
-      else if (k == "network") kind = LinkKind::network;
-      else r.fail(l["kind"], key + ".kind", "unknown link kind \"" + k + "\"; expected nvlink, pcie or network");
+      if (k == "nvlink")
+        kind = LinkKind::nvlink;
+      else if (k == "pcie")
+        kind = LinkKind::pcie;
+      else if (k == "network")
+        kind = LinkKind::network;
+      else
+        r.fail(l["kind"], key + ".kind",
+               "unknown link kind \"" + k + "\"; expected nvlink, pcie or network");
     }
     b.connect(end[0], end[1], kind, bw, lat);
   }
@@ -184,7 +210,8 @@ std::unique_ptr<Cluster> parse_topology_yaml(const ClusterSpec& base, std::strin
   std::vector<size_t> rank(dv.size()), parent(dv.size());
   boost::disjoint_sets<size_t*, size_t*> sets(rank.data(), parent.data());
   for (size_t d = 0; d < dv.size(); ++d) sets.make_set(d);
-  for (size_t l = 0; l < b.links().size(); l += 2) sets.union_set(b.links()[l].from, b.links()[l].to);
+  for (size_t l = 0; l < b.links().size(); l += 2)
+    sets.union_set(b.links()[l].from, b.links()[l].to);
   DeviceId first_gpu = 0;
   bool seen = false;
   for (DeviceId d = 0; d < dv.size(); ++d) {
@@ -193,8 +220,9 @@ std::unique_ptr<Cluster> parse_topology_yaml(const ClusterSpec& base, std::strin
       first_gpu = d;
       seen = true;
     } else if (sets.find_set(d) != sets.find_set(first_gpu)) {
-      r.fail(where[d], "devices[" + std::to_string(d) + "]",
-             "disconnected GPU: \"" + dv[d].name + "\" has no path to \"" + dv[first_gpu].name + "\"");
+      r.fail(
+          where[d], "devices[" + std::to_string(d) + "]",
+          "disconnected GPU: \"" + dv[d].name + "\" has no path to \"" + dv[first_gpu].name + "\"");
     }
   }
 
@@ -208,7 +236,8 @@ std::unique_ptr<Cluster> parse_topology_yaml(const ClusterSpec& base, std::strin
 
 std::unique_ptr<Cluster> read_topology_yaml(const ClusterSpec& spec, const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw InputError(SourceLocation{path, 0, 0}, "cluster.topology_file", "cannot open the file");
+  if (!in)
+    throw InputError(SourceLocation{path, 0, 0}, "cluster.topology_file", "cannot open the file");
   std::stringstream ss;
   ss << in.rdbuf();
   return parse_topology_yaml(spec, ss.str(), path);

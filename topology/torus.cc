@@ -34,9 +34,10 @@ void build_torus(ClusterBuilder& b, const ClusterSpec& spec, std::span<const Dev
   const int64_t router_ports = int64_t{spec.nic.count} + 2 * dims;
   if (router_ports > f.radix) {
     throw InputError(SourceLocation{}, "cluster.fabric.radix",
-                     "a " + std::to_string(dims) + "D torus router needs " + std::to_string(spec.nic.count) +
-                         " NIC ports + " + std::to_string(2 * dims) + " neighbour ports: use radix >= " +
-                         std::to_string(router_ports));
+                     "a " + std::to_string(dims) + "D torus router needs " +
+                         std::to_string(spec.nic.count) + " NIC ports + " +
+                         std::to_string(2 * dims) +
+                         " neighbour ports: use radix >= " + std::to_string(router_ports));
   }
   std::array<int64_t, 3> ext{1, 1, 1};
   if (dims == 3) {
@@ -60,7 +61,8 @@ void build_torus(ClusterBuilder& b, const ClusterSpec& spec, std::span<const Dev
       name += '.';
       name += std::to_string(z);
     }
-    router[static_cast<size_t>(n)] = b.add_device(DeviceKind::network_switch, name, -1, 0, static_cast<int>(n));
+    router[static_cast<size_t>(n)] =
+        b.add_device(DeviceKind::network_switch, name, -1, 0, static_cast<int>(n));
   }
   const std::array<int64_t, 3> stride{1, ext[0], ext[0] * ext[1]};
   for (int64_t n = 0; n < nodes; ++n) {
@@ -75,8 +77,8 @@ void build_torus(ClusterBuilder& b, const ClusterSpec& spec, std::span<const Dev
   }
   const auto per_node = static_cast<int64_t>(nic_ports.size()) / nodes;
   for (size_t i = 0; i < nic_ports.size(); ++i) {
-    b.connect(nic_ports[i], router[i / static_cast<size_t>(per_node)], LinkKind::network, f.link.bandwidth,
-              f.link.latency);
+    b.connect(nic_ports[i], router[i / static_cast<size_t>(per_node)], LinkKind::network,
+              f.link.bandwidth, f.link.latency);
   }
 }
 

@@ -4,7 +4,6 @@
 // says so). Run one size per process so that peak_rss_MB belongs to that size:
 //   build/release/bench/topology/cluster_benchmark --benchmark_filter='/1024/'
 #include <benchmark/benchmark.h>
-
 #include <sys/resource.h>
 
 #include <cstdio>
@@ -99,7 +98,8 @@ void BM_RouteSampleCold(benchmark::State& state) {
 
 // Warm routes: the same pairs and hashes again, answered from the route cache.
 void BM_RouteSampleWarm(benchmark::State& state) {
-  auto c = build_cluster(spec_for(static_cast<int>(state.range(0)), static_cast<int>(state.range(1))));
+  auto c =
+      build_cluster(spec_for(static_cast<int>(state.range(0)), static_cast<int>(state.range(1))));
   auto gpus = sample(*c);
   for (int a : gpus) {
     for (int b : gpus) {
@@ -121,7 +121,8 @@ void BM_RouteSampleWarm(benchmark::State& state) {
 }
 
 void BM_Summarize(benchmark::State& state) {
-  auto c = build_cluster(spec_for(static_cast<int>(state.range(0)), static_cast<int>(state.range(1))));
+  auto c =
+      build_cluster(spec_for(static_cast<int>(state.range(0)), static_cast<int>(state.range(1))));
   double bisection = 0;
   for (auto _ : state) {
     ClusterSummary s = summarize(*c);

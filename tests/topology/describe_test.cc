@@ -1,12 +1,12 @@
+#include "topology/describe.h"
+
 #include <gtest/gtest.h>
 
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "sim/error.h"
 #include "spec_helpers.h"
-#include "topology/describe.h"
 
 namespace dtsim::topology {
 namespace {
@@ -42,7 +42,8 @@ TEST(Describe, DotDrawsEveryDeviceAndCable) {
   EXPECT_EQ(dot.rfind("graph cluster {", 0), 0u);
   EXPECT_NE(dot.find("label=\"node1/gpu7\""), std::string::npos);
   size_t edges = 0;
-  for (size_t at = dot.find(" -- "); at != std::string::npos; at = dot.find(" -- ", at + 1)) ++edges;
+  for (size_t at = dot.find(" -- "); at != std::string::npos; at = dot.find(" -- ", at + 1))
+    ++edges;
   EXPECT_EQ(edges, c->links().size() / 2);
 }
 

@@ -140,7 +140,7 @@ TEST(ScaleUp, PcieGpusOnOneSwitchMeetThereOthersCrossTheCpus) {
   s.nodes = 1;
   auto c = build_cluster(s);
   EXPECT_EQ(c->route(0, 3).size(), 2u);  // gpu -> pcie0 -> gpu
-  auto far = c->route(0, 7);              // gpu -> pcie0 -> cpu0 -> cpu1 -> pcie1 -> gpu
+  auto far = c->route(0, 7);             // gpu -> pcie0 -> cpu0 -> cpu1 -> pcie1 -> gpu
   EXPECT_EQ(far.size(), 5u);
   EXPECT_EQ(c->device(c->link(far[1]).to).kind, DeviceKind::host);
 }

@@ -41,14 +41,17 @@ TEST(FatTree, TooSmallFabricNamesTheTiersAndRadixThatWould) {
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
     EXPECT_EQ(e.key(), "cluster.fabric.radix");
-    EXPECT_NE(e.message().find("a 2-tier fat-tree of radix 64 holds at most 2048 NIC ports; 4096 needed"),
-              std::string::npos) << e.what();
+    EXPECT_NE(
+        e.message().find("a 2-tier fat-tree of radix 64 holds at most 2048 NIC ports; 4096 needed"),
+        std::string::npos)
+        << e.what();
     EXPECT_NE(e.message().find("use tiers: 3 or radix >= 92"), std::string::npos) << e.what();
   }
 }
 
 TEST(FatTree, NodesNicsFillLeavesInOrder) {
-  auto c = build_cluster(hgx(8, FabricKind::fat_tree, 16, 2));  // 8 down ports a leaf: a node a leaf
+  auto c =
+      build_cluster(hgx(8, FabricKind::fat_tree, 16, 2));  // 8 down ports a leaf: a node a leaf
   for (const Link& l : c->links()) {
     const Device& from = c->device(l.from);
     if (from.kind != DeviceKind::nic) continue;

@@ -1,10 +1,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <boost/range/iterator_range.hpp>
 #include <map>
 #include <set>
-
-#include <boost/range/iterator_range.hpp>
 
 #include "spec_helpers.h"
 #include "topology/cluster.h"
@@ -37,7 +36,8 @@ int bfs_hops(const GraphCluster& c, DeviceId from, DeviceId to) {
   return dist[to];
 }
 
-void expect_contiguous(const Cluster& c, const std::vector<LinkId>& path, DeviceId from, DeviceId to) {
+void expect_contiguous(const Cluster& c, const std::vector<LinkId>& path, DeviceId from,
+                       DeviceId to) {
   ASSERT_FALSE(path.empty());
   EXPECT_EQ(c.link(path.front()).from, from);
   EXPECT_EQ(c.link(path.back()).to, to);
@@ -126,7 +126,7 @@ TEST(Routing, RailOptimizedCrossRailGoesThroughASpine) {
   auto r = c->route(3, 8 + 5);
   int switches = 0;
   for (LinkId l : r) switches += c->device(c->link(l).to).kind == DeviceKind::network_switch;
-  EXPECT_EQ(switches, 3);  // rail 3, a spine, rail 5
+  EXPECT_EQ(switches, 3);                   // rail 3, a spine, rail 5
   EXPECT_EQ(c->path_count(3, 8 + 5), 32u);  // any of the 32 spines
 }
 

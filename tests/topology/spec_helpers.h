@@ -7,7 +7,8 @@
 
 namespace dtsim::topology::testing {
 
-inline ClusterSpec one_nic_nodes(int nodes, FabricKind kind, int radix, int tiers, double oversub = 1) {
+inline ClusterSpec one_nic_nodes(int nodes, FabricKind kind, int radix, int tiers,
+                                 double oversub = 1) {
   ClusterSpec s = *find_node_preset("hgx-h100");
   s.nodes = nodes;
   s.gpus_per_node = 1;

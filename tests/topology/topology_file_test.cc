@@ -1,3 +1,5 @@
+#include "topology/topology_file.h"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -6,7 +8,6 @@
 #include "sim/error.h"
 #include "spec_helpers.h"
 #include "topology/describe.h"
-#include "topology/topology_file.h"
 
 namespace dtsim::topology {
 namespace {
@@ -35,7 +36,9 @@ links:
   - {from: n1/nic0, to: sw0, bandwidth: 400Gbps, latency: 500ns}
 )";
 
-ClusterSpec base() { return *find_node_preset("hgx-h100"); }
+ClusterSpec base() {
+  return *find_node_preset("hgx-h100");
+}
 
 std::string replace(std::string s, const std::string& from, const std::string& to) {
   size_t at = s.find(from);
@@ -67,14 +70,16 @@ TEST(TopologyYaml, WholeGraphBuildsWithNodesAndGpusFromTheFile) {
 }
 
 TEST(TopologyYaml, DanglingLinkNamesTheMissingDeviceAndLine) {
-  InputError e = yaml_error(replace(kGoodYaml, "to: sw0, bandwidth: 400Gbps", "to: sw9, bandwidth: 400Gbps"));
+  InputError e =
+      yaml_error(replace(kGoodYaml, "to: sw0, bandwidth: 400Gbps", "to: sw9, bandwidth: 400Gbps"));
   EXPECT_EQ(e.key(), "links[8].to");
   EXPECT_EQ(e.where().line, 20);
   EXPECT_NE(e.message().find("no device named \"sw9\""), std::string::npos) << e.what();
 }
 
 TEST(TopologyYaml, ZeroBandwidthIsRejectedAtItsLink) {
-  InputError e = yaml_error(replace(kGoodYaml, "to: n0/nvs, bandwidth: 450GB/s", "to: n0/nvs, bandwidth: 0GB/s"));
+  InputError e = yaml_error(
+      replace(kGoodYaml, "to: n0/nvs, bandwidth: 450GB/s", "to: n0/nvs, bandwidth: 0GB/s"));
   EXPECT_EQ(e.key(), "links[0].bandwidth");
   EXPECT_EQ(e.where().line, 12);
 }
@@ -92,13 +97,16 @@ TEST(TopologyYaml, DuplicateNameGivesBothLines) {
   InputError e = yaml_error(replace(kGoodYaml, "{name: n1/nvs,", "{name: n0/nvs,"));
   EXPECT_EQ(e.key(), "devices[6].name");
   EXPECT_EQ(e.where().line, 8);
-  EXPECT_NE(e.message().find("duplicate device name \"n0/nvs\" (first at line 4)"), std::string::npos) << e.what();
+  EXPECT_NE(e.message().find("duplicate device name \"n0/nvs\" (first at line 4)"),
+            std::string::npos)
+      << e.what();
 }
 
 TEST(TopologyYaml, UnknownDeviceKindListsTheKinds) {
   InputError e = yaml_error(replace(kGoodYaml, "kind: switch}", "kind: tpu}"));
   EXPECT_EQ(e.key(), "devices[8].kind");
-  EXPECT_NE(e.message().find("unknown device kind \"tpu\" for \"sw0\""), std::string::npos) << e.what();
+  EXPECT_NE(e.message().find("unknown device kind \"tpu\" for \"sw0\""), std::string::npos)
+      << e.what();
 }
 
 TEST(TopologyYaml, UnknownKeyIsAnErrorNotIgnored) {
@@ -189,23 +197,27 @@ TEST(NcclTopologyXml, DanglingNvlinkTargetIsNamedWithItsLine) {
   InputError e = xml_error(replace(kNcclXml, R"(target="0000:08:00.0" count="9" tclass="0x068000")",
                                    R"(target="0000:08:00.0" count="9" tclass="0x030200")"));
   EXPECT_EQ(e.where().line, 7);
-  EXPECT_NE(e.message().find("dangling NVLink: no GPU with bus id 0000:08:00.0"), std::string::npos) << e.what();
+  EXPECT_NE(e.message().find("dangling NVLink: no GPU with bus id 0000:08:00.0"), std::string::npos)
+      << e.what();
 }
 
 TEST(NcclTopologyXml, ZeroNicSpeedIsRejectedAtTheNet) {
-  InputError e = xml_error(replace(kNcclXml, R"(name="mlx5_1" dev="1" speed="400000")", R"(name="mlx5_1" dev="1" speed="0")"));
+  InputError e = xml_error(replace(kNcclXml, R"(name="mlx5_1" dev="1" speed="400000")",
+                                   R"(name="mlx5_1" dev="1" speed="0")"));
   EXPECT_EQ(e.where().line, 36);
   EXPECT_NE(e.key().find("mlx5_1"), std::string::npos) << e.what();
 }
 
 TEST(NcclTopologyXml, BrokenXmlGivesTheLine) {
-  InputError e = xml_error(replace(kNcclXml, "</gpu>\n      </pci>\n      <pci busid=\"0000:19", "\n      </pci>\n      <pci busid=\"0000:19"));
+  InputError e = xml_error(replace(kNcclXml, "</gpu>\n      </pci>\n      <pci busid=\"0000:19",
+                                   "\n      </pci>\n      <pci busid=\"0000:19"));
   EXPECT_GT(e.where().line, 5);
   EXPECT_NE(e.message().find("malformed XML"), std::string::npos) << e.what();
 }
 
 TEST(NcclTopologyXml, UnknownElementIsNamed) {
-  InputError e = xml_error(replace(kNcclXml, "<pci busid=\"0000:95:00.0\"", "<fpga/><pci busid=\"0000:95:00.0\""));
+  InputError e = xml_error(
+      replace(kNcclXml, "<pci busid=\"0000:95:00.0\"", "<fpga/><pci busid=\"0000:95:00.0\""));
   EXPECT_NE(e.message().find("unknown element <fpga>"), std::string::npos) << e.what();
 }
 
