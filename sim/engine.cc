@@ -17,7 +17,8 @@ inline uint64_t fnv1a_word(uint64_t h, uint64_t word) {
 
 void Engine::schedule_at(Time at, EventHandler& handler, uint64_t payload) {
   if (at < now_) {
-    throw std::logic_error("event scheduled in the past: at " + to_string(at) + ", now " + to_string(now_));
+    throw std::logic_error("event scheduled in the past: at " + to_string(at) + ", now " +
+                           to_string(now_));
   }
   queue_.push(Event{at, next_key_++, &handler, payload});
 }

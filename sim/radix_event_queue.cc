@@ -9,7 +9,8 @@ uint32_t RadixEventQueue::new_chunk() {
   if (c != kNone) {
     free_ = chunks_[c].next;
   } else {
-    if (chunks_.size() >= kNone) throw std::length_error("RadixEventQueue: too many pending events");
+    if (chunks_.size() >= kNone)
+      throw std::length_error("RadixEventQueue: too many pending events");
     c = static_cast<uint32_t>(chunks_.size());
     chunks_.emplace_back();
   }

@@ -32,7 +32,8 @@ class RadixEventQueue {
   const Event& top() const;
 
   void push(const Event& e) {
-    assert(time_bits(e.time) > last_time_ || (time_bits(e.time) == last_time_ && e.key >= last_key_));
+    assert(time_bits(e.time) > last_time_ ||
+           (time_bits(e.time) == last_time_ && e.key >= last_key_));
     place(e);
     ++size_;
   }

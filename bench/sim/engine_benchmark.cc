@@ -55,7 +55,8 @@ void BM_EngineSelfRescheduling(benchmark::State& state) {
   for (size_t i = 0; i < n; ++i) engine.schedule_in(delays.next(), handlers[i % handler_count], i);
 
   // Each iteration advances simulated time by a window that holds about 64k events at any N.
-  const Time window = Time::ps(static_cast<int64_t>(65'536 * kMeanDelayPs / static_cast<double>(n)));
+  const Time window =
+      Time::ps(static_cast<int64_t>(65'536 * kMeanDelayPs / static_cast<double>(n)));
   uint64_t executed = 0;
   for (auto _ : state) executed += engine.run(engine.now() + window);
   state.SetItemsProcessed(static_cast<int64_t>(executed));

@@ -123,7 +123,8 @@ class Node final : public EventHandler {
     const uint64_t fanout = 1 + rng_.below(2);
     for (uint64_t i = 0; i < fanout; ++i) {
       Node& to = *(*nodes_)[rng_.below(nodes_->size())];
-      const Time delay = rng_.below(4) == 0 ? Time::zero() : Time::ps(static_cast<int64_t>(rng_.below(1'000)));
+      const Time delay =
+          rng_.below(4) == 0 ? Time::zero() : Time::ps(static_cast<int64_t>(rng_.below(1'000)));
       engine.schedule_in(delay, to, payload - 1);
     }
   }
@@ -144,7 +145,8 @@ ModelRun run_model(uint64_t seed) {
   Engine engine;
   Rng start(seed, stream_id("start"));
   for (int i = 0; i < 20; ++i) {
-    engine.schedule_at(Time::ps(static_cast<int64_t>(start.below(100))), *nodes[start.below(nodes.size())], 9);
+    engine.schedule_at(Time::ps(static_cast<int64_t>(start.below(100))),
+                       *nodes[start.below(nodes.size())], 9);
   }
   engine.run();
   return {engine.fingerprint(), engine.events_executed()};

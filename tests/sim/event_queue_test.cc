@@ -14,7 +14,9 @@
 namespace dtsim::sim {
 namespace {
 
-Event at(int64_t ps, uint64_t key) { return Event{Time::ps(ps), key, nullptr, key}; }
+Event at(int64_t ps, uint64_t key) {
+  return Event{Time::ps(ps), key, nullptr, key};
+}
 
 template <class Queue>
 std::vector<Event> drain(Queue& q) {
@@ -23,15 +25,17 @@ std::vector<Event> drain(Queue& q) {
   return out;
 }
 
-::testing::AssertionResult same_order(const std::vector<Event>& got, const std::vector<Event>& want) {
+::testing::AssertionResult same_order(const std::vector<Event>& got,
+                                      const std::vector<Event>& want) {
   if (got.size() != want.size()) {
-    return ::testing::AssertionFailure() << "popped " << got.size() << " events, expected " << want.size();
+    return ::testing::AssertionFailure()
+           << "popped " << got.size() << " events, expected " << want.size();
   }
   for (size_t i = 0; i < got.size(); ++i) {
     if (got[i].time != want[i].time || got[i].key != want[i].key) {
       return ::testing::AssertionFailure()
-             << "pop " << i << " gave (" << got[i].time.ps() << ", " << got[i].key << "), expected ("
-             << want[i].time.ps() << ", " << want[i].key << ")";
+             << "pop " << i << " gave (" << got[i].time.ps() << ", " << got[i].key
+             << "), expected (" << want[i].time.ps() << ", " << want[i].key << ")";
     }
   }
   return ::testing::AssertionSuccess();
@@ -48,8 +52,10 @@ TYPED_TEST(EventQueueTest, PopsRandomEventsInTimeThenKeyOrder) {
   std::iota(keys.begin(), keys.end(), uint64_t{0});
   std::shuffle(keys.begin(), keys.end(), rng);
   std::vector<Event> events;
+  events.reserve(keys.size());
   // A narrow range of times, negative ones included, so many events tie and the key decides.
-  for (uint64_t key : keys) events.push_back(at(static_cast<int64_t>(rng.below(2'000)) - 1'000, key));
+  for (uint64_t key : keys)
+    events.push_back(at(static_cast<int64_t>(rng.below(2'000)) - 1'000, key));
 
   TypeParam q;
   for (const Event& e : events) q.push(e);
@@ -62,7 +68,8 @@ TYPED_TEST(EventQueueTest, TiesAtEqualTimeBreakByKey) {
   TypeParam q;
   for (uint64_t key : {5, 3, 9, 1, 7}) q.push(at(100, key));
   q.push(at(99, 100));
-  EXPECT_TRUE(same_order(drain(q), {at(99, 100), at(100, 1), at(100, 3), at(100, 5), at(100, 7), at(100, 9)}));
+  EXPECT_TRUE(same_order(
+      drain(q), {at(99, 100), at(100, 1), at(100, 3), at(100, 5), at(100, 7), at(100, 9)}));
 }
 
 TYPED_TEST(EventQueueTest, TopIsTheNextEventToPop) {
@@ -84,8 +91,8 @@ TYPED_TEST(EventQueueTest, ExtremeTimesAndKeysKeepTheirOrder) {
   q.push(at(INT64_MIN, big));
   q.push(at(0, big - 1));
   q.push(at(INT64_MIN, 0));
-  EXPECT_TRUE(same_order(drain(q), {at(INT64_MIN, 0), at(INT64_MIN, big), at(0, big - 1), at(0, big),
-                                    at(INT64_MAX, 0)}));
+  EXPECT_TRUE(same_order(drain(q), {at(INT64_MIN, 0), at(INT64_MIN, big), at(0, big - 1),
+                                    at(0, big), at(INT64_MAX, 0)}));
 }
 
 // The engine's pattern: pop the minimum, then push events no earlier than it, many at equal
@@ -113,7 +120,8 @@ TYPED_TEST(EventQueueTest, HoldSequenceMatchesABinaryHeap) {
     const uint64_t successors = rng.below(3) + (q.size() < 10 ? 1 : 0);
     for (uint64_t s = 0; s < successors; ++s) {
       const uint64_t shift = rng.below(41);
-      const auto delay = static_cast<int64_t>(rng.below(2) == 0 ? 0 : rng.below(uint64_t{1} << shift));
+      const auto delay =
+          static_cast<int64_t>(rng.below(2) == 0 ? 0 : rng.below(uint64_t{1} << shift));
       const Event next = at(got.time.ps() + delay, key++);
       q.push(next);
       reference.push(next);

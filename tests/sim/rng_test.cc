@@ -12,6 +12,7 @@ namespace {
 
 std::vector<uint64_t> draw(Rng rng, int n) {
   std::vector<uint64_t> out;
+  out.reserve(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) out.push_back(rng.next());
   return out;
 }
@@ -61,7 +62,8 @@ TEST(Rng, NeighbouringStreamsAreIndependent) {
     const double equal_fraction = static_cast<double>(equal_bits) / (64.0 * n);
     EXPECT_NEAR(equal_fraction, 0.5, 0.002) << "streams " << stream << ", " << stream + 1;
     const double cov = sum_ab / n - (sum_a / n) * (sum_b / n);
-    const double corr = cov / std::sqrt((sum_aa / n - sum_a * sum_a / (n * n)) * (sum_bb / n - sum_b * sum_b / (n * n)));
+    const double corr = cov / std::sqrt((sum_aa / n - sum_a * sum_a / (n * n)) *
+                                        (sum_bb / n - sum_b * sum_b / (n * n)));
     EXPECT_NEAR(corr, 0.0, 0.015) << "streams " << stream << ", " << stream + 1;
   }
 }
