@@ -11,6 +11,11 @@ namespace {
 
 constexpr uint32_t kNone = UINT32_MAX;
 
+bool same_shape(const Op& a, const Op& b) {
+  return a.compute == b.compute && a.dtype == b.dtype && a.m == b.m && a.n == b.n && a.k == b.k &&
+         a.batch == b.batch && a.flops == b.flops && a.bytes == b.bytes;
+}
+
 // Index of a stream's category in the breakdown sweep: 0 compute, then 1 + CommCategory.
 int sweep_index(Stream s) {
   return s == Stream::compute ? 0 : 1 + static_cast<int>(category_of(s));
@@ -55,6 +60,8 @@ class Run final : public sim::EventHandler {
       st.prev_in_stream.assign(n, kNone);
       st.coll_seq.assign(n, 0);
       std::vector<uint32_t> count(n + 1, 0);
+      std::vector<uint32_t> label_first(g.labels.size() + 1, kNone);
+      std::vector<Time> unit_dur(g.labels.size() + 1);
       std::vector<uint32_t> seq(w.comms.size(), 0);
       std::array<uint32_t, kStreamCount> last{};
       last.fill(kNone);
@@ -69,6 +76,19 @@ class Run final : public sim::EventHandler {
           last[s] = static_cast<uint32_t>(i);
         }
         if (op.kind == OpKind::collective && op.comm >= 0) st.coll_seq[i] = seq[op.comm]++;
+        // Generated graphs repeat each shape once per microbatch under one label: price a
+        // compute op once per label and reuse it while the shape matches.
+        if (op.kind == OpKind::compute && !op.has_measured() && op.label < label_first.size()) {
+          uint32_t& f = label_first[op.label];
+          if (f == kNone) {
+            f = static_cast<uint32_t>(i);
+            unit_dur[op.label] = cm.time(op);
+          }
+          if (same_shape(g.ops[f], op)) {
+            st.dur[i] = unit_dur[op.label] * op.repeat;
+            continue;
+          }
+        }
         st.dur[i] = price(op, cm, cc, comm_cache);
       }
       st.succ_begin.assign(n + 1, 0);
@@ -224,24 +244,12 @@ class Run final : public sim::EventHandler {
 };
 
 TimeBreakdown split(const RankGraph& g, const RankState& st, Time horizon) {
-  struct Edge {
-    Time t;
-    int idx;
-    int delta;
-  };
-  std::vector<Edge> edges;
-  edges.reserve(g.ops.size() * 2);
-  for (size_t i = 0; i < g.ops.size(); ++i) {
-    const Op& op = g.ops[i];
-    if (op.kind == OpKind::recv || st.end[i] <= st.start[i]) continue;
-    const int idx = sweep_index(op.stream);
-    edges.push_back({st.start[i], idx, +1});
-    edges.push_back({st.end[i], idx, -1});
-  }
-  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.t < b.t; });
+  // Each stream's ops ran one after another in queue order, so every stream is a sorted list of
+  // disjoint intervals; a merge over the streams visits every boundary in time order.
   TimeBreakdown out;
+  std::array<size_t, kStreamCount> pos{};
+  std::array<bool, kStreamCount> inside{};
   std::array<int, 6> active{};
-  Time t = Time::zero();
   // Exposed communication is charged in this order when several overlap: the collectives that
   // block the compute stream in the framework first, gradient traffic last.
   static constexpr std::array<int, 5> kPriority = {1 + static_cast<int>(CommCategory::tp),
@@ -264,12 +272,38 @@ TimeBreakdown split(const RankGraph& g, const RankState& st, Time horizon) {
     }
     out.bubble += d;
   };
-  for (const Edge& e : edges) {
-    charge(t, std::min(e.t, horizon));
-    t = std::max(t, std::min(e.t, horizon));
-    active[e.idx] += e.delta;
+  Time t = Time::zero();
+  for (;;) {
+    int best = -1;
+    Time when = Time::max();
+    for (int s = 0; s < kStreamCount; ++s) {
+      const auto& q = st.queue[s];
+      // Skip zero-length ops: they occupy no time.
+      while (!inside[s] && pos[s] < q.size() && st.end[q[pos[s]]] <= st.start[q[pos[s]]]) ++pos[s];
+      if (pos[s] >= q.size()) continue;
+      const uint32_t i = q[pos[s]];
+      const Time b = inside[s] ? st.end[i] : st.start[i];
+      if (b < when) {
+        when = b;
+        best = s;
+      }
+    }
+    if (best < 0) break;
+    const Time clipped = std::min(when, horizon);
+    charge(t, clipped);
+    t = std::max(t, clipped);
+    const int idx = sweep_index(static_cast<Stream>(best));
+    if (inside[best]) {
+      --active[idx];
+      inside[best] = false;
+      ++pos[best];
+    } else {
+      ++active[idx];
+      inside[best] = true;
+    }
   }
   charge(t, horizon);
+  (void)g;
   return out;
 }
 

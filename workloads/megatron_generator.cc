@@ -1,6 +1,8 @@
 #include "workloads/megatron_generator.h"
 
 #include <algorithm>
+#include <tuple>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -96,8 +98,18 @@ class StageBuilder {
   }
 
   // --- op makers -------------------------------------------------------------------------
+  // Labels are interned once per (literal, recompute) pair: generation runs in sweeps, and
+  // building and comparing strings per op would dominate it.
+  uint32_t lab(std::string_view label) {
+    const auto key = std::make_tuple(static_cast<const void*>(label.data()), label.size(), recompute_);
+    auto it = label_ids_.find(key);
+    if (it != label_ids_.end()) return it->second;
+    const uint32_t id = recompute_ ? r_.label(std::string(label) + ".recompute") : r_.label(label);
+    label_ids_.emplace(key, id);
+    return id;
+  }
   uint32_t chain(Op op, uint32_t prev, std::string_view label, int rep) {
-    op.label = r_.label(label);
+    op.label = lab(label);
     op.repeat = rep;
     if (prev == kNone) return r_.add(op);
     return r_.add(op, {prev});
@@ -171,8 +183,8 @@ class StageBuilder {
 
   // --- one block of identical layers --------------------------------------------------------
   uint32_t block_fwd(uint32_t x, int rep, bool moe, bool recompute) {
-    const char* sfx = recompute ? ".recompute" : "";
-    auto L = [&](const char* base) { return std::string(base) + sfx; };
+    recompute_ = recompute;
+    auto L = [](const char* base) { return std::string_view(base); };
     x = elem(L("ln1.fwd"), x, rep, 2 * Tsp_ * z_.h * B_);
     x = tp_enter(L("attn.ag.fwd"), x, rep);
     x = gemm(L("attn.qkv.fwd"), x, rep, T_, (z_.h + 2 * z_.kvd) / tp_, z_.h);
@@ -189,9 +201,11 @@ class StageBuilder {
       x = gemm(L("mlp.fc2.fwd"), x, rep, T_, z_.h, z_.f / tp_);
       x = tp_exit(L("mlp.rs.fwd"), x, rep);
     } else {
-      x = moe_mlp(x, rep, true, sfx);
+      x = moe_mlp(x, rep, true);
     }
-    return elem(L("residual.fwd"), x, rep, 3 * Tsp_ * z_.h * B_);
+    x = elem(L("residual.fwd"), x, rep, 3 * Tsp_ * z_.h * B_);
+    recompute_ = false;
+    return x;
   }
 
   uint32_t block_bwd(uint32_t x, int rep, bool moe) {
@@ -203,7 +217,7 @@ class StageBuilder {
       x = gemm("mlp.fc1.bwd", x, rep, T_, (z_.gated ? 2 : 1) * z_.f / tp_, z_.h, 1, 2);
       x = tp_exit("mlp.rs.bwd", x, rep);
     } else {
-      x = moe_mlp(x, rep, false, "");
+      x = moe_mlp(x, rep, false);
     }
     x = elem("ln2.bwd", x, rep, 6 * Tsp_ * z_.h * B_);
     x = tp_enter("attn.ag.bwd", x, rep);
@@ -218,24 +232,23 @@ class StageBuilder {
 
   // Routed experts: tokens of this rank's sequence shard go to top_k experts over the EP group
   // (all_to_all), run as a grouped GEMM over the local experts, and come back. Balanced routing.
-  uint32_t moe_mlp(uint32_t x, int rep, bool fwd, const char* sfx) {
+  uint32_t moe_mlp(uint32_t x, int rep, bool fwd) {
     const double scale = fwd ? 1 : 2;
-    const std::string dir = fwd ? std::string(".fwd") + sfx : ".bwd";
-    auto L = [&](const char* base) { return std::string(base) + dir; };
+    auto L = [&](const char* f, const char* b) { return std::string_view(fwd ? f : b); };
     const int64_t tokens = Tsp_;
     const int64_t local = std::max<int64_t>(1, z_.E / ep_);
     const int64_t routed = tokens * z_.topk;
     const int64_t per_expert = std::max<int64_t>(1, routed / local);
     const int64_t up = (z_.gated ? 2 : 1) * z_.fm;
-    x = gemm(L("moe.router"), x, rep, tokens, z_.E, z_.h, 1, scale);
-    x = coll(L("moe.dispatch"), x, rep, Stream::ep, CollectiveKind::all_to_all, ep_comm_, routed * z_.h * B_);
-    x = gemm(L("moe.expert_fc1"), x, rep, per_expert, up, z_.h, local, scale);
-    x = elem(L("moe.expert_act"), x, rep, (z_.gated ? 3 : 2) * routed * z_.fm * B_);
-    x = gemm(L("moe.expert_fc2"), x, rep, per_expert, z_.h, z_.fm, local, scale);
-    x = coll(L("moe.combine"), x, rep, Stream::ep, CollectiveKind::all_to_all, ep_comm_, routed * z_.h * B_);
+    x = gemm(L("moe.router.fwd", "moe.router.bwd"), x, rep, tokens, z_.E, z_.h, 1, scale);
+    x = coll(L("moe.dispatch.fwd", "moe.dispatch.bwd"), x, rep, Stream::ep, CollectiveKind::all_to_all, ep_comm_, routed * z_.h * B_);
+    x = gemm(L("moe.expert_fc1.fwd", "moe.expert_fc1.bwd"), x, rep, per_expert, up, z_.h, local, scale);
+    x = elem(L("moe.expert_act.fwd", "moe.expert_act.bwd"), x, rep, (z_.gated ? 3 : 2) * routed * z_.fm * B_);
+    x = gemm(L("moe.expert_fc2.fwd", "moe.expert_fc2.bwd"), x, rep, per_expert, z_.h, z_.fm, local, scale);
+    x = coll(L("moe.combine.fwd", "moe.combine.bwd"), x, rep, Stream::ep, CollectiveKind::all_to_all, ep_comm_, routed * z_.h * B_);
     if (z_.shared > 0) {
-      x = gemm(L("moe.shared_fc1"), x, rep, tokens, up * z_.shared, z_.h, 1, scale);
-      x = gemm(L("moe.shared_fc2"), x, rep, tokens, z_.h, z_.fm * z_.shared, 1, scale);
+      x = gemm(L("moe.shared_fc1.fwd", "moe.shared_fc1.bwd"), x, rep, tokens, up * z_.shared, z_.h, 1, scale);
+      x = gemm(L("moe.shared_fc2.fwd", "moe.shared_fc2.bwd"), x, rep, tokens, z_.h, z_.fm * z_.shared, 1, scale);
     }
     return x;
   }
@@ -300,6 +313,15 @@ class StageBuilder {
         }
       }
     }
+
+    // One allocation up front: sweeps generate thousands of graphs, and growing the vectors
+    // op by op costs more (page faults on fresh memory) than building them.
+    size_t blocks = 0;
+    for (const Chunk& ch : chunks_) blocks += ch.blocks.size();
+    const size_t per_block = (t_.activation_recompute ? 60 : 40) + (fsdp ? 6 : 0);
+    const size_t estimate = order.size() * (blocks / chunks_.size() * per_block + 12) + 64;
+    r_.ops.reserve(estimate);
+    r_.deps.reserve(estimate + estimate / 4);
 
     std::vector<uint32_t> dp_ops;    // every gradient collective, for the optimizer's dependency
     uint32_t last_compute = kNone;
@@ -426,7 +448,7 @@ class StageBuilder {
     opt.compute = ComputeKind::optimizer;
     opt.dtype = topology::Dtype::fp32;
     opt.bytes = Bytes(static_cast<int64_t>(held * 30));
-    opt.label = r_.label("optimizer.step");
+    opt.label = lab("optimizer.step");
     const uint32_t step = r_.add(opt, opt_deps);
     if (zero12 && !t_.overlap_param_gather) {
       double all = 0;
@@ -448,7 +470,7 @@ class StageBuilder {
     Op nop;
     nop.compute = ComputeKind::measured;
     nop.measured = Time::zero();
-    nop.label = r_.label("wait");
+    nop.label = lab("wait");
     return r_.add(nop, {x, other});
   }
 
@@ -462,14 +484,14 @@ class StageBuilder {
     op.comm = dp_comm_;
     op.dtype = act_dtype_;
     op.bytes = Bytes(static_cast<int64_t>(p) * B_);
-    op.label = r_.label("fsdp.param.ag");
+    op.label = lab("fsdp.param.ag");
     const uint32_t ag = ahead_of == kNone ? r_.add(op) : r_.add(op, {ahead_of});
     // FSDP copies the gathered flat buffer out into the parameters' views (read and write).
     Op copy;
     copy.compute = ComputeKind::elementwise;
     copy.dtype = act_dtype_;
     copy.bytes = Bytes(static_cast<int64_t>(p) * B_ * 2);
-    copy.label = r_.label("fsdp.unshard_copy");
+    copy.label = lab("fsdp.unshard_copy");
     if (x == kNone) return r_.add(copy, {ag});
     return r_.add(copy, {x, ag});
   }
@@ -488,7 +510,7 @@ class StageBuilder {
     op.collective = CollectiveKind::send_recv;
     op.bytes = Bytes(bytes);
     op.peer_rank = peer_stage;
-    op.label = r_.label(dir == 0 ? "pp.recv.fwd" : "pp.recv.bwd");
+    op.label = lab(dir == 0 ? "pp.recv.fwd" : "pp.recv.bwd");
     const uint32_t idx = r_.add(op);
     recvs.push_back({base * 2 + static_cast<uint64_t>(dir), idx});
     return idx;
@@ -500,7 +522,7 @@ class StageBuilder {
     op.collective = CollectiveKind::send_recv;
     op.bytes = Bytes(bytes);
     op.peer_rank = peer_stage;
-    op.label = r_.label(dir == 0 ? "pp.send.fwd" : "pp.send.bwd");
+    op.label = lab(dir == 0 ? "pp.send.fwd" : "pp.send.bwd");
     const uint32_t idx = after == kNone ? r_.add(op) : r_.add(op, {after});
     sends.push_back({base * 2 + static_cast<uint64_t>(dir), idx});
   }
@@ -518,6 +540,8 @@ class StageBuilder {
   int tp_comm_ = -1, cp_comm_ = -1, ep_comm_ = -1, dp_comm_ = -1, edp_comm_ = -1;
   int dp_size_ = 1, edp_size_ = 1;
   std::vector<Chunk> chunks_;
+  bool recompute_ = false;
+  std::map<std::tuple<const void*, size_t, bool>, uint32_t> label_ids_;
 };
 
 // Megatron-LM's pipeline order for one stage: (forward?, microbatch, chunk) in program order.
@@ -643,7 +667,10 @@ Workload generate_megatron(const TrainingSpec& spec, const topology::ClusterSpec
       ch.head = ch.vstage == VS - 1;
       const int lo = first[ch.vstage], hi = first[ch.vstage + 1];
       int lpb = options.layers_per_block;
-      if (lpb <= 0) lpb = std::max(1, (hi - lo + 3) / 4);
+      // Auto: FSDP gathers per block, so keep 4 blocks a chunk to leave prefetch something to hide
+      // behind; otherwise one block a chunk (the DP reduction then starts after the chunk).
+      const int blocks_per_chunk = t.parallel.zero >= 3 ? 4 : 1;
+      if (lpb <= 0) lpb = std::max(1, (hi - lo + blocks_per_chunk - 1) / blocks_per_chunk);
       for (int l = lo; l < hi;) {
         const bool moe = z.moe(l);
         int n = 0;

@@ -16,7 +16,7 @@ namespace dtsim::workloads {
 struct GeneratorOptions {
   // Consecutive layers of a pipeline chunk merged into one block of ops (each op repeated).
   // 1 is exact; larger values trade the position of overlapped DP/FSDP traffic within a chunk
-  // for speed (sweeps). 0 picks the smallest value that keeps a chunk at <= 4 blocks.
+  // for speed (sweeps). 0 picks it: 4 blocks a chunk under FSDP, else 1.
   int layers_per_block = 1;
 };
 
