@@ -12,6 +12,7 @@ packages=(
   libtbb-dev libfmt-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev
+  libprotobuf-dev protobuf-compiler   # Chakra execution traces (workloads/chakra_trace)
   libpugixml-dev                       # NCCL topology XML (topology/)
   clang libclang-rt-14-dev             # libFuzzer targets
   libopenmpi-dev openmpi-bin chromium  # sweep --mpi; headless render test of HTML reports

@@ -1,0 +1,24 @@
+// Chakra execution traces: MLCommons' per-rank trace format (one file per rank, PREFIX.N.et,
+// each a varint-length-delimited GlobalMetadata followed by Node messages). write_chakra turns a
+// Workload into such files; read_chakra turns files back into a Workload the executor runs:
+// compute nodes (priced by their recorded shape, or their measured duration when the trace has
+// one), collectives on their communicators, sends and receives matched by (source, tag), with
+// data dependencies. dtsim's own attributes ("dtsim.*") make the round trip exact; traces from
+// other tools run on what they carry (duration_micros, num_ops, comm_type, comm_size, ...).
+//   write_chakra(workload, "traces/rank");           // traces/rank.0.et, traces/rank.1.et, ...
+//   Workload w = read_chakra("traces/rank");
+#pragma once
+
+#include <string>
+
+#include "workloads/op_graph.h"
+
+namespace dtsim::workloads {
+
+// Throws std::runtime_error when a file cannot be written.
+void write_chakra(const Workload& w, const std::string& prefix);
+// Reads PREFIX.0.et, PREFIX.1.et, ... until one is missing. Throws std::runtime_error naming the
+// file on a missing first file, a truncated message or a receive without its send.
+Workload read_chakra(const std::string& prefix);
+
+}  // namespace dtsim::workloads
