@@ -69,7 +69,8 @@ class RadixEventQueue {
 
   // Buckets are lists of fixed-size chunks drawn from one pool and returned to it when a bucket
   // is spread out, so after warm-up the queue neither allocates nor touches fresh pages (growing
-  // per-bucket vectors kept the allocator busy, and page faults dominated at 1e6 pending).
+  // per-bucket vectors kept the allocator busy, and page faults dominated at 1e6 pending). The
+  // pool keeps its peak size until the queue is destroyed.
   static constexpr uint32_t kChunkEvents = 16;
   static constexpr uint32_t kNone = UINT32_MAX;
   struct Chunk {
