@@ -1,0 +1,69 @@
+#include "report/collective_sweep_writer.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+namespace dtsim::report {
+namespace {
+
+void write_table(const std::vector<workloads::SweepRow>& rows, std::ostream& out) {
+  if (!rows.empty()) {
+    out << fmt::format("# {} on {} ranks\n", collectives::name(rows.front().collective), rows.front().ranks);
+  }
+  out << fmt::format("#{:>12} {:>13} {:>9} {:>6} {:>5} {:>11} {:>8} {:>8} {:>16} {:>8}\n", "size", "count", "type",
+                     "redop", "root", "time", "algbw", "busbw", "algorithm", "protocol");
+  out << fmt::format("#{:>12} {:>13} {:>9} {:>6} {:>5} {:>11} {:>8} {:>8} {:>16} {:>8}\n", "(B)", "(elements)", "",
+                     "", "", "(us)", "(GB/s)", "(GB/s)", "", "");
+  for (const auto& r : rows) {
+    out << fmt::format(" {:>12} {:>13} {:>9} {:>6} {:>5} {:>11.2f} {:>8.2f} {:>8.2f} {:>16} {:>8}\n", r.bytes.count(),
+                       r.count, workloads::nccl_type_name(r.dtype), workloads::redop_name(r.collective), r.root,
+                       r.time.us(), r.algbw_gbytes, r.busbw_gbytes, collectives::name(r.algorithm),
+                       collectives::name(r.protocol));
+  }
+}
+
+void write_csv(const std::vector<workloads::SweepRow>& rows, std::ostream& out) {
+  out << "collective,size_bytes,time_us,algbw_GBps,busbw_GBps,algorithm,protocol\n";
+  for (const auto& r : rows) {
+    out << fmt::format("{},{},{:.3f},{:.3f},{:.3f},{},{}\n", collectives::name(r.collective), r.bytes.count(),
+                       r.time.us(), r.algbw_gbytes, r.busbw_gbytes, collectives::name(r.algorithm),
+                       collectives::name(r.protocol));
+  }
+}
+
+void write_json(const std::vector<workloads::SweepRow>& rows, std::ostream& out) {
+  nlohmann::json j;
+  j["schema_version"] = 1;
+  j["kind"] = "collective_sweep";
+  auto& arr = j["rows"] = nlohmann::json::array();
+  for (const auto& r : rows) {
+    arr.push_back({{"collective", collectives::name(r.collective)},
+                   {"size_bytes", r.bytes.count()},
+                   {"count", r.count},
+                   {"type", workloads::nccl_type_name(r.dtype)},
+                   {"redop", workloads::redop_name(r.collective)},
+                   {"root", r.root},
+                   {"ranks", r.ranks},
+                   {"time_us", r.time.us()},
+                   {"algbw_GBps", r.algbw_gbytes},
+                   {"busbw_GBps", r.busbw_gbytes},
+                   {"algorithm", collectives::name(r.algorithm)},
+                   {"protocol", collectives::name(r.protocol)},
+                   {"channels", r.channels}});
+  }
+  out << j.dump(2) << "\n";
+}
+
+}  // namespace
+
+void write_sweep(const std::vector<workloads::SweepRow>& rows, SweepFormat format, std::ostream& out) {
+  switch (format) {
+    case SweepFormat::table: write_table(rows, out); return;
+    case SweepFormat::csv: write_csv(rows, out); return;
+    case SweepFormat::json: write_json(rows, out); return;
+  }
+}
+
+}  // namespace dtsim::report
