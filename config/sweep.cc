@@ -588,6 +588,7 @@ std::vector<SweepPoint> expand_sweep(const Sweep& sweep, const ScenarioLoader& l
           return num("workload.parallel." + std::string(kParallel[i]), par_values[i]);
         }
       }
+      if (name == "layers") return num("workload.model.layers", base->workload.training.model.layers);
       if (name == "micro_batch") return num("workload.batch.micro", base->workload.training.batch.micro);
       if (name == "global_batch") {
         return num("workload.batch.global", base->workload.training.batch.global);

@@ -96,7 +96,7 @@ using ScenarioLoader =
 
 // The points of the product that satisfy `where:`. Conditions see each varied key by its dotted
 // name and by its last segment when that is unambiguous, the base file's own keys by dotted name,
-// and derived names (gpus, nodes, gpus_per_node, tp, pp, dp, ep, cp, vp, micro_batch,
+// and derived names (gpus, nodes, gpus_per_node, tp, pp, dp, ep, cp, vp, layers, micro_batch,
 // global_batch) taken from the point's values where varied, else from the base scenario, which is
 // loaded once through `load`.
 std::vector<SweepPoint> expand_sweep(const Sweep& sweep, const ScenarioLoader& load);
