@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace dtsim::collectives {
 namespace {
@@ -105,40 +106,37 @@ CommShape HardwareView::shape_of(const Communicator& comm) const {
   CommShape s;
   s.ranks = std::max(1, comm.size());
   if (comm.ranks.empty()) return s;
-  // Ranks are node-major, so a communicator's ranks in one domain are usually adjacent: count
-  // runs of equal domain index, and the longest run, without allocating.
+  const int first = comm.ranks.front();
+  const size_t n = comm.ranks.size();
+  const int d = domain_gpus;
+  // The common case, a contiguous block of ranks (a sweep's world, a TP group), in closed form;
+  // the check is a branch-free loop the compiler vectorizes.
+  const int* rk = comm.ranks.data();
+  int mismatch = 0;
+  for (size_t i = 0; i < n; ++i) mismatch |= rk[i] ^ (first + static_cast<int>(i));
+  if (mismatch == 0) {
+    const int last = first + static_cast<int>(n) - 1;
+    const int first_dom = first / d;
+    const int last_dom = last / d;
+    s.nodes = last_dom - first_dom + 1;
+    s.ranks_per_node = s.nodes == 1 ? static_cast<int>(n)
+                                    : std::max({(first_dom + 1) * d - first, last - last_dom * d + 1,
+                                                s.nodes > 2 ? d : 0});
+    return s;
+  }
+  // Otherwise count distinct domains and the most ranks in one (custom communicators, DP groups).
+  std::vector<int> doms;
+  doms.reserve(n);
+  for (int r : comm.ranks) doms.push_back(r / d);
+  std::sort(doms.begin(), doms.end());
   int nodes = 0;
   int longest = 0;
-  int run = 0;
-  int prev = -1;
-  bool sorted = true;
-  for (int r : comm.ranks) {
-    const int d = r / domain_gpus;
-    if (d == prev) {
-      ++run;
-    } else {
-      if (d < prev) sorted = false;
-      ++nodes;
-      run = 1;
-      prev = d;
-    }
-    longest = std::max(longest, run);
-  }
-  if (!sorted) {
-    // Unordered rank lists: count distinct domains the slow way (rare: custom communicators).
-    std::vector<int> doms;
-    doms.reserve(comm.ranks.size());
-    for (int r : comm.ranks) doms.push_back(r / domain_gpus);
-    std::sort(doms.begin(), doms.end());
-    nodes = 0;
-    longest = 0;
-    for (size_t i = 0; i < doms.size();) {
-      size_t j = i;
-      while (j < doms.size() && doms[j] == doms[i]) ++j;
-      ++nodes;
-      longest = std::max(longest, static_cast<int>(j - i));
-      i = j;
-    }
+  for (size_t i = 0; i < doms.size();) {
+    size_t j = i;
+    while (j < doms.size() && doms[j] == doms[i]) ++j;
+    ++nodes;
+    longest = std::max(longest, static_cast<int>(j - i));
+    i = j;
   }
   s.nodes = nodes;
   s.ranks_per_node = longest;
