@@ -223,9 +223,14 @@ ClusterSummary summarize(const Cluster& c) {
   }
   if (s.oversubscription == 0) s.oversubscription = 1;
   s.bisection_bandwidth = bisection_bandwidth(c);
-  const int last = c.gpu_count() - spec.gpus_per_node;
-  s.path_diversity = c.path_count(0, last > 0 ? last : c.gpu_count() - 1);
+  s.path_diversity = spec.nodes > 1 ? node_path_diversity(c, 0, spec.nodes - 1)
+                                    : c.path_count(0, c.gpu_count() - 1);
   return s;
+}
+
+uint64_t node_path_diversity(const Cluster& c, int node_a, int node_b) {
+  const int per_node = c.spec().gpus_per_node;
+  return c.path_count(node_a * per_node, node_b * per_node);
 }
 
 void describe(const Cluster& c, DescribeFormat format, std::ostream& out) {

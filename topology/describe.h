@@ -42,6 +42,10 @@ struct ClusterSummary {
 
 ClusterSummary summarize(const Cluster& c);
 
+// Path diversity between two nodes: the equal-cost routes ECMP can spread the flows from the
+// first GPU of `node_a` to the first GPU of `node_b` over.
+uint64_t node_path_diversity(const Cluster& c, int node_a, int node_b);
+
 // DOT is refused (InputError) above kMaxDotDevices devices: the picture would be unreadable.
 inline constexpr int kMaxDotDevices = 1000;
 void describe(const Cluster& c, DescribeFormat format, std::ostream& out);

@@ -411,7 +411,7 @@ void EcmpRouter::fabric_walk(DeviceId e, const TargetRef& t, uint64_t index,
 }
 
 void EcmpRouter::add_cross_node(Plan& p, DeviceId src, std::span<const DeviceId> exits,
-                                uint64_t lead_cost, std::vector<Segment> lead, DeviceId dst,
+                                uint64_t lead_cost, const std::vector<Segment>& lead, DeviceId dst,
                                 int dst_gpu) const {
   int src_node = devices_[src].node;
   int dst_node = devices_[dst].node;

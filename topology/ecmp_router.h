@@ -57,7 +57,7 @@ class EcmpRouter {
   std::shared_ptr<const Plan> plan(int src_gpu, int dst_gpu, bool pxn) const;
   std::shared_ptr<Plan> make_plan(int src_gpu, int dst_gpu, bool pxn) const;
   void add_cross_node(Plan& p, DeviceId src, std::span<const DeviceId> exits, uint64_t lead_cost,
-                      std::vector<Segment> lead, DeviceId dst, int dst_gpu) const;
+                      const std::vector<Segment>& lead, DeviceId dst, int dst_gpu) const;
   std::vector<LinkId> unrank(const Plan& p, uint64_t index) const;
   bool is_fabric(DeviceId d) const { return devices_[d].node < 0; }
 

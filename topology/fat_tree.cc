@@ -99,7 +99,8 @@ std::vector<DeviceId> build_clos(ClusterBuilder& b, const ClusterSpec& spec, con
           b.add_device(DeviceKind::network_switch, pod + "agg" + std::to_string(j), -1, 1,
                        static_cast<int>(p * shape.up + j));
       for (int c = 0; c < half; ++c) {
-        b.connect(agg[static_cast<size_t>(j)], core[static_cast<size_t>(j * half + c)],
+        b.connect(agg[static_cast<size_t>(j)],
+                  core[static_cast<size_t>(j) * static_cast<size_t>(half) + static_cast<size_t>(c)],
                   LinkKind::network, bw, lat);
       }
     }

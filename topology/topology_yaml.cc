@@ -48,7 +48,10 @@ struct Reader {
       const std::string k = kv.first.as<std::string>();
       if (!allowed.count(k)) {
         std::string list;
-        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+        for (const auto& a : allowed) {
+          if (!list.empty()) list += ", ";
+          list += a;
+        }
         fail(kv.first, key + "." + k, "unknown key; expected one of " + list);
       }
     }
@@ -112,9 +115,10 @@ std::unique_ptr<Cluster> parse_topology_yaml(const ClusterSpec& base, std::strin
     const std::string kind_text = r.scalar(d, "kind", key);
     DeviceKind kind;
     if (!parse_kind(kind_text, kind)) {
-      r.fail(d["kind"], key + ".kind",
-             "unknown device kind \"" + kind_text + "\" for \"" + name +
-                 "\"; expected one of gpu, nvswitch, pcie-switch, host, nic, switch");
+      std::string message = "unknown device kind \"" + kind_text;
+      message += "\" for \"" + name;
+      message += "\"; expected one of gpu, nvswitch, pcie-switch, host, nic, switch";
+      r.fail(d["kind"], key + ".kind", message);
     }
     if (auto it = by_name.find(name); it != by_name.end()) {
       r.fail(d["name"], key + ".name",

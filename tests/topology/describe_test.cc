@@ -63,5 +63,12 @@ TEST(Describe, PathDiversityCountsRoutesToTheLastNode) {
   EXPECT_EQ(summarize(*c).path_diversity, 8u);  // leaf 0 to leaf 3 over any of 8 spines
 }
 
+TEST(Describe, NodePathDiversityInAThreeTierFatTree) {
+  // Radix 8: 4 NIC ports a leaf, 4 leaves (2 nodes) a pod.
+  auto c = build_cluster(hgx(16, FabricKind::fat_tree, 8, 3));
+  EXPECT_EQ(node_path_diversity(*c, 0, 1), 4u);    // same pod: any of its 4 aggregation switches
+  EXPECT_EQ(node_path_diversity(*c, 0, 15), 16u);  // across pods: 4 aggregation x 4 core
+}
+
 }  // namespace
 }  // namespace dtsim::topology
