@@ -20,6 +20,7 @@ struct RunOptions {
   bool quiet = false;                  // no progress, no banners on stderr
   bool fingerprint = false;            // print the engine's event-trace fingerprint after the run
   int threads = 0;                     // 0: all cores
+  bool describe = false;               // print what would run (graph sizes, routes), then stop
 };
 
 // The headline results of one run, in a fixed order, for sweep rows: e.g. iteration_time_s,

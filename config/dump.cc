@@ -1,0 +1,215 @@
+// dump_scenario: every key of a resolved scenario, in the schema's order, in units that parse
+// back to the same values.
+#include <fmt/format.h>
+
+#include <cctype>
+
+#include "config/enum_names.h"
+#include "config/loader.h"
+#include "topology/catalog.h"
+
+namespace dtsim::config {
+namespace {
+
+using topology::Dtype;
+
+// A string as a YAML scalar: plain when it cannot be mistaken for anything else, else quoted.
+std::string yaml_string(const std::string& s) {
+  static constexpr std::string_view kReserved[] = {"true", "false", "yes", "no", "on", "off", "null", "~", "y", "n"};
+  bool plain = !s.empty() && (std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '/' || s[0] == '_');
+  for (char c : s) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '/')) plain = false;
+  }
+  std::string l;
+  for (char c : s) l += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (std::string_view r : kReserved) {
+    if (l == r) plain = false;
+  }
+  if (plain) return s;
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"') out += "\\\"";
+    else if (c == '\\') out += "\\\\";
+    else if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
+    else out += static_cast<char>(c);
+  }
+  return out + "\"";
+}
+
+std::string number(double v) { return fmt::format("{}", v); }
+
+// Peak FLOP/s read best in TFLOPS; plain FLOP/s when that would not parse back exactly.
+std::string flops(double v) {
+  const double t = v / 1e12;
+  return t * 1e12 == v ? fmt::format("{}TFLOPS", t) : number(v);
+}
+
+// Memory sizes are quoted in decimal GB by vendors; keep that when it is exact.
+std::string memory_size(Bytes b) {
+  if (b.count() > 0 && b.count() % 1'000'000'000 == 0 && b.count() % (int64_t{1} << 30) != 0) {
+    return std::to_string(b.count() / 1'000'000'000) + "GB";
+  }
+  return to_string(b);
+}
+// The first spelling that parses back to exactly `bw`: units.h's own (12 significant digits)
+// first, then shortest round-trip digits in other units.
+std::string bandwidth(Bandwidth bw, bool bits) {
+  const double v = bw.bytes_per_s();
+  const std::string candidates[] = {
+      bits ? to_string_bits(bw) : to_string(bw),
+      bits ? to_string(bw) : to_string_bits(bw),
+      fmt::format("{}GB/s", v / 1e9),
+      fmt::format("{}MB/s", v / 1e6),
+      fmt::format("{}TB/s", v / 1e12),
+      fmt::format("{}Gbps", v * 8 / 1e9),
+      fmt::format("{}Mbps", v * 8 / 1e6),
+  };
+  for (const auto& c : candidates) {
+    try {
+      if (parse_bandwidth(c) == bw) return c;
+    } catch (const std::exception&) {
+      // Not representable in this unit; try the next.
+    }
+  }
+  return candidates[0];
+}
+
+std::string boolean(bool b) { return b ? "true" : "false"; }
+
+class Writer {
+ public:
+  void key(int depth, std::string_view k, const std::string& value) {
+    out_ += std::string(static_cast<size_t>(depth) * 2, ' ') + std::string(k) + ": " + value + "\n";
+  }
+  void section(int depth, std::string_view k) {
+    out_ += std::string(static_cast<size_t>(depth) * 2, ' ') + std::string(k) + ":\n";
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+}  // namespace
+
+std::string dump_scenario(const Scenario& s) {
+  Writer w;
+  w.key(0, "name", yaml_string(s.name));
+  w.key(0, "seed", std::to_string(s.seed));
+
+  const auto& c = s.cluster;
+  w.section(0, "cluster");
+  w.key(1, "node", yaml_string(c.node_preset));
+  w.key(1, "nodes", std::to_string(c.nodes));
+  w.section(1, "gpu");
+  w.key(2, "preset", yaml_string(c.gpu.name));
+  w.key(2, "compute_capability", std::to_string(c.gpu.compute_capability));
+  w.section(2, "peak_flops");
+  for (const auto& [dtype, value] : c.gpu.peak_flops) w.key(3, topology::name(dtype), flops(value));
+  for (Dtype d : {Dtype::fp32, Dtype::tf32, Dtype::bf16, Dtype::fp16, Dtype::fp8, Dtype::fp4}) {
+    if (!c.gpu.peak_flops.contains(d)) w.key(3, topology::name(d), "0");
+  }
+  w.key(2, "hbm_capacity", memory_size(c.gpu.hbm_capacity));
+  w.key(2, "hbm_bandwidth", bandwidth(c.gpu.hbm_bandwidth, false));
+  w.key(2, "nvlink_generation", std::to_string(c.gpu.nvlink_generation));
+  w.key(2, "nvlink_links", std::to_string(c.gpu.nvlink_links));
+  w.key(2, "nvlink_bandwidth", bandwidth(c.gpu.nvlink_bandwidth, false));
+  w.key(2, "pcie_generation", std::to_string(c.gpu.pcie_generation));
+  w.key(1, "gpus_per_node", std::to_string(c.gpus_per_node));
+  w.section(1, "scale_up");
+  w.key(2, "kind", std::string(enum_name(c.scale_up.kind, scale_up_kind_names())));
+  w.key(2, "bandwidth", bandwidth(c.scale_up.bandwidth, false));
+  w.key(2, "latency", to_string(c.scale_up.latency));
+  w.key(2, "domain_gpus", std::to_string(c.scale_up.domain_gpus));
+  w.section(1, "nic");
+  w.key(2, "kind", std::string(enum_name(c.nic.kind, nic_kind_names())));
+  w.key(2, "count", std::to_string(c.nic.count));
+  w.key(2, "bandwidth", bandwidth(c.nic.bandwidth, true));
+  w.key(2, "latency", to_string(c.nic.latency));
+  w.key(2, "message_overhead", to_string(c.nic.message_overhead));
+  w.section(1, "fabric");
+  w.key(2, "kind", std::string(enum_name(c.fabric.kind, fabric_kind_names())));
+  w.key(2, "tiers", std::to_string(c.fabric.tiers));
+  w.key(2, "radix", std::to_string(c.fabric.radix));
+  w.key(2, "oversubscription", number(c.fabric.oversubscription));
+  w.section(2, "link");
+  w.key(3, "bandwidth", bandwidth(c.fabric.link.bandwidth, true));
+  w.key(3, "latency", to_string(c.fabric.link.latency));
+  w.key(2, "sharp", boolean(c.fabric.sharp));
+  w.key(2, "dragonfly_groups", std::to_string(c.fabric.dragonfly_groups));
+  w.key(2, "torus_dims", std::to_string(c.fabric.torus_dims));
+  w.key(1, "topology_file", c.topology_file ? yaml_string(*c.topology_file) : "null");
+
+  const auto& n = s.network;
+  w.section(0, "network");
+  w.key(1, "model", std::string(enum_name(n.model, network_model_names())));
+  w.section(1, "packet");
+  w.key(2, "mtu", to_string(n.packet.mtu));
+  w.key(2, "buffer_per_port", to_string(n.packet.buffer_per_port));
+  w.key(2, "pfc", boolean(n.packet.pfc));
+  w.key(2, "ecn", boolean(n.packet.ecn));
+  w.key(2, "cc", yaml_string(n.packet.cc));
+
+  const auto& co = s.collectives;
+  w.section(0, "collectives");
+  w.key(1, "algorithm", co.algorithm ? std::string(enum_name(*co.algorithm, algorithm_names())) : "auto");
+  w.key(1, "protocol", co.protocol ? std::string(enum_name(*co.protocol, protocol_names())) : "auto");
+  w.key(1, "channels", co.channels > 0 ? std::to_string(co.channels) : "auto");
+
+  w.key(0, "calibration", s.calibration ? yaml_string(*s.calibration) : "null");
+
+  const auto& wl = s.workload;
+  w.section(0, "workload");
+  w.key(1, "kind", std::string(enum_name(wl.kind, workload_kind_names())));
+  w.key(1, "collective", std::string(enum_name(wl.sweep.collective, collective_kind_names())));
+  w.key(1, "min_bytes", to_string(wl.sweep.min_bytes));
+  w.key(1, "max_bytes", to_string(wl.sweep.max_bytes));
+  w.key(1, "step_factor", std::to_string(wl.sweep.step_factor));
+  w.key(1, "dtype", std::string(enum_name(wl.sweep.dtype, sweep_dtype_names())));
+  w.key(1, "ranks", std::to_string(wl.sweep.ranks));
+  const auto& m = wl.training.model;
+  w.section(1, "model");
+  if (!m.preset.empty()) w.key(2, "preset", yaml_string(m.preset));
+  // A model without a preset and without a shape is the default of a non-training workload.
+  if (m.layers > 0) w.key(2, "layers", std::to_string(m.layers));
+  if (m.hidden > 0) w.key(2, "hidden", std::to_string(m.hidden));
+  if (m.heads > 0) w.key(2, "heads", std::to_string(m.heads));
+  w.key(2, "kv_heads", std::to_string(m.kv_heads));
+  w.key(2, "ffn_hidden", std::to_string(m.ffn_hidden));
+  w.key(2, "seq_len", std::to_string(m.seq_len));
+  w.key(2, "vocab", std::to_string(m.vocab));
+  w.key(2, "experts", std::to_string(m.experts));
+  w.key(2, "top_k", std::to_string(m.top_k));
+  w.key(2, "moe_ffn_hidden", std::to_string(m.moe_ffn_hidden));
+  w.key(2, "shared_experts", std::to_string(m.shared_experts));
+  w.key(2, "first_dense_layers", std::to_string(m.first_dense_layers));
+  const auto& p = wl.training.parallel;
+  w.section(1, "parallel");
+  w.key(2, "tp", std::to_string(p.tp));
+  w.key(2, "pp", std::to_string(p.pp));
+  w.key(2, "dp", std::to_string(p.dp));
+  w.key(2, "ep", std::to_string(p.ep));
+  w.key(2, "cp", std::to_string(p.cp));
+  w.key(2, "vp", std::to_string(p.vp));
+  w.key(2, "sequence_parallel", boolean(p.sequence_parallel));
+  w.key(2, "zero", std::to_string(p.zero));
+  w.section(1, "batch");
+  if (wl.training.batch.global > 0) w.key(2, "global", std::to_string(wl.training.batch.global));
+  w.key(2, "micro", std::to_string(wl.training.batch.micro));
+  w.key(1, "precision", std::string(enum_name(wl.training.precision, precision_names())));
+  w.key(1, "iterations", std::to_string(wl.training.iterations));
+  w.key(1, "activation_recompute", boolean(wl.training.activation_recompute));
+  w.key(1, "format", yaml_string(wl.trace.format));
+  if (!wl.trace.path.empty()) w.key(1, "path", yaml_string(wl.trace.path));
+
+  w.section(0, "output");
+  w.key(1, "dir", yaml_string(s.output.dir));
+  std::string formats = "[";
+  for (size_t i = 0; i < s.output.formats.size(); ++i) {
+    formats += (i ? ", " : "") + yaml_string(s.output.formats[i]);
+  }
+  w.key(1, "formats", formats + "]");
+  return w.take();
+}
+
+}  // namespace dtsim::config

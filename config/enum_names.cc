@@ -1,0 +1,84 @@
+#include "config/enum_names.h"
+
+namespace dtsim::config {
+
+using collectives::Algorithm;
+using collectives::CollectiveKind;
+using collectives::Protocol;
+using topology::Dtype;
+
+EnumNames<topology::ScaleUpKind> scale_up_kind_names() {
+  using K = topology::ScaleUpKind;
+  return {{"nvswitch", K::nvswitch}, {"nvlink-bridge", K::nvlink_bridge}, {"pcie", K::pcie},
+          {"none", K::none}};
+}
+
+EnumNames<topology::NicKind> nic_kind_names() {
+  using K = topology::NicKind;
+  return {{"infiniband", K::infiniband}, {"roce", K::roce}, {"efa", K::efa}, {"tcp", K::tcp},
+          {"ib", K::infiniband}};
+}
+
+EnumNames<topology::FabricKind> fabric_kind_names() {
+  using K = topology::FabricKind;
+  return {{"single-switch", K::single_switch}, {"fat-tree", K::fat_tree},
+          {"rail-optimized", K::rail_optimized}, {"dragonfly", K::dragonfly}, {"torus", K::torus}};
+}
+
+EnumNames<Dtype> precision_names() {
+  return {{"fp32", Dtype::fp32},     {"tf32", Dtype::tf32},    {"bf16", Dtype::bf16},
+          {"fp16", Dtype::fp16},     {"fp8", Dtype::fp8},      {"fp4", Dtype::fp4},
+          {"float32", Dtype::fp32},  {"bfloat16", Dtype::bf16}, {"float16", Dtype::fp16},
+          {"float8", Dtype::fp8}};
+}
+
+EnumNames<Dtype> sweep_dtype_names() {
+  return {{"float32", Dtype::fp32}, {"tf32", Dtype::tf32},   {"bfloat16", Dtype::bf16},
+          {"float16", Dtype::fp16}, {"float8", Dtype::fp8},  {"float4", Dtype::fp4},
+          {"fp32", Dtype::fp32},    {"float", Dtype::fp32},  {"bf16", Dtype::bf16},
+          {"fp16", Dtype::fp16},    {"half", Dtype::fp16},   {"fp8", Dtype::fp8},
+          {"fp4", Dtype::fp4}};
+}
+
+EnumNames<CollectiveKind> collective_kind_names() {
+  return {{"all_reduce", CollectiveKind::all_reduce},
+          {"all_gather", CollectiveKind::all_gather},
+          {"reduce_scatter", CollectiveKind::reduce_scatter},
+          {"broadcast", CollectiveKind::broadcast},
+          {"reduce", CollectiveKind::reduce},
+          {"all_to_all", CollectiveKind::all_to_all},
+          {"send_recv", CollectiveKind::send_recv},
+          {"allreduce", CollectiveKind::all_reduce},
+          {"allgather", CollectiveKind::all_gather},
+          {"reducescatter", CollectiveKind::reduce_scatter},
+          {"alltoall", CollectiveKind::all_to_all},
+          {"sendrecv", CollectiveKind::send_recv}};
+}
+
+EnumNames<Algorithm> algorithm_names() {
+  return {{"ring", Algorithm::ring},
+          {"tree", Algorithm::tree},
+          {"nvls", Algorithm::nvls},
+          {"nvls_tree", Algorithm::nvls_tree},
+          {"collnet_direct", Algorithm::collnet_direct},
+          {"collnet_chain", Algorithm::collnet_chain},
+          {"pat", Algorithm::pat},
+          {"halving_doubling", Algorithm::halving_doubling},
+          {"hierarchical", Algorithm::hierarchical}};
+}
+
+EnumNames<Protocol> protocol_names() {
+  return {{"ll", Protocol::ll}, {"ll128", Protocol::ll128}, {"simple", Protocol::simple}};
+}
+
+EnumNames<workloads::WorkloadKind> workload_kind_names() {
+  using K = workloads::WorkloadKind;
+  return {{"collective-sweep", K::collective_sweep}, {"training", K::training}, {"trace", K::trace}};
+}
+
+EnumNames<NetworkModelKind> network_model_names() {
+  using K = NetworkModelKind;
+  return {{"analytical", K::analytical}, {"flow", K::flow}, {"packet", K::packet}};
+}
+
+}  // namespace dtsim::config

@@ -1,0 +1,27 @@
+// The spellings scenario files use for every enum, canonical first (what dump_scenario writes),
+// then accepted aliases. SCENARIO.md fixes the canonical ones: nvlink-bridge, fat-tree,
+// all_reduce, ll128, collective-sweep, ...
+#pragma once
+
+#include "collectives/collective.h"
+#include "config/map_reader.h"
+#include "config/scenario.h"
+#include "topology/cluster_spec.h"
+#include "workloads/workload_spec.h"
+
+namespace dtsim::config {
+
+EnumNames<topology::ScaleUpKind> scale_up_kind_names();
+EnumNames<topology::NicKind> nic_kind_names();
+EnumNames<topology::FabricKind> fabric_kind_names();
+// Training precision: fp32 | tf32 | bf16 | fp16 | fp8 | fp4 (also float32, bfloat16, ...).
+EnumNames<topology::Dtype> precision_names();
+// A collective sweep's element type, in nccl-tests' words first: float32, bfloat16, ...
+EnumNames<topology::Dtype> sweep_dtype_names();
+EnumNames<collectives::CollectiveKind> collective_kind_names();
+EnumNames<collectives::Algorithm> algorithm_names();
+EnumNames<collectives::Protocol> protocol_names();
+EnumNames<workloads::WorkloadKind> workload_kind_names();
+EnumNames<NetworkModelKind> network_model_names();
+
+}  // namespace dtsim::config

@@ -1,0 +1,398 @@
+#include "config/loader.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "config/enum_names.h"
+#include "config/map_reader.h"
+#include "config/overrides.h"
+#include "config/yaml_tree.h"
+#include "topology/catalog.h"
+#include "workloads/model_catalog.h"
+
+namespace dtsim::config {
+namespace {
+
+using topology::ClusterSpec;
+using topology::Dtype;
+using topology::GpuSpec;
+
+// Upper bounds that keep every product of counts far inside int range.
+constexpr int64_t kMaxGpus = int64_t{1} << 22;
+constexpr int64_t kMaxCount = int64_t{1} << 20;
+constexpr int64_t kMaxModelDim = int64_t{1} << 24;
+
+// Catalog look-ups for names already checked against the catalog's own list.
+template <class T>
+const T& checked(const T* found) {
+  if (found == nullptr) throw std::logic_error("catalog name vanished between listing and lookup");
+  return *found;
+}
+
+std::string file_stem(const std::string& source) {
+  std::string stem = std::filesystem::path(source).stem().string();
+  return stem.empty() ? "scenario" : stem;
+}
+
+// A preset name among `names`, with the same wording as any other closed set of choices.
+std::string_view to_preset(const YamlNode& node, const std::string& key,
+                           const std::vector<std::string_view>& names) {
+  return names[to_enum_index(node, key, names)];
+}
+
+// "989.4TFLOPS", "2.5PFLOPS" or a plain number of FLOP/s.
+double to_flops(const YamlNode& node, const std::string& key) {
+  const std::string expected = "FLOP/s as a number or with a unit (GFLOPS, TFLOPS, PFLOPS)";
+  if (!node.is_scalar()) fail(node, key, "expected " + expected + ", got " + describe(node));
+  std::string text = node.scalar;
+  double scale = 1;
+  for (auto [suffix, s] : {std::pair{"PFLOPS", 1e15}, {"TFLOPS", 1e12}, {"GFLOPS", 1e9}, {"FLOPS", 1.0}}) {
+    std::string_view sv = suffix;
+    if (text.size() > sv.size() && text.compare(text.size() - sv.size(), sv.size(), sv) == 0) {
+      text.resize(text.size() - sv.size());
+      scale = s;
+      break;
+    }
+  }
+  YamlNode number = node;
+  number.scalar = text;
+  double v = 0;
+  try {
+    v = to_number(number, key, 0, 1e21 / scale);
+  } catch (const InputError&) {
+    fail(node, key, "expected " + expected + ", got " + describe(node));
+  }
+  return v * scale;
+}
+
+void read_gpu(const YamlNode& node, const std::string& key, GpuSpec& gpu) {
+  if (node.is_scalar()) {
+    gpu = checked(topology::find_gpu_preset(to_preset(node, key, topology::gpu_preset_names())));
+    return;
+  }
+  MapReader r(node, key);
+  if (const YamlNode* p = r.get("preset")) {
+    gpu = checked(topology::find_gpu_preset(to_preset(*p, r.key("preset"), topology::gpu_preset_names())));
+  }
+  r.read("compute_capability", gpu.compute_capability, Range{10, 200});
+  {
+    MapReader flops = r.map("peak_flops");
+    for (const auto& [name, dtype] : precision_names()) {
+      if (name.starts_with("float") || name.starts_with("bfloat")) continue;
+      if (const YamlNode* n = flops.get(name)) {
+        double v = to_flops(*n, flops.key(name));
+        if (v > 0) gpu.peak_flops[dtype] = v;
+        else gpu.peak_flops.erase(dtype);  // 0: the GPU does not support this dtype
+      }
+    }
+    flops.finish();
+  }
+  r.read("hbm_capacity", gpu.hbm_capacity, Bytes(1));
+  r.read("hbm_bandwidth", gpu.hbm_bandwidth);
+  r.read("nvlink_generation", gpu.nvlink_generation, Range{0, 10});
+  r.read("nvlink_links", gpu.nvlink_links, Range{0, 64});
+  r.read("nvlink_bandwidth", gpu.nvlink_bandwidth, /*allow_zero=*/true);
+  r.read("pcie_generation", gpu.pcie_generation, Range{1, 10});
+  r.finish();
+}
+
+ClusterSpec read_cluster(MapReader r) {
+  ClusterSpec c = checked(topology::find_node_preset("hgx-h100"));
+  if (const YamlNode* n = r.get("node")) {
+    c = checked(topology::find_node_preset(to_preset(*n, r.key("node"), topology::node_preset_names())));
+  }
+  const ClusterSpec preset = c;
+  r.read("nodes", c.nodes, Range{1, kMaxGpus});
+  if (const YamlNode* n = r.get("gpu")) read_gpu(*n, r.key("gpu"), c.gpu);
+  r.read("gpus_per_node", c.gpus_per_node, Range{1, 4096});
+
+  MapReader up = r.map("scale_up");
+  up.read("kind", c.scale_up.kind, scale_up_kind_names());
+  up.read("bandwidth", c.scale_up.bandwidth);
+  up.read("latency", c.scale_up.latency);
+  // A whole-node NVLink domain follows the node's size unless the file says otherwise.
+  if (preset.scale_up.domain_gpus == preset.gpus_per_node) c.scale_up.domain_gpus = c.gpus_per_node;
+  up.read("domain_gpus", c.scale_up.domain_gpus, Range{1, kMaxGpus});
+  up.finish();
+
+  MapReader nic = r.map("nic");
+  nic.read("kind", c.nic.kind, nic_kind_names());
+  nic.read("count", c.nic.count, Range{0, 4096});
+  nic.read("bandwidth", c.nic.bandwidth);
+  nic.read("latency", c.nic.latency);
+  nic.read("message_overhead", c.nic.message_overhead);
+  nic.finish();
+
+  MapReader fabric = r.map("fabric");
+  fabric.read("kind", c.fabric.kind, fabric_kind_names());
+  fabric.read("tiers", c.fabric.tiers, Range{1, 3});
+  fabric.read("radix", c.fabric.radix, Range{2, 65536});
+  fabric.read("oversubscription", c.fabric.oversubscription, 1, 1024);
+  {
+    MapReader link = fabric.map("link");
+    // The fabric's links run at the NICs' speed unless the file says otherwise.
+    c.fabric.link.bandwidth = c.nic.bandwidth;
+    link.read("bandwidth", c.fabric.link.bandwidth);
+    link.read("latency", c.fabric.link.latency);
+    link.finish();
+  }
+  fabric.read("sharp", c.fabric.sharp);
+  fabric.read("dragonfly_groups", c.fabric.dragonfly_groups, Range{0, kMaxCount});
+  fabric.read("torus_dims", c.fabric.torus_dims, Range{2, 3});
+  fabric.finish();
+
+  if (r.has("topology_file")) {
+    if (const YamlNode* n = r.get_or_null("topology_file")) c.topology_file = to_string(*n, r.key("topology_file"));
+    else c.topology_file.reset();
+  }
+
+  const YamlNode* nodes_node = r.node().find("nodes");
+  const YamlNode& count_at = nodes_node ? *nodes_node : r.node();
+  if (int64_t{c.nodes} * c.gpus_per_node > kMaxGpus) {
+    fail(count_at, r.key("nodes"), fmt::format("{} nodes of {} GPUs is more than the {} GPUs dtsim can simulate",
+                                               c.nodes, c.gpus_per_node, kMaxGpus));
+  }
+  if (c.nodes > 1 && c.nic.count == 0) {
+    const YamlNode* n = r.node().find("nic");
+    fail(n && n->find("count") ? *n->find("count") : count_at, r.key("nic.count"),
+         fmt::format("a cluster of {} nodes needs at least one NIC per node", c.nodes));
+  }
+  r.finish();
+  return c;
+}
+
+NetworkSpec read_network(MapReader r) {
+  NetworkSpec n;
+  r.read("model", n.model, network_model_names());
+  MapReader p = r.map("packet");
+  p.read("mtu", n.packet.mtu, Bytes(64));
+  if (n.packet.mtu > Bytes::mib(1)) fail(*p.node().find("mtu"), p.key("mtu"), "expected an MTU of at most 1MiB, got " + describe(*p.node().find("mtu")));
+  p.read("buffer_per_port", n.packet.buffer_per_port, Bytes(1));
+  if (n.packet.buffer_per_port < n.packet.mtu) {
+    const YamlNode* b = p.node().find("buffer_per_port");
+    fail(b ? *b : p.node(), p.key("buffer_per_port"),
+         "expected at least one MTU (" + dtsim::to_string(n.packet.mtu) + ") of buffer per port");
+  }
+  p.read("pfc", n.packet.pfc);
+  p.read("ecn", n.packet.ecn);
+  if (const YamlNode* cc = p.get("cc")) {
+    n.packet.cc = std::string(to_preset(*cc, p.key("cc"), {"dcqcn", "none"}));
+  }
+  p.finish();
+  r.finish();
+  return n;
+}
+
+collectives::CollectiveOptions read_collectives(MapReader r) {
+  collectives::CollectiveOptions o;
+  const auto is_auto = [](const YamlNode& n) { return n.is_scalar() && n.scalar == "auto"; };
+  if (const YamlNode* n = r.get("algorithm"); n && !is_auto(*n)) {
+    const auto names = algorithm_names();
+    std::vector<std::string_view> spelled{"auto"};
+    for (const auto& entry : names) spelled.push_back(entry.first);
+    if (size_t i = to_enum_index(*n, r.key("algorithm"), spelled); i > 0) o.algorithm = names[i - 1].second;
+  }
+  if (const YamlNode* n = r.get("protocol"); n && !is_auto(*n)) {
+    const auto names = protocol_names();
+    std::vector<std::string_view> spelled{"auto"};
+    for (const auto& entry : names) spelled.push_back(entry.first);
+    if (size_t i = to_enum_index(*n, r.key("protocol"), spelled); i > 0) o.protocol = names[i - 1].second;
+  }
+  if (const YamlNode* n = r.get("channels"); n && !is_auto(*n)) {
+    try {
+      o.channels = static_cast<int>(to_integer(*n, r.key("channels"), Range{1, 64}));
+    } catch (const InputError&) {
+      fail(*n, r.key("channels"), "expected auto or an integer from 1 to 64, got " + describe(*n));
+    }
+  }
+  r.finish();
+  return o;
+}
+
+void read_model(const YamlNode& node, const std::string& key, workloads::ModelSpec& m) {
+  if (node.is_scalar()) {
+    m = checked(workloads::find_model_preset(to_preset(node, key, workloads::model_preset_names())));
+    return;
+  }
+  MapReader r(node, key);
+  if (const YamlNode* p = r.get("preset")) {
+    m = checked(workloads::find_model_preset(to_preset(*p, r.key("preset"), workloads::model_preset_names())));
+  }
+  r.read("layers", m.layers, Range{1, kMaxModelDim});
+  r.read("hidden", m.hidden, Range{1, kMaxModelDim});
+  r.read("heads", m.heads, Range{1, kMaxModelDim});
+  r.read("kv_heads", m.kv_heads, Range{0, kMaxModelDim});
+  r.read("ffn_hidden", m.ffn_hidden, Range{0, kMaxModelDim});
+  r.read("seq_len", m.seq_len, Range{1, kMaxModelDim});
+  r.read("vocab", m.vocab, Range{1, kMaxModelDim});
+  r.read("experts", m.experts, Range{1, kMaxCount});
+  r.read("top_k", m.top_k, Range{1, kMaxCount});
+  r.read("moe_ffn_hidden", m.moe_ffn_hidden, Range{0, kMaxModelDim});
+  r.read("shared_experts", m.shared_experts, Range{0, kMaxCount});
+  r.read("first_dense_layers", m.first_dense_layers, Range{0, kMaxModelDim});
+  r.finish();
+}
+
+// Facts about a training job that no valid scenario breaks; the workload layer checks the rest.
+void check_training(MapReader& w, const ClusterSpec& cluster, workloads::TrainingSpec& t,
+                    bool dp_given) {
+  const YamlNode* model_node = w.node().find("model");
+  const YamlNode& model_at = model_node ? *model_node : w.node();
+  const auto& m = t.model;
+  if (m.layers <= 0 || m.hidden <= 0 || m.heads <= 0) {
+    fail(model_at, w.key("model"),
+         "expected a model preset (" + join_names(workloads::model_preset_names()) +
+             ") or layers, hidden and heads");
+  }
+  if (m.top_k > m.experts) {
+    fail(model_at, w.key("model.top_k"), fmt::format("top_k ({}) exceeds experts ({})", m.top_k, m.experts));
+  }
+  const YamlNode* par_node = w.node().find("parallel");
+  const YamlNode& par_at = par_node ? *par_node : w.node();
+  auto& p = t.parallel;
+  const int64_t gpus = cluster.total_gpus();
+  const int64_t model_parallel = int64_t{p.tp} * p.pp * p.cp;
+  if (!dp_given) {
+    if (model_parallel > gpus || gpus % model_parallel != 0) {
+      fail(par_at, w.key("parallel"),
+           fmt::format("tp*pp*cp = {} does not divide the cluster's {} GPUs, so dp cannot be derived",
+                       model_parallel, gpus));
+    }
+    p.dp = static_cast<int>(gpus / model_parallel);
+  } else if (model_parallel * p.dp > gpus) {
+    fail(par_at, w.key("parallel"),
+         fmt::format("tp*pp*cp*dp = {} needs more GPUs than the cluster's {}", model_parallel * p.dp, gpus));
+  }
+}
+
+workloads::WorkloadSpec read_workload(MapReader r, const ClusterSpec& cluster) {
+  workloads::WorkloadSpec w;
+  r.read("kind", w.kind, workload_kind_names());
+
+  auto& s = w.sweep;
+  r.read("collective", s.collective, collective_kind_names());
+  r.read("min_bytes", s.min_bytes, Bytes(1));
+  r.read("max_bytes", s.max_bytes, Bytes(1));
+  r.read("step_factor", s.step_factor, Range{2, 1 << 20});
+  r.read("dtype", s.dtype, sweep_dtype_names());
+  r.read("ranks", s.ranks, Range{0, kMaxGpus});
+
+  auto& t = w.training;
+  if (const YamlNode* n = r.get("model")) read_model(*n, r.key("model"), t.model);
+  MapReader par = r.map("parallel");
+  par.read("tp", t.parallel.tp, Range{1, kMaxCount});
+  par.read("pp", t.parallel.pp, Range{1, kMaxCount});
+  par.read("dp", t.parallel.dp, Range{1, kMaxGpus});
+  const bool dp_given = par.has("dp");
+  par.read("ep", t.parallel.ep, Range{1, kMaxCount});
+  par.read("cp", t.parallel.cp, Range{1, kMaxCount});
+  par.read("vp", t.parallel.vp, Range{1, kMaxCount});
+  par.read("sequence_parallel", t.parallel.sequence_parallel);
+  par.read("zero", t.parallel.zero, Range{0, 3});
+  par.finish();
+  MapReader batch = r.map("batch");
+  batch.read("global", t.batch.global, Range{1, kMaxModelDim});
+  batch.read("micro", t.batch.micro, Range{1, kMaxModelDim});
+  batch.finish();
+  r.read("precision", t.precision, precision_names());
+  r.read("iterations", t.iterations, Range{1, 1'000'000});
+  r.read("activation_recompute", t.activation_recompute);
+
+  if (const YamlNode* f = r.get("format")) w.trace.format = std::string(to_preset(*f, r.key("format"), {"chakra"}));
+  r.read("path", w.trace.path);
+  r.finish();
+
+  if (s.min_bytes > s.max_bytes) {
+    const YamlNode* n = r.node().find("min_bytes");
+    fail(n ? *n : r.node(), r.key("min_bytes"),
+         "min_bytes (" + dtsim::to_string(s.min_bytes) + ") is larger than max_bytes (" +
+             dtsim::to_string(s.max_bytes) + ")");
+  }
+  if (s.ranks > cluster.total_gpus()) {
+    fail(*r.node().find("ranks"), r.key("ranks"),
+         fmt::format("expected at most the cluster's {} GPUs, got {}", cluster.total_gpus(), s.ranks));
+  }
+  if (w.kind == workloads::WorkloadKind::training) check_training(r, cluster, t, dp_given);
+  if (w.kind == workloads::WorkloadKind::trace && w.trace.path.empty()) {
+    const YamlNode* k = r.node().find("kind");
+    fail(k ? *k : r.node(), r.key("path"), "a trace workload needs path: the trace files' prefix");
+  }
+  return w;
+}
+
+OutputSpec read_output(MapReader r, const std::string& name) {
+  OutputSpec o;
+  o.dir = "out/" + name;
+  r.read("dir", o.dir);
+  if (const YamlNode* f = r.get("formats")) {
+    const std::vector<std::string_view> names = {"table", "csv", "json", "trace", "html"};
+    o.formats.clear();
+    if (f->is_scalar()) {
+      o.formats.emplace_back(names[to_enum_index(*f, r.key("formats"), names)]);
+    } else if (f->is_sequence()) {
+      for (size_t i = 0; i < f->items.size(); ++i) {
+        o.formats.emplace_back(names[to_enum_index(f->items[i], r.key("formats") + "[" + std::to_string(i) + "]", names)]);
+      }
+      if (o.formats.empty()) fail(*f, r.key("formats"), "expected at least one of table, csv, json, trace or html");
+    } else {
+      fail(*f, r.key("formats"), "expected a list of table, csv, json, trace or html, got " + describe(*f));
+    }
+  }
+  r.finish();
+  return o;
+}
+
+Scenario convert(const YamlNode& root, const std::string& source_name) {
+  if (root.is_null()) {
+    throw InputError(SourceLocation{source_name, 1, 1}, "",
+                     "the scenario is empty; expected a map of keys (name, cluster, workload, ...)");
+  }
+  MapReader r(root, "");
+  Scenario s;
+  s.source_file = source_name;
+  s.name = file_stem(source_name);
+  r.read("name", s.name);
+  r.read("seed", s.seed);
+  s.cluster = read_cluster(r.map("cluster"));
+  s.network = read_network(r.map("network"));
+  s.collectives = read_collectives(r.map("collectives"));
+  if (const YamlNode* c = r.get_or_null("calibration")) s.calibration = to_string(*c, "calibration");
+  s.workload = read_workload(r.map("workload"), s.cluster);
+  s.output = read_output(r.map("output"), s.name);
+  r.finish();
+  return s;
+}
+
+}  // namespace
+
+Scenario load_scenario_text(std::string_view yaml, const std::string& source_name,
+                            const std::vector<Override>& overrides) {
+  YamlNode root = parse_yaml_tree(yaml, source_name);
+  if (root.is_null() && !overrides.empty()) {
+    throw InputError(SourceLocation{source_name, 1, 1}, "",
+                     "the scenario is empty; expected a map of keys (name, cluster, workload, ...)");
+  }
+  if (!root.is_map() && !root.is_null()) {
+    throw InputError(root.where, "", "expected a map of keys (name, cluster, workload, ...), got " + describe(root));
+  }
+  apply_overrides(root, overrides);
+  return convert(root, source_name);
+}
+
+Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw InputError(SourceLocation{path, 0, 0}, "", "expected a scenario file, got a directory");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(SourceLocation{path, 0, 0}, "", "cannot open the scenario file (no such file or not readable)");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw InputError(SourceLocation{path, 0, 0}, "", "cannot read the scenario file");
+  return load_scenario_text(text.str(), path, overrides);
+}
+
+}  // namespace dtsim::config

@@ -1,0 +1,204 @@
+// The `simulate` command as a user meets it: every malformed scenario under
+// tests/config/malformed/ exits with status 2 and exactly one line on stderr naming the place
+// (file:line, or the --set flag) and the key. Each file states what its message must contain in
+// trailing comments: `# expect: TEXT` (any number) and optionally `# args: EXTRA ARGS`.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunResult {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string shell_quote(const std::string& s) {
+  std::ostringstream out;
+  out << '\'';
+  for (char c : s) {
+    if (c == '\'') out << "'\\''";
+    else out << c;
+  }
+  out << '\'';
+  return out.str();
+}
+
+// Runs simulate with `args` from the source directory, so that messages name relative paths.
+RunResult run_simulate(const std::vector<std::string>& args) {
+  static int counter = 0;
+  const fs::path dir = fs::path(testing::TempDir()) / ("simulate_cli_" + std::to_string(::getpid()) + "_" +
+                                                       std::to_string(counter++));
+  fs::create_directories(dir);
+  std::ostringstream cmd;
+  cmd << "cd " << shell_quote(DTSIM_SOURCE_DIR) << " && " << shell_quote(DTSIM_SIMULATE);
+  for (const auto& a : args) cmd << ' ' << shell_quote(a);
+  cmd << " >" << shell_quote((dir / "out").string()) << " 2>" << shell_quote((dir / "err").string());
+  int raw = std::system(cmd.str().c_str());
+  RunResult r;
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  r.out = slurp(dir / "out");
+  r.err = slurp(dir / "err");
+  fs::remove_all(dir);
+  return r;
+}
+
+int count_lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+std::vector<std::string> words(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+std::vector<std::string> malformed_files() {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(fs::path(DTSIM_SOURCE_DIR) / "tests/config/malformed")) {
+    if (e.path().extension() == ".yaml") out.push_back(e.path().filename().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+class MalformedScenario : public testing::TestWithParam<std::string> {};
+
+TEST_P(MalformedScenario, ExitsTwoWithOneLineNamingPlaceAndKey) {
+  const std::string rel = "tests/config/malformed/" + GetParam();
+  std::vector<std::string> args = {rel};
+  std::vector<std::string> expects;
+  std::istringstream text(slurp(fs::path(DTSIM_SOURCE_DIR) / rel));
+  for (std::string line; std::getline(text, line);) {
+    if (line.rfind("# args:", 0) == 0) {
+      for (auto& w : words(line.substr(7))) args.push_back(w);
+    } else if (line.rfind("# expect:", 0) == 0) {
+      expects.push_back(line.substr(line.find_first_not_of(' ', 9)));
+    }
+  }
+  ASSERT_GE(expects.size(), 2u) << rel << " must say what its message names (# expect: lines)";
+
+  RunResult r = run_simulate(args);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("simulate: error: ", 0), 0u) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  const bool from_flag = args.size() > 1;
+  const std::string place = from_flag ? "--set " : rel + ":";
+  EXPECT_NE(r.err.find(place), std::string::npos) << "the message must name " << place << ": " << r.err;
+  for (const auto& e : expects) EXPECT_NE(r.err.find(e), std::string::npos) << "missing \"" << e << "\" in " << r.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(Files, MalformedScenario, testing::ValuesIn(malformed_files()),
+                         [](const testing::TestParamInfo<std::string>& param_info) {
+                           std::string name = param_info.param.substr(0, param_info.param.size() - 5);
+                           for (char& c : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return name;
+                         });
+
+TEST(Simulate, ThereAreAtLeastThirtyMalformedScenarios) {
+  EXPECT_GE(malformed_files().size(), 30u);
+}
+
+TEST(Simulate, MissingFileExitsTwoNamingTheFile) {
+  RunResult r = run_simulate({"scenarios/does-not-exist.yaml"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("scenarios/does-not-exist.yaml"), std::string::npos) << r.err;
+}
+
+TEST(Simulate, EmptyFileExitsTwoNamingLineOne) {
+  const fs::path empty = fs::path(testing::TempDir()) / "simulate_empty.yaml";
+  std::ofstream(empty).close();
+  RunResult r = run_simulate({empty.string()});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find(empty.string() + ":1:1: the scenario is empty"), std::string::npos) << r.err;
+  fs::remove(empty);
+}
+
+TEST(Simulate, DirectoryInsteadOfAFileExitsTwo) {
+  RunResult r = run_simulate({"scenarios"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+}
+
+TEST(Simulate, UnknownFlagExitsTwoWithOneLine) {
+  RunResult r = run_simulate({"scenarios/default.yaml", "--bogus"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+}
+
+TEST(Simulate, BadFormatValueExitsTwo) {
+  RunResult r = run_simulate({"scenarios/default.yaml", "--format", "xml"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+}
+
+TEST(Simulate, DryRunPrintsTheResolvedScenario) {
+  RunResult r = run_simulate({"scenarios/default.yaml", "--dry-run", "--set", "cluster.nodes=4"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\n  nodes: 4\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("name: default\n"), std::string::npos) << r.out;
+}
+
+TEST(Simulate, ModelFlagSetsTheNetworkModel) {
+  RunResult r = run_simulate({"scenarios/default.yaml", "--dry-run", "--model", "packet"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("network:\n  model: packet\n"), std::string::npos) << r.out;
+}
+
+TEST(Simulate, OutFlagSetsTheOutputDir) {
+  RunResult r = run_simulate({"scenarios/default.yaml", "--dry-run", "--out", "results/x"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("  dir: results/x\n"), std::string::npos) << r.out;
+}
+
+TEST(Simulate, RepeatedSetFlagsAllApply) {
+  RunResult r = run_simulate({"--set", "cluster.nodes=4", "scenarios/default.yaml", "--set", "seed=9", "--dry-run"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\n  nodes: 4\n"), std::string::npos);
+  EXPECT_NE(r.out.find("seed: 9\n"), std::string::npos);
+}
+
+TEST(Simulate, VersionPrintsTheProjectVersion) {
+  RunResult r = run_simulate({"--version"});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("dtsim"), std::string::npos) << r.out;
+}
+
+TEST(Simulate, HelpListsTheFlags) {
+  RunResult r = run_simulate({"--help"});
+  EXPECT_EQ(r.status, 0);
+  for (const char* flag : {"--set", "--format", "--out", "--model", "--threads", "--quiet", "--dry-run"}) {
+    EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
+  }
+}
+
+TEST(Simulate, EveryExampleScenarioPassesDryRun) {
+  for (const auto& e : fs::directory_iterator(fs::path(DTSIM_SOURCE_DIR) / "scenarios")) {
+    if (e.path().extension() != ".yaml") continue;
+    RunResult r = run_simulate({"scenarios/" + e.path().filename().string(), "--dry-run"});
+    EXPECT_EQ(r.status, 0) << e.path() << ": " << r.err;
+  }
+}
+
+}  // namespace

@@ -1,0 +1,79 @@
+// dump_scenario: the resolved scenario as YAML that loads back to the same values, for every
+// scenario a user can copy from scenarios/.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "config/loader.h"
+
+namespace dtsim::config {
+namespace {
+
+std::vector<std::filesystem::path> example_scenarios() {
+  std::vector<std::filesystem::path> out;
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(DTSIM_SOURCE_DIR) / "scenarios")) {
+    if (e.is_regular_file() && e.path().extension() == ".yaml") out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(Dump, ThereAreExampleScenarios) {
+  EXPECT_GE(example_scenarios().size(), 4u);
+}
+
+TEST(Dump, EveryExampleScenarioLoads) {
+  for (const auto& path : example_scenarios()) {
+    EXPECT_NO_THROW(load_scenario(path.string())) << path;
+  }
+}
+
+TEST(Dump, EveryExampleScenarioRoundTripsThroughDump) {
+  for (const auto& path : example_scenarios()) {
+    Scenario s = load_scenario(path.string());
+    std::string dumped = dump_scenario(s);
+    Scenario again = load_scenario_text(dumped, "dumped.yaml");
+    EXPECT_EQ(dump_scenario(again), dumped) << path;
+    EXPECT_EQ(again.name, s.name);
+    EXPECT_EQ(again.output.dir, s.output.dir);
+    EXPECT_EQ(again.cluster.nic.bandwidth, s.cluster.nic.bandwidth) << path;
+    EXPECT_EQ(again.cluster.scale_up.bandwidth, s.cluster.scale_up.bandwidth) << path;
+    EXPECT_EQ(again.cluster.gpu.peak_flops, s.cluster.gpu.peak_flops) << path;
+    EXPECT_EQ(again.cluster.gpu.hbm_bandwidth, s.cluster.gpu.hbm_bandwidth) << path;
+    EXPECT_EQ(again.workload.sweep.max_bytes, s.workload.sweep.max_bytes) << path;
+    EXPECT_EQ(again.workload.training.parallel.dp, s.workload.training.parallel.dp) << path;
+  }
+}
+
+TEST(Dump, UnusualValuesRoundTrip) {
+  Scenario s = load_scenario_text(R"(
+name: "yes"
+cluster:
+  node: pcie-server
+  nic: {bandwidth: 12.5Gbps, latency: 1.234567us}
+  fabric: {oversubscription: 1.5, link: {bandwidth: 3.3TB/s}}
+  topology_file: "dir with spaces/topo.xml"
+workload: {min_bytes: 3, max_bytes: 1000001, dtype: bf16}
+calibration: "cal: #1.yaml"
+)", "odd.yaml");
+  std::string dumped = dump_scenario(s);
+  Scenario again = load_scenario_text(dumped, "odd.yaml");
+  EXPECT_EQ(dump_scenario(again), dumped);
+  EXPECT_EQ(again.name, "yes");
+  EXPECT_EQ(again.cluster.nic.bandwidth, Bandwidth::gbps(12.5));
+  EXPECT_EQ(again.cluster.nic.latency, Time::ps(1'234'567));
+  EXPECT_EQ(again.cluster.topology_file, "dir with spaces/topo.xml");
+  EXPECT_EQ(again.calibration, "cal: #1.yaml");
+  EXPECT_EQ(again.workload.sweep.max_bytes, Bytes(1'000'001));
+}
+
+TEST(Dump, ListsEveryTopLevelSection) {
+  std::string d = dump_scenario(load_scenario_text("name: x\n", "x.yaml"));
+  for (const char* key : {"\nseed:", "\ncluster:", "\nnetwork:", "\ncollectives:", "\ncalibration:",
+                          "\nworkload:", "\noutput:"}) {
+    EXPECT_NE(d.find(key), std::string::npos) << key;
+  }
+}
+
+}  // namespace
+}  // namespace dtsim::config

@@ -1,0 +1,246 @@
+// The scenario loader: SCENARIO.md's keys load into the typed Scenario with presets applied first
+// and the file's keys on top; every mistake is an InputError naming where and what.
+#include "config/loader.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/error.h"
+#include "topology/catalog.h"
+#include "workloads/model_catalog.h"
+
+namespace dtsim::config {
+namespace {
+
+Scenario load(std::string_view yaml, const std::vector<Override>& overrides = {}) {
+  return load_scenario_text(yaml, "test/example.yaml", overrides);
+}
+
+// The message of the InputError that loading `yaml` throws ("" when it loads).
+std::string error_of(std::string_view yaml, const std::vector<Override>& overrides = {}) {
+  try {
+    load(yaml, overrides);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Loader, NameDefaultsToTheFileStem) {
+  EXPECT_EQ(load("seed: 3\n").name, "example");
+}
+
+TEST(Loader, OutputDirDefaultsToOutSlashName) {
+  EXPECT_EQ(load("name: abc\n").output.dir, "out/abc");
+}
+
+TEST(Loader, ExplicitNameAndSeedAreKept) {
+  Scenario s = load("name: h100-2node\nseed: 42\n");
+  EXPECT_EQ(s.name, "h100-2node");
+  EXPECT_EQ(s.seed, 42u);
+}
+
+TEST(Loader, NodePresetCopiesTheWholeClusterSpec) {
+  Scenario s = load("cluster: {node: gb200-nvl72, nodes: 1}\n");
+  const topology::ClusterSpec& preset = *topology::find_node_preset("gb200-nvl72");
+  EXPECT_EQ(s.cluster.node_preset, "gb200-nvl72");
+  EXPECT_EQ(s.cluster.gpus_per_node, 72);
+  EXPECT_EQ(s.cluster.gpu.name, "gb200");
+  EXPECT_EQ(s.cluster.scale_up.domain_gpus, 72);
+  EXPECT_EQ(s.cluster.scale_up.bandwidth, preset.scale_up.bandwidth);
+  EXPECT_EQ(s.cluster.nic.count, preset.nic.count);
+}
+
+TEST(Loader, FileKeysOverrideSingleFieldsOfTheNodePreset) {
+  Scenario s = load("cluster:\n  node: hgx-a100\n  nic: {bandwidth: 100Gbps}\n");
+  const topology::ClusterSpec& preset = *topology::find_node_preset("hgx-a100");
+  EXPECT_EQ(s.cluster.nic.bandwidth, Bandwidth::gbps(100));
+  EXPECT_EQ(s.cluster.nic.count, preset.nic.count);
+  EXPECT_EQ(s.cluster.nic.latency, preset.nic.latency);
+  EXPECT_EQ(s.cluster.gpu.name, "a100-sxm-80g");
+}
+
+TEST(Loader, GpuPresetReplacesTheNodesGpu) {
+  Scenario s = load("cluster: {node: hgx-h100, gpu: h200-sxm}\n");
+  EXPECT_EQ(s.cluster.gpu.name, "h200-sxm");
+  EXPECT_EQ(s.cluster.gpu.hbm_capacity, topology::find_gpu_preset("h200-sxm")->hbm_capacity);
+}
+
+TEST(Loader, GpuMapRefinesItsPreset) {
+  Scenario s = load("cluster:\n  gpu: {preset: h100-sxm, hbm_capacity: 96GB, peak_flops: {bf16: 1000TFLOPS}}\n");
+  EXPECT_EQ(s.cluster.gpu.hbm_capacity, Bytes(96'000'000'000));
+  EXPECT_DOUBLE_EQ(s.cluster.gpu.peak_flops.at(topology::Dtype::bf16), 1000e12);
+  EXPECT_EQ(s.cluster.gpu.hbm_bandwidth, topology::find_gpu_preset("h100-sxm")->hbm_bandwidth);
+}
+
+TEST(Loader, EverySpelledValueOfScenarioMdIsAccepted) {
+  Scenario s = load(R"(
+cluster:
+  scale_up: {kind: nvlink-bridge}
+  nic: {kind: roce}
+  fabric: {kind: rail-optimized}
+network: {model: packet}
+collectives: {algorithm: nvls_tree, protocol: ll128, channels: 4}
+workload: {kind: collective-sweep, collective: reduce_scatter, dtype: float32}
+)");
+  EXPECT_EQ(s.cluster.scale_up.kind, topology::ScaleUpKind::nvlink_bridge);
+  EXPECT_EQ(s.cluster.nic.kind, topology::NicKind::roce);
+  EXPECT_EQ(s.cluster.fabric.kind, topology::FabricKind::rail_optimized);
+  EXPECT_EQ(s.network.model, NetworkModelKind::packet);
+  EXPECT_EQ(s.collectives.algorithm, collectives::Algorithm::nvls_tree);
+  EXPECT_EQ(s.collectives.protocol, collectives::Protocol::ll128);
+  EXPECT_EQ(s.collectives.channels, 4);
+  EXPECT_EQ(s.workload.sweep.collective, collectives::CollectiveKind::reduce_scatter);
+  EXPECT_EQ(s.workload.sweep.dtype, topology::Dtype::fp32);
+}
+
+TEST(Loader, AutoLeavesCollectiveChoicesToTheTuner) {
+  Scenario s = load("collectives: {algorithm: auto, protocol: auto, channels: auto}\n");
+  EXPECT_FALSE(s.collectives.algorithm.has_value());
+  EXPECT_FALSE(s.collectives.protocol.has_value());
+  EXPECT_EQ(s.collectives.channels, 0);
+}
+
+TEST(Loader, UnitsParseIntoValueTypes) {
+  Scenario s = load(R"(
+cluster:
+  scale_up: {bandwidth: 450GB/s, latency: 1us}
+  nic: {bandwidth: 400Gbps, latency: 2us, message_overhead: 300ns}
+workload: {min_bytes: 1KiB, max_bytes: 8GiB}
+network: {packet: {mtu: 4096, buffer_per_port: 32MiB}}
+)");
+  EXPECT_EQ(s.cluster.scale_up.bandwidth, Bandwidth::gbytes_per_s(450));
+  EXPECT_EQ(s.cluster.scale_up.latency, Time::us(1));
+  EXPECT_EQ(s.cluster.nic.bandwidth, Bandwidth::gbps(400));
+  EXPECT_EQ(s.cluster.nic.message_overhead, Time::ns(300));
+  EXPECT_EQ(s.workload.sweep.min_bytes, Bytes(1024));
+  EXPECT_EQ(s.workload.sweep.max_bytes, Bytes::gib(8));
+  EXPECT_EQ(s.network.packet.mtu, Bytes(4096));
+  EXPECT_EQ(s.network.packet.buffer_per_port, Bytes::mib(32));
+}
+
+TEST(Loader, FabricLinkFollowsTheNicBandwidthUnlessGiven) {
+  EXPECT_EQ(load("cluster: {nic: {bandwidth: 200Gbps}}\n").cluster.fabric.link.bandwidth, Bandwidth::gbps(200));
+  EXPECT_EQ(load("cluster: {nic: {bandwidth: 200Gbps}, fabric: {link: {bandwidth: 800Gbps}}}\n")
+                .cluster.fabric.link.bandwidth,
+            Bandwidth::gbps(800));
+}
+
+TEST(Loader, WholeNodeNvlinkDomainFollowsGpusPerNode) {
+  EXPECT_EQ(load("cluster: {node: hgx-h100, gpus_per_node: 4}\n").cluster.scale_up.domain_gpus, 4);
+  EXPECT_EQ(load("cluster: {node: pcie-server, gpus_per_node: 4}\n").cluster.scale_up.domain_gpus, 1);
+}
+
+TEST(Loader, TopologyFileAndCalibrationAcceptNull) {
+  Scenario s = load("cluster: {topology_file: null}\ncalibration: null\n");
+  EXPECT_FALSE(s.cluster.topology_file.has_value());
+  EXPECT_FALSE(s.calibration.has_value());
+  Scenario t = load("cluster: {topology_file: topo.xml}\ncalibration: cal.yaml\n");
+  EXPECT_EQ(t.cluster.topology_file, "topo.xml");
+  EXPECT_EQ(t.calibration, "cal.yaml");
+}
+
+TEST(Loader, TrainingModelPresetThenFieldOverrides) {
+  Scenario s = load(R"(
+cluster: {nodes: 8}
+workload:
+  kind: training
+  model: {preset: llama3-8b, layers: 16}
+  parallel: {tp: 8, pp: 2, dp: 4, ep: 1, cp: 1, vp: 1, sequence_parallel: false, zero: 3}
+  batch: {global: 256, micro: 2}
+  precision: fp8
+  iterations: 3
+)");
+  const auto& t = s.workload.training;
+  EXPECT_EQ(s.workload.kind, workloads::WorkloadKind::training);
+  EXPECT_EQ(t.model.preset, "llama3-8b");
+  EXPECT_EQ(t.model.layers, 16);
+  EXPECT_EQ(t.model.hidden, workloads::find_model_preset("llama3-8b")->hidden);
+  EXPECT_EQ(t.parallel.tp, 8);
+  EXPECT_EQ(t.parallel.pp, 2);
+  EXPECT_EQ(t.parallel.dp, 4);
+  EXPECT_FALSE(t.parallel.sequence_parallel);
+  EXPECT_EQ(t.parallel.zero, 3);
+  EXPECT_EQ(t.batch.global, 256);
+  EXPECT_EQ(t.batch.micro, 2);
+  EXPECT_EQ(t.precision, topology::Dtype::fp8);
+  EXPECT_EQ(t.iterations, 3);
+}
+
+TEST(Loader, DataParallelIsDerivedFromTheGpuCountWhenNotGiven) {
+  Scenario s = load("cluster: {nodes: 8}\nworkload: {kind: training, model: llama3-8b, parallel: {tp: 8, pp: 2}}\n");
+  EXPECT_EQ(s.workload.training.parallel.dp, 4);
+}
+
+TEST(Loader, CustomModelWithoutPreset) {
+  Scenario s = load("workload: {kind: training, model: {layers: 2, hidden: 512, heads: 8}}\n");
+  EXPECT_TRUE(s.workload.training.model.preset.empty());
+  EXPECT_EQ(s.workload.training.model.hidden, 512);
+}
+
+TEST(Loader, TraceWorkload) {
+  Scenario s = load("workload: {kind: trace, format: chakra, path: traces/rank}\n");
+  EXPECT_EQ(s.workload.kind, workloads::WorkloadKind::trace);
+  EXPECT_EQ(s.workload.trace.path, "traces/rank");
+}
+
+TEST(Loader, OutputFormatsList) {
+  Scenario s = load("output: {formats: [csv, json, trace, html]}\n");
+  EXPECT_EQ(s.output.formats, (std::vector<std::string>{"csv", "json", "trace", "html"}));
+}
+
+TEST(Loader, ErrorNamesFileLineColumnKeyAndExpectation) {
+  EXPECT_EQ(error_of("cluster:\n  nic:\n    bandwidth: 400\n"),
+            "test/example.yaml:3:16: cluster.nic.bandwidth: expected a bandwidth with a unit (Mbps, Gbps, "
+            "Tbps, MB/s, GB/s, TB/s), like 400Gbps, got \"400\"");
+}
+
+TEST(Loader, UnknownKeySuggestsTheClosestValidKey) {
+  std::string e = error_of("cluster:\n  nic:\n    bandwith: 400Gbps\n");
+  EXPECT_NE(e.find("test/example.yaml:3:5: cluster.nic.bandwith: unknown key; did you mean 'bandwidth'?"),
+            std::string::npos)
+      << e;
+}
+
+TEST(Loader, EnumErrorsListTheCanonicalNamesOnce) {
+  std::string e = error_of("workload: {collective: allreduc}\n");
+  EXPECT_NE(e.find("expected one of all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all or "
+                   "send_recv, got \"allreduc\""),
+            std::string::npos)
+      << e;
+}
+
+TEST(Loader, KeyWithoutValueIsAnError) {
+  EXPECT_NE(error_of("cluster:\n  nodes:\n").find("cluster.nodes: expected a value"), std::string::npos);
+}
+
+TEST(Loader, InputErrorCarriesTheKeyAndPosition) {
+  try {
+    load("cluster:\n  nodes: -2\n");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.key(), "cluster.nodes");
+    EXPECT_EQ(e.where().file, "test/example.yaml");
+    EXPECT_EQ(e.where().line, 2);
+    EXPECT_EQ(e.where().column, 10);
+  }
+}
+
+TEST(Loader, MissingFileIsAnInputErrorNamingIt) {
+  try {
+    load_scenario("/nonexistent/dir/nothing.yaml");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().file, "/nonexistent/dir/nothing.yaml");
+  }
+}
+
+TEST(Loader, EmptyTextIsAnInputError) {
+  EXPECT_NE(error_of("").find("test/example.yaml:1:1: the scenario is empty"), std::string::npos);
+}
+
+TEST(Loader, TotalGpusBeyondTheSimulatorsRangeIsAnError) {
+  EXPECT_NE(error_of("cluster: {nodes: 4000000, gpus_per_node: 8}\n").find("cluster.nodes"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dtsim::config
