@@ -59,6 +59,7 @@ constexpr P::Descriptor kDescriptors[] = {
     {"slice_bytes_ll", U::bytes, &P::slice_bytes_ll, 1024, 1048576, "pipeline slice, LL"},
     {"nvls_pipeline_bytes", U::bytes, &P::nvls_pipeline_bytes, 65536, 67108864, "NVLS pipeline depth in bytes"},
     {"p2p_pipeline_bytes", U::bytes, &P::p2p_pipeline_bytes, 65536, 67108864, "p2p FIFO filled before draining"},
+    {"pipeline_max_hops", U::count, &P::pipeline_max_hops, 1, 1024, "most hops a pipeline fill is charged for"},
     {"channel_bandwidth", U::gbytes_per_s, &P::channel_bandwidth, 5, 100, "rate one channel can move"},
     {"tree_channel_bandwidth", U::gbytes_per_s, &P::tree_channel_bandwidth, 2, 100, "algbw one tree channel reaches"},
 };
@@ -93,12 +94,14 @@ std::string format_value(const P::Descriptor& d, double v) {
     case U::microseconds: os << v << "us"; break;
     case U::bytes: os << static_cast<long long>(std::llround(v)) << "B"; break;
     case U::gbytes_per_s: os << v << "GB/s"; break;
+    case U::count: os << v; break;
   }
   return os.str();
 }
 
 double parse_value(const P::Descriptor& d, const std::string& text) {
   switch (d.unit) {
+    case U::count:
     case U::fraction: {
       size_t used = 0;
       const double v = std::stod(text, &used);
@@ -203,6 +206,7 @@ std::string_view unit_name(ParamUnit u) {
     case U::microseconds: return "us";
     case U::bytes: return "B";
     case U::gbytes_per_s: return "GB/s";
+    case U::count: return "count";
   }
   return "?";
 }

@@ -19,7 +19,7 @@ namespace dtsim::collectives {
 
 // Units a parameter is stated in. The YAML file writes each value with its unit ("3.4us",
 // "256KiB", "0.8"), and reading checks the unit, so a latency can never be read as a size.
-enum class ParamUnit { fraction, microseconds, bytes, gbytes_per_s };
+enum class ParamUnit { fraction, microseconds, bytes, gbytes_per_s, count };
 
 struct ModelParameters {
   // --- Link efficiencies: the fraction of a link's line rate that NCCL's copy kernels reach.
@@ -73,6 +73,9 @@ struct ModelParameters {
                                         // ranks' first chunks serialize at the switch
   double p2p_pipeline_bytes = 8.9e6;   // a p2p connection's FIFO (NCCL_STEPS x chunk x channels)
                                       // that fills before the receiver drains it
+  // The fill is measured on rings of 8-16 ranks; longer pipelines are not charged more than this
+  // many hops, rather than extrapolating a store-and-forward cost nobody has measured.
+  double pipeline_max_hops = 16;
   double channel_bandwidth = 24.0;    // GB/s one channel (one thread block) can move
   double tree_channel_bandwidth = 12.0;  // GB/s algbw one tree channel reaches (reduce + forward)
 

@@ -29,7 +29,7 @@ double pipeline_fill_us(const HardwareView& hw, Protocol p, int hops, double byt
                         int channels, double busbw) {
   if (hops <= 0 || busbw <= 0) return 0;
   const double held = std::min(bytes_per_hop, hw.params.slice_bytes(p) * channels);
-  return hops * held / (busbw * 1e3);
+  return std::min<double>(hops, hw.params.pipeline_max_hops) * held / (busbw * 1e3);
 }
 
 }  // namespace dtsim::collectives
