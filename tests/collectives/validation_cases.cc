@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -202,10 +203,10 @@ CaseError evaluate(const Dataset& d, const ModelParameters& params, std::vector<
     if (choice != last) e.algorithms += (e.algorithms.empty() ? "" : " ") + choice;
     last = choice;
     if (detail != nullptr) {
-      std::ostringstream os;
-      os << r.bytes << " measured " << r.time_us << " predicted " << est.time.us() << " err "
-         << (est.time.us() / r.time_us - 1) * 100 << "% " << choice;
-      detail->push_back(os.str());
+      char line[160];
+      std::snprintf(line, sizeof line, "%12.0f B  measured %11.2f us  predicted %11.2f us  %+6.1f%%  %s", r.bytes,
+                    r.time_us, est.time.us(), (est.time.us() / r.time_us - 1) * 100, choice.c_str());
+      detail->push_back(line);
     }
   }
   e.mape_all = sum_all / e.sizes;

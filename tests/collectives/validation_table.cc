@@ -118,6 +118,7 @@ int main(int argc, char** argv) {
     std::printf("| %s | %s `%s` | %d | %.1f%% | %.1f%% | %s |\n", d.source.scenario.c_str(),
                 d.source.measured.c_str(), d.source.label.c_str(), e.sizes, 100 * e.mape_all,
                 100 * e.mape_large, e.algorithms.c_str());
+    if (detail) std::printf("%s (%s)\n", d.source.scenario.c_str(), d.source.label.c_str());
     for (const auto& l : lines) std::printf("    %s\n", l.c_str());
     worst_all = std::max(worst_all, e.mape_all);
     worst_large = std::max(worst_large, e.mape_large);
