@@ -10,6 +10,7 @@
 
 #include "png_image.h"
 #include "report/html_report.h"
+#include "report/svg_plot.h"
 #include "report/sweep_html.h"
 #include "sample_reports.h"
 
@@ -56,7 +57,7 @@ fs::path write_page(const std::string& name, const std::string& html) {
 
 fs::path sweep_page() {
   std::ostringstream os;
-  write_sweep_html(dtsim::testing::sample_sweep_table(), "llama3-70b-fabric", os);
+  write_sweep_html(dtsim::testing::sample_sweep_table(), "llama3-70b-fabric (sample data)", os);
   return write_page("sweep.html", os.str());
 }
 
@@ -65,6 +66,16 @@ fs::path run_page() {
   std::ostringstream os;
   write_run_html(dtsim::testing::sample_run_report(t), os);
   return write_page("run.html", os.str());
+}
+
+// The trace's own view: the timeline and link heat map alone, as docs/trace-view.png shows it.
+fs::path trace_page() {
+  const Timeline t = dtsim::testing::sample_timeline();
+  HtmlPage page("Trace view: llama3-70b on 16 GPUs (sample)");
+  page.section("Timeline", timeline_svg(t));
+  const UtilisationGrid g = link_utilisation(t, 60);
+  page.section("Link utilisation", heat_map_svg("Link utilisation over time", g.rows, g.values, "time"));
+  return write_page("trace.html", page.render());
 }
 
 dtsim::testing::PngImage screenshot(const fs::path& page) {
@@ -125,6 +136,11 @@ TEST_F(HtmlRender, RunPageDomHoldsBreakdownHeatMapAndTimeline) {
   EXPECT_EQ(count(d, "class=\"heatmap\""), 1u);
   EXPECT_EQ(count(d, "class=\"timeline\""), 1u);
   EXPECT_EQ(count(d, "class=\"bars\""), 1u);
+}
+
+TEST_F(HtmlRender, TraceViewScreenshotShowsSpans) {
+  const auto img = screenshot(trace_page());
+  EXPECT_GT(img.chromatic_pixels(), 5000u);
 }
 
 }  // namespace

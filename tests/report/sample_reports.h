@@ -16,7 +16,7 @@ namespace dtsim::testing {
 inline report::SweepTable sample_sweep_table() {
   report::SweepTable t;
   t.sweep_file = "scenarios/sweeps/llama3-70b-fabric.yaml";
-  t.base_file = "scenarios/sweeps/llama3-70b-1024gpu.yaml";
+  t.base_file = "scenarios/llama3-70b-1024gpu.yaml";
   t.base_scenario = "name: llama3-70b-1024gpu\ncluster:\n  node: hgx-h100\n  nodes: 128\n";
   t.varied_keys = {"cluster.fabric.kind", "cluster.fabric.oversubscription", "cluster.nodes"};
   std::size_t index = 0;
