@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <array>
 #include <stdexcept>
 
 namespace dtsim::report {
@@ -75,6 +76,30 @@ void write_training(const workloads::TrainingResult& r, std::string_view format,
                        b.exposed[3].seconds(), b.exposed[4].seconds(), b.bubble.seconds());
   } else {
     throw std::invalid_argument("training output format must be table, json or csv, got '" + std::string(format) + "'");
+  }
+}
+
+void add_training_timeline(const workloads::TrainingTrace& trace, Timeline& timeline) {
+  const auto& w = trace.workload;
+  const auto& times = trace.execution.op_times;
+  for (size_t r = 0; r < w.ranks.size() && r < times.size(); ++r) {
+    const auto& g = w.ranks[r];
+    const std::string process = fmt::format("gpu{}/stage{}", g.gpu, g.stage);
+    std::array<int64_t, workloads::kStreamCount> track{};
+    track.fill(-1);
+    for (size_t i = 0; i < g.ops.size(); ++i) {
+      const auto& op = g.ops[i];
+      if (op.kind == workloads::OpKind::recv) continue;
+      const auto [start, end] = times[r][i];
+      if (end <= start) continue;
+      const int s = static_cast<int>(op.stream);
+      if (track[s] < 0) track[s] = timeline.track(process, std::string(workloads::name(op.stream)));
+      const std::string category = op.kind == workloads::OpKind::compute
+                                       ? std::string("compute")
+                                       : std::string(workloads::name(workloads::category_of(op.stream)));
+      timeline.span(static_cast<uint32_t>(track[s]), op.label < g.labels.size() ? g.labels[op.label] : std::string(),
+                    start, end, category);
+    }
   }
 }
 

@@ -7,6 +7,7 @@
 #include <ostream>
 #include <string_view>
 
+#include "report/timeline.h"
 #include "workloads/training.h"
 
 namespace dtsim::report {
@@ -15,5 +16,9 @@ inline constexpr int kTrainingSchemaVersion = 1;
 
 // format: "table", "json" or "csv"; throws std::invalid_argument for anything else.
 void write_training(const workloads::TrainingResult& result, std::string_view format, std::ostream& out);
+
+// Appends one track per simulated GPU and stream ("gpu3/stage1", "tp") with a span per op,
+// categorised compute / tp / cp / ep / dp / pp, for the Chrome/Perfetto and HTML writers.
+void add_training_timeline(const workloads::TrainingTrace& trace, Timeline& timeline);
 
 }  // namespace dtsim::report

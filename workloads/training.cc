@@ -5,17 +5,17 @@
 
 namespace dtsim::workloads {
 
-TrainingResult evaluate_workload(const Workload& w, const topology::ClusterSpec& cluster,
-                                 const collectives::CollectiveCostModel& comm,
-                                 topology::Dtype precision, const ComputeModel& compute) {
-  Executor ex(compute, comm);
-  ExecutionResult run = ex.run(w);
+namespace {
+
+TrainingResult summarise(const Workload& w, const topology::ClusterSpec& cluster, const ExecutionResult& run,
+                         topology::Dtype precision, const ComputeModel& compute) {
   TrainingResult r;
   r.workload = w.name;
   r.gpus = w.total_gpus > 0 ? w.total_gpus : cluster.total_gpus();
   r.simulated_ranks = static_cast<int>(w.ranks.size());
   r.ops = w.op_count();
   r.events = run.events;
+  r.fingerprint = run.fingerprint;
   r.iteration_time_s = run.iteration.seconds();
   if (r.iteration_time_s > 0 && r.gpus > 0) {
     r.tflops_per_gpu = w.model_flops / r.iteration_time_s / r.gpus * 1e-12;
@@ -45,6 +45,26 @@ TrainingResult evaluate_workload(const Workload& w, const topology::ClusterSpec&
                    [](const CriticalOp& a, const CriticalOp& b) { return a.time_s > b.time_s; });
   if (r.critical_ops.size() > 12) r.critical_ops.resize(12);
   return r;
+}
+
+}  // namespace
+
+TrainingResult evaluate_workload(const Workload& w, const topology::ClusterSpec& cluster,
+                                 const collectives::CollectiveCostModel& comm,
+                                 topology::Dtype precision, const ComputeModel& compute) {
+  Executor ex(compute, comm);
+  return summarise(w, cluster, ex.run(w), precision, compute);
+}
+
+TrainingResult run_training_traced(const TrainingSpec& spec, const topology::ClusterSpec& cluster,
+                                   const collectives::CollectiveCostModel& comm, TrainingTrace& trace,
+                                   const GeneratorOptions& options) {
+  trace.workload = generate_megatron(spec, cluster, options);
+  const ComputeModel compute(cluster.gpu);
+  ExecutorOptions eo;
+  eo.record_ops = true;
+  trace.execution = Executor(compute, comm, eo).run(trace.workload);
+  return summarise(trace.workload, cluster, trace.execution, spec.precision, compute);
 }
 
 TrainingResult run_training(const TrainingSpec& spec, const topology::ClusterSpec& cluster,

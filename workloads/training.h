@@ -32,6 +32,7 @@ struct TrainingResult {
   int simulated_ranks = 0;
   size_t ops = 0;
   uint64_t events = 0;
+  uint64_t fingerprint = 0;           // event-trace fingerprint of the run (simulate --fingerprint)
   double iteration_time_s = 0;
   double tflops_per_gpu = 0;          // model FLOPs (Megatron-LM count, no recompute) per second
   double mfu = 0;                     // tflops_per_gpu over the GPU's dense peak at the precision
@@ -44,6 +45,15 @@ struct TrainingResult {
 TrainingResult run_training(const TrainingSpec& spec, const topology::ClusterSpec& cluster,
                             const collectives::CollectiveCostModel& comm,
                             const GeneratorOptions& options = {});
+
+// The graphs and every op's start and end, for trace and timeline writers.
+struct TrainingTrace {
+  Workload workload;
+  ExecutionResult execution;
+};
+TrainingResult run_training_traced(const TrainingSpec& spec, const topology::ClusterSpec& cluster,
+                                   const collectives::CollectiveCostModel& comm, TrainingTrace& trace,
+                                   const GeneratorOptions& options = {});
 
 // Runs an existing workload (a generated one or one read from traces) and summarises it.
 // `precision` picks the peak for MFU.

@@ -90,6 +90,19 @@ TEST(TrainingWriter, JsonCarriesTheSchemaAndHeadlineKeys) {
   }
 }
 
+TEST(TrainingWriter, TimelineHasASpanPerTimedOp) {
+  const auto c = cluster(1);
+  AlphaBetaCollectiveModel comm(c);
+  TrainingTrace trace;
+  const TrainingResult r = run_training_traced(llama(2, 2, 4), c, comm, trace);
+  report::Timeline t;
+  report::add_training_timeline(trace, t);
+  ASSERT_FALSE(t.spans().empty());
+  Time last;
+  for (const auto& s : t.spans()) last = std::max(last, s.end);
+  EXPECT_NEAR(last.seconds(), r.iteration_time_s, 1e-12);
+}
+
 TEST(TrainingWriter, RejectsAnUnknownFormat) {
   std::ostringstream out;
   EXPECT_THROW(report::write_training(TrainingResult{}, "xml", out), std::invalid_argument);
