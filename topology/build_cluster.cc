@@ -43,6 +43,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 std::unique_ptr<Cluster> build_nodes_and_fabric(ClusterSpec spec, const NodeTemplate& node) {
   spec.gpus_per_node = node.gpus;
   spec.nic.count = static_cast<int>(node.nics.size());
+  if (!node.nic_bandwidth.is_zero()) spec.nic.bandwidth = node.nic_bandwidth;
   check_spec(spec);
   ClusterBuilder b;
   b.reserve(node.parts.size() * static_cast<size_t>(spec.nodes) + 64,

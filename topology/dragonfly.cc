@@ -85,7 +85,7 @@ void build_dragonfly(ClusterBuilder& b, const ClusterSpec& spec,
   }
   for (int64_t i = 0; i < ports; ++i) {
     b.connect(nic_ports[static_cast<size_t>(i)], router[static_cast<size_t>(i / p)],
-              LinkKind::network, bw, lat);
+              LinkKind::network, nic_cable_bandwidth(spec), lat);
   }
 }
 

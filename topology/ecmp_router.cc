@@ -546,11 +546,20 @@ std::vector<LinkId> EcmpRouter::unrank(const Plan& p, uint64_t index) const {
 
 std::vector<LinkId> EcmpRouter::route(int src_gpu, int dst_gpu, uint64_t flow_hash,
                                       bool pxn) const {
-  std::lock_guard lock(mutex_);
-  auto p = plan(src_gpu, dst_gpu, pxn);
-  uint64_t h =
+  const uint64_t pair = pair_key(src_gpu, dst_gpu, pxn);
+  const uint64_t h =
       mix(flow_hash ^ mix((static_cast<uint64_t>(src_gpu) << 32) | static_cast<uint32_t>(dst_gpu)));
-  RouteKey key{pair_key(src_gpu, dst_gpu, pxn), h % p->total};
+  {
+    std::shared_lock read(mutex_);
+    if (auto p = plans_.find(pair); p != plans_.end()) {
+      if (auto it = routes_.find(RouteKey{pair, h % p->second->total}); it != routes_.end()) {
+        return it->second;
+      }
+    }
+  }
+  std::unique_lock lock(mutex_);
+  auto p = plan(src_gpu, dst_gpu, pxn);
+  RouteKey key{pair, h % p->total};
   if (auto it = routes_.find(key); it != routes_.end()) return it->second;
   std::vector<LinkId> r = unrank(*p, key.index);
   if (route_links_ + r.size() > kMaxRouteLinks) {
@@ -563,13 +572,13 @@ std::vector<LinkId> EcmpRouter::route(int src_gpu, int dst_gpu, uint64_t flow_ha
 }
 
 uint64_t EcmpRouter::path_count(int src_gpu, int dst_gpu, bool pxn) const {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   return plan(src_gpu, dst_gpu, pxn)->total;
 }
 
 std::vector<std::vector<LinkId>> EcmpRouter::paths(int src_gpu, int dst_gpu, size_t limit,
                                                    bool pxn) const {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   auto p = plan(src_gpu, dst_gpu, pxn);
   std::vector<std::vector<LinkId>> out;
   for (uint64_t i = 0; i < p->total && out.size() < limit; ++i) out.push_back(unrank(*p, i));

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -83,7 +84,8 @@ class EcmpRouter {
   std::vector<DeviceId> exits_;
   std::vector<uint32_t> exit_cost_;  // per GPU: intra-node cost to its nearest exits
 
-  mutable std::mutex mutex_;
+  // Cached routes are read under a shared lock; computing a new one takes the lock exclusively.
+  mutable std::shared_mutex mutex_;
   mutable std::unordered_map<uint64_t, std::shared_ptr<const FabricTarget>> targets_;
   mutable size_t target_bytes_ = 0;
   mutable std::unordered_map<uint64_t, std::shared_ptr<const Plan>> plans_;

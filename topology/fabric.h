@@ -5,6 +5,7 @@
 //   build_fabric(builder, spec, nic_ports);   // dispatches on spec.fabric.kind
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -16,6 +17,11 @@
 namespace dtsim::topology {
 
 void build_fabric(ClusterBuilder& b, const ClusterSpec& spec, std::span<const DeviceId> nic_ports);
+
+// The cable from a NIC to its switch runs at the slower of the NIC and the fabric's links.
+inline Bandwidth nic_cable_bandwidth(const ClusterSpec& spec) {
+  return std::min(spec.nic.bandwidth, spec.fabric.link.bandwidth);
+}
 
 void build_single_switch(ClusterBuilder& b, const ClusterSpec& spec,
                          std::span<const DeviceId> nic_ports);

@@ -142,7 +142,7 @@ void build_fat_tree(ClusterBuilder& b, const ClusterSpec& spec,
       build_clos(b, spec, shape, leaves, [](int64_t i) { return "leaf" + std::to_string(i); });
   for (int64_t i = 0; i < ports; ++i) {
     b.connect(nic_ports[static_cast<size_t>(i)], leaf[static_cast<size_t>(i / shape.down)],
-              LinkKind::network, f.link.bandwidth, f.link.latency);
+              LinkKind::network, nic_cable_bandwidth(spec), f.link.latency);
   }
 }
 

@@ -86,6 +86,11 @@ struct XmlReader {
              "speed must be a positive number of Mb/s, got \"" +
                  std::string(net.attribute("speed").value()) + "\"");
       }
+      // NCCL writes the port speed in Mb/s; the node's NICs run at the slowest port's.
+      if (net.attribute("speed")) {
+        Bandwidth speed = Bandwidth::gbps(net.attribute("speed").as_double() / 1000);
+        if (t.nic_bandwidth.is_zero() || speed < t.nic_bandwidth) t.nic_bandwidth = speed;
+      }
       int dev = net.attribute("dev").as_int(static_cast<int>(nics.size()));
       int part =
           add(DeviceKind::nic, "nic" + std::to_string(nics.size()), static_cast<int>(nics.size()));

@@ -30,6 +30,7 @@ struct NodeTemplate {
   std::vector<Wire> wires;
   std::vector<int> nics;  // parts that are NICs, in NIC order: the node's fabric ports
   int gpus = 0;
+  Bandwidth nic_bandwidth;  // what the NICs run at when the source says (NCCL XML); else zero
 };
 
 // Usable PCIe x16 bandwidth per direction for a PCIe generation (Gen4: 25 GB/s of 32 raw).

@@ -49,7 +49,7 @@ void build_rail_optimized(ClusterBuilder& b, const ClusterSpec& spec,
     for (int64_t r = 0; r < rails; ++r) {
       int64_t l = (n / shape.down) * rails + r;
       b.connect(nic_ports[static_cast<size_t>(n * rails + r)], leaf[static_cast<size_t>(l)],
-                LinkKind::network, f.link.bandwidth, f.link.latency);
+                LinkKind::network, nic_cable_bandwidth(spec), f.link.latency);
     }
   }
 }

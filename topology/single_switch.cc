@@ -20,7 +20,7 @@ void build_single_switch(ClusterBuilder& b, const ClusterSpec& spec,
   }
   DeviceId sw = b.add_device(DeviceKind::network_switch, "switch0", -1, 0, 0);
   for (DeviceId nic : nic_ports)
-    b.connect(nic, sw, LinkKind::network, f.link.bandwidth, f.link.latency);
+    b.connect(nic, sw, LinkKind::network, nic_cable_bandwidth(spec), f.link.latency);
 }
 
 }  // namespace dtsim::topology

@@ -78,7 +78,7 @@ void build_torus(ClusterBuilder& b, const ClusterSpec& spec, std::span<const Dev
   const auto per_node = static_cast<int64_t>(nic_ports.size()) / nodes;
   for (size_t i = 0; i < nic_ports.size(); ++i) {
     b.connect(nic_ports[i], router[i / static_cast<size_t>(per_node)], LinkKind::network,
-              f.link.bandwidth, f.link.latency);
+              nic_cable_bandwidth(spec), f.link.latency);
   }
 }
 

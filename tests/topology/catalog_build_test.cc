@@ -1,8 +1,7 @@
 #include <gtest/gtest.h>
 
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "topology/catalog.h"
 #include "topology/cluster.h"
@@ -103,7 +102,8 @@ TEST(PresetOverride, NicLatencyChangesOnlyTheNicPcieLinks) {
   auto c = build_cluster(b);
   for (const auto& [x, y] : diff) {
     EXPECT_EQ(y.latency, Time::us(1.5));
-    EXPECT_TRUE(c->device(x.from).kind == DeviceKind::nic || c->device(x.to).kind == DeviceKind::nic);
+    EXPECT_TRUE(c->device(x.from).kind == DeviceKind::nic ||
+                c->device(x.to).kind == DeviceKind::nic);
   }
 }
 

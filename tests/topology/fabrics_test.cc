@@ -168,3 +168,20 @@ TEST(ScaleUp, NicSitsOnThePcieSwitchOfItsGpu) {
 
 }  // namespace
 }  // namespace dtsim::topology
+
+namespace dtsim::topology {
+namespace {
+
+TEST(NicCable, RunsAtTheSlowerOfNicAndFabricLink) {
+  ClusterSpec s = testing::hgx(2, FabricKind::single_switch);
+  s.nic.bandwidth = Bandwidth::gbps(200);
+  auto c = build_cluster(s);
+  for (const Link& l : c->links()) {
+    if (l.kind == LinkKind::network) {
+      EXPECT_EQ(l.bandwidth, Bandwidth::gbps(200));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace dtsim::topology

@@ -4,6 +4,7 @@
 #include <boost/range/iterator_range.hpp>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "spec_helpers.h"
 #include "topology/cluster.h"
@@ -163,6 +164,39 @@ TEST(Routing, RouteLatencySumsNicScaleUpAndCableLatency) {
   for (LinkId l : c->route(0, 8)) total += c->link(l).latency;
   // 2 PCIe hops (250 ns each), the NIC's 2 us once, 2 cables of 500 ns.
   EXPECT_EQ(total, Time::ns(250) * 2 + Time::us(2) + Time::ns(500) * 2);
+}
+
+}  // namespace
+}  // namespace dtsim::topology
+
+namespace dtsim::topology {
+namespace {
+
+TEST(Routing, ConcurrentQueriesGetTheSerialAnswers) {
+  auto serial = build_cluster(testing::hgx(16, FabricKind::fat_tree, 8, 3));
+  auto shared = build_cluster(testing::hgx(16, FabricKind::fat_tree, 8, 3));
+  std::vector<std::vector<LinkId>> expected;
+  for (int a = 0; a < 128; a += 7) {
+    for (int b = 0; b < 128; b += 5)
+      expected.push_back(serial->route(a, b, static_cast<uint64_t>(a * b)));
+  }
+  std::vector<std::thread> threads;
+  std::vector<int> mismatches(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int rep = 0; rep < 3; ++rep) {
+        size_t i = 0;
+        for (int a = 0; a < 128; a += 7) {
+          for (int b = 0; b < 128; b += 5) {
+            mismatches[static_cast<size_t>(t)] +=
+                shared->route(a, b, static_cast<uint64_t>(a * b)) != expected[i++];
+          }
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(mismatches, std::vector<int>(4, 0));
 }
 
 }  // namespace

@@ -179,6 +179,7 @@ TEST(NcclTopologyXml, NodeInsideComesFromTheDump) {
     EXPECT_EQ(w.bandwidth, Bandwidth::gbytes_per_s(450));  // 18 NVLink4 links of 25 GB/s
   }
   EXPECT_EQ(nvlinks, 4);
+  EXPECT_EQ(t.nic_bandwidth, Bandwidth::gbps(400));  // speed="400000" Mb/s
 }
 
 TEST(NcclTopologyXml, EveryNodeGetsTheInsideAndTheSpecsFabricJoinsThem) {
