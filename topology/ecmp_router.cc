@@ -463,10 +463,12 @@ std::shared_ptr<EcmpRouter::Plan> EcmpRouter::make_plan(int src_gpu, int dst_gpu
     if (n > 0) {
       plan->alternatives.push_back({{{false, src_node, src, dst, n}}, n});
       plan->total = n;
+      return plan;
     }
-    return plan;
+    // No path inside the node (a topology file may hang each GPU straight off the fabric):
+    // out through the fabric and back in.
   }
-  if (pxn) {
+  if (pxn && src_node != dst_node) {
     // The relay is the source node's GPU with the destination's local index; PXN applies only
     // when the handover to it is all NVLink.
     int local_dst = devices_[dst].local;

@@ -265,3 +265,30 @@ TEST(TopologyFile, MissingFileIsAnInputErrorNamingIt) {
 
 }  // namespace
 }  // namespace dtsim::topology
+
+namespace dtsim::topology {
+namespace {
+
+// GPUs cabled straight to a switch, no NICs and nothing inside a node joining them.
+const char* kGpusOnASwitch = R"(devices:
+  - {name: a/gpu0, kind: gpu, node: 0}
+  - {name: a/gpu1, kind: gpu, node: 0}
+  - {name: b/gpu0, kind: gpu, node: 1}
+  - {name: b/gpu1, kind: gpu, node: 1}
+  - {name: tor, kind: switch}
+links:
+  - {from: a/gpu0, to: tor, bandwidth: 100Gbps, latency: 1us}
+  - {from: a/gpu1, to: tor, bandwidth: 100Gbps, latency: 1us}
+  - {from: b/gpu0, to: tor, bandwidth: 100Gbps, latency: 1us}
+  - {from: b/gpu1, to: tor, bandwidth: 100Gbps, latency: 1us}
+)";
+
+TEST(TopologyYaml, GpusWiredStraightToTheFabricRouteThroughIt) {
+  auto c = parse_topology_yaml(base(), kGpusOnASwitch, "tor.yaml");
+  EXPECT_EQ(c->route(0, 3).size(), 2u);  // across nodes
+  EXPECT_EQ(c->route(0, 1).size(), 2u);  // within a node, out and back in
+  EXPECT_EQ(c->device(c->link(c->route(0, 1)[0]).to).name, "tor");
+}
+
+}  // namespace
+}  // namespace dtsim::topology
