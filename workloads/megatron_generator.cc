@@ -593,7 +593,8 @@ TrainingSpec resolve_training(const TrainingSpec& spec, const topology::ClusterS
   require(p.tp >= 1 && p.pp >= 1 && p.cp >= 1 && p.ep >= 1 && p.vp >= 1, "parallel sizes must be >= 1");
   const int gpus = cluster.total_gpus();
   if (p.dp <= 0) p.dp = gpus / (p.tp * p.pp * p.cp);
-  require(p.tp * p.pp * p.cp * p.dp == gpus,
+  // A job may use fewer GPUs than the cluster has (the first tp x pp x cp x dp of them).
+  require(p.dp >= 1 && p.tp * p.pp * p.cp * p.dp <= gpus,
           "tp x pp x cp x dp = " + std::to_string(p.tp * p.pp * p.cp * p.dp) + " but the cluster has " +
               std::to_string(gpus) + " GPUs");
   require(m.heads % p.tp == 0, "heads must divide by tp");
@@ -638,7 +639,7 @@ Workload generate_megatron(const TrainingSpec& spec, const topology::ClusterSpec
 
   Workload w;
   w.name = t.model.preset.empty() ? "transformer" : t.model.preset;
-  w.total_gpus = cluster.total_gpus();
+  w.total_gpus = p.tp * p.pp * p.cp * p.dp;
   w.model_flops = megatron_model_flops(t);
   w.tokens = static_cast<double>(t.batch.global) * static_cast<double>(z.s);
   w.ranks.resize(P);

@@ -119,10 +119,16 @@ TEST(MegatronGenerator, InterleavingNeedsMicrobatchesDivisibleByStages) {
   EXPECT_THROW(generate_megatron(gpt(1, 4, 2, 12), cluster(1)), std::invalid_argument);
 }
 
-TEST(MegatronGenerator, RejectsParallelSizesThatDoNotMatchTheCluster) {
+TEST(MegatronGenerator, RejectsAJobLargerThanTheCluster) {
   TrainingSpec t = gpt(8, 2, 1, 16);
   t.parallel.dp = 2;
-  EXPECT_THROW(generate_megatron(t, cluster(1)), std::invalid_argument);
+  EXPECT_THROW(generate_megatron(t, cluster(3)), std::invalid_argument);
+}
+
+TEST(MegatronGenerator, AJobOnPartOfTheClusterCountsOnlyItsGpus) {
+  TrainingSpec t = gpt(8, 2, 1, 16);
+  t.parallel.dp = 2;
+  EXPECT_EQ(generate_megatron(t, cluster(8)).total_gpus, 32);
 }
 
 TEST(MegatronGenerator, MoeLayersDispatchAndCombineOverTheExpertGroup) {
