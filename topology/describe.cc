@@ -59,11 +59,19 @@ void write_text(const Cluster& c, const ClusterSummary& s, std::ostream& out) {
                  << " nodes x " << s.gpus_per_node << " GPUs = " << s.gpus << " GPUs (" << s.gpu
                  << ")\n";
   if (spec.topology_file) row("topology file") << *spec.topology_file << "\n";
-  row("scale-up") << name(spec.scale_up.kind) << ", " << to_string(spec.scale_up.bandwidth)
-                  << " per GPU, " << s.nvswitches << " NVSwitch, " << s.pcie_switches
-                  << " PCIe switches, " << s.hosts << " CPU sockets\n";
-  row("nics") << s.nics << " (" << spec.nic.count << " per node, " << name(spec.nic.kind) << ", "
-              << to_string_bits(spec.nic.bandwidth) << ")\n";
+  // A whole-graph file says nothing of the spec's scale-up or NIC figures: show only counts.
+  const bool from_spec = s.fabric != "file";
+  row("scale-up");
+  if (from_spec)
+    out << name(spec.scale_up.kind) << ", " << to_string(spec.scale_up.bandwidth) << " per GPU, ";
+  out << s.nvswitches << " NVSwitch, " << s.pcie_switches << " PCIe switches, " << s.hosts
+      << " CPU sockets\n";
+  row("nics") << s.nics;
+  if (from_spec) {
+    out << " (" << spec.nic.count << " per node, " << name(spec.nic.kind) << ", "
+        << to_string_bits(spec.nic.bandwidth) << ")";
+  }
+  out << "\n";
   row("fabric") << s.fabric;
   if (s.fabric == "fat-tree" || s.fabric == "rail-optimized")
     out << ", " << spec.fabric.tiers << " tiers";

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "sim/error.h"
@@ -67,6 +68,10 @@ TEST(TopologyYaml, WholeGraphBuildsWithNodesAndGpusFromTheFile) {
   EXPECT_EQ(r.size(), 4u);  // gpu -> nic -> sw0 -> nic -> gpu
   EXPECT_EQ(c->link(r[1]).kind, LinkKind::network);
   EXPECT_EQ(summarize(*c).fabric, "file");
+  std::ostringstream text;
+  describe(*c, DescribeFormat::text, text);
+  EXPECT_NE(text.str().find("2 nodes x 2 GPUs = 4 GPUs"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("good.yaml"), std::string::npos) << text.str();
 }
 
 TEST(TopologyYaml, DanglingLinkNamesTheMissingDeviceAndLine) {
