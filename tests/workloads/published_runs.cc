@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -92,29 +93,53 @@ std::vector<PublishedRun> read_published_runs(const std::string& path) {
     r.spec.batch.global = to_int(row["global_batch_seqs"], 0);
     r.spec.batch.micro = to_int(row["micro_batch"], 1);
     const std::string& prec = row["precision"];
-    r.spec.precision = contains(prec, "fp8") ? topology::Dtype::fp8 : topology::Dtype::bf16;
-    // Framework features of the release that produced the run.
-    const bool foundry = contains(r.framework, "llm-foundry");
-    const bool megatron2021 = contains(r.framework, "Megatron-LM (2021)");
-    const bool deepspeed = contains(r.framework, "Megatron-DeepSpeed");
-    r.spec.flash_attention = foundry;
-    r.spec.overlap_grad_reduce = !(megatron2021 || deepspeed);
-    p.sequence_parallel = !(megatron2021 || deepspeed);
-    r.spec.activation_recompute = megatron2021 || contains(notes, "act_ckpt=True") || contains(notes, "activation recompute");
+    r.spec.precision = contains(prec, "fp8") || contains(prec, "FP8") ? topology::Dtype::fp8 : topology::Dtype::bf16;
+    // Framework features of the release that produced the run: the 2021-2022 Megatron stacks
+    // had no fused attention, no sequence parallelism and no overlapped gradient reduction;
+    // everything since (llm-foundry, Megatron-Core, NeMo, torchtitan, ...) has them.
+    const bool old_stack = contains(r.framework, "Megatron-LM (2021)") || contains(r.framework, "Megatron-DeepSpeed") ||
+                           contains(r.framework, "DeepSpeed (2021)") || contains(r.framework, "Megatron-LM (2020)");
+    r.spec.flash_attention = !old_stack;
+    r.spec.overlap_grad_reduce = !old_stack;
+    p.sequence_parallel = !old_stack && !contains(notes, "no sequence parallel");
+    r.spec.activation_recompute = contains(r.framework, "Megatron-LM (2021)") || contains(notes, "act_ckpt=True") ||
+                                  contains(notes, "activation recompute") || contains(r.framework, "activation recompute");
+    // SwiGLU families carry three FFN matrices; their FFN width is not 4 x hidden.
+    const std::string& model = row["model"];
+    for (const char* family : {"Llama", "LLaMA", "llama", "Mistral", "Mixtral", "Qwen", "DeepSeek", "Gemma", "Nemotron"}) {
+      if (contains(model, family)) m.gated_ffn = true;
+    }
+    if (m.ffn_hidden > 0 && m.ffn_hidden != 4 * m.hidden && !contains(model, "BLOOM") && !contains(model, "GPT")) m.gated_ffn = true;
 
     const std::string& gpu = row["gpu_type"];
-    const bool h100 = contains(gpu, "h100") || contains(gpu, "H100");
-    r.cluster = *topology::find_node_preset(h100 ? "hgx-h100" : "hgx-a100");
-    if (contains(gpu, "40gb") || contains(gpu, "40GB")) r.cluster.gpu = *topology::find_gpu_preset("a100-sxm-40g");
-    r.cluster.gpus_per_node = to_int(row["gpus_per_node"], 8);
+    auto has = [&](const char* a, const char* b) { return contains(gpu, a) || contains(gpu, b); };
+    const char* node = has("h100", "H100") ? "hgx-h100"
+                       : has("h200", "H200") ? "hgx-h200"
+                       : has("gb200", "GB200") ? "gb200-nvl72"
+                       : has("b200", "B200") ? "hgx-b200"
+                                             : "hgx-a100";
+    r.cluster = *topology::find_node_preset(node);
+    if (has("40gb", "40GB")) r.cluster.gpu = *topology::find_gpu_preset("a100-sxm-40g");
+    r.cluster.gpus_per_node = to_int(row["gpus_per_node"], r.cluster.gpus_per_node);
     const int gpus = to_int(row["gpus"], 8);
-    r.cluster.nodes = gpus / r.cluster.gpus_per_node;
+    r.cluster.nodes = std::max(1, (gpus + r.cluster.gpus_per_node - 1) / r.cluster.gpus_per_node);
     const std::string& net = row["inter_node"];
     if (contains(net, "RoCE")) {
-      r.cluster.nic.kind = topology::NicKind::roce;  // 1600 Gb/s per node: 8 x 200 Gb/s
-    } else if (contains(net, "Omni-Path")) {
+      r.cluster.nic.kind = topology::NicKind::roce;  // e.g. 1600 Gb/s per node: 8 x 200 Gb/s
+    } else if (contains(net, "EFA")) {
+      r.cluster.nic.kind = topology::NicKind::efa;
+    }
+    if (contains(net, "Omni-Path")) {
       r.cluster.nic.count = 4;  // Jean Zay: 4 x 100 Gb/s Omni-Path per node
       r.cluster.nic.bandwidth = Bandwidth::gbps(100);
+    } else if (contains(net, "3200 Gbps") || contains(net, "3.2 Tbps") || contains(net, "8x 400") ||
+               contains(net, "8 x 400") || contains(net, "8x400")) {
+      r.cluster.nic.count = 8;
+      r.cluster.nic.bandwidth = Bandwidth::gbps(400);
+    } else if (contains(net, "1600 Gbps") || contains(net, "8x HDR") || contains(net, "8x 200") ||
+               contains(net, "8 x 200")) {
+      r.cluster.nic.count = 8;
+      r.cluster.nic.bandwidth = Bandwidth::gbps(200);
     }
     r.cluster.fabric.link.bandwidth = r.cluster.nic.bandwidth;
     r.iteration_time_s = row["iteration_time_s"].empty() ? 0 : std::stod(row["iteration_time_s"]);
