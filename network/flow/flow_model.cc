@@ -1,0 +1,116 @@
+#include "network/flow/flow_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace dtsim::network {
+
+namespace {
+// The time to drain `bytes` at `rate`, rounded up to the next picosecond with the same slack as
+// Bandwidth::transfer_time, so a lone flow lands on exactly the analytical model's time.
+// Time::max() when the flow would never finish (zero rate) or not within Time's range.
+Time drain_time(double bytes, double rate) {
+  if (bytes <= 0) return Time::zero();
+  if (!(rate > 0)) return Time::max();
+  const double ps = std::ceil(bytes / rate * 1e12 - 1e-6);
+  if (!(ps < 9e18)) return Time::max();
+  return Time::ps(static_cast<int64_t>(std::max(ps, 0.0)));
+}
+}  // namespace
+
+FlowNetworkModel::FlowNetworkModel(const topology::Cluster& cluster, FlowModelOptions options)
+    : cluster_(cluster), options_(std::move(options)), dense_link_(cluster.links().size(), -1) {}
+
+void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done,
+                             uint64_t payload) {
+  // The same path the analytical model prices (it keys its cache by the low 16 hash bits).
+  std::vector<topology::LinkId> path;
+  if (t.src_gpu != t.dst_gpu && t.bytes.count() > 0) path = cluster_.route(t.src_gpu, t.dst_gpu, t.flow_hash & 0xffff);
+  if (path.empty()) {
+    delivered_ += t.bytes;
+    engine.schedule_in(Time::zero(), done, payload);
+    return;
+  }
+  advance_to(engine.now());
+  ActiveFlow f;
+  for (topology::LinkId l : path) f.latency += cluster_.link(l).latency;
+  f.path = std::move(path);
+  f.remaining = t.bytes.as_double();
+  f.bytes = t.bytes;
+  f.done = &done;
+  f.payload = payload;
+  flows_.push_back(std::move(f));
+  // Defer the solve to an event at the current time: every start of this instant joins one solve.
+  schedule(engine, engine.now());
+}
+
+void FlowNetworkModel::schedule(sim::Engine& engine, Time at) {
+  engine.schedule_at(at, *this, ++generation_);
+}
+
+void FlowNetworkModel::on_event(sim::Engine& engine, uint64_t payload) {
+  if (payload != generation_) return;  // superseded by a later start
+  advance_to(engine.now());
+  complete_drained(engine);
+  solve();
+  schedule_next_completion(engine);
+}
+
+void FlowNetworkModel::advance_to(Time now) {
+  if (now == last_advance_) return;
+  const double dt = (now - last_advance_).seconds();
+  for (ActiveFlow& f : flows_) f.remaining -= f.rate * dt;
+  last_advance_ = now;
+}
+
+void FlowNetworkModel::complete_drained(sim::Engine& engine) {
+  // A flow is done when less than a picosecond of work is left at its rate: completion times are
+  // rounded up to whole picoseconds, so what remains at the predicted instant is rounding only.
+  auto drained = [](const ActiveFlow& f) { return f.remaining * 1e12 < f.rate || f.remaining <= 0; };
+  for (ActiveFlow& f : flows_) {
+    if (!drained(f)) continue;
+    delivered_ += f.bytes;
+    engine.schedule_in(f.latency, *f.done, f.payload);
+  }
+  std::erase_if(flows_, drained);
+}
+
+void FlowNetworkModel::solve() {
+  if (flows_.empty()) return;
+  problem_.capacity.clear();
+  problem_.clear_flows();
+  for (const ActiveFlow& f : flows_) {
+    dense_path_.clear();
+    for (topology::LinkId l : f.path) {
+      if (dense_link_[l] < 0) {
+        dense_link_[l] = static_cast<int32_t>(problem_.capacity.size());
+        problem_.capacity.push_back(cluster_.link(l).bandwidth.bytes_per_s());
+      }
+      dense_path_.push_back(static_cast<uint32_t>(dense_link_[l]));
+    }
+    problem_.add_flow(dense_path_);
+  }
+  for (const ActiveFlow& f : flows_) {
+    for (topology::LinkId l : f.path) dense_link_[l] = -1;
+  }
+  problem_.build_link_index();
+  rates_.resize(flows_.size());
+
+  const bool accelerate = options_.accelerator && flows_.size() >= options_.accelerator_min_flows;
+  flow::FlowSolver& solver = accelerate ? *options_.accelerator : cpu_;
+  solver.solve(problem_, rates_);
+  ++solves_;
+  if (accelerate) ++accelerated_solves_;
+  peak_utilization_ = std::max(peak_utilization_, flow::max_link_utilization(problem_, rates_));
+  for (size_t i = 0; i < flows_.size(); ++i) flows_[i].rate = rates_[i];
+}
+
+void FlowNetworkModel::schedule_next_completion(sim::Engine& engine) {
+  Time next = Time::max();
+  for (const ActiveFlow& f : flows_) next = std::min(next, drain_time(f.remaining, f.rate));
+  // Nothing left, or only flows stuck on zero-capacity links (or finishing past Time's range).
+  if (next == Time::max() || next > Time::max() - engine.now()) return;
+  schedule(engine, engine.now() + next);
+}
+
+}  // namespace dtsim::network

@@ -1,0 +1,84 @@
+// FlowNetworkModel: the contention-aware NetworkModel. Every transfer is a flow on its routed path
+// (cluster.route(src, dst, flow_hash)); concurrent flows share link capacity max-min fairly, and
+// the rates are re-solved whenever a flow starts or drains. A transfer completes when its last
+// byte has drained at those rates plus its path latency, so a lone flow takes exactly what the
+// analytical model says. Pick it with `--model flow`.
+//   network::FlowNetworkModel net(cluster, {.accelerator = gpu_solver_or_null});
+//   net.start(engine, {.src_gpu = 0, .dst_gpu = 8, .bytes = Bytes::mib(4)}, handler, tag);
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "network/flow/max_min_solver.h"
+#include "network/network_model.h"
+#include "topology/cluster.h"
+
+namespace dtsim::network {
+
+struct FlowModelOptions {
+  // A solver for large flow sets, such as gpu_accel::make_cuda_max_min_solver() (which is null
+  // when no GPU is present). Null: every solve runs on the CPU.
+  std::shared_ptr<flow::FlowSolver> accelerator;
+  // Solves with at least this many active flows go to the accelerator; smaller ones stay on the
+  // CPU, where they finish before a kernel launch would.
+  size_t accelerator_min_flows = 8192;
+};
+
+class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
+ public:
+  FlowNetworkModel(const topology::Cluster& cluster, FlowModelOptions options = {});
+
+  std::string_view name() const override { return "flow"; }
+  void start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done, uint64_t payload) override;
+  // Bytes of every flow that has fully drained (its receiver is notified a path latency later).
+  Bytes bytes_delivered() const override { return delivered_; }
+
+  size_t active_flows() const { return flows_.size(); }
+  // Rate of active flow `i` (in start order) at the last solve, bytes per second.
+  double rate_of(size_t i) const { return flows_.at(i).rate; }
+  uint64_t solves() const { return solves_; }
+  uint64_t accelerated_solves() const { return accelerated_solves_; }
+  // The largest link load / capacity seen at any solve so far (<= 1 up to rounding).
+  double peak_link_utilization() const { return peak_utilization_; }
+
+ private:
+  struct ActiveFlow {
+    std::vector<topology::LinkId> path;
+    double remaining = 0;  // bytes not yet drained
+    double rate = 0;       // bytes per second since the last solve
+    Bytes bytes;
+    Time latency;
+    sim::EventHandler* done = nullptr;
+    uint64_t payload = 0;
+  };
+
+  // One event at a time is live: the solve after a burst of starts, or the next completion.
+  // Payloads carry a generation number; an event whose generation is stale is ignored.
+  void on_event(sim::Engine& engine, uint64_t payload) override;
+  void schedule(sim::Engine& engine, Time at);
+  void advance_to(Time now);
+  void complete_drained(sim::Engine& engine);
+  void solve();
+  void schedule_next_completion(sim::Engine& engine);
+
+  const topology::Cluster& cluster_;
+  FlowModelOptions options_;
+  flow::CpuMaxMinSolver cpu_;
+  std::vector<ActiveFlow> flows_;  // in start order, which keeps every pass deterministic
+  Time last_advance_;
+  uint64_t generation_ = 0;
+  Bytes delivered_;
+  uint64_t solves_ = 0;
+  uint64_t accelerated_solves_ = 0;
+  double peak_utilization_ = 0;
+
+  // Scratch for building each solve's problem over only the links active flows cross.
+  flow::FlowProblem problem_;
+  std::vector<double> rates_;
+  std::vector<int32_t> dense_link_;  // cluster link id -> problem link id, -1 when unused
+  std::vector<uint32_t> dense_path_;
+};
+
+}  // namespace dtsim::network

@@ -1,0 +1,87 @@
+// Max-min fair rate allocation: given link capacities and flows that each cross a list of links,
+// give every flow the largest rate such that no link is over capacity and no flow can gain without
+// taking from a flow whose rate is no larger. FlowProblem holds the instance as flat CSR arrays
+// (flow -> links and link -> flows) so the same buffers feed the CPU solver and the CUDA one.
+//   flow::FlowProblem p;
+//   p.capacity = {10e9, 10e9};                   // bytes per second, one entry per link
+//   p.add_flow({{0, 1}});  p.add_flow({{1}});
+//   p.build_link_index();
+//   std::vector<double> rates(p.flow_count());
+//   flow::CpuMaxMinSolver().solve(p, rates);     // rates == {5e9, 5e9}
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace dtsim::network::flow {
+
+struct FlowProblem {
+  std::vector<double> capacity;            // per link, bytes per second (>= 0)
+  std::vector<uint32_t> flow_offsets{0};   // flow f crosses flow_links[flow_offsets[f] .. [f+1])
+  std::vector<uint32_t> flow_links;
+  std::vector<uint32_t> link_offsets;      // link l carries link_flows[link_offsets[l] .. [l+1])
+  std::vector<uint32_t> link_flows;        // filled by build_link_index(), flows in ascending order
+
+  size_t flow_count() const { return flow_offsets.size() - 1; }
+  size_t link_count() const { return capacity.size(); }
+  std::span<const uint32_t> links_of(size_t f) const {
+    return {flow_links.data() + flow_offsets[f], flow_links.data() + flow_offsets[f + 1]};
+  }
+  std::span<const uint32_t> flows_on(size_t l) const {
+    return {link_flows.data() + link_offsets[l], link_flows.data() + link_offsets[l + 1]};
+  }
+
+  // Appends a flow over `links` (each id < link_count(), no repeats). Returns its index.
+  uint32_t add_flow(std::span<const uint32_t> links);
+  // Empties the flows, keeping the capacities and the buffers' storage.
+  void clear_flows();
+  // Builds the link -> flows index from the flow -> links one; call after the last add_flow.
+  void build_link_index();
+};
+
+// The one interface of every max-min solver (CPU here, CUDA in gpu_accel/). A flow that crosses no
+// link is unconstrained: its rate is +infinity.
+class FlowSolver {
+ public:
+  virtual ~FlowSolver() = default;
+  virtual std::string_view name() const = 0;
+  // Writes the max-min fair rate of every flow of `p` (whose link index is built) into `rates`,
+  // which has p.flow_count() entries.
+  virtual void solve(const FlowProblem& p, std::span<double> rates) = 0;
+};
+
+// Progressive filling with exact bottleneck freezing. Each round every link that still carries
+// unfrozen flows offers the fair share remaining_capacity / unfrozen_flows; the smallest share m
+// is the next rate level; every unfrozen flow crossing a link whose share is m (within
+// kTieTolerance, so links that tie up to rounding freeze together) is frozen at m, and each such
+// link's remaining capacity drops by m times the number of its flows frozen this round. Rounds
+// repeat until every flow is frozen. The CUDA solver performs the same arithmetic in the same
+// order, which is what lets this solver be its oracle.
+class CpuMaxMinSolver final : public FlowSolver {
+ public:
+  std::string_view name() const override { return "cpu-max-min"; }
+  void solve(const FlowProblem& p, std::span<double> rates) override;
+  // Rounds (distinct rate levels) the last solve took.
+  uint32_t last_rounds() const { return last_rounds_; }
+
+ private:
+  // Scratch kept between solves so a re-solve does not allocate.
+  std::vector<double> remaining_;
+  std::vector<uint32_t> unfrozen_;
+  std::vector<uint32_t> frozen_now_;
+  std::vector<uint32_t> active_links_;
+  std::vector<uint32_t> touched_;
+  std::vector<uint8_t> frozen_;
+  uint32_t last_rounds_ = 0;
+};
+
+// Links whose share is within this relative distance of the round's minimum freeze with it.
+inline constexpr double kTieTolerance = 1e-12;
+
+// Checks an allocation: returns the largest load / capacity over all links (1 means some link is
+// exactly full). Used by tests and by the flow model's capacity guard.
+double max_link_utilization(const FlowProblem& p, std::span<const double> rates);
+
+}  // namespace dtsim::network::flow

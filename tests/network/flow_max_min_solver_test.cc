@@ -1,0 +1,115 @@
+#include "network/flow/max_min_solver.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "tests/network/flow_random_problem.h"
+
+namespace dtsim::network::flow {
+namespace {
+
+std::vector<double> solve(const FlowProblem& p) {
+  std::vector<double> rates(p.flow_count());
+  CpuMaxMinSolver().solve(p, rates);
+  return rates;
+}
+
+FlowProblem problem(std::vector<double> capacity, const std::vector<std::vector<uint32_t>>& flows) {
+  FlowProblem p;
+  p.capacity = std::move(capacity);
+  for (const auto& links : flows) p.add_flow(links);
+  p.build_link_index();
+  return p;
+}
+
+TEST(FlowProblem, LinkIndexListsEachLinksFlowsInAscendingOrder) {
+  const FlowProblem p = problem({1, 1, 1}, {{2, 0}, {1}, {0, 2}, {2}});
+  ASSERT_EQ(p.link_offsets, (std::vector<uint32_t>{0, 2, 3, 6}));
+  EXPECT_EQ(p.link_flows, (std::vector<uint32_t>{0, 2, 1, 0, 2, 3}));
+}
+
+TEST(CpuMaxMinSolver, LoneFlowGetsItsBottleneckCapacity) {
+  EXPECT_EQ(solve(problem({100e9, 25e9, 50e9}, {{0, 1, 2}})), (std::vector<double>{25e9}));
+}
+
+TEST(CpuMaxMinSolver, FlowsSharingOneLinkSplitItEvenly) {
+  EXPECT_EQ(solve(problem({30e9}, {{0}, {0}, {0}})), (std::vector<double>{10e9, 10e9, 10e9}));
+}
+
+TEST(CpuMaxMinSolver, CapacityLeftByABottleneckedFlowGoesToTheOthers) {
+  // Link 1 (4) is the bottleneck of flows 0 and 2 (2 each); flow 1 takes what link 0 has left.
+  EXPECT_EQ(solve(problem({10, 4}, {{0, 1}, {0}, {1}})), (std::vector<double>{2, 8, 2}));
+}
+
+TEST(CpuMaxMinSolver, ParkingLotGivesTheLongFlowTheSameShareAsEachShortOne) {
+  // Three unit links in a row; one flow crosses all three, one short flow on each link.
+  EXPECT_EQ(solve(problem({1, 1, 1}, {{0, 1, 2}, {0}, {1}, {2}})), (std::vector<double>{0.5, 0.5, 0.5, 0.5}));
+}
+
+TEST(CpuMaxMinSolver, FlowThatCrossesNoLinkIsUnbounded) {
+  const auto rates = solve(problem({1}, {{}, {0}}));
+  EXPECT_EQ(rates[0], std::numeric_limits<double>::infinity());
+  EXPECT_EQ(rates[1], 1);
+}
+
+TEST(CpuMaxMinSolver, ZeroCapacityLinkStopsOnlyItsOwnFlows) {
+  EXPECT_EQ(solve(problem({0, 6}, {{0, 1}, {1}})), (std::vector<double>{0, 6}));
+}
+
+TEST(CpuMaxMinSolver, EmptyProblemSolves) {
+  FlowProblem p;
+  p.build_link_index();
+  std::vector<double> rates;
+  CpuMaxMinSolver().solve(p, rates);
+  EXPECT_TRUE(rates.empty());
+}
+
+// Max-min fairness, checked by its certificate: no link is over capacity, and every flow crosses
+// a saturated link on which no other flow gets more than it does.
+TEST(CpuMaxMinSolver, RandomInstancesAreFeasibleAndEveryFlowHasASaturatedBottleneck) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    const FlowProblem p = testing_support::random_flow_problem(seed, 64, 500, 6);
+    const auto rates = solve(p);
+    EXPECT_LE(max_link_utilization(p, rates), 1 + 1e-12) << "seed " << seed;
+    std::vector<double> load(p.link_count(), 0), top(p.link_count(), 0);
+    for (size_t f = 0; f < p.flow_count(); ++f) {
+      for (uint32_t l : p.links_of(f)) {
+        load[l] += rates[f];
+        top[l] = std::max(top[l], rates[f]);
+      }
+    }
+    for (size_t f = 0; f < p.flow_count(); ++f) {
+      bool has_bottleneck = false;
+      for (uint32_t l : p.links_of(f)) {
+        const bool saturated = load[l] >= p.capacity[l] * (1 - 1e-9);
+        has_bottleneck |= saturated && rates[f] >= top[l] * (1 - 1e-9);
+      }
+      EXPECT_TRUE(has_bottleneck) << "seed " << seed << " flow " << f;
+    }
+  }
+}
+
+TEST(CpuMaxMinSolver, ReusedSolverGivesTheSameRatesAsAFreshOne) {
+  CpuMaxMinSolver reused;
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    const FlowProblem p = testing_support::random_flow_problem(seed, 32, 200 * seed, 4);
+    std::vector<double> rates(p.flow_count());
+    reused.solve(p, rates);
+    EXPECT_EQ(rates, solve(p)) << "seed " << seed;
+  }
+}
+
+TEST(CpuMaxMinSolver, RoundsAreBoundedByTheLinksInUse) {
+  const FlowProblem p = testing_support::random_flow_problem(7, 40, 1000, 5);
+  CpuMaxMinSolver s;
+  std::vector<double> rates(p.flow_count());
+  s.solve(p, rates);
+  EXPECT_GE(s.last_rounds(), 1u);
+  EXPECT_LE(s.last_rounds(), 40u);
+}
+
+}  // namespace
+}  // namespace dtsim::network::flow

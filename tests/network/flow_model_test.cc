@@ -1,0 +1,249 @@
+#include "network/flow/flow_model.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "network/analytical/analytical_network.h"
+#include "sim/rng.h"
+#include "tests/network/line_cluster.h"
+
+namespace dtsim::network {
+namespace {
+
+// GPUs on one switch: gpu i's NIC is link 2i (up, gpu -> switch) and 2i+1 (down, switch -> gpu),
+// so any two transfers into the same GPU share its down link, as in an incast.
+class StarCluster : public topology::Cluster {
+ public:
+  StarCluster(int gpus, Bandwidth bw, Time latency) {
+    spec_.nodes = gpus;
+    spec_.gpus_per_node = 1;
+    for (int i = 0; i < gpus; ++i) devices_.push_back({topology::DeviceKind::gpu, "gpu" + std::to_string(i), i, 0, 0});
+    devices_.push_back({topology::DeviceKind::network_switch, "switch", -1, 0, 0});
+    const auto sw = static_cast<topology::DeviceId>(gpus);
+    for (int i = 0; i < gpus; ++i) {
+      const auto g = static_cast<topology::DeviceId>(i);
+      links_.push_back({g, sw, topology::LinkKind::network, bw, latency});
+      links_.push_back({sw, g, topology::LinkKind::network, bw, latency});
+    }
+  }
+  const topology::ClusterSpec& spec() const override { return spec_; }
+  std::span<const topology::Device> devices() const override { return devices_; }
+  std::span<const topology::Link> links() const override { return links_; }
+  int gpu_count() const override { return static_cast<int>(devices_.size()) - 1; }
+  topology::DeviceId gpu_device(int gpu) const override { return static_cast<topology::DeviceId>(gpu); }
+  std::vector<topology::LinkId> route(int src, int dst, uint64_t /*flow_hash*/) const override {
+    return {static_cast<topology::LinkId>(2 * src), static_cast<topology::LinkId>(2 * dst + 1)};
+  }
+
+ private:
+  topology::ClusterSpec spec_;
+  std::vector<topology::Device> devices_;
+  std::vector<topology::Link> links_;
+};
+
+struct Recorder final : sim::EventHandler {
+  std::vector<std::pair<uint64_t, Time>> done;
+  void on_event(sim::Engine& e, uint64_t payload) override { done.emplace_back(payload, e.now()); }
+  Time time_of(uint64_t payload) const {
+    for (const auto& [p, t] : done) {
+      if (p == payload) return t;
+    }
+    return Time::max();
+  }
+};
+
+// Starts transfer i at its start time; completions go to `recorder` with payload i.
+struct Driver final : sim::EventHandler {
+  Driver(NetworkModel& n, std::vector<std::pair<Time, Transfer>> plan) : net(n), transfers(std::move(plan)) {}
+  void schedule_all(sim::Engine& e) {
+    for (size_t i = 0; i < transfers.size(); ++i) e.schedule_at(transfers[i].first, *this, i);
+  }
+  void on_event(sim::Engine& e, uint64_t i) override { net.start(e, transfers[i].second, recorder, i); }
+  NetworkModel& net;
+  std::vector<std::pair<Time, Transfer>> transfers;
+  Recorder recorder;
+};
+
+std::vector<std::pair<Time, Transfer>> random_plan(uint64_t seed, int gpus, int count) {
+  sim::Rng rng(seed, sim::stream_id("flow-model-plan"));
+  std::vector<std::pair<Time, Transfer>> plan;
+  for (int i = 0; i < count; ++i) {
+    const int src = static_cast<int>(rng.below(static_cast<uint64_t>(gpus)));
+    const int dst = static_cast<int>(rng.below(static_cast<uint64_t>(gpus)));
+    const auto bytes = Bytes(static_cast<int64_t>(1 + rng.below(8'000'000)));
+    plan.push_back({Time::ps(static_cast<int64_t>(rng.below(2'000'000'000))), {src, dst, bytes, rng.next()}});
+  }
+  return plan;
+}
+
+TEST(FlowNetworkModel, LoneFlowTakesExactlyTheAnalyticalTime) {
+  const testing_support::LineCluster c({{Bandwidth::gbytes_per_s(100), Time::us(1)},
+                                        {Bandwidth::gbytes_per_s(25), Time::us(2)},
+                                        {Bandwidth::gbps(400), Time::ns(700)}});
+  const AnalyticalNetwork analytical(c);
+  for (int64_t bytes : {1LL, 4096LL, 25'000'000LL, 123'456'789LL, 1LL << 33}) {
+    FlowNetworkModel net(c);
+    sim::Engine engine;
+    Recorder r;
+    const Transfer t{0, 3, Bytes(bytes)};
+    net.start(engine, t, r, 7);
+    engine.run();
+    ASSERT_EQ(r.done.size(), 1u);
+    EXPECT_EQ(r.done[0].second, analytical.transfer_time(t)) << bytes << " bytes";
+  }
+}
+
+TEST(FlowNetworkModel, TwoFlowsSharingABottleneckEachGetHalf) {
+  const testing_support::LineCluster c({{Bandwidth::gbytes_per_s(100), Time::us(1)},
+                                        {Bandwidth::gbytes_per_s(10), Time::us(1)}});
+  FlowNetworkModel net(c);
+  sim::Engine engine;
+  Recorder r;
+  net.start(engine, {0, 2, Bytes(10'000'000)}, r, 1);
+  net.start(engine, {1, 2, Bytes(10'000'000)}, r, 2);
+  engine.run(Time::zero());
+  ASSERT_EQ(net.active_flows(), 2u);
+  EXPECT_EQ(net.rate_of(0), 5e9);
+  EXPECT_EQ(net.rate_of(1), 5e9);
+  engine.run();
+  EXPECT_EQ(r.time_of(1), Time::us(2) + Time::ms(2));
+  EXPECT_EQ(r.time_of(2), Time::us(1) + Time::ms(2));
+}
+
+TEST(FlowNetworkModel, IncastOfNFlowsIntoOneNicTakesNTimesAsLong) {
+  constexpr int kSenders = 7;
+  const StarCluster c(kSenders + 1, Bandwidth::gbytes_per_s(50), Time::us(1));
+  const Bytes bytes(50'000'000);  // 1 ms alone
+  FlowNetworkModel net(c);
+  sim::Engine engine;
+  Recorder r;
+  for (int s = 1; s <= kSenders; ++s) net.start(engine, {s, 0, bytes}, r, static_cast<uint64_t>(s));
+  engine.run();
+  ASSERT_EQ(r.done.size(), static_cast<size_t>(kSenders));
+  for (const auto& [payload, at] : r.done) EXPECT_EQ(at, Time::us(2) + Time::ms(1) * kSenders) << payload;
+}
+
+TEST(FlowNetworkModel, LateFlowSlowsTheFlowAlreadyRunning) {
+  const testing_support::LineCluster c({{Bandwidth::gbytes_per_s(10), Time::zero()}});
+  FlowNetworkModel net(c);
+  sim::Engine engine;
+  Driver d(net, {{Time::zero(), {0, 1, Bytes(10'000'000)}}, {Time::us(500), {0, 1, Bytes(10'000'000)}}});
+  d.schedule_all(engine);
+  engine.run();
+  // The first flow has 5 MB left when the second joins; both then drain at 5 GB/s.
+  EXPECT_EQ(d.recorder.time_of(0), Time::us(1500));
+  EXPECT_EQ(d.recorder.time_of(1), Time::us(2000));
+}
+
+TEST(FlowNetworkModel, FlowsStartedAtTheSameInstantShareOneSolve) {
+  const StarCluster c(4, Bandwidth::gbytes_per_s(50), Time::us(1));
+  FlowNetworkModel net(c);
+  sim::Engine engine;
+  Recorder r;
+  for (int s = 1; s < 4; ++s) net.start(engine, {s, 0, Bytes(1'000'000)}, r, static_cast<uint64_t>(s));
+  engine.run();
+  EXPECT_EQ(net.solves(), 1u);
+}
+
+TEST(FlowNetworkModel, BytesDeliveredEqualBytesSent) {
+  const StarCluster c(16, Bandwidth::gbytes_per_s(25), Time::us(1));
+  FlowNetworkModel net(c);
+  sim::Engine engine;
+  Driver d(net, random_plan(3, 16, 400));
+  d.schedule_all(engine);
+  engine.run();
+  Bytes sent;
+  for (const auto& [at, t] : d.transfers) sent += t.bytes;
+  EXPECT_EQ(net.bytes_delivered(), sent);
+  EXPECT_EQ(d.recorder.done.size(), d.transfers.size());
+  EXPECT_EQ(net.active_flows(), 0u);
+}
+
+TEST(FlowNetworkModel, NoLinkRunsAboveItsCapacityAtAnySolve) {
+  const StarCluster c(16, Bandwidth::gbytes_per_s(25), Time::us(1));
+  FlowNetworkModel net(c);
+  sim::Engine engine;
+  Driver d(net, random_plan(4, 16, 400));
+  d.schedule_all(engine);
+  engine.run();
+  EXPECT_GT(net.solves(), 100u);
+  EXPECT_LE(net.peak_link_utilization(), 1 + 1e-9);
+  EXPECT_GE(net.peak_link_utilization(), 1 - 1e-9);  // contention did fill some link
+}
+
+TEST(FlowNetworkModel, NoTransferFinishesBeforeItWouldAlone) {
+  const StarCluster c(16, Bandwidth::gbytes_per_s(25), Time::us(1));
+  const AnalyticalNetwork analytical(c);
+  FlowNetworkModel net(c);
+  sim::Engine engine;
+  Driver d(net, random_plan(5, 16, 300));
+  d.schedule_all(engine);
+  engine.run();
+  for (const auto& [i, at] : d.recorder.done) {
+    const auto& [start, t] = d.transfers[i];
+    EXPECT_GE(at, start + analytical.transfer_time(t)) << "transfer " << i;
+  }
+}
+
+TEST(FlowNetworkModel, SameInputGivesTheSameFingerprint) {
+  auto run = [] {
+    const StarCluster c(16, Bandwidth::gbytes_per_s(25), Time::us(1));
+    FlowNetworkModel net(c);
+    sim::Engine engine;
+    Driver d(net, random_plan(6, 16, 300));
+    d.schedule_all(engine);
+    engine.run();
+    return std::pair(engine.fingerprint(), d.recorder.done);
+  };
+  const auto first = run();
+  const auto second = run();
+  EXPECT_EQ(first.first, second.first);
+  EXPECT_EQ(first.second, second.second);
+}
+
+TEST(FlowNetworkModel, TransferToItselfIsInstant) {
+  const testing_support::LineCluster c({{Bandwidth::gbytes_per_s(10), Time::us(1)}});
+  FlowNetworkModel net(c);
+  sim::Engine engine;
+  Recorder r;
+  net.start(engine, {1, 1, Bytes(1 << 20)}, r, 1);
+  engine.run();
+  ASSERT_EQ(r.done.size(), 1u);
+  EXPECT_EQ(r.done[0].second, Time::zero());
+  EXPECT_EQ(net.bytes_delivered(), Bytes(1 << 20));
+}
+
+// Counts the solves handed to it and answers them with the CPU solver.
+class CountingSolver final : public flow::FlowSolver {
+ public:
+  std::string_view name() const override { return "counting"; }
+  void solve(const flow::FlowProblem& p, std::span<double> rates) override {
+    ++calls;
+    cpu.solve(p, rates);
+  }
+  int calls = 0;
+  flow::CpuMaxMinSolver cpu;
+};
+
+TEST(FlowNetworkModel, OnlySolvesWithManyFlowsGoToTheAccelerator) {
+  const StarCluster c(8, Bandwidth::gbytes_per_s(50), Time::us(1));
+  auto accelerator = std::make_shared<CountingSolver>();
+  FlowNetworkModel net(c, {.accelerator = accelerator, .accelerator_min_flows = 3});
+  sim::Engine engine;
+  Driver d(net, {{Time::zero(), {1, 0, Bytes(1'000'000)}},
+                 {Time::zero(), {2, 0, Bytes(2'000'000)}},
+                 {Time::us(1), {3, 0, Bytes(3'000'000)}}});
+  d.schedule_all(engine);
+  engine.run();
+  // Two flows (CPU), three flows (accelerator), then two and one as they drain (CPU).
+  EXPECT_EQ(accelerator->calls, 1);
+  EXPECT_EQ(net.accelerated_solves(), 1u);
+  EXPECT_EQ(net.solves(), 4u);
+}
+
+}  // namespace
+}  // namespace dtsim::network

@@ -1,0 +1,35 @@
+// Random max-min instances for the solver tests: links with capacities drawn from a few values
+// (so shares tie often, as they do on real fabrics), flows over 1..max_path distinct random links.
+// The CPU-solver tests and the CPU-vs-CUDA test draw the same instances from the same seeds.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "network/flow/max_min_solver.h"
+#include "sim/rng.h"
+
+namespace dtsim::testing_support {
+
+inline network::flow::FlowProblem random_flow_problem(uint64_t seed, uint32_t links, uint32_t flows,
+                                                      uint32_t max_path) {
+  sim::Rng rng(seed, sim::stream_id("flow-problem"));
+  static constexpr double kCapacities[] = {12.5e9, 25e9, 50e9, 100e9, 450e9};
+  network::flow::FlowProblem p;
+  for (uint32_t l = 0; l < links; ++l) p.capacity.push_back(kCapacities[rng.below(5)]);
+  std::vector<uint32_t> path;
+  for (uint32_t f = 0; f < flows; ++f) {
+    path.clear();
+    const auto hops = static_cast<uint32_t>(1 + rng.below(max_path));
+    while (path.size() < hops) {
+      const auto l = static_cast<uint32_t>(rng.below(links));
+      if (std::find(path.begin(), path.end(), l) == path.end()) path.push_back(l);
+    }
+    p.add_flow(path);
+  }
+  p.build_link_index();
+  return p;
+}
+
+}  // namespace dtsim::testing_support
