@@ -1,18 +1,167 @@
 #include "apps/scenario_runner.h"
 
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <functional>
+#include <memory>
 #include <ostream>
 
+#include "collectives/analytical_model.h"
+#include "collectives/model_parameters.h"
+#include "config/loader.h"
+#include "report/collective_sweep_writer.h"
+#include "report/training_writer.h"
+#include "sim/engine.h"
 #include "sim/error.h"
+#include "topology/cluster.h"
+#include "topology/describe.h"
+#include "workloads/chakra_trace.h"
+#include "workloads/collective_sweep.h"
+#include "workloads/compute_model.h"
+#include "workloads/training.h"
 
 namespace dtsim::apps {
+namespace {
 
-Headline evaluate_scenario(const config::Scenario& scenario) {
-  throw InputError(scenario.source_file.empty() ? SourceLocation{} : SourceLocation{scenario.source_file, 0, 0},
-                   "workload.kind", "this workload is not wired into the runner yet");
+SourceLocation where(const config::Scenario& s) { return SourceLocation{s.source_file, 0, 0}; }
+
+collectives::ModelParameters model_parameters(const config::Scenario& s) {
+  if (!s.calibration) return collectives::ModelParameters{};
+  return collectives::load_calibration(*s.calibration);
 }
 
-int run_scenario(const config::Scenario& scenario, const RunOptions& /*options*/, std::ostream& /*out*/) {
-  evaluate_scenario(scenario);
+void require_supported_model(const config::Scenario& s) {
+  if (s.network.model == config::NetworkModelKind::packet) {
+    throw InputError(where(s), "network.model",
+                     "the packet-level model is not available yet; use analytical or flow");
+  }
+}
+
+// The analytical sweep is one engine event per collective, completing after its estimated time,
+// so the run has an event trace (and a fingerprint) like every other model.
+struct SweepClock final : sim::EventHandler {
+  void on_event(sim::Engine&, uint64_t) override {}
+};
+
+std::vector<workloads::SweepRow> run_sweep(const config::Scenario& s, sim::Engine& engine) {
+  collectives::AnalyticalCollectiveModel model(s.cluster, s.collectives, model_parameters(s));
+  auto rows = workloads::run_collective_sweep(s.workload.sweep, s.cluster, model);
+  SweepClock clock;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    engine.schedule_in(rows[i].time, clock, i);
+    engine.run();
+  }
+  return rows;
+}
+
+workloads::TrainingResult run_training_workload(const config::Scenario& s) {
+  collectives::AnalyticalCollectiveModel model(s.cluster, s.collectives, model_parameters(s));
+  if (s.workload.kind == workloads::WorkloadKind::trace) {
+    if (s.workload.trace.format != "chakra") {
+      throw InputError(where(s), "workload.format", "expected chakra, got \"" + s.workload.trace.format + "\"");
+    }
+    workloads::Workload w = workloads::read_chakra(s.workload.trace.path);
+    workloads::ComputeModel compute(s.cluster.gpu);
+    return workloads::evaluate_workload(w, s.cluster, model, s.workload.training.precision, compute);
+  }
+  return workloads::run_training(s.workload.training, s.cluster, model);
+}
+
+report::SweepFormat sweep_format(OutputFormat f) {
+  switch (f) {
+    case OutputFormat::csv: return report::SweepFormat::csv;
+    case OutputFormat::json: return report::SweepFormat::json;
+    default: return report::SweepFormat::table;
+  }
+}
+
+std::string_view format_name(OutputFormat f) {
+  switch (f) {
+    case OutputFormat::csv: return "csv";
+    case OutputFormat::json: return "json";
+    case OutputFormat::dot: return "dot";
+    case OutputFormat::table: return "table";
+  }
+  return "table";
+}
+
+// Files the scenario's output.formats ask for besides the stdout table, under the output dir.
+void write_files(const config::Scenario& s, const RunOptions& options,
+                 const std::function<void(OutputFormat, std::ostream&)>& write) {
+  std::filesystem::path dir = options.out_dir ? *options.out_dir
+                              : s.output.dir.empty() ? "out/" + s.name : s.output.dir;
+  bool any = false;
+  for (const auto& f : s.output.formats) {
+    OutputFormat fmt_kind;
+    if (f == "csv") fmt_kind = OutputFormat::csv;
+    else if (f == "json") fmt_kind = OutputFormat::json;
+    else continue;  // table prints on stdout; trace and html are written by their own writers
+    if (!any) std::filesystem::create_directories(dir);
+    any = true;
+    std::ofstream file(dir / (s.name + "." + f));
+    if (!file) throw InputError(SourceLocation{}, "output.dir", "cannot write to " + dir.string());
+    file << "# scenario: " << s.name << "\n";
+    write(fmt_kind, file);
+  }
+}
+
+void describe_cluster(const config::Scenario& s, OutputFormat format, std::ostream& out) {
+  auto cluster = topology::build_cluster(s.cluster);
+  topology::DescribeFormat df = format == OutputFormat::json ? topology::DescribeFormat::json
+                                : format == OutputFormat::dot ? topology::DescribeFormat::dot
+                                                              : topology::DescribeFormat::text;
+  topology::describe(*cluster, df, out);
+}
+
+}  // namespace
+
+Headline evaluate_scenario(const config::Scenario& s) {
+  require_supported_model(s);
+  Headline h;
+  if (s.workload.kind == workloads::WorkloadKind::collective_sweep) {
+    sim::Engine engine;
+    auto rows = run_sweep(s, engine);
+    if (rows.empty()) return h;
+    const auto& last = rows.back();
+    h.metrics = {{"size_bytes", static_cast<double>(last.bytes.count())},
+                 {"time_us", last.time.us()},
+                 {"busbw_GBps", last.busbw_gbytes}};
+    return h;
+  }
+  auto r = run_training_workload(s);
+  h.metrics = {{"iteration_time_s", r.iteration_time_s},
+               {"tflops_per_gpu", r.tflops_per_gpu},
+               {"mfu", r.mfu},
+               {"tokens_per_s_per_gpu", r.tokens_per_s_per_gpu}};
+  return h;
+}
+
+int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostream& out) {
+  if (options.describe) {
+    describe_cluster(s, options.format, out);
+    return 0;
+  }
+  if (options.format == OutputFormat::dot) {
+    throw InputError(SourceLocation{}, "--format", "dot is only for --describe; expected table, csv or json");
+  }
+  require_supported_model(s);
+  if (s.workload.kind == workloads::WorkloadKind::collective_sweep) {
+    sim::Engine engine;
+    auto rows = run_sweep(s, engine);
+    report::write_sweep(rows, sweep_format(options.format), out);
+    write_files(s, options, [&](OutputFormat f, std::ostream& file) {
+      report::write_sweep(rows, sweep_format(f), file);
+    });
+    if (options.fingerprint) out << fmt::format("fingerprint {:016x}\n", engine.fingerprint());
+    return 0;
+  }
+  auto result = run_training_workload(s);
+  report::write_training(result, format_name(options.format), out);
+  write_files(s, options, [&](OutputFormat f, std::ostream& file) {
+    report::write_training(result, format_name(f), file);
+  });
+  if (options.fingerprint) out << fmt::format("fingerprint {:016x}\n", result.fingerprint);
   return 0;
 }
 

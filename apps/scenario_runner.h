@@ -12,7 +12,7 @@
 
 namespace dtsim::apps {
 
-enum class OutputFormat { table, csv, json };
+enum class OutputFormat { table, csv, json, dot };  // dot: only with describe
 
 struct RunOptions {
   OutputFormat format = OutputFormat::table;
