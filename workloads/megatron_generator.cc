@@ -557,6 +557,18 @@ std::vector<StageBuilder::Item> schedule(int stage, int P, int M, int vp) {
     for (int i = M - warm; i < M; ++i) out.push_back({false, i, 0});
     return out;
   }
+  // Megatron's interleaved order walks microbatches in groups of P. With M not a multiple of P,
+  // the order for the next multiple is built and the missing microbatches dropped: every stage
+  // drops the same ones, so the remaining order still satisfies every dependency.
+  if (M % P != 0) {
+    const int padded = (M + P - 1) / P * P;
+    std::vector<StageBuilder::Item> all = schedule(stage, P, padded, vp);
+    std::vector<StageBuilder::Item> kept;
+    for (const auto& it : all) {
+      if (it.mb < M) kept.push_back(it);
+    }
+    return kept;
+  }
   const int total = M * vp;
   auto item = [&](int k, bool fwd) {
     const int group = k / (P * vp);
@@ -606,7 +618,7 @@ TrainingSpec resolve_training(const TrainingSpec& spec, const topology::ClusterS
   if (t.batch.global <= 0) t.batch.global = t.batch.micro * p.dp;
   require(t.batch.global % (t.batch.micro * p.dp) == 0, "global batch must divide by micro x dp");
   const int M = t.batch.global / (t.batch.micro * p.dp);
-  require(p.vp == 1 || M % p.pp == 0, "interleaved schedule needs microbatches divisible by pp");
+  require(M >= 1, "no microbatches");
   if (p.tp == 1) p.sequence_parallel = false;
   return t;
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 
 #include "published_runs.h"
 #include "collectives/analytical_model.h"
@@ -39,7 +40,13 @@ TEST(PublishedRuns, EveryDenseRunPredictedWithinFifteenPercent) {
     if (run.moe || (run.iteration_time_s <= 0 && run.tflops_per_gpu <= 0)) continue;
     const collectives::ModelParameters params;
     const collectives::AnalyticalCollectiveModel comm(run.cluster, collectives::CollectiveOptions{}, params);
-    const TrainingResult r = run_training(run.spec, run.cluster, comm);
+    TrainingResult r;
+    try {
+      r = run_training(run.spec, run.cluster, comm);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << run.id << ": " << e.what();
+      continue;
+    }
     // Iteration time where published; else TFLOP/s per GPU (as an equivalent time ratio).
     const double err = run.iteration_time_s > 0 ? r.iteration_time_s / run.iteration_time_s - 1
                                                 : run.tflops_per_gpu / r.tflops_per_gpu - 1;
