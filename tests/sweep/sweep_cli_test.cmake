@@ -123,6 +123,7 @@ elseif(MODE STREQUAL "scenarios")
   endfunction()
   check_sweep(llama3-70b-fabric.yaml 6 --set cluster.nodes=8 --set workload.batch.global=16)
   check_sweep(llama3-405b-layouts.yaml 6 ${SMALL})
+  check_sweep(llama3-70b-scaling.yaml 24)  # already small: 256 to 2,048 GPUs, analytical in seconds
 else()
   message(FATAL_ERROR "unknown MODE ${MODE}")
 endif()
