@@ -42,7 +42,10 @@ TEST(PublishedRuns, EveryDenseRunPredictedWithinFifteenPercent) {
     const collectives::AnalyticalCollectiveModel comm(run.cluster, collectives::CollectiveOptions{}, params);
     TrainingResult r;
     try {
-      r = run_training(run.spec, run.cluster, comm);
+      // DTSIM_SWEEP_MODE=1 checks the merged-layer graphs sweeps use (layers_per_block = 0).
+      GeneratorOptions options;
+      if (std::getenv("DTSIM_SWEEP_MODE") != nullptr) options.layers_per_block = 0;
+      r = run_training(run.spec, run.cluster, comm, options);
     } catch (const std::exception& e) {
       ADD_FAILURE() << run.id << ": " << e.what();
       continue;
