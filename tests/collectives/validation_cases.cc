@@ -1,7 +1,5 @@
 #include "tests/collectives/validation_cases.h"
 
-#include <yaml-cpp/yaml.h>
-
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -11,7 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "topology/catalog.h"
+#include "config/loader.h"
 
 namespace dtsim::collectives::validation {
 
@@ -71,104 +69,12 @@ std::vector<MeasuredRow> read_measured(const std::string& path, const std::strin
   return rows;
 }
 
-namespace {
-
-// A reader for the keys these scenarios use, until config::load_scenario lands; it resolves
-// presets the way SCENARIO.md says (node preset, then gpu preset, then the file's keys).
-topology::ScaleUpKind scale_up_kind(const std::string& s) {
-  if (s == "nvswitch") return topology::ScaleUpKind::nvswitch;
-  if (s == "nvlink-bridge") return topology::ScaleUpKind::nvlink_bridge;
-  if (s == "pcie") return topology::ScaleUpKind::pcie;
-  if (s == "none") return topology::ScaleUpKind::none;
-  throw std::runtime_error("scale_up.kind: " + s);
-}
-
-topology::NicKind nic_kind(const std::string& s) {
-  if (s == "infiniband") return topology::NicKind::infiniband;
-  if (s == "roce") return topology::NicKind::roce;
-  if (s == "efa") return topology::NicKind::efa;
-  if (s == "tcp") return topology::NicKind::tcp;
-  throw std::runtime_error("nic.kind: " + s);
-}
-
-topology::FabricKind fabric_kind(const std::string& s) {
-  if (s == "single-switch") return topology::FabricKind::single_switch;
-  if (s == "fat-tree") return topology::FabricKind::fat_tree;
-  if (s == "rail-optimized") return topology::FabricKind::rail_optimized;
-  if (s == "dragonfly") return topology::FabricKind::dragonfly;
-  if (s == "torus") return topology::FabricKind::torus;
-  throw std::runtime_error("fabric.kind: " + s);
-}
-
-CollectiveKind collective_kind(const std::string& s) {
-  for (auto k : {CollectiveKind::all_reduce, CollectiveKind::all_gather, CollectiveKind::reduce_scatter,
-                 CollectiveKind::broadcast, CollectiveKind::reduce, CollectiveKind::all_to_all,
-                 CollectiveKind::send_recv}) {
-    if (name(k) == s) return k;
-  }
-  throw std::runtime_error("workload.collective: " + s);
-}
-
-}  // namespace
-
 LoadedScenario load_case_scenario(const std::string& path) {
-  const YAML::Node root = YAML::LoadFile(path);
-  LoadedScenario out;
-  const YAML::Node c = root["cluster"];
-  auto& spec = out.cluster;
-  if (c["node"]) {
-    const auto* preset = topology::find_node_preset(c["node"].as<std::string>());
-    if (preset == nullptr) throw std::runtime_error("unknown node preset in " + path);
-    spec = *preset;
+  const config::Scenario sc = config::load_scenario(path);
+  if (sc.workload.kind != workloads::WorkloadKind::collective_sweep) {
+    throw std::runtime_error(path + ": a validation scenario must be a collective-sweep");
   }
-  if (c["gpu"]) {
-    const auto* g = topology::find_gpu_preset(c["gpu"].as<std::string>());
-    if (g == nullptr) throw std::runtime_error("unknown gpu preset in " + path);
-    spec.gpu = *g;
-  }
-  if (c["nodes"]) spec.nodes = c["nodes"].as<int>();
-  if (c["gpus_per_node"]) spec.gpus_per_node = c["gpus_per_node"].as<int>();
-  if (const auto u = c["scale_up"]) {
-    if (u["kind"]) spec.scale_up.kind = scale_up_kind(u["kind"].as<std::string>());
-    if (u["bandwidth"]) spec.scale_up.bandwidth = parse_bandwidth(u["bandwidth"].as<std::string>());
-    if (u["latency"]) spec.scale_up.latency = parse_time(u["latency"].as<std::string>());
-    if (u["domain_gpus"]) spec.scale_up.domain_gpus = u["domain_gpus"].as<int>();
-  }
-  if (const auto n = c["nic"]) {
-    if (n["kind"]) spec.nic.kind = nic_kind(n["kind"].as<std::string>());
-    if (n["count"]) spec.nic.count = n["count"].as<int>();
-    if (n["bandwidth"]) spec.nic.bandwidth = parse_bandwidth(n["bandwidth"].as<std::string>());
-    if (n["latency"]) spec.nic.latency = parse_time(n["latency"].as<std::string>());
-  }
-  if (const auto f = c["fabric"]) {
-    if (f["kind"]) spec.fabric.kind = fabric_kind(f["kind"].as<std::string>());
-    if (f["tiers"]) spec.fabric.tiers = f["tiers"].as<int>();
-    if (f["radix"]) spec.fabric.radix = f["radix"].as<int>();
-    if (f["oversubscription"]) spec.fabric.oversubscription = f["oversubscription"].as<double>();
-    if (f["sharp"]) spec.fabric.sharp = f["sharp"].as<bool>();
-    if (const auto l = f["link"]) {
-      if (l["bandwidth"]) spec.fabric.link.bandwidth = parse_bandwidth(l["bandwidth"].as<std::string>());
-      if (l["latency"]) spec.fabric.link.latency = parse_time(l["latency"].as<std::string>());
-    }
-  }
-  if (const auto k = root["collectives"]) {
-    if (k["algorithm"] && k["algorithm"].as<std::string>() != "auto") {
-      const auto a = k["algorithm"].as<std::string>();
-      for (int i = 0; i <= static_cast<int>(Algorithm::p2p); ++i) {
-        if (name(static_cast<Algorithm>(i)) == a) out.options.algorithm = static_cast<Algorithm>(i);
-      }
-    }
-    if (k["protocol"] && k["protocol"].as<std::string>() != "auto") {
-      const auto p = k["protocol"].as<std::string>();
-      for (auto pr : {Protocol::ll, Protocol::ll128, Protocol::simple}) {
-        if (name(pr) == p) out.options.protocol = pr;
-      }
-    }
-  }
-  if (root["workload"] && root["workload"]["collective"]) {
-    out.collective = collective_kind(root["workload"]["collective"].as<std::string>());
-  }
-  return out;
+  return {sc.cluster, sc.collectives, sc.workload.sweep.collective};
 }
 
 std::vector<Dataset> load_datasets(const std::string& source_dir) {

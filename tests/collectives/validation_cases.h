@@ -36,6 +36,7 @@ const std::vector<Case>& cases();
 // a checkout without the measurements fails instead of passing vacuously.
 std::string measured_dir(const std::string& source_dir);
 std::vector<MeasuredRow> read_measured(const std::string& path, const std::string& label);
+// Loads a scenario with config::load_scenario (presets, units, the schema's checks).
 LoadedScenario load_case_scenario(const std::string& path);
 
 struct CaseError {
