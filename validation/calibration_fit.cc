@@ -40,11 +40,13 @@ struct Space {
 // zero or less (a model that cannot run the case) is a large finite residual, not a NaN.
 std::vector<double> residuals(std::span<const FitDataset> datasets, std::span<const double> v) {
   std::vector<double> r;
-  for (const FitDataset& d : datasets)
-    for (const FitPoint& p : d.points) {
-      double pred = d.predict_us(v, p);
-      r.push_back(pred > 0 && std::isfinite(pred) ? std::log(pred / p.measured_us) : 10.0);
+  for (const FitDataset& d : datasets) {
+    std::vector<double> pred = d.predict_us(v);
+    for (size_t i = 0; i < d.points.size(); ++i) {
+      double x = i < pred.size() ? pred[i] : 0.0;
+      r.push_back(x > 0 && std::isfinite(x) ? std::log(x / d.points[i].measured_us) : 10.0);
     }
+  }
   return r;
 }
 
@@ -178,8 +180,12 @@ FitResult fit_parameters(std::span<const FitParameter> parameters,
 double mean_abs_error_pct(const FitDataset& dataset, std::span<const double> values) {
   if (dataset.points.empty()) return 0;
   double sum = 0;
-  for (const FitPoint& p : dataset.points)
-    sum += std::abs(dataset.predict_us(values, p) - p.measured_us) / p.measured_us * 100.0;
+  std::vector<double> pred = dataset.predict_us(values);
+  for (size_t i = 0; i < dataset.points.size(); ++i) {
+    const FitPoint& p = dataset.points[i];
+    double x = i < pred.size() ? pred[i] : 0.0;
+    sum += std::abs(x - p.measured_us) / p.measured_us * 100.0;
+  }
   return sum / static_cast<double>(dataset.points.size());
 }
 

@@ -32,17 +32,18 @@ struct FitPoint {
   double measured_us = 0;
 };
 
-// One dataset: its measured points and how to predict them for a given parameter vector (the
-// dataset's own scenario with those parameters).
+// One dataset: its measured points and how to predict all of them for a given parameter vector
+// (the dataset's own scenario with those parameters; building the model once per vector, not
+// once per point, is what keeps a fit fast).
 struct FitDataset {
   std::string name;
   std::vector<FitPoint> points;
-  std::function<double(std::span<const double> values, const FitPoint& point)> predict_us;
+  std::function<std::vector<double>(std::span<const double> values)> predict_us;
 };
 
 struct FitOptions {
   double huber_delta = 0.15;    // in ln units: residuals beyond ~15% count linearly
-  double prior_weight = 0.02;   // pull towards the initial values, per unit of log range
+  double prior_weight = 0.3;    // pull towards the initial values, per unit of log range
   int max_iterations = 60;
   double tolerance = 1e-7;      // relative cost decrease that counts as converged
 };

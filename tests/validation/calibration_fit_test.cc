@@ -17,13 +17,17 @@ double alpha_beta(std::span<const double> v, const FitPoint& p) {
 FitDataset synthetic_dataset(const std::string& name, double latency, double bandwidth) {
   FitDataset d;
   d.name = name;
-  d.predict_us = alpha_beta;
   for (int64_t b = 1024; b <= (int64_t{1} << 30); b *= 4) {
     FitPoint p{CollectiveKind::all_reduce, b, 8, 0};
     std::vector<double> truth{latency, bandwidth};
     p.measured_us = alpha_beta(truth, p);
     d.points.push_back(p);
   }
+  d.predict_us = [points = d.points](std::span<const double> v) {
+    std::vector<double> out;
+    for (const FitPoint& p : points) out.push_back(alpha_beta(v, p));
+    return out;
+  };
   return d;
 }
 

@@ -1,0 +1,202 @@
+// calibrate: fits the cost model's named physical parameters (collectives::ModelParameters) to
+// measured collective benchmarks by robust least squares on log time, writes calibration.yaml,
+// and reports each dataset's error in-sample and when left out of the fit.
+//   calibrate --scenario S.yaml MEASURED... -o calibration.yaml
+//   calibrate --pair S1.yaml:M1.csv --pair S2.yaml:M2.csv#LABEL ... -o calibration.yaml
+//   calibrate --pairs validation/datasets.txt -o calibration.yaml --markdown docs/validation.md
+// Exit status: 0 done, 2 bad input, 1 internal error.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "sim/error.h"
+#include "validation/calibration_fit.h"
+#include "validation/measurement_reader.h"
+#include "validation/scenario_predictor.h"
+#include "validation/text_fields.h"
+
+namespace {
+
+using namespace dtsim;
+using namespace dtsim::validation;
+
+struct Pair {
+  std::string scenario;
+  std::string measured;
+  std::optional<std::string> label;
+};
+
+Pair parse_pair(std::string_view text, const SourceLocation& where) {
+  size_t colon = text.find(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size())
+    throw InputError(where, "--pair", fmt::format("expected SCENARIO:MEASURED[#LABEL], got \"{}\"", text));
+  Pair p{std::string(text.substr(0, colon)), std::string(text.substr(colon + 1)), std::nullopt};
+  if (auto hash = p.measured.find('#'); hash != std::string::npos) {
+    p.label = p.measured.substr(hash + 1);
+    p.measured.resize(hash);
+  }
+  return p;
+}
+
+// A pairs file: one "SCENARIO MEASURED[#LABEL]" per line; '#' starts a comment line.
+std::vector<Pair> read_pairs_file(const std::string& path) {
+  std::vector<Pair> pairs;
+  int line_no = 0;
+  for (std::string_view raw : validation::detail::split_lines(read_text_file(path))) {
+    ++line_no;
+    std::string_view line = validation::detail::trim(raw);
+    if (line.empty() || line.front() == '#') continue;
+    std::vector<std::string_view> f = validation::detail::split_whitespace(line);
+    SourceLocation where{path, line_no, 1};
+    if (f.size() != 2) throw InputError(where, "pair", "expected SCENARIO MEASURED[#LABEL]");
+    pairs.push_back(parse_pair(fmt::format("{}:{}", f[0], f[1]), where));
+  }
+  if (pairs.empty()) throw InputError(SourceLocation{path, 0, 0}, "pair", "the file lists no pairs");
+  return pairs;
+}
+
+std::string markdown_table(const CrossValidation& cv, const FitOptions& o, size_t parameters) {
+  std::ostringstream md;
+  md << "| dataset | sizes | default parameters | in-sample | leave-one-out |\n";
+  md << "| --- | ---: | ---: | ---: | ---: |\n";
+  double n = 0, s0 = 0, s1 = 0, s2 = 0;
+  for (const CrossValidationRow& r : cv.rows) {
+    md << fmt::format("| {} | {} | {:.1f}% | {:.1f}% | {:.1f}% |\n", r.dataset, r.points,
+                      r.initial_pct, r.in_sample_pct, r.leave_one_out_pct);
+    n += 1;
+    s0 += r.initial_pct;
+    s1 += r.in_sample_pct;
+    s2 += r.leave_one_out_pct;
+  }
+  if (n > 0)
+    md << fmt::format("| **mean over datasets** | | {:.1f}% | {:.1f}% | {:.1f}% |\n", s0 / n, s1 / n,
+                      s2 / n);
+  md << fmt::format("\nErrors are mean |predicted - measured| / measured of time per size. {} "
+                    "parameters fitted; Huber delta {} (ln units), prior weight {}; {} "
+                    "Levenberg-Marquardt iterations for the fit on all datasets.\n",
+                    parameters, o.huber_delta, o.prior_weight, cv.all.iterations);
+  return md.str();
+}
+
+// Replaces the text between the two markers in `path` (a document that also holds prose).
+void replace_marked_section(const std::string& path, const std::string& body) {
+  const std::string begin = "<!-- calibration-table:begin -->";
+  const std::string end = "<!-- calibration-table:end -->";
+  std::string doc = read_text_file(path);
+  size_t b = doc.find(begin), e = doc.find(end);
+  if (b == std::string::npos || e == std::string::npos || e < b)
+    throw InputError(SourceLocation{path, 0, 0}, "--markdown",
+                     "the document needs the markers " + begin + " and " + end);
+  doc = doc.substr(0, b + begin.size()) + "\n" + body + doc.substr(e);
+  std::ofstream out(path, std::ios::binary);
+  out << doc;
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"Fit the collective cost model's physical parameters to measurements"};
+  std::optional<std::string> scenario;
+  std::vector<std::string> measured, pair_args, names;
+  std::optional<std::string> pairs_file, markdown, start;
+  std::string output;
+  FitOptions options;
+  bool no_cv = false;
+  app.add_option("--scenario", scenario, "scenario for the MEASURED files");
+  app.add_option("measured", measured, "measured files for --scenario");
+  app.add_option("--pair", pair_args, "SCENARIO:MEASURED[#LABEL], repeatable; one fit spans all");
+  app.add_option("--pairs", pairs_file, "file of 'SCENARIO MEASURED[#LABEL]' lines");
+  app.add_option("-o,--output", output, "calibration.yaml to write")->required();
+  app.add_option("--parameters", names, "fit only these parameters (default: all)")->delimiter(',');
+  app.add_option("--start", start, "calibration.yaml to start from (default: built-in values)");
+  app.add_option("--huber", options.huber_delta, "Huber delta on ln(pred/meas)");
+  app.add_option("--prior", options.prior_weight, "pull towards the starting values");
+  app.add_option("--iterations", options.max_iterations, "Levenberg-Marquardt iterations at most");
+  app.add_flag("--no-cross-validation", no_cv, "skip the leave-one-dataset-out fits");
+  app.add_option("--markdown", markdown, "rewrite the table between calibration-table markers in this file");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+
+  std::vector<Pair> pairs;
+  if (scenario)
+    for (const std::string& m : measured) pairs.push_back(Pair{*scenario, m, std::nullopt});
+  else if (!measured.empty())
+    throw InputError(SourceLocation{}, "--scenario", "measured files need --scenario (or use --pair)");
+  for (const std::string& p : pair_args) pairs.push_back(parse_pair(p, SourceLocation{}));
+  if (pairs_file)
+    for (Pair& p : read_pairs_file(*pairs_file)) pairs.push_back(std::move(p));
+  if (pairs.empty()) throw InputError("calibrate: give --scenario with measured files, --pair or --pairs");
+
+  collectives::ModelParameters base = start ? collectives::load_calibration(*start) : collectives::ModelParameters{};
+  std::vector<FitParameter> fitted = fit_parameters_of(base, names);
+  std::vector<FitDataset> datasets;
+  for (const Pair& p : pairs) {
+    config::Scenario s = config::load_scenario(p.scenario);
+    size_t added = 0;
+    for (const MeasurementSet& set : read_measurements(p.measured)) {
+      // Without a label only unlabelled rows belong to the scenario: labelled blocks are other
+      // hardware sharing the file.
+      if (set.label != p.label.value_or("")) continue;
+      datasets.push_back(make_fit_dataset(s.name, set, s, base, fitted));
+      ++added;
+    }
+    if (added == 0)
+      throw InputError(SourceLocation{p.measured, 0, 0}, "pair",
+                       p.label ? fmt::format("no block labelled \"{}\"", *p.label)
+                               : "no unlabelled rows: name the block as MEASURED#LABEL");
+  }
+
+  auto t0 = std::chrono::steady_clock::now();
+  CrossValidation cv;
+  if (no_cv) {
+    cv.all = fit_parameters(fitted, datasets, options);
+    for (const FitDataset& d : datasets) {
+      std::vector<double> initial;
+      for (const FitParameter& f : fitted) initial.push_back(f.initial);
+      cv.rows.push_back({d.name, d.points.size(), mean_abs_error_pct(d, initial),
+                         mean_abs_error_pct(d, cv.all.values), 0});
+    }
+  } else {
+    cv = cross_validate(fitted, datasets, options);
+  }
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  std::cout << fmt::format("{:<44} {:>6} {:>10} {:>10} {:>14}\n", "dataset", "sizes", "default",
+                           "in-sample", no_cv ? "" : "leave-one-out");
+  for (const CrossValidationRow& r : cv.rows)
+    std::cout << fmt::format("{:<44} {:>6} {:>9.1f}% {:>9.1f}% {:>13}\n", r.dataset, r.points,
+                             r.initial_pct, r.in_sample_pct,
+                             no_cv ? "" : fmt::format("{:.1f}%", r.leave_one_out_pct));
+  std::cout << fmt::format("# {} parameters, {} datasets, cost {:.4g} -> {:.4g} in {} iterations, "
+                           "{:.1f} s\n",
+                           fitted.size(), datasets.size(), cv.all.initial_cost, cv.all.final_cost,
+                           cv.all.iterations, secs);
+
+  collectives::ModelParameters result = with_values(base, fitted, cv.all.values);
+  std::ofstream out(output);
+  if (!out) throw InputError(SourceLocation{output, 0, 0}, "-o", "cannot write the file");
+  out << "# Written by dtsim calibrate from " << datasets.size() << " datasets.\n";
+  collectives::write_calibration(result, out);
+  if (markdown) replace_marked_section(*markdown, markdown_table(cv, options, fitted.size()));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const dtsim::InputError& e) {
+    std::cerr << "calibrate: " << e.what() << '\n';
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "calibrate: internal error: " << e.what() << '\n';
+    return 1;
+  }
+}

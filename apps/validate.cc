@@ -1,0 +1,151 @@
+// validate: compares measured collective benchmarks (the measured CSV, raw nccl-tests output or
+// its -J JSON) with the scenario's prediction for the same collective, sizes and rank count.
+//   validate --scenario S.yaml MEASURED... [--max-error PCT] [--html FILE]
+//            [--format table|csv|json] [--nccl-log FILE] [--label NAME] [--collective NAME]
+// Exit status: 0 done (whatever the error), 3 when --max-error is given and the mean error of
+// any measurement set exceeds it, 2 bad input, 1 internal error.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+
+#include "sim/error.h"
+#include "validation/comparison_report.h"
+#include "validation/html_report.h"
+#include "validation/measurement_reader.h"
+#include "validation/nccl_debug_log.h"
+#include "validation/scenario_predictor.h"
+
+namespace {
+
+using namespace dtsim;
+using namespace dtsim::validation;
+
+constexpr int kExitErrorTooLarge = 3;
+
+void report_nccl_log(const std::string& path, const config::Scenario& scenario,
+                     const Predictor& predict) {
+  NcclDebugLog log = parse_nccl_debug_log(read_text_file(path));
+  int ranks = log.ranks > 0 ? log.ranks : scenario_ranks(scenario);
+  std::cout << fmt::format("# NCCL log {}: NCCL {}, {} ranks on {} nodes\n", path,
+                           log.nccl_version.empty() ? "?" : log.nccl_version, ranks, log.nodes);
+  std::string counts;
+  for (const auto& [kind, n] : log.channels) counts += fmt::format(" {} {},", kind, n);
+  if (!counts.empty()) counts.pop_back();
+  std::cout << fmt::format("# channels:{}; {} rings, {} trees\n", counts.empty() ? " ?" : counts,
+                           log.rings.size(), log.trees.size());
+  for (const NcclGraph& g : log.graphs)
+    std::cout << fmt::format("# graph: pattern {}, {} channels, bw {:.1f}/{:.1f} GB/s per channel, "
+                             "type {}/{}{}\n",
+                             g.pattern, g.channels, g.bw_intra_gbps, g.bw_inter_gbps, g.type_intra,
+                             g.type_inter, g.cross_nic ? ", cross-NIC" : "");
+  TunerAgreement a = compare_tuner(log, ranks, predict);
+  std::cout << fmt::format("# tuner: {} sizes compared, {} where dtsim chooses differently\n",
+                           a.compared, a.differences.size());
+  if (!a.differences.empty()) {
+    std::cout << fmt::format("{:>16}  {:>10}  {:>20}  {:>20}\n", "collective", "size", "nccl",
+                             "dtsim");
+    for (const TunerDifference& d : a.differences)
+      std::cout << fmt::format("{:>16}  {:>10}  {:>20}  {:>20}\n", collectives::name(d.nccl.collective),
+                               format_size(d.size_bytes), d.nccl.algorithm + "/" + d.nccl.protocol,
+                               d.ours.algorithm + "/" + d.ours.protocol);
+  }
+  std::cout << '\n';
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"Compare measured collective benchmarks with a scenario's predictions"};
+  std::string scenario_path;
+  std::vector<std::string> measured;
+  std::vector<std::string> sets;
+  std::optional<double> max_error;
+  std::optional<std::string> html, nccl_log, label, collective, calibration;
+  std::string format = "table";
+  app.add_option("--scenario", scenario_path, "scenario describing the measured hardware")->required();
+  app.add_option("measured", measured, "measured CSV, nccl-tests output or -J JSON files");
+  app.add_option("--set", sets, "override a scenario key, KEY=VALUE");
+  app.add_option("--max-error", max_error, "exit 3 when a set's mean |error| exceeds PCT percent");
+  app.add_option("--html", html, "write a self-contained HTML page with the bandwidth curves");
+  app.add_option("--format", format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
+  app.add_option("--nccl-log", nccl_log, "NCCL_DEBUG=INFO log: compare NCCL's tuner picks with ours");
+  app.add_option("--label", label, "only the block with this label of a multi-block CSV");
+  app.add_option("--collective", collective, "the collective, for outputs that do not name it");
+  app.add_option("--calibration", calibration, "calibration.yaml to use instead of the scenario's");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  if (measured.empty() && !nccl_log) throw InputError("validate: give at least one measured file or --nccl-log");
+
+  std::vector<config::Override> overrides;
+  for (const std::string& s : sets) overrides.push_back(config::parse_override(s));
+  ScenarioModel m = load_scenario_model(scenario_path, overrides, calibration);
+  Predictor predict = make_predictor(m.scenario, m.parameters);
+
+  NcclTestsParseOptions parse_options;
+  if (collective) {
+    parse_options.collective = parse_collective_name(*collective);
+    if (!parse_options.collective)
+      throw InputError(SourceLocation{}, "--collective", fmt::format("unknown collective \"{}\"", *collective));
+  }
+  std::vector<Comparison> comparisons;
+  for (const std::string& path : measured) {
+    std::vector<MeasurementSet> found = read_measurements(path, parse_options);
+    std::vector<MeasurementSet> chosen;
+    for (MeasurementSet& s : found)
+      if (!label || s.label == *label) chosen.push_back(std::move(s));
+    if (chosen.empty())
+      throw InputError(SourceLocation{path, 0, 0}, "--label", fmt::format("no block labelled \"{}\"", *label));
+    if (chosen.size() > 1 && !chosen.front().label.empty()) {
+      std::string labels;
+      for (const MeasurementSet& s : chosen) labels += " " + s.label;
+      throw InputError(SourceLocation{path, 0, 0}, "--label",
+                       "the file holds several hardware configurations; pick one with --label:" + labels);
+    }
+    for (const MeasurementSet& s : chosen) {
+      for (const MeasuredPoint* p : s.wrong_points())
+        std::cerr << fmt::format("validate: {}:{}: size {} has {} wrong elements; shown, not scored\n",
+                                 path, p->line, p->size_bytes, *p->wrong);
+      comparisons.push_back(compare(s, ranks_for(s, m.scenario), predict));
+    }
+  }
+
+  if (nccl_log) report_nccl_log(*nccl_log, m.scenario, predict);
+  if (!comparisons.empty()) {
+    ComparisonFormat f = format == "csv" ? ComparisonFormat::csv
+                         : format == "json" ? ComparisonFormat::json
+                                            : ComparisonFormat::table;
+    write_comparison(std::cout, comparisons, f);
+  }
+  if (html) {
+    std::ofstream out(*html);
+    if (!out) throw InputError(SourceLocation{*html, 0, 0}, "--html", "cannot write the file");
+    write_html_report(out, comparisons, "dtsim validation: " + m.scenario.name);
+  }
+  if (max_error) {
+    for (const Comparison& c : comparisons)
+      if (c.summary.mean_abs_pct > *max_error) {
+        std::cerr << fmt::format("validate: {}: mean |error| {:.1f}% exceeds --max-error {:.1f}%\n",
+                                 c.name, c.summary.mean_abs_pct, *max_error);
+        return kExitErrorTooLarge;
+      }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const dtsim::InputError& e) {
+    std::cerr << "validate: " << e.what() << '\n';
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "validate: internal error: " << e.what() << '\n';
+    return 1;
+  }
+}

@@ -1,0 +1,129 @@
+#include "validation/scenario_predictor.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <numeric>
+
+#include "collectives/analytical_model.h"
+#include "sim/error.h"
+
+namespace dtsim::validation {
+namespace {
+
+collectives::Communicator first_ranks(int ranks) {
+  collectives::Communicator c;
+  c.ranks.resize(static_cast<size_t>(ranks));
+  std::iota(c.ranks.begin(), c.ranks.end(), 0);
+  return c;
+}
+
+}  // namespace
+
+ScenarioModel load_scenario_model(const std::string& path,
+                                  const std::vector<config::Override>& overrides,
+                                  const std::optional<std::string>& calibration) {
+  ScenarioModel m{config::load_scenario(path, overrides), {}};
+  std::optional<std::string> file = calibration ? calibration : m.scenario.calibration;
+  if (file) {
+    std::string p = *file;
+    if (!calibration && !std::filesystem::exists(p)) {
+      auto beside = std::filesystem::path(path).parent_path() / p;
+      if (std::filesystem::exists(beside)) p = beside.string();
+    }
+    m.parameters = collectives::load_calibration(p);
+  }
+  return m;
+}
+
+Predictor make_predictor(const config::Scenario& scenario,
+                         const collectives::ModelParameters& parameters) {
+  auto model = std::make_shared<collectives::AnalyticalCollectiveModel>(
+      scenario.cluster, scenario.collectives, parameters);
+  int total = scenario.cluster.total_gpus();
+  return [model, total](collectives::CollectiveKind kind, int64_t bytes, int ranks) {
+    if (ranks < 1 || ranks > total)
+      throw InputError(SourceLocation{}, "ranks",
+                       fmt::format("the measurement ran on {} ranks but the scenario's cluster has "
+                                   "{} GPUs",
+                                   ranks, total));
+    collectives::CollectiveEstimate e = model->estimate(kind, Bytes(bytes), first_ranks(ranks));
+    return Prediction{e.time.us(), std::string(collectives::name(e.algorithm)),
+                      std::string(collectives::name(e.protocol)), e.channels};
+  };
+}
+
+int scenario_ranks(const config::Scenario& scenario) {
+  int r = scenario.workload.sweep.ranks;
+  return r > 0 ? r : scenario.cluster.total_gpus();
+}
+
+int ranks_for(const MeasurementSet& set, const config::Scenario& scenario) {
+  int ranks = set.ranks > 0 ? set.ranks : scenario_ranks(scenario);
+  if (ranks > scenario.cluster.total_gpus())
+    throw InputError(SourceLocation{set.source, 0, 0}, "ranks",
+                     fmt::format("the measurement ran on {} ranks but scenario {} has only {} GPUs",
+                                 ranks, scenario.source_file, scenario.cluster.total_gpus()));
+  return ranks;
+}
+
+std::vector<FitParameter> fit_parameters_of(const collectives::ModelParameters& start,
+                                            const std::vector<std::string>& names) {
+  std::vector<FitParameter> out;
+  for (const auto& d : collectives::ModelParameters::descriptors()) {
+    bool wanted = names.empty() || std::find(names.begin(), names.end(), d.name) != names.end();
+    if (wanted) out.push_back({std::string(d.name), start.*(d.field), d.lower, d.upper});
+  }
+  for (const std::string& n : names) {
+    bool known = false;
+    for (const FitParameter& p : out) known |= p.name == n;
+    if (!known) start.get(n);  // throws InputError listing the valid names
+  }
+  return out;
+}
+
+collectives::ModelParameters with_values(collectives::ModelParameters base,
+                                         const std::vector<FitParameter>& fitted,
+                                         std::span<const double> values) {
+  for (size_t i = 0; i < fitted.size() && i < values.size(); ++i) base.set(fitted[i].name, values[i]);
+  return base;
+}
+
+FitDataset make_fit_dataset(const std::string& name, const MeasurementSet& set,
+                            const config::Scenario& scenario,
+                            const collectives::ModelParameters& base,
+                            const std::vector<FitParameter>& fitted) {
+  const int ranks = ranks_for(set, scenario);
+  struct Acc {
+    double time = 0;
+    int n = 0;
+    bool wrong = false;
+  };
+  std::map<int64_t, Acc> by_size;
+  for (const MeasuredPoint& p : set.points) {
+    Acc& a = by_size[p.size_bytes];
+    if (p.wrong && *p.wrong != 0) a.wrong = true;
+    if (p.time_us <= 0) continue;
+    a.time += p.time_us;
+    ++a.n;
+  }
+  FitDataset d;
+  d.name = name;
+  for (const auto& [size, a] : by_size)
+    if (a.n > 0 && !a.wrong) d.points.push_back({set.collective, size, ranks, a.time / a.n});
+  d.predict_us = [points = d.points, cluster = scenario.cluster, options = scenario.collectives,
+                  base, fitted](std::span<const double> values) {
+    collectives::AnalyticalCollectiveModel model(cluster, options, with_values(base, fitted, values));
+    std::vector<double> out;
+    out.reserve(points.size());
+    collectives::Communicator comm = first_ranks(points.empty() ? 1 : points.front().ranks);
+    for (const FitPoint& p : points)
+      out.push_back(model.estimate(p.collective, Bytes(p.bytes), comm).time.us());
+    return out;
+  };
+  return d;
+}
+
+}  // namespace dtsim::validation

@@ -1,0 +1,60 @@
+// The scenario's analytical collective model as a Predictor: what validate compares measurements
+// with and what calibrate refits. The model is built once per parameter set; a prediction for
+// `ranks` ranks runs on the first `ranks` GPUs of the cluster (node-major), as nccl-tests places
+// its ranks.
+//   ScenarioModel m = load_scenario_model("scenarios/validation/oci.yaml", {}, std::nullopt);
+//   Predictor p = make_predictor(m.scenario, m.parameters);
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectives/model_parameters.h"
+#include "config/loader.h"
+#include "validation/calibration_fit.h"
+#include "validation/comparison.h"
+
+namespace dtsim::validation {
+
+struct ScenarioModel {
+  config::Scenario scenario;
+  collectives::ModelParameters parameters;
+};
+
+// Loads the scenario and its parameters: `calibration` when given, else the scenario's own
+// `calibration:` file (relative to the current directory, then to the scenario's folder), else
+// the defaults. Throws InputError for any problem in either file.
+ScenarioModel load_scenario_model(const std::string& path,
+                                  const std::vector<config::Override>& overrides,
+                                  const std::optional<std::string>& calibration);
+
+Predictor make_predictor(const config::Scenario& scenario,
+                         const collectives::ModelParameters& parameters);
+
+// How many ranks a measurement without its own rank count ran on: the sweep's `ranks`, else
+// every GPU of the cluster.
+int scenario_ranks(const config::Scenario& scenario);
+
+// The rank count to compare `set` at: the file's own when it says, else the scenario's. Throws
+// InputError when the file ran on more ranks than the scenario's cluster has.
+int ranks_for(const MeasurementSet& set, const config::Scenario& scenario);
+
+// Every ModelParameters entry (or only those named in `names`) as fit parameters starting at
+// `start`. Throws InputError naming the valid parameters for an unknown name.
+std::vector<FitParameter> fit_parameters_of(const collectives::ModelParameters& start,
+                                            const std::vector<std::string>& names);
+
+// A dataset for the fit: `set`'s sizes (placements merged, wrong rows dropped) predicted by the
+// scenario's model with `base` where the fitted parameters `fitted` are replaced by the vector.
+FitDataset make_fit_dataset(const std::string& name, const MeasurementSet& set,
+                            const config::Scenario& scenario,
+                            const collectives::ModelParameters& base,
+                            const std::vector<FitParameter>& fitted);
+
+// `base` with the fitted values written into it.
+collectives::ModelParameters with_values(collectives::ModelParameters base,
+                                         const std::vector<FitParameter>& fitted,
+                                         std::span<const double> values);
+
+}  // namespace dtsim::validation
