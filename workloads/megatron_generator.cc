@@ -116,6 +116,7 @@ class StageBuilder {
   }
   uint32_t gemm(std::string_view label, uint32_t prev, int rep, int64_t m, int64_t n, int64_t k,
                 int64_t batch = 1, double flop_scale = 1) {
+    last_gemm_input_ = prev;
     Op op;
     op.compute = ComputeKind::gemm;
     op.dtype = gemm_dtype_;
@@ -126,7 +127,12 @@ class StageBuilder {
     op.flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
                static_cast<double>(batch) * flop_scale;
     op.bytes = Bytes((m * k + k * n + m * n) * batch * B_ * static_cast<int64_t>(flop_scale));
-    return chain(op, prev, label, rep);
+    const uint32_t g = chain(op, prev, label, rep);
+    if (pending_gather_ == kNone) return g;
+    // An all-gather pipelined with this GEMM: the next op waits for both.
+    const uint32_t ag = pending_gather_;
+    pending_gather_ = kNone;
+    return wait_all(g, ag);
   }
   uint32_t elem(std::string_view label, uint32_t prev, int rep, int64_t bytes) {
     Op op;
@@ -172,11 +178,23 @@ class StageBuilder {
     x = elem(fwd ? "attn.softmax.fwd" : "attn.softmax.bwd", x, rep, scores * B_ * (fwd ? 4 : 6));
     return gemm(fwd ? "attn.av.fwd" : "attn.av.bwd", x, rep, sq, z_.d, z_.s, b * heads, scale);
   }
+  // With overlap_tp_comm (Megatron's --tp-comm-overlap, SP only) the all-gather runs beside the
+  // GEMM that consumes it and the reduce-scatter beside the GEMM that produces it, chunk by chunk:
+  // the pair takes about the longer of the two (plus the overlap slowdown on the GEMM).
   uint32_t tp_enter(std::string_view label, uint32_t prev, int rep) {
-    return sp_ ? coll(label, prev, rep, Stream::tp, CollectiveKind::all_gather, tp_comm_, T_ * z_.h * B_) : prev;
+    if (!sp_) return prev;
+    const uint32_t ag = coll(label, prev, rep, Stream::tp, CollectiveKind::all_gather, tp_comm_, T_ * z_.h * B_);
+    if (!t_.overlap_tp_comm) return ag;
+    pending_gather_ = ag;
+    return prev;
   }
   uint32_t tp_exit(std::string_view label, uint32_t prev, int rep) {
     if (tp_ == 1) return prev;
+    if (sp_ && t_.overlap_tp_comm && prev + 1 == r_.ops.size() && r_.ops[prev].compute == ComputeKind::gemm) {
+      const uint32_t rs = coll(label, last_gemm_input_, rep, Stream::tp, CollectiveKind::reduce_scatter, tp_comm_,
+                               T_ * z_.h * B_);
+      return wait_all(prev, rs);
+    }
     return coll(label, prev, rep, Stream::tp, sp_ ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
                 tp_comm_, T_ * z_.h * B_);
   }
@@ -474,6 +492,14 @@ class StageBuilder {
     return r_.add(nop, {x, other});
   }
 
+  uint32_t wait_all(uint32_t a, uint32_t b) {
+    Op nop;
+    nop.compute = ComputeKind::measured;
+    nop.measured = Time::zero();
+    nop.label = lab("wait");
+    return r_.add(nop, {a, b});
+  }
+
   // FSDP unit = block: all-gather its parameters before use, at most one block ahead.
   uint32_t fsdp_gather(uint32_t x, const Block& b, uint32_t ahead_of) {
     const double p = (dense_params(b.moe) + expert_params(b.moe)) * b.rep;
@@ -541,6 +567,8 @@ class StageBuilder {
   int dp_size_ = 1, edp_size_ = 1;
   std::vector<Chunk> chunks_;
   bool recompute_ = false;
+  uint32_t pending_gather_ = kNone;   // an overlapped TP all-gather waiting for its GEMM
+  uint32_t last_gemm_input_ = kNone;  // the op the last GEMM depends on
   std::map<std::tuple<const void*, size_t, bool>, uint32_t> label_ids_;
 };
 

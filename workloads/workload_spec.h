@@ -65,6 +65,7 @@ struct TrainingSpec {
   bool flash_attention = true;       // false: attention materialises the s x s score matrix
   bool overlap_grad_reduce = true;   // gradient reduction bucketed under the last backward pass
   bool overlap_param_gather = true;  // ZeRO/FSDP parameter all-gather prefetched under compute
+  bool overlap_tp_comm = false;      // TP all-gather/reduce-scatter pipelined with their GEMMs (SP only)
   int64_t dp_bucket_params = 40'000'000;  // gradient bucket size in parameters (Megatron default)
 };
 

@@ -67,6 +67,19 @@ TEST(Training, TensorParallelAcrossNodesExposesMoreCommunication) {
             run_training(in_node, c, comm).breakdown.exposed[static_cast<int>(CommCategory::tp)]);
 }
 
+TEST(Training, OverlappingTensorParallelCommunicationHidesMostOfIt) {
+  const auto c = cluster(1);
+  AlphaBetaCollectiveModel comm(c);
+  TrainingSpec plain = llama(8, 1, 8);
+  TrainingSpec overlapped = plain;
+  overlapped.overlap_tp_comm = true;
+  const TrainingResult a = run_training(plain, c, comm);
+  const TrainingResult b = run_training(overlapped, c, comm);
+  const int tp = static_cast<int>(CommCategory::tp);
+  EXPECT_LT(b.breakdown.exposed[tp].seconds(), 0.5 * a.breakdown.exposed[tp].seconds());
+  EXPECT_LT(b.iteration_time_s, a.iteration_time_s);
+}
+
 TEST(Training, MergingLayersIntoBlocksKeepsTheIterationTimeClose) {
   const auto c = cluster(4);
   AlphaBetaCollectiveModel comm(c);
