@@ -102,6 +102,7 @@ std::vector<PublishedRun> read_published_runs(const std::string& path) {
     r.spec.flash_attention = !old_stack;
     r.spec.overlap_grad_reduce = !old_stack;
     p.sequence_parallel = !old_stack && !contains(notes, "no sequence parallel");
+    r.spec.overlap_tp_comm = contains(notes, "tp_comm_overlap") || contains(notes, "tp-comm-overlap");
     r.spec.activation_recompute = contains(r.framework, "Megatron-LM (2021)") || contains(notes, "act_ckpt=True") ||
                                   contains(notes, "activation recompute") || contains(r.framework, "activation recompute");
     // SwiGLU families carry three FFN matrices; their FFN width is not 4 x hidden.
