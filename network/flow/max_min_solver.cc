@@ -46,10 +46,16 @@ void CpuMaxMinSolver::solve(const FlowProblem& p, std::span<double> rates) {
   unfrozen_.assign(links, 0);
   frozen_now_.assign(links, 0);
   frozen_.assign(p.flow_count(), 0);
+  position_.assign(links, 0);
   active_links_.clear();
+  active_share_.clear();
   for (size_t l = 0; l < links; ++l) {
     unfrozen_[l] = p.link_offsets[l + 1] - p.link_offsets[l];
-    if (unfrozen_[l] > 0) active_links_.push_back(static_cast<uint32_t>(l));
+    if (unfrozen_[l] == 0) continue;
+    assert(p.capacity[l] >= 0 && p.capacity[l] < kInf);
+    position_[l] = static_cast<uint32_t>(active_links_.size());
+    active_links_.push_back(static_cast<uint32_t>(l));
+    active_share_.push_back(remaining_[l] / static_cast<double>(unfrozen_[l]));
   }
   for (size_t f = 0; f < p.flow_count(); ++f) {
     if (p.flow_offsets[f] == p.flow_offsets[f + 1]) {
@@ -58,17 +64,35 @@ void CpuMaxMinSolver::solve(const FlowProblem& p, std::span<double> rates) {
     }
   }
 
+  // Shares live in a dense array beside their link ids and change only for links a round touched,
+  // so a round's minimum and its bottleneck set are two passes over contiguous doubles. A link
+  // whose flows are all frozen keeps share +infinity until the array is compacted.
   std::vector<uint32_t>& touched = touched_;  // links whose flows froze this round
+  size_t dead = 0;
   uint32_t rounds = 0;
-  while (!active_links_.empty()) {
+  while (dead < active_links_.size()) {
     ++rounds;
+    // One pass finds the minimum and every link that might tie with it (those within the
+    // tolerance of the minimum so far); the candidates are then filtered by the final threshold.
     double m = kInf;
-    for (uint32_t l : active_links_) m = std::min(m, remaining_[l] / static_cast<double>(unfrozen_[l]));
-    const double threshold = m * (1.0 + kTieTolerance);
+    double threshold = kInf;
+    candidates_.clear();
+    for (size_t i = 0; i < active_share_.size(); ++i) {
+      const double share = active_share_[i];
+      if (share > threshold) continue;
+      if (share < m) {
+        m = share;
+        threshold = m * (1.0 + kTieTolerance);
+      }
+      candidates_.push_back(static_cast<uint32_t>(i));
+    }
+    bottlenecks_.clear();
+    for (uint32_t i : candidates_) {
+      if (active_share_[i] <= threshold) bottlenecks_.push_back(active_links_[i]);
+    }
 
     touched.clear();
-    for (uint32_t l : active_links_) {
-      if (remaining_[l] / static_cast<double>(unfrozen_[l]) > threshold) continue;
+    for (uint32_t l : bottlenecks_) {
       for (uint32_t f : p.flows_on(l)) {
         if (frozen_[f]) continue;
         frozen_[f] = 1;
@@ -85,8 +109,27 @@ void CpuMaxMinSolver::solve(const FlowProblem& p, std::span<double> rates) {
       remaining_[l] = left > 0 ? left : 0;
       unfrozen_[l] -= frozen_now_[l];
       frozen_now_[l] = 0;
+      if (unfrozen_[l] > 0) {
+        active_share_[position_[l]] = remaining_[l] / static_cast<double>(unfrozen_[l]);
+      } else {
+        active_share_[position_[l]] = kInf;
+        ++dead;
+      }
     }
-    std::erase_if(active_links_, [&](uint32_t l) { return unfrozen_[l] == 0; });
+    if (dead * 2 > active_links_.size()) {
+      size_t kept = 0;
+      for (size_t i = 0; i < active_links_.size(); ++i) {
+        const uint32_t l = active_links_[i];
+        if (unfrozen_[l] == 0) continue;
+        position_[l] = static_cast<uint32_t>(kept);
+        active_links_[kept] = l;
+        active_share_[kept] = active_share_[i];
+        ++kept;
+      }
+      active_links_.resize(kept);
+      active_share_.resize(kept);
+      dead = 0;
+    }
   }
   last_rounds_ = rounds;
 }

@@ -68,6 +68,10 @@ class CpuMaxMinSolver final : public FlowSolver {
 
  private:
   // Scratch kept between solves so a re-solve does not allocate.
+  std::vector<double> active_share_;  // beside active_links_: remaining / unfrozen, or +inf
+  std::vector<uint32_t> position_;    // link -> its index in active_links_
+  std::vector<uint32_t> candidates_;
+  std::vector<uint32_t> bottlenecks_;
   std::vector<double> remaining_;
   std::vector<uint32_t> unfrozen_;
   std::vector<uint32_t> frozen_now_;

@@ -1,0 +1,92 @@
+// Max-min solves on a fat-tree-shaped instance: 1024 H100 GPUs (128 HGX nodes, 8 x 400 Gb/s NICs
+// each) on a 2-tier radix-64 fat-tree, with 1k, 10k and 100k flows between random GPUs of
+// different nodes, each on its ECMP route (random flow hash). The problem is built once; only
+// solve() is timed. Counters: solves_per_s, rounds (rate levels), links (links in use).
+//   build/flow-dev/bench/network/flow_solver_benchmark --benchmark_repetitions=3
+// The CUDA solver registers itself too when dtsim_gpu_accel is built and a GPU is present.
+#include <benchmark/benchmark.h>
+
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "network/flow/max_min_solver.h"
+#include "sim/rng.h"
+#include "topology/catalog.h"
+#include "topology/cluster.h"
+#ifdef DTSIM_HAVE_CUDA_SOLVER
+#include "gpu_accel/cuda_max_min_solver.h"
+#endif
+
+namespace dtsim::network::flow {
+namespace {
+
+std::unique_ptr<topology::Cluster> fat_tree_cluster() {
+  topology::ClusterSpec s = *topology::find_node_preset("hgx-h100");
+  s.nodes = 128;
+  s.fabric.kind = topology::FabricKind::fat_tree;
+  s.fabric.tiers = 2;
+  s.fabric.radix = 64;
+  return topology::build_cluster(s);
+}
+
+FlowProblem fat_tree_problem(int flows) {
+  const auto cluster = fat_tree_cluster();
+  const topology::Cluster& c = *cluster;
+  sim::Rng rng(1, sim::stream_id("flow-solver-benchmark"));
+  FlowProblem p;
+  std::unordered_map<topology::LinkId, uint32_t> dense;
+  std::vector<uint32_t> path;
+  const auto gpus = static_cast<uint64_t>(c.gpu_count());
+  for (int f = 0; f < flows; ++f) {
+    int src = 0;
+    int dst = 0;
+    do {
+      src = static_cast<int>(rng.below(gpus));
+      dst = static_cast<int>(rng.below(gpus));
+    } while (c.node_of(src) == c.node_of(dst));
+    path.clear();
+    for (topology::LinkId l : c.route(src, dst, rng.below(1 << 16))) {
+      auto [it, fresh] = dense.emplace(l, static_cast<uint32_t>(p.capacity.size()));
+      if (fresh) p.capacity.push_back(c.link(l).bandwidth.bytes_per_s());
+      path.push_back(it->second);
+    }
+    p.add_flow(path);
+  }
+  p.build_link_index();
+  return p;
+}
+
+void run(benchmark::State& state, FlowSolver& solver) {
+  const FlowProblem p = fat_tree_problem(static_cast<int>(state.range(0)));
+  std::vector<double> rates(p.flow_count());
+  for (auto _ : state) {
+    solver.solve(p, rates);
+    benchmark::DoNotOptimize(rates.data());
+  }
+  state.counters["solves_per_s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["links"] = static_cast<double>(p.link_count());
+  state.counters["max_util"] = max_link_utilization(p, rates);
+}
+
+void BM_CpuSolve(benchmark::State& state) {
+  CpuMaxMinSolver solver;
+  run(state, solver);
+  state.counters["rounds"] = solver.last_rounds();
+}
+BENCHMARK(BM_CpuSolve)->Arg(1'000)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMicrosecond);
+
+#ifdef DTSIM_HAVE_CUDA_SOLVER
+void BM_CudaSolve(benchmark::State& state) {
+  auto solver = gpu_accel::make_cuda_max_min_solver();
+  if (!solver) {
+    state.SkipWithError("no CUDA device present");
+    return;
+  }
+  run(state, *solver);
+}
+BENCHMARK(BM_CudaSolve)->Arg(1'000)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMicrosecond);
+#endif
+
+}  // namespace
+}  // namespace dtsim::network::flow
