@@ -9,7 +9,7 @@ namespace dtsim::collectives {
 AnalyticalCollectiveModel::AnalyticalCollectiveModel(const topology::ClusterSpec& spec,
                                                      const CollectiveOptions& options,
                                                      const ModelParameters& params)
-    : spec_(spec), params_(params), hw_(spec_, params_), tuner_(hw_, options) {}
+    : spec_(spec), options_(options), params_(params), hw_(spec_, params_), tuner_(hw_, options) {}
 
 CollectiveEstimate AnalyticalCollectiveModel::estimate(CollectiveKind kind, Bytes bytes,
                                                        const Communicator& comm) const {
@@ -29,7 +29,8 @@ AlgoCost AnalyticalCollectiveModel::price(CollectiveKind kind, Bytes bytes, cons
   auto why = algorithm_unsupported(hw_, kind, algo, shape);
   if (why.empty()) why = protocol_unsupported(hw_, algo, proto, shape);
   if (!why.empty()) throw InputError({}, "collectives.algorithm", why);
-  return algorithm_cost(hw_, algo, {kind, bytes.as_double(), shape, proto, hw_.default_channels});
+  const int channels = options_.channels > 0 ? options_.channels : hw_.default_channels;
+  return algorithm_cost(hw_, algo, {kind, bytes.as_double(), shape, proto, channels});
 }
 
 Communicator AnalyticalCollectiveModel::world() const {

@@ -39,6 +39,7 @@ class AnalyticalCollectiveModel : public CollectiveCostModel {
 
  private:
   topology::ClusterSpec spec_;
+  CollectiveOptions options_;
   ModelParameters params_;
   HardwareView hw_;
   Tuner tuner_;
