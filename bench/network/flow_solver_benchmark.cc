@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "network/flow/flow_model.h"
 #include "network/flow/max_min_solver.h"
 #include "sim/rng.h"
 #include "topology/catalog.h"
@@ -75,6 +76,42 @@ void BM_CpuSolve(benchmark::State& state) {
   state.counters["rounds"] = solver.last_rounds();
 }
 BENCHMARK(BM_CpuSolve)->Arg(1'000)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMicrosecond);
+
+// The whole flow model: `flows` transfers of 1..64 MB between random GPUs of different nodes,
+// all started at time 0, run to completion (one solve per start burst and per completion time).
+struct Sink final : sim::EventHandler {
+  void on_event(sim::Engine& /*engine*/, uint64_t /*payload*/) override { ++done; }
+  uint64_t done = 0;
+};
+
+void BM_FlowModelBurst(benchmark::State& state) {
+  const auto cluster = fat_tree_cluster();
+  const auto flows = static_cast<int>(state.range(0));
+  uint64_t solves = 0;
+  for (auto _ : state) {
+    FlowNetworkModel net(*cluster);
+    sim::Engine engine;
+    Sink sink;
+    sim::Rng rng(2, sim::stream_id("flow-model-benchmark"));
+    const auto gpus = static_cast<uint64_t>(cluster->gpu_count());
+    for (int f = 0; f < flows; ++f) {
+      int src = 0;
+      int dst = 0;
+      do {
+        src = static_cast<int>(rng.below(gpus));
+        dst = static_cast<int>(rng.below(gpus));
+      } while (cluster->node_of(src) == cluster->node_of(dst));
+      const auto bytes = Bytes(static_cast<int64_t>(1 + rng.below(64'000'000)));
+      net.start(engine, {src, dst, bytes, rng.next()}, sink, static_cast<uint64_t>(f));
+    }
+    engine.run();
+    solves = net.solves();
+  }
+  state.counters["solves"] = static_cast<double>(solves);
+  state.counters["time_per_solve"] = benchmark::Counter(static_cast<double>(solves) * static_cast<double>(state.iterations()),
+                                                      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_FlowModelBurst)->Arg(1'000)->Arg(4'000)->Unit(benchmark::kMillisecond);
 
 #ifdef DTSIM_HAVE_CUDA_SOLVER
 void BM_CudaSolve(benchmark::State& state) {
