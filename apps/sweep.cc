@@ -2,9 +2,11 @@
 //   sweep SWEEP.yaml [--jobs N] [--shard I/N] [--out results.csv] [--html report.html]
 //                    [--emit-slurm FILE [--tasks N]] [--merge SHARD.csv...] [--mpi]
 // Exit status: 0 done, 2 bad input, 1 internal error. Progress goes to stderr on a terminal only.
-#include <CLI/CLI.hpp>
+#include "config/sweep.h"
+
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -14,7 +16,6 @@
 
 #include "apps/scenario_runner.h"
 #include "config/loader.h"
-#include "config/sweep.h"
 #include "report/sweep_html.h"
 #include "report/sweep_runner.h"
 #include "report/sweep_table.h"
@@ -53,7 +54,8 @@ class ProgressBar {
     if (done < total && now - last_ < std::chrono::milliseconds(100)) return;
     last_ = now;
     const double elapsed = std::chrono::duration<double>(now - start_).count();
-    const double left = done == 0 ? 0 : elapsed / static_cast<double>(done) * static_cast<double>(total - done);
+    const double left =
+        done == 0 ? 0 : elapsed / static_cast<double>(done) * static_cast<double>(total - done);
     constexpr int kWidth = 30;
     const int filled = static_cast<int>(kWidth * done / total);
     std::string bar(static_cast<std::size_t>(filled), '#');
@@ -84,7 +86,9 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
-std::string absolute(const std::string& p) { return std::filesystem::absolute(p).lexically_normal().string(); }
+std::string absolute(const std::string& p) {
+  return std::filesystem::absolute(p).lexically_normal().string();
+}
 
 // An sbatch script for a job array of `tasks` shards; merging is one more command, printed in it.
 void emit_slurm(const Flags& f, const config::Sweep& sweep, std::size_t points) {
@@ -93,13 +97,15 @@ void emit_slurm(const Flags& f, const config::Sweep& sweep, std::size_t points) 
   const std::string out = f.out.empty() ? sweep.name + ".csv" : f.out;
   const std::string stem = absolute(out);
   std::ofstream s(f.emit_slurm);
-  if (!s) throw InputError(SourceLocation{f.emit_slurm, 0, 0}, "--emit-slurm", "cannot write the script");
+  if (!s)
+    throw InputError(SourceLocation{f.emit_slurm, 0, 0}, "--emit-slurm", "cannot write the script");
   std::string sets;
   for (const std::string& set : f.sets) sets += " --set " + shell_quote(set);
   const std::string command = shell_quote(absolute(sweep.file)) + sets;
   s << "#!/bin/bash\n"
     << "# Runs the sweep " << sweep.file << " (" << points << " points) as a Slurm job array of\n"
-    << "# " << f.tasks << " shards, each writing its own CSV. Submit with `sbatch " << f.emit_slurm << "`.\n"
+    << "# " << f.tasks << " shards, each writing its own CSV. Submit with `sbatch " << f.emit_slurm
+    << "`.\n"
     << "# When every task is done, merge the shards (the Pareto column needs every row):\n"
     << "#   " << shell_quote(self) << ' ' << command << " --merge " << shell_quote(stem)
     << ".shard*.csv --out " << shell_quote(stem) << "\n"
@@ -168,8 +174,8 @@ std::vector<report::SweepRow> previous_rows(const Flags& f, const report::SweepT
   return report::rows_for_points({old}, table.varied_keys, points);
 }
 
-int run_local(const Flags& f, const config::Sweep& sweep, const std::vector<config::SweepPoint>& points,
-              const config::ScenarioLoader& load) {
+int run_local(const Flags& f, const config::Sweep& sweep,
+              const std::vector<config::SweepPoint>& points, const config::ScenarioLoader& load) {
   report::SweepTable table = table_for(sweep, load);
   report::SweepRunOptions opt;
   opt.jobs = f.jobs;
@@ -186,13 +192,14 @@ int run_local(const Flags& f, const config::Sweep& sweep, const std::vector<conf
       report::write_sweep_csv_file(partial, f.out);
     };
   }
-  table.rows = report::run_sweep(sweep, points, load, evaluate, previous_rows(f, table, points), opt);
+  table.rows =
+      report::run_sweep(sweep, points, load, evaluate, previous_rows(f, table, points), opt);
   write_table(std::move(table), f, sweep);
   return 0;
 }
 
-int run_merge(const Flags& f, const config::Sweep& sweep, const std::vector<config::SweepPoint>& points,
-              const config::ScenarioLoader& load) {
+int run_merge(const Flags& f, const config::Sweep& sweep,
+              const std::vector<config::SweepPoint>& points, const config::ScenarioLoader& load) {
   std::vector<report::SweepTable> parts;
   for (const std::string& path : f.merge) parts.push_back(report::read_sweep_csv_file(path));
   report::SweepTable table = table_for(sweep, load);
@@ -208,8 +215,8 @@ int run_merge(const Flags& f, const config::Sweep& sweep, const std::vector<conf
 #ifdef DTSIM_HAVE_MPI
 // Each rank runs the shard rank/size; rank 0 gathers the shards' tables as CSV text and writes
 // the one table, exactly what an unsharded run writes.
-int run_mpi(const Flags& f, const config::Sweep& sweep, const std::vector<config::SweepPoint>& points,
-            const config::ScenarioLoader& load) {
+int run_mpi(const Flags& f, const config::Sweep& sweep,
+            const std::vector<config::SweepPoint>& points, const config::ScenarioLoader& load) {
   int rank = 0;
   int size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -219,7 +226,8 @@ int run_mpi(const Flags& f, const config::Sweep& sweep, const std::vector<config
   opt.jobs = f.jobs;
   opt.shard = {static_cast<std::size_t>(rank), static_cast<std::size_t>(size)};
   report::SweepTable mine = table;
-  mine.rows = report::run_sweep(sweep, points, load, evaluate, previous_rows(f, table, points), opt);
+  mine.rows =
+      report::run_sweep(sweep, points, load, evaluate, previous_rows(f, table, points), opt);
   std::ostringstream text;
   report::write_sweep_csv(mine, text);
   const std::string local = text.str();
@@ -237,7 +245,8 @@ int run_mpi(const Flags& f, const config::Sweep& sweep, const std::vector<config
   if (rank != 0) return 0;
   std::vector<report::SweepTable> parts;
   for (std::size_t r = 0; r < lengths.size(); ++r) {
-    std::istringstream in(all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])));
+    std::istringstream in(
+        all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])));
     parts.push_back(report::read_sweep_csv(in, "rank " + std::to_string(r)));
   }
   table.rows = report::rows_for_points(parts, table.varied_keys, points);
@@ -258,10 +267,12 @@ int run(const Flags& f) {
   if (!f.merge.empty()) return run_merge(f, sweep, points, load);
   if (f.mpi) {
 #ifdef DTSIM_HAVE_MPI
-    if (!f.shard.empty()) throw InputError(SourceLocation{}, "--mpi", "each rank is a shard; drop --shard");
+    if (!f.shard.empty())
+      throw InputError(SourceLocation{}, "--mpi", "each rank is a shard; drop --shard");
     return run_mpi(f, sweep, points, load);
 #else
-    throw InputError(SourceLocation{}, "--mpi", "this sweep was built without MPI (Open MPI not found)");
+    throw InputError(SourceLocation{}, "--mpi",
+                     "this sweep was built without MPI (Open MPI not found)");
 #endif
   }
   return run_local(f, sweep, points, load);
@@ -273,7 +284,8 @@ int main(int argc, char** argv) {
   Flags f;
   CLI::App app{"Runs every point of a sweep file and writes one CSV row per point."};
   app.add_option("sweep", f.sweep_file, "the sweep file (SWEEP.yaml)")->required();
-  app.add_option("--jobs,-j", f.jobs, "worker threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  app.add_option("--jobs,-j", f.jobs, "worker threads (default: all cores)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--shard", f.shard, "run only points with index % N == I (I/N)");
   app.add_option("--out,-o", f.out, "results CSV; points already in it are not run again");
   app.add_option("--emit-slurm", f.emit_slurm, "write an sbatch job-array script and exit");

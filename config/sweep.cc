@@ -266,7 +266,8 @@ class SweepReader {
  public:
   explicit SweepReader(std::string file) : file_(std::move(file)) {}
 
-  [[noreturn]] void fail(const YAML::Node& at, const std::string& key, const std::string& what) const {
+  [[noreturn]] void fail(const YAML::Node& at, const std::string& key,
+                         const std::string& what) const {
     SourceLocation where{file_, 0, 0};
     if (at.IsDefined()) {
       where.line = at.Mark().line + 1;
@@ -319,7 +320,8 @@ class SweepReader {
       const double from = number(n["from"], key + ".from");
       const double to = number(n["to"], key + ".to");
       const bool geometric = static_cast<bool>(n["factor"]);
-      const double by = number(geometric ? n["factor"] : n["step"], key + (geometric ? ".factor" : ".step"));
+      const double by =
+          number(geometric ? n["factor"] : n["step"], key + (geometric ? ".factor" : ".step"));
       if (geometric ? by <= 1 : by <= 0) {
         fail(geometric ? n["factor"] : n["step"], key,
              geometric ? "factor must be greater than 1" : "step must be positive");
@@ -339,7 +341,8 @@ class SweepReader {
   }
 
   void read_cost(const YAML::Node& n, CostModel& c) const {
-    if (!n.IsMap()) fail(n, "cost", "expected a map of prices (gpu, switch, nic, link, optics, watts)");
+    if (!n.IsMap())
+      fail(n, "cost", "expected a map of prices (gpu, switch, nic, link, optics, watts)");
     for (const auto& kv : n) {
       const std::string k = kv.first.Scalar();
       const std::string key = "cost." + k;
@@ -394,8 +397,10 @@ class SweepReader {
       } else if (k == "base") {
         if (!v.IsScalar() || v.Scalar().empty()) fail(v, k, "expected the path of a scenario file");
         const std::filesystem::path p(v.Scalar());
-        sw.base = p.is_absolute() ? p.string()
-                                  : (std::filesystem::path(file_).parent_path() / p).lexically_normal().string();
+        sw.base =
+            p.is_absolute()
+                ? p.string()
+                : (std::filesystem::path(file_).parent_path() / p).lexically_normal().string();
       } else if (k == "vary") {
         if (!v.IsMap()) fail(v, k, "expected a map from dotted keys to lists of values");
         for (const auto& entry : v) {
@@ -403,13 +408,15 @@ class SweepReader {
           add_key(entry.first, key);
           SweepAxis axis;
           axis.keys = {key};
-          for (std::string& value : values(entry.second, key)) axis.values.push_back({std::move(value)});
+          for (std::string& value : values(entry.second, key))
+            axis.values.push_back({std::move(value)});
           sw.axes.push_back(std::move(axis));
         }
       } else if (k == "zip") {
         if (!v.IsSequence()) fail(v, k, "expected a list of groups, each a map from keys to lists");
         for (const YAML::Node& group : v) {
-          if (!group.IsMap() || group.size() == 0) fail(group, k, "expected a map from keys to lists");
+          if (!group.IsMap() || group.size() == 0)
+            fail(group, k, "expected a map from keys to lists");
           SweepAxis axis;
           std::size_t length = 0;
           for (const auto& entry : group) {
@@ -454,7 +461,8 @@ class SweepReader {
       }
     }
     if (sw.base.empty()) fail(root, "base", "missing: the scenario file the sweep varies");
-    if (sw.axes.empty()) fail(root, "vary", "missing: a sweep needs at least one key in vary: or zip:");
+    if (sw.axes.empty())
+      fail(root, "vary", "missing: a sweep needs at least one key in vary: or zip:");
     return sw;
   }
 
@@ -469,8 +477,8 @@ std::optional<std::string> raw_lookup(const YAML::Node& root, std::string_view d
   std::size_t start = 0;
   while (start <= dotted.size()) {
     const std::size_t dot = dotted.find('.', start);
-    const std::string part(dotted.substr(
-        start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
+    const std::string part(
+        dotted.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
     const YAML::Node& cur = n;
     if (!cur.IsMap() || !cur[part]) return std::nullopt;
     n.reset(cur[part]);
@@ -490,7 +498,9 @@ SweepCondition SweepCondition::parse(std::string_view text) {
   return c;
 }
 
-SweepValue SweepCondition::evaluate(const Lookup& lookup) const { return eval(*root_, lookup); }
+SweepValue SweepCondition::evaluate(const Lookup& lookup) const {
+  return eval(*root_, lookup);
+}
 
 bool SweepCondition::holds(const Lookup& lookup) const {
   const SweepValue v = evaluate(lookup);
@@ -588,8 +598,10 @@ std::vector<SweepPoint> expand_sweep(const Sweep& sweep, const ScenarioLoader& l
           return num("workload.parallel." + std::string(kParallel[i]), par_values[i]);
         }
       }
-      if (name == "layers") return num("workload.model.layers", base->workload.training.model.layers);
-      if (name == "micro_batch") return num("workload.batch.micro", base->workload.training.batch.micro);
+      if (name == "layers")
+        return num("workload.model.layers", base->workload.training.model.layers);
+      if (name == "micro_batch")
+        return num("workload.batch.micro", base->workload.training.batch.micro);
       if (name == "global_batch") {
         return num("workload.batch.global", base->workload.training.batch.global);
       }

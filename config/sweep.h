@@ -68,9 +68,9 @@ struct SweepAxis {
 };
 
 struct Sweep {
-  std::string file;            // the sweep file, as given
-  std::string name;            // defaults to the file's stem
-  std::string base;            // base scenario path, resolved against the sweep file's folder
+  std::string file;             // the sweep file, as given
+  std::string name;             // defaults to the file's stem
+  std::string base;             // base scenario path, resolved against the sweep file's folder
   std::vector<SweepAxis> axes;  // `vary:` keys in file order, then `zip:` groups in file order
   std::vector<std::pair<SweepCondition, SourceLocation>> where;
   CostModel cost;
@@ -83,8 +83,8 @@ struct Sweep {
 // product order; it identifies a point for --shard and orders every output.
 struct SweepPoint {
   std::size_t index = 0;
-  std::vector<std::string> values;   // one per Sweep::varied_keys(), as written in the file
-  std::vector<Override> overrides;   // key=value for load_scenario
+  std::vector<std::string> values;  // one per Sweep::varied_keys(), as written in the file
+  std::vector<Override> overrides;  // key=value for load_scenario
 };
 
 // Reads and checks a sweep file; every mistake throws InputError naming file, line and key.

@@ -102,7 +102,8 @@ void write_chrome_trace(const Timeline& timeline, const TraceInfo& info, std::os
   std::map<std::string, int> pid_of;
   std::vector<std::string> process_names;
   for (std::size_t t = 0; t < tracks.size(); ++t) {
-    if (busy[t] && pid_of.emplace(tracks[t].process, static_cast<int>(process_names.size()) + 1).second) {
+    if (busy[t] &&
+        pid_of.emplace(tracks[t].process, static_cast<int>(process_names.size()) + 1).second) {
       process_names.push_back(tracks[t].process);
     }
   }
@@ -110,10 +111,12 @@ void write_chrome_trace(const Timeline& timeline, const TraceInfo& info, std::os
   std::vector<std::string> events;
   for (std::size_t p = 0; p < process_names.size(); ++p) {
     const int pid = static_cast<int>(p) + 1;
-    events.push_back(fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":{}}}}})",
-                                 pid, json_string(process_names[p])));
-    events.push_back(fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})",
-                                 pid, pid));
+    events.push_back(
+        fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":{}}}}})",
+                    pid, json_string(process_names[p])));
+    events.push_back(fmt::format(
+        R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})",
+        pid, pid));
   }
   int next_tid = 1;
   for (std::size_t t = 0; t < tracks.size(); ++t) {
@@ -124,19 +127,22 @@ void write_chrome_trace(const Timeline& timeline, const TraceInfo& info, std::os
     const int first_tid = next_tid;
     next_tid += lane_count;
     for (int l = 0; l < lane_count; ++l) {
-      const std::string name = l == 0 ? tracks[t].thread : fmt::format("{} ({})", tracks[t].thread, l + 1);
-      events.push_back(fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})",
-                                   pid, first_tid + l, json_string(name)));
-      events.push_back(fmt::format(R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}}}})",
-                                   pid, first_tid + l, first_tid + l));
+      const std::string name =
+          l == 0 ? tracks[t].thread : fmt::format("{} ({})", tracks[t].thread, l + 1);
+      events.push_back(
+          fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})",
+                      pid, first_tid + l, json_string(name)));
+      events.push_back(fmt::format(
+          R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}}}})",
+          pid, first_tid + l, first_tid + l));
     }
     for (std::size_t i = 0; i < spans[t].size(); ++i) {
       const Span& s = *spans[t][i];
       const Time dur = s.end > s.start ? s.end - s.start : Time::zero();
-      events.push_back(fmt::format(R"({{"ph":"X","name":{},"cat":{},"ts":{},"dur":{},"pid":{},"tid":{}}})",
-                                   json_string(s.name), json_string(s.category.empty() ? "span" : s.category),
-                                   trace_microseconds(s.start), trace_microseconds(dur), pid,
-                                   first_tid + lanes[i]));
+      events.push_back(fmt::format(
+          R"({{"ph":"X","name":{},"cat":{},"ts":{},"dur":{},"pid":{},"tid":{}}})",
+          json_string(s.name), json_string(s.category.empty() ? "span" : s.category),
+          trace_microseconds(s.start), trace_microseconds(dur), pid, first_tid + lanes[i]));
     }
   }
   for (const CounterSample& c : timeline.counters()) {
@@ -144,13 +150,15 @@ void write_chrome_trace(const Timeline& timeline, const TraceInfo& info, std::os
     const Track& tr = tracks[c.track];
     events.push_back(fmt::format(R"({{"ph":"C","name":{},"ts":{},"pid":{},"args":{{{}:{}}}}})",
                                  json_string(tr.thread + " " + c.name), trace_microseconds(c.at),
-                                 pid_of.at(tr.process), json_string(c.name), fmt::format("{}", c.value)));
+                                 pid_of.at(tr.process), json_string(c.name),
+                                 fmt::format("{}", c.value)));
   }
 
   out << "{\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"schema_version\":" << kTraceSchemaVersion
       << ",\"generator\":\"dtsim\",\"name\":" << json_string(info.name)
       << ",\"scenario\":" << json_string(info.scenario) << "},\n\"traceEvents\":[\n";
-  for (std::size_t i = 0; i < events.size(); ++i) out << events[i] << (i + 1 < events.size() ? ",\n" : "\n");
+  for (std::size_t i = 0; i < events.size(); ++i)
+    out << events[i] << (i + 1 < events.size() ? ",\n" : "\n");
   out << "]}\n";
 }
 

@@ -2,7 +2,8 @@
 // and chrome://tracing open. Each Timeline process (a GPU, "links") becomes a process, each track
 // a thread, spans become complete ("X") events and counter samples counter ("C") events, with
 // metadata ("M") events naming them. Timestamps are microseconds, exact to the picosecond.
-//   report::write_chrome_trace(timeline, {.name = s.name, .scenario = config::dump_scenario(s)}, out);
+//   report::write_chrome_trace(timeline, {.name = s.name, .scenario = config::dump_scenario(s)},
+//   out);
 #pragma once
 
 #include <iosfwd>

@@ -5,7 +5,9 @@
 namespace dtsim::report {
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
+int64_t ceil_div(int64_t a, int64_t b) {
+  return b <= 0 ? 0 : (a + b - 1) / b;
+}
 
 }  // namespace
 
@@ -42,7 +44,8 @@ ClusterBill count_cluster(const topology::ClusterSpec& spec) {
     case FabricKind::fat_tree:
     case FabricKind::rail_optimized: {
       const double o = std::max(spec.fabric.oversubscription, 1.0);
-      const int64_t down = std::clamp<int64_t>(static_cast<int64_t>(static_cast<double>(radix) * o / (1 + o)), 1, radix - 1);
+      const int64_t down = std::clamp<int64_t>(
+          static_cast<int64_t>(static_cast<double>(radix) * o / (1 + o)), 1, radix - 1);
       const int64_t up = radix - down;
       if (spec.fabric.tiers <= 1 || ports <= radix) {
         b.switches = ceil_div(ports, radix);

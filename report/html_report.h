@@ -23,7 +23,8 @@ inline constexpr int kHtmlSchemaVersion = 1;
 class HtmlPage {
  public:
   explicit HtmlPage(std::string title) : title_(std::move(title)) {}
-  void key_values(const std::string& heading, const std::vector<std::pair<std::string, std::string>>& rows);
+  void key_values(const std::string& heading,
+                  const std::vector<std::pair<std::string, std::string>>& rows);
   void section(const std::string& heading, const std::string& html);
   void scenario(const std::string& yaml) { scenario_ = yaml; }
   std::string render() const;

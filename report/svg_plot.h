@@ -47,10 +47,10 @@ class SvgPlot {
 };
 
 // One bar per entry of `bars`; `segments[k].second[i]` is segment k's height in bar i.
-std::string stacked_bars_svg(const std::string& title, const std::string& y_label,
-                             const std::vector<std::string>& bars,
-                             const std::vector<std::pair<std::string, std::vector<double>>>& segments,
-                             int width = 640, int height = 360);
+std::string stacked_bars_svg(
+    const std::string& title, const std::string& y_label, const std::vector<std::string>& bars,
+    const std::vector<std::pair<std::string, std::vector<double>>>& segments, int width = 640,
+    int height = 360);
 
 // Rows of cells coloured from white (0) to dark red (1); values are clamped to [0, 1].
 std::string heat_map_svg(const std::string& title, const std::vector<std::string>& rows,

@@ -100,11 +100,13 @@ void write_sweep_html(const SweepTable& table, const std::string& name, std::ost
       {"points on the Pareto front", std::to_string(front)},
   };
   if (fastest && tm) {
-    summary.push_back({"fastest", fmt::format("{} = {:.4g} ({}; ${:.4g}M)", *tm, *metric(*fastest, *tm),
-                                              label_of(table, *fastest, {}), fastest->capex_usd / 1e6)});
+    summary.push_back(
+        {"fastest", fmt::format("{} = {:.4g} ({}; ${:.4g}M)", *tm, *metric(*fastest, *tm),
+                                label_of(table, *fastest, {}), fastest->capex_usd / 1e6)});
   }
   if (cheapest) {
-    summary.push_back({"cheapest", fmt::format("${:.4g}M ({})", cheapest->capex_usd / 1e6, label_of(table, *cheapest, {}))});
+    summary.push_back({"cheapest", fmt::format("${:.4g}M ({})", cheapest->capex_usd / 1e6,
+                                               label_of(table, *cheapest, {}))});
   }
   if (table.shard) summary.push_back({"shard", *table.shard});
   page.key_values("Summary", summary);
@@ -124,12 +126,15 @@ void write_sweep_html(const SweepTable& table, const std::string& name, std::ost
       xs.push_back(*x);
       ys.push_back(*t);
     }
-    SvgPlot plot("Scaling: " + *tm + " against " + short_key(table.varied_keys[*xk]), table.varied_keys[*xk], *tm, 900, 440);
+    SvgPlot plot("Scaling: " + *tm + " against " + short_key(table.varied_keys[*xk]),
+                 table.varied_keys[*xk], *tm, 900, 440);
     plot.log_x(wide(xs)).log_y(wide(ys));
     constexpr std::size_t kMaxCurves = 12;  // beyond this a legend stops being readable
-    for (std::size_t i = 0; i < order.size() && i < kMaxCurves; ++i) plot.line(order[i], curves[order[i]]);
+    for (std::size_t i = 0; i < order.size() && i < kMaxCurves; ++i)
+      plot.line(order[i], curves[order[i]]);
     std::string note;
-    if (order.size() > kMaxCurves) note = fmt::format("<p>{} of {} curves shown.</p>\n", kMaxCurves, order.size());
+    if (order.size() > kMaxCurves)
+      note = fmt::format("<p>{} of {} curves shown.</p>\n", kMaxCurves, order.size());
     page.section("Scaling curves", plot.svg() + note);
   }
 
@@ -177,14 +182,17 @@ void write_sweep_html(const SweepTable& table, const std::string& name, std::ost
       const auto t = metric(r, *tm);
       if (!r.pareto || !t) continue;
       bars.push_back(label_of(table, r, {}));
-      for (std::size_t i = 0; i < shares.size(); ++i) segments[i].second.push_back(*t * metric(r, shares[i]).value_or(0));
+      for (std::size_t i = 0; i < shares.size(); ++i)
+        segments[i].second.push_back(*t * metric(r, shares[i]).value_or(0));
     }
-    page.section("Time breakdown of the front", stacked_bars_svg("Where the time goes", *tm, bars, segments, 900, 380));
+    page.section("Time breakdown of the front",
+                 stacked_bars_svg("Where the time goes", *tm, bars, segments, 900, 380));
   }
   if (errors > 0) {
     std::string t = "<table>\n<tr><th>point</th><th>error</th></tr>\n";
     for (const SweepRow& r : table.rows) {
-      if (!r.error.empty()) t += fmt::format("<tr><td>{}</td><td>{}</td></tr>\n", r.index, xml_escape(r.error));
+      if (!r.error.empty())
+        t += fmt::format("<tr><td>{}</td><td>{}</td></tr>\n", r.index, xml_escape(r.error));
     }
     page.section("Points that failed", t + "</table>\n");
   }

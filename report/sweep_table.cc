@@ -215,14 +215,16 @@ SweepTable read_sweep_csv(std::istream& in, const std::string& source) {
     std::vector<std::string> fields = split_record(line, in, line_no, source);
     if (header.empty()) {
       header = std::move(fields);
-      if (!have_keys) fail("varied_keys", "missing the '# varied_keys:' line a sweep table starts with");
+      if (!have_keys)
+        fail("varied_keys", "missing the '# varied_keys:' line a sweep table starts with");
       const std::size_t k = t.varied_keys.size();
       if (header.size() < k + 5 || header[0] != "point" ||
           std::vector<std::string>(header.begin() + 1, header.begin() + 1 + static_cast<long>(k)) !=
               t.varied_keys ||
           header[header.size() - 4] != "capex_usd" || header.back() != "error") {
-        fail("", "not a sweep results header (point, varied keys, metrics, capex_usd, power_w, "
-                 "pareto, error)");
+        fail("",
+             "not a sweep results header (point, varied keys, metrics, capex_usd, power_w, "
+             "pareto, error)");
       }
       continue;
     }

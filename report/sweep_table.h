@@ -24,16 +24,16 @@ struct SweepRow {
   double capex_usd = 0;
   double power_w = 0;
   bool pareto = false;
-  std::string error;                // empty when the point ran; else why it did not
+  std::string error;  // empty when the point ran; else why it did not
 };
 
 struct SweepTable {
   std::string sweep_file;
   std::string base_file;
-  std::string base_scenario;        // the resolved base scenario as YAML
+  std::string base_scenario;         // the resolved base scenario as YAML
   std::optional<std::string> shard;  // "I/N" for a shard's partial table
   std::vector<std::string> varied_keys;
-  std::vector<SweepRow> rows;       // ascending index
+  std::vector<SweepRow> rows;  // ascending index
 
   // Metric columns: every metric name in order of first appearance by point index, so that the
   // columns do not depend on which point finished first.

@@ -1,11 +1,11 @@
+#include "report/chrome_trace.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-
-#include "report/chrome_trace.h"
 
 namespace dtsim::report {
 namespace {
@@ -76,7 +76,8 @@ TEST(ChromeTrace, ProcessesAndThreadsAreNamedByMetadataEvents) {
   const json j = trace_of(sample());
   std::set<std::string> processes, threads;
   for (const json& e : events(j, "M")) {
-    if (e.at("name") == "process_name") processes.insert(e.at("args").at("name").get<std::string>());
+    if (e.at("name") == "process_name")
+      processes.insert(e.at("args").at("name").get<std::string>());
     if (e.at("name") == "thread_name") threads.insert(e.at("args").at("name").get<std::string>());
   }
   EXPECT_EQ(processes, (std::set<std::string>{"node0/gpu0", "links"}));
@@ -110,13 +111,15 @@ TEST(ChromeTrace, SlicesOnEachThreadNestOrAreDisjoint) {
   std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> by_thread;
   for (const json& e : events(j, "X")) {
     const double ts = e.at("ts").get<double>();
-    by_thread[{e.at("pid").get<int>(), e.at("tid").get<int>()}].push_back({ts, ts + e.at("dur").get<double>()});
+    by_thread[{e.at("pid").get<int>(), e.at("tid").get<int>()}].push_back(
+        {ts, ts + e.at("dur").get<double>()});
   }
   for (const auto& [thread, slices] : by_thread) {
     for (const auto& a : slices) {
       for (const auto& b : slices) {
         const bool disjoint = a.second <= b.first || b.second <= a.first;
-        const bool nested = (a.first <= b.first && b.second <= a.second) || (b.first <= a.first && a.second <= b.second);
+        const bool nested = (a.first <= b.first && b.second <= a.second) ||
+                            (b.first <= a.first && a.second <= b.second);
         EXPECT_TRUE(disjoint || nested) << "pid " << thread.first << " tid " << thread.second;
       }
     }

@@ -21,7 +21,8 @@ namespace fs = std::filesystem;
 
 std::string chromium() {
   if (const char* env = std::getenv("DTSIM_CHROMIUM")) return env;
-  for (const char* p : {"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"}) {
+  for (const char* p :
+       {"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"}) {
     if (fs::exists(p)) return p;
   }
   return {};
@@ -43,8 +44,8 @@ void run_chromium(const fs::path& page, const std::string& mode, const fs::path&
       << " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
          " --disable-background-networking --disable-component-update --disable-sync"
          " --hide-scrollbars --user-data-dir="
-      << profile << " --window-size=1200,1600 " << mode << " file://" << fs::absolute(page).string() << " > "
-      << out << " 2> " << (out.string() + ".log");
+      << profile << " --window-size=1200,1600 " << mode << " file://" << fs::absolute(page).string()
+      << " > " << out << " 2> " << (out.string() + ".log");
   const int rc = std::system(cmd.str().c_str());
   ASSERT_EQ(rc, 0) << cmd.str() << "\n(see " << out << ".log)";
 }
@@ -74,14 +75,16 @@ fs::path trace_page() {
   HtmlPage page("Trace view: llama3-70b on 16 GPUs (sample)");
   page.section("Timeline", timeline_svg(t));
   const UtilisationGrid g = link_utilisation(t, 60);
-  page.section("Link utilisation", heat_map_svg("Link utilisation over time", g.rows, g.values, "time"));
+  page.section("Link utilisation",
+               heat_map_svg("Link utilisation over time", g.rows, g.values, "time"));
   return write_page("trace.html", page.render());
 }
 
 dtsim::testing::PngImage screenshot(const fs::path& page) {
   const fs::path png = work_dir() / (page.stem().string() + ".png");
   fs::remove(png);
-  run_chromium(page, "--screenshot=" + png.string(), work_dir() / (page.stem().string() + ".screenshot.out"));
+  run_chromium(page, "--screenshot=" + png.string(),
+               work_dir() / (page.stem().string() + ".screenshot.out"));
   return dtsim::testing::read_png(png);
 }
 

@@ -1,9 +1,10 @@
+#include "report/html_report.h"
+
 #include <gtest/gtest.h>
 
 #include <regex>
 #include <sstream>
 
-#include "report/html_report.h"
 #include "report/svg_plot.h"
 #include "report/sweep_html.h"
 #include "sample_reports.h"
@@ -97,7 +98,8 @@ TEST(SvgPlot, LogAxisTicksArePowersOfTen) {
   SvgPlot p("t", "x", "y");
   p.log_x().line("s", {{1, 1}, {1000, 2}});
   const std::string svg = p.svg();
-  for (const char* tick : {">1<", ">10<", ">100<", ">1000<"}) EXPECT_NE(svg.find(tick), std::string::npos) << tick;
+  for (const char* tick : {">1<", ">10<", ">100<", ">1000<"})
+    EXPECT_NE(svg.find(tick), std::string::npos) << tick;
 }
 
 TEST(SvgPlot, LogAxisDropsPointsItCannotShow) {

@@ -28,7 +28,8 @@ uint8_t paeth(int a, int b, int c) {
 PngImage read_png(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path + ": cannot open");
-  const std::vector<uint8_t> file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::vector<uint8_t> file((std::istreambuf_iterator<char>(in)),
+                                  std::istreambuf_iterator<char>());
   static constexpr uint8_t kSignature[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
   if (file.size() < 8 || !std::equal(std::begin(kSignature), std::end(kSignature), file.begin())) {
     throw std::runtime_error(path + ": not a PNG file");
@@ -38,7 +39,8 @@ PngImage read_png(const std::string& path) {
   std::vector<uint8_t> idat;
   for (std::size_t at = 8; at + 12 <= file.size();) {
     const uint32_t len = be32(&file[at]);
-    const std::string type(file.begin() + static_cast<long>(at) + 4, file.begin() + static_cast<long>(at) + 8);
+    const std::string type(file.begin() + static_cast<long>(at) + 4,
+                           file.begin() + static_cast<long>(at) + 8);
     if (at + 12 + len > file.size()) throw std::runtime_error(path + ": truncated chunk " + type);
     const uint8_t* data = &file[at + 8];
     if (type == "IHDR") {
@@ -56,11 +58,14 @@ PngImage read_png(const std::string& path) {
     }
     at += 12 + len;
   }
-  if (channels == 0 || img.width <= 0 || img.height <= 0) throw std::runtime_error(path + ": no IHDR");
-  const std::size_t stride = static_cast<std::size_t>(img.width) * static_cast<std::size_t>(channels);
+  if (channels == 0 || img.width <= 0 || img.height <= 0)
+    throw std::runtime_error(path + ": no IHDR");
+  const std::size_t stride =
+      static_cast<std::size_t>(img.width) * static_cast<std::size_t>(channels);
   std::vector<uint8_t> raw((stride + 1) * static_cast<std::size_t>(img.height));
   uLongf raw_len = static_cast<uLongf>(raw.size());
-  if (uncompress(raw.data(), &raw_len, idat.data(), static_cast<uLong>(idat.size())) != Z_OK || raw_len != raw.size()) {
+  if (uncompress(raw.data(), &raw_len, idat.data(), static_cast<uLong>(idat.size())) != Z_OK ||
+      raw_len != raw.size()) {
     throw std::runtime_error(path + ": image data does not inflate to the expected size");
   }
   std::vector<uint8_t> prev(stride, 0), cur(stride);
@@ -69,22 +74,37 @@ PngImage read_png(const std::string& path) {
     const uint8_t* line = &raw[static_cast<std::size_t>(y) * (stride + 1)];
     const uint8_t filter = line[0];
     for (std::size_t i = 0; i < stride; ++i) {
-      const int a = i >= static_cast<std::size_t>(channels) ? cur[i - static_cast<std::size_t>(channels)] : 0;
+      const int a =
+          i >= static_cast<std::size_t>(channels) ? cur[i - static_cast<std::size_t>(channels)] : 0;
       const int b = prev[i];
-      const int c = i >= static_cast<std::size_t>(channels) ? prev[i - static_cast<std::size_t>(channels)] : 0;
+      const int c = i >= static_cast<std::size_t>(channels)
+                        ? prev[i - static_cast<std::size_t>(channels)]
+                        : 0;
       int v = line[1 + i];
       switch (filter) {
-        case 0: break;
-        case 1: v += a; break;
-        case 2: v += b; break;
-        case 3: v += (a + b) / 2; break;
-        case 4: v += paeth(a, b, c); break;
-        default: throw std::runtime_error(path + ": bad filter type");
+        case 0:
+          break;
+        case 1:
+          v += a;
+          break;
+        case 2:
+          v += b;
+          break;
+        case 3:
+          v += (a + b) / 2;
+          break;
+        case 4:
+          v += paeth(a, b, c);
+          break;
+        default:
+          throw std::runtime_error(path + ": bad filter type");
       }
       cur[i] = static_cast<uint8_t>(v);
     }
     for (int x = 0; x < img.width; ++x) {
-      uint8_t* px = &img.rgba[(static_cast<std::size_t>(y) * static_cast<std::size_t>(img.width) + static_cast<std::size_t>(x)) * 4];
+      uint8_t* px = &img.rgba[(static_cast<std::size_t>(y) * static_cast<std::size_t>(img.width) +
+                               static_cast<std::size_t>(x)) *
+                              4];
       const uint8_t* src = &cur[static_cast<std::size_t>(x) * static_cast<std::size_t>(channels)];
       px[0] = src[0];
       px[1] = src[1];
@@ -106,7 +126,8 @@ std::size_t PngImage::distinct_colours() const {
 
 std::size_t PngImage::non_white_pixels() const {
   std::size_t n = 0;
-  for (std::size_t i = 0; i + 3 < rgba.size(); i += 4) n += (rgba[i] & rgba[i + 1] & rgba[i + 2]) != 255;
+  for (std::size_t i = 0; i + 3 < rgba.size(); i += 4)
+    n += (rgba[i] & rgba[i + 1] & rgba[i + 2]) != 255;
   return n;
 }
 

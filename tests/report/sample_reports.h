@@ -31,12 +31,17 @@ inline report::SweepTable sample_sweep_table() {
         const report::PointCost cost = report::price(report::count_cluster(c), config::CostModel{});
         const double gpus = nodes * 8.0;
         const double compute = 2400.0 / gpus;
-        const double comm = (0.9 + 0.35 * std::log2(o)) * (std::string(kind) == "fat-tree" ? 1.0 : 0.8) *
+        const double comm = (0.9 + 0.35 * std::log2(o)) *
+                            (std::string(kind) == "fat-tree" ? 1.0 : 0.8) *
                             (0.6 + 0.1 * std::log2(gpus / 256));
         const double bubble = 0.08 * compute;
         const double time = compute + comm + bubble;
         t.rows.push_back({index++,
-                          {kind, o == 1 ? "1" : o == 2 ? "2" : "4", std::to_string(nodes)},
+                          {kind,
+                           o == 1   ? "1"
+                           : o == 2 ? "2"
+                                    : "4",
+                           std::to_string(nodes)},
                           {{"iteration_time_s", time},
                            {"mfu", 0.52 * compute / time},
                            {"compute_share", compute / time},
@@ -66,7 +71,8 @@ inline report::Timeline sample_timeline() {
     double at = stage * 130.0;
     for (int m = 0; m < 8; ++m) {
       const double len = phases[m][0] == 'f' ? 110 : 220;
-      t.span(compute, std::string(phases[m]) + " mb" + std::to_string(m % 4), Time::us(at), Time::us(at + len), "compute");
+      t.span(compute, std::string(phases[m]) + " mb" + std::to_string(m % 4), Time::us(at),
+             Time::us(at + len), "compute");
       t.span(tp, "all_reduce", Time::us(at + 0.4 * len), Time::us(at + 0.55 * len), "tp");
       t.span(pp, "send_recv", Time::us(at + len), Time::us(at + len + 18), "pp");
       at += len + 22;
@@ -75,9 +81,11 @@ inline report::Timeline sample_timeline() {
     t.span(compute, "optimizer", Time::us(at + 160), Time::us(at + 230), "compute");
   }
   for (int l = 0; l < 8; ++l) {
-    const auto link = t.track("links", "leaf" + std::to_string(l / 2) + "->spine" + std::to_string(l % 4));
+    const auto link =
+        t.track("links", "leaf" + std::to_string(l / 2) + "->spine" + std::to_string(l % 4));
     for (int k = 0; k <= 40; ++k) {
-      const double v = std::clamp(0.5 + 0.5 * std::sin(0.35 * k + l) * (l % 3 == 0 ? 1.0 : 0.6), 0.0, 1.0);
+      const double v =
+          std::clamp(0.5 + 0.5 * std::sin(0.35 * k + l) * (l % 3 == 0 ? 1.0 : 0.6), 0.0, 1.0);
       t.counter(link, "utilisation", Time::us(45.0 * k), v);
     }
   }
@@ -88,9 +96,12 @@ inline report::RunReport sample_run_report(const report::Timeline& timeline) {
   report::RunReport r;
   r.name = "llama3-70b on 16 GPUs (sample)";
   r.scenario = "name: sample\ncluster:\n  node: hgx-h100\n  nodes: 2\n";
-  r.summary = {{"iteration time", "1.83 s"}, {"TFLOP/s per GPU", "512"}, {"MFU", "51.8%"},
+  r.summary = {{"iteration time", "1.83 s"},
+               {"TFLOP/s per GPU", "512"},
+               {"MFU", "51.8%"},
                {"tokens/s per GPU", "2240"}};
-  r.breakdown = {{"iteration", {{"compute", 1.41}, {"exposed communication", 0.27}, {"pipeline bubble", 0.15}}}};
+  r.breakdown = {{"iteration",
+                  {{"compute", 1.41}, {"exposed communication", 0.27}, {"pipeline bubble", 0.15}}}};
   r.timeline = &timeline;
   return r;
 }

@@ -99,9 +99,10 @@ SweepTable table() {
   t.base_file = "base.yaml";
   t.base_scenario = "name: base\ncluster:\n  nodes: 4\n";
   t.varied_keys = {"cluster.nodes", "cluster.fabric.kind"};
-  t.rows = {{0, {"4", "fat-tree"}, {{"iteration_time_s", 2.5}, {"mfu", 0.41}}, 1e6, 9000, false, ""},
-            {1, {"8", "rail,optimized"}, {{"iteration_time_s", 1.25}}, 2e6, 18000, false, ""},
-            {2, {"16", "fat-tree"}, {}, 4e6, 36000, false, "x.yaml:3: cluster.nodes: \"too many\""}};
+  t.rows = {
+      {0, {"4", "fat-tree"}, {{"iteration_time_s", 2.5}, {"mfu", 0.41}}, 1e6, 9000, false, ""},
+      {1, {"8", "rail,optimized"}, {{"iteration_time_s", 1.25}}, 2e6, 18000, false, ""},
+      {2, {"16", "fat-tree"}, {}, 4e6, 36000, false, "x.yaml:3: cluster.nodes: \"too many\""}};
   mark_pareto(t);
   return t;
 }
@@ -116,7 +117,8 @@ TEST(SweepTable, CsvStartsWithSchemaVersionAndBase) {
   const std::string text = csv(table());
   EXPECT_EQ(text.rfind("# schema_version: 1\n# sweep: sweeps/a.yaml\n# base: base.yaml\n", 0), 0u);
   EXPECT_NE(text.find("#   cluster:\n#     nodes: 4\n"), std::string::npos);
-  EXPECT_NE(text.find("\npoint,cluster.nodes,cluster.fabric.kind,iteration_time_s,mfu,capex_usd,power_w,pareto,error\n"),
+  EXPECT_NE(text.find("\npoint,cluster.nodes,cluster.fabric.kind,iteration_time_s,mfu,capex_usd,"
+                      "power_w,pareto,error\n"),
             std::string::npos);
 }
 
@@ -150,7 +152,8 @@ TEST(SweepTable, TimeMetricIsTheFirstNamedTime) {
 }
 
 TEST(SweepTable, OtherSchemaVersionIsAnError) {
-  std::istringstream in("# schema_version: 99\n# varied_keys: a\npoint,a,capex_usd,power_w,pareto,error\n");
+  std::istringstream in(
+      "# schema_version: 99\n# varied_keys: a\npoint,a,capex_usd,power_w,pareto,error\n");
   EXPECT_THROW(read_sweep_csv(in, "t.csv"), InputError);
 }
 

@@ -7,7 +7,8 @@
 namespace dtsim::config {
 namespace {
 
-bool holds(const std::string& text, const std::map<std::string, SweepValue, std::less<>>& names = {}) {
+bool holds(const std::string& text,
+           const std::map<std::string, SweepValue, std::less<>>& names = {}) {
   return SweepCondition::parse(text).holds([&](std::string_view n) -> std::optional<SweepValue> {
     if (auto it = names.find(n); it != names.end()) return it->second;
     return std::nullopt;

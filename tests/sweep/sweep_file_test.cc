@@ -8,7 +8,9 @@ namespace {
 
 using dtsim::testing::stand_in_load;
 
-Sweep parse(const std::string& yaml) { return read_sweep_text(yaml, "sweeps/test.yaml"); }
+Sweep parse(const std::string& yaml) {
+  return read_sweep_text(yaml, "sweeps/test.yaml");
+}
 
 std::vector<std::vector<std::string>> values_of(const std::vector<SweepPoint>& points) {
   std::vector<std::vector<std::string>> out;
@@ -17,7 +19,8 @@ std::vector<std::vector<std::string>> values_of(const std::vector<SweepPoint>& p
 }
 
 TEST(SweepFile, ProductRunsTheFirstKeyOutermost) {
-  const Sweep sw = parse("base: base.yaml\nvary:\n  cluster.nodes: [4, 8]\n  workload.parallel.tp: [2, 4, 8]\n");
+  const Sweep sw =
+      parse("base: base.yaml\nvary:\n  cluster.nodes: [4, 8]\n  workload.parallel.tp: [2, 4, 8]\n");
   const auto points = expand_sweep(sw, stand_in_load);
   const std::vector<std::vector<std::string>> want = {{"4", "2"}, {"4", "4"}, {"4", "8"},
                                                       {"8", "2"}, {"8", "4"}, {"8", "8"}};
@@ -26,7 +29,8 @@ TEST(SweepFile, ProductRunsTheFirstKeyOutermost) {
 }
 
 TEST(SweepFile, PointsBecomeOverridesOfTheVariedKeys) {
-  const Sweep sw = parse("base: base.yaml\nvary:\n  cluster.nodes: [4]\n  cluster.fabric.kind: [rail-optimized]\n");
+  const Sweep sw = parse(
+      "base: base.yaml\nvary:\n  cluster.nodes: [4]\n  cluster.fabric.kind: [rail-optimized]\n");
   const auto points = expand_sweep(sw, stand_in_load);
   ASSERT_EQ(points.size(), 1u);
   ASSERT_EQ(points[0].overrides.size(), 2u);
@@ -41,9 +45,8 @@ TEST(SweepFile, ZipGroupKeysAdvanceTogether) {
   const std::vector<std::vector<std::string>> want = {
       {"1", "4", "4"}, {"1", "8", "8"}, {"2", "4", "4"}, {"2", "8", "8"}};
   EXPECT_EQ(values_of(expand_sweep(sw, stand_in_load)), want);
-  EXPECT_EQ(sw.varied_keys(),
-            (std::vector<std::string>{"cluster.fabric.oversubscription", "cluster.nodes",
-                                      "workload.parallel.dp"}));
+  EXPECT_EQ(sw.varied_keys(), (std::vector<std::string>{"cluster.fabric.oversubscription",
+                                                        "cluster.nodes", "workload.parallel.dp"}));
 }
 
 TEST(SweepFile, ZipListsOfDifferentLengthsAreAnErrorAtTheirLine) {
@@ -93,8 +96,9 @@ TEST(SweepFile, WhereDropsCombinationsThatDoNotFillTheGpus) {
   const Sweep sw = parse(
       "base: b.yaml\nvary:\n  workload.parallel.tp: [4, 8]\n  workload.parallel.pp: [1, 2, 4]\n"
       "  workload.parallel.dp: [1, 2, 4, 8]\nwhere: tp*pp*dp == gpus\n");
-  const std::vector<std::vector<std::string>> want = {
-      {"4", "1", "8"}, {"4", "2", "4"}, {"4", "4", "2"}, {"8", "1", "4"}, {"8", "2", "2"}, {"8", "4", "1"}};
+  const std::vector<std::vector<std::string>> want = {{"4", "1", "8"}, {"4", "2", "4"},
+                                                      {"4", "4", "2"}, {"8", "1", "4"},
+                                                      {"8", "2", "2"}, {"8", "4", "1"}};
   const auto points = expand_sweep(sw, stand_in_load);
   EXPECT_EQ(values_of(points), want);
   EXPECT_EQ(points.back().index, 5u);
@@ -121,7 +125,8 @@ TEST(SweepFile, WhereWithUnknownNameIsAnErrorAtItsLine) {
 }
 
 TEST(SweepFile, WhereSyntaxErrorIsReportedWhenReading) {
-  EXPECT_THROW(parse("base: b.yaml\nvary: {cluster.nodes: [1]}\nwhere: \"tp * == 2\"\n"), InputError);
+  EXPECT_THROW(parse("base: b.yaml\nvary: {cluster.nodes: [1]}\nwhere: \"tp * == 2\"\n"),
+               InputError);
 }
 
 TEST(SweepFile, CostBlockSetsPricesAndWatts) {

@@ -1,10 +1,11 @@
+#include "report/sweep_runner.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <sstream>
 
 #include "config/sweep.h"
-#include "report/sweep_runner.h"
 #include "report/sweep_table.h"
 #include "stand_in.h"
 
@@ -140,8 +141,9 @@ TEST(SweepRunner, CheckpointsCarryFinishedRowsInIndexOrder) {
   opt.checkpoint_every = std::chrono::milliseconds(0);
   opt.on_checkpoint = [&](const std::vector<SweepRow>& rows) {
     ++checkpoints;
-    EXPECT_TRUE(std::is_sorted(rows.begin(), rows.end(),
-                               [](const SweepRow& a, const SweepRow& b) { return a.index < b.index; }));
+    EXPECT_TRUE(std::is_sorted(rows.begin(), rows.end(), [](const SweepRow& a, const SweepRow& b) {
+      return a.index < b.index;
+    }));
   };
   run_sweep(f.sweep, f.points, stand_in_load, eval.fn(), {}, opt);
   EXPECT_EQ(checkpoints, f.points.size());
