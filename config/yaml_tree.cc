@@ -17,6 +17,102 @@ SourceLocation location(const std::string& source, const YAML::Mark& mark) {
   return at;
 }
 
+// yaml-cpp 0.7 loops forever (allocating) when a ',' stands where a document's root node or the
+// end of the document belongs: ",a", "[a],", "'a' ,", "&x ,", "a: 1\n---\n,". No valid YAML
+// has a ',' there (a plain scalar cannot start with one, and nothing may follow a complete root
+// node), so such a comma is reported as a syntax error before yaml-cpp sees the text. The scan
+// tracks only what decides "root position": flow depth, quotes, comments, document markers and
+// node properties. It can misfire only inside a block scalar (| or >) whose content line starts
+// with ',' right after a line ending in ']' or a quote, which no scenario needs.
+void reject_stray_root_comma(std::string_view text, const std::string& source) {
+  enum class Last { start, property, closed, other };
+  Last last = Last::start;
+  int depth = 0;
+  int line = 1;
+  size_t line_start = 0;
+  bool token_start = true;  // at the start of a line or after whitespace or a flow indicator
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    const bool at_line_start = i == line_start;
+    if (c == '\n') {
+      ++line;
+      line_start = i + 1;
+      token_start = true;
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\r') {
+      token_start = true;
+      continue;
+    }
+    if (c == '#' && token_start) {
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+      continue;
+    }
+    if (at_line_start && depth == 0 && (text.substr(i, 3) == "---" || text.substr(i, 3) == "...") &&
+        (i + 3 == text.size() || text[i + 3] == ' ' || text[i + 3] == '\n' || text[i + 3] == '\r')) {
+      last = Last::start;
+      i += 2;
+      token_start = true;
+      continue;
+    }
+    if (at_line_start && depth == 0 && last == Last::start && c == '%') {
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+      continue;
+    }
+    if (c == ',' && depth == 0 && last != Last::other) {
+      throw InputError(SourceLocation{source, line, static_cast<int>(i - line_start) + 1}, "",
+                       "YAML syntax error: unexpected ','");
+    }
+    if (token_start && (c == '"' || c == '\'')) {
+      // A quoted scalar: skip to its closing quote ('' is an escaped ' in single quotes).
+      size_t j = i + 1;
+      for (; j < text.size(); ++j) {
+        if (text[j] == '\n') {
+          ++line;
+          line_start = j + 1;
+        }
+        if (c == '"' && text[j] == '\\') {
+          ++j;
+          continue;
+        }
+        if (text[j] == c) {
+          if (c == '\'' && j + 1 < text.size() && text[j + 1] == '\'') {
+            ++j;
+            continue;
+          }
+          break;
+        }
+      }
+      i = j;
+      if (depth == 0) last = Last::closed;
+      token_start = false;
+      continue;
+    }
+    if (token_start && (c == '[' || c == '{')) {
+      ++depth;
+      token_start = true;
+      continue;
+    }
+    if (depth > 0 && (c == ']' || c == '}')) {
+      if (--depth == 0) last = Last::closed;
+      token_start = true;
+      continue;
+    }
+    if (depth > 0 && c == ',') {
+      token_start = true;
+      continue;
+    }
+    if (token_start && depth == 0 && (c == '&' || c == '!') && last == Last::start) {
+      while (i + 1 < text.size() && text[i + 1] != ' ' && text[i + 1] != '\n') ++i;
+      last = Last::property;
+      token_start = false;
+      continue;
+    }
+    if (depth == 0) last = Last::other;
+    token_start = false;
+  }
+}
+
 class Converter {
  public:
   explicit Converter(const std::string& source) : source_(source) {}
@@ -113,6 +209,7 @@ std::string describe(const YamlNode& node) {
 }
 
 YamlNode parse_yaml_tree(std::string_view text, const std::string& source) {
+  reject_stray_root_comma(text, source);
   std::vector<YAML::Node> docs;
   try {
     docs = YAML::LoadAll(std::string(text));

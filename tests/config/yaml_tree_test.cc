@@ -53,3 +53,30 @@ TEST(YamlTree, EmptyTextIsNull) {
 
 }  // namespace
 }  // namespace dtsim::config
+
+namespace dtsim::config {
+namespace {
+
+// yaml-cpp 0.7 would loop forever on these; they must be syntax errors with a position.
+TEST(YamlTree, CommaWhereTheRootNodeBelongsIsASyntaxError) {
+  for (const char* text : {",", ",a", " ,", "[a],", "{a: 1}\n\n,", "\"a\",", "'a' ,", "&x ,", "!!str ,",
+                           "a: 1\n---\n,", "a: 1\n...\n,", "--- ,"}) {
+    try {
+      parse_yaml_tree(text, "f.yaml");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const InputError& e) {
+      EXPECT_GT(e.where().line, 0) << text;
+    }
+  }
+}
+
+TEST(YamlTree, CommasInsideValuesAreKept) {
+  EXPECT_EQ(parse_yaml_tree("a: x, y\n", "f.yaml").find("a")->scalar, "x, y");
+  EXPECT_EQ(parse_yaml_tree("a: \"x, y\"\n", "f.yaml").find("a")->scalar, "x, y");
+  EXPECT_EQ(parse_yaml_tree("a: b] ,c\n", "f.yaml").find("a")->scalar, "b] ,c");
+  EXPECT_EQ(parse_yaml_tree("a: [1, 2]\n", "f.yaml").find("a")->items.size(), 2u);
+  EXPECT_EQ(parse_yaml_tree("a: 'it''s, here'\n", "f.yaml").find("a")->scalar, "it's, here");
+}
+
+}  // namespace
+}  // namespace dtsim::config
