@@ -5,8 +5,8 @@
 //   freeze_flows     every unfrozen flow that crosses a link whose share is within the tie
 //                    tolerance of m takes rate m and counts itself on each of its links;
 //   charge_links     each link loses m times the number of its flows frozen this round.
-// The arithmetic is the CPU solver's, operation for operation (explicitly rounded, never fused), and
-// the counts are integers, so the order atomics land in does not change any result. The host
+// The arithmetic is the CPU solver's, operation for operation (explicitly rounded, never fused),
+// and the counts are integers, so the order atomics land in does not change any result. The host
 // queues a batch of rounds, then reads the number of unfrozen flows once; rounds after the last
 // freeze find no active link and return at once.
 #include <cuda_runtime.h>
@@ -32,7 +32,8 @@ constexpr unsigned long long kInfBits = 0x7ff0000000000000ULL;  // +infinity
 
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) {
-    throw std::runtime_error(std::string("CUDA max-min solver: ") + what + ": " + cudaGetErrorString(e));
+    throw std::runtime_error(std::string("CUDA max-min solver: ") + what + ": " +
+                             cudaGetErrorString(e));
   }
 }
 
@@ -54,7 +55,9 @@ class DeviceArray {
   }
   void upload(const std::vector<T>& v, cudaStream_t s) {
     reserve(std::max<size_t>(v.size(), 1));
-    if (!v.empty()) check(cudaMemcpyAsync(ptr_, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice, s), "upload");
+    if (!v.empty())
+      check(cudaMemcpyAsync(ptr_, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice, s),
+            "upload");
   }
 
  private:
@@ -76,7 +79,8 @@ __global__ void init_links(uint32_t links, const uint32_t* link_offsets, const d
   }
 }
 
-__global__ void init_flows(uint32_t flows, const uint32_t* flow_offsets, uint8_t* frozen, double* rates) {
+__global__ void init_flows(uint32_t flows, const uint32_t* flow_offsets, uint8_t* frozen,
+                           double* rates) {
   for (uint32_t f = blockIdx.x * blockDim.x + threadIdx.x; f < flows; f += gridDim.x * blockDim.x) {
     const bool unconstrained = flow_offsets[f] == flow_offsets[f + 1];
     frozen[f] = unconstrained ? 1 : 0;
@@ -85,7 +89,8 @@ __global__ void init_flows(uint32_t flows, const uint32_t* flow_offsets, uint8_t
 }
 
 __device__ double warp_min(double v) {
-  for (int offset = 16; offset > 0; offset /= 2) v = fmin(v, __shfl_down_sync(0xffffffffu, v, offset));
+  for (int offset = 16; offset > 0; offset /= 2)
+    v = fmin(v, __shfl_down_sync(0xffffffffu, v, offset));
   return v;
 }
 
@@ -100,7 +105,8 @@ __global__ void link_min_share(uint32_t links, const double* remaining, const ui
   if (threadIdx.x % 32 == 0) warp_mins[threadIdx.x / 32] = m;
   __syncthreads();
   if (threadIdx.x < 32) {
-    m = threadIdx.x < kThreads / 32 ? warp_mins[threadIdx.x] : __longlong_as_double(static_cast<long long>(kInfBits));
+    m = threadIdx.x < kThreads / 32 ? warp_mins[threadIdx.x]
+                                    : __longlong_as_double(static_cast<long long>(kInfBits));
     m = warp_min(m);
     if (threadIdx.x == 0) {
       atomicMin(&state->min_bits[slot], static_cast<unsigned long long>(__double_as_longlong(m)));
@@ -108,9 +114,10 @@ __global__ void link_min_share(uint32_t links, const double* remaining, const ui
   }
 }
 
-__global__ void freeze_flows(uint32_t flows, const uint32_t* flow_offsets, const uint32_t* flow_links,
-                             const double* remaining, const uint32_t* unfrozen, uint8_t* frozen,
-                             double* rates, uint32_t* frozen_now, RoundState* state, int slot) {
+__global__ void freeze_flows(uint32_t flows, const uint32_t* flow_offsets,
+                             const uint32_t* flow_links, const double* remaining,
+                             const uint32_t* unfrozen, uint8_t* frozen, double* rates,
+                             uint32_t* frozen_now, RoundState* state, int slot) {
   const unsigned long long bits = state->min_bits[slot];
   if (bits == kInfBits) return;  // every flow is frozen already
   const double m = __longlong_as_double(static_cast<long long>(bits));
@@ -134,8 +141,8 @@ __global__ void freeze_flows(uint32_t flows, const uint32_t* flow_offsets, const
   if (froze > 0) atomicSub(&state->unfrozen_flows, froze);
 }
 
-__global__ void charge_links(uint32_t links, double* remaining, uint32_t* unfrozen, uint32_t* frozen_now,
-                             RoundState* state, int slot) {
+__global__ void charge_links(uint32_t links, double* remaining, uint32_t* unfrozen,
+                             uint32_t* frozen_now, RoundState* state, int slot) {
   const unsigned long long bits = state->min_bits[slot];
   if (blockIdx.x == 0 && threadIdx.x == 0) state->min_bits[slot ^ 1] = kInfBits;
   if (bits == kInfBits) return;
@@ -185,16 +192,20 @@ class CudaMaxMinSolver final : public FlowSolver {
     rates_.reserve(flows);
 
     RoundState init{{kInfBits, kInfBits}, 0};
-    for (uint32_t f = 0; f < flows; ++f) init.unfrozen_flows += p.flow_offsets[f] != p.flow_offsets[f + 1];
-    check(cudaMemcpyAsync(state_, &init, sizeof init, cudaMemcpyHostToDevice, stream_), "upload state");
+    for (uint32_t f = 0; f < flows; ++f)
+      init.unfrozen_flows += p.flow_offsets[f] != p.flow_offsets[f + 1];
+    check(cudaMemcpyAsync(state_, &init, sizeof init, cudaMemcpyHostToDevice, stream_),
+          "upload state");
 
     const int link_blocks = blocks_for(links);
     const int flow_blocks = blocks_for(flows);
     if (links > 0) {
       init_links<<<link_blocks, kThreads, 0, stream_>>>(links, link_offsets_.get(), capacity_.get(),
-                                                         remaining_.get(), unfrozen_.get(), frozen_now_.get());
+                                                        remaining_.get(), unfrozen_.get(),
+                                                        frozen_now_.get());
     }
-    init_flows<<<flow_blocks, kThreads, 0, stream_>>>(flows, flow_offsets_.get(), frozen_.get(), rates_.get());
+    init_flows<<<flow_blocks, kThreads, 0, stream_>>>(flows, flow_offsets_.get(), frozen_.get(),
+                                                      rates_.get());
     check(cudaGetLastError(), "launch init");
 
     // Each round freezes at least one link's last flows, so `links` rounds always suffice; batches
@@ -205,23 +216,25 @@ class CudaMaxMinSolver final : public FlowSolver {
     while (unfrozen_flows > 0 && round <= links) {
       for (uint32_t i = 0; i < batch; ++i, ++round) {
         const int slot = static_cast<int>(round & 1);
-        link_min_share<<<link_blocks, kThreads, 0, stream_>>>(links, remaining_.get(), unfrozen_.get(), state_, slot);
-        freeze_flows<<<flow_blocks, kThreads, 0, stream_>>>(flows, flow_offsets_.get(), flow_links_.get(),
-                                                            remaining_.get(), unfrozen_.get(), frozen_.get(),
-                                                            rates_.get(), frozen_now_.get(), state_, slot);
-        charge_links<<<link_blocks, kThreads, 0, stream_>>>(links, remaining_.get(), unfrozen_.get(),
-                                                            frozen_now_.get(), state_, slot);
+        link_min_share<<<link_blocks, kThreads, 0, stream_>>>(links, remaining_.get(),
+                                                              unfrozen_.get(), state_, slot);
+        freeze_flows<<<flow_blocks, kThreads, 0, stream_>>>(
+            flows, flow_offsets_.get(), flow_links_.get(), remaining_.get(), unfrozen_.get(),
+            frozen_.get(), rates_.get(), frozen_now_.get(), state_, slot);
+        charge_links<<<link_blocks, kThreads, 0, stream_>>>(
+            links, remaining_.get(), unfrozen_.get(), frozen_now_.get(), state_, slot);
       }
       check(cudaGetLastError(), "launch rounds");
-      check(cudaMemcpyAsync(host_unfrozen_, &state_->unfrozen_flows, sizeof(unsigned int), cudaMemcpyDeviceToHost,
-                            stream_),
+      check(cudaMemcpyAsync(host_unfrozen_, &state_->unfrozen_flows, sizeof(unsigned int),
+                            cudaMemcpyDeviceToHost, stream_),
             "read progress");
       check(cudaStreamSynchronize(stream_), "rounds");
       unfrozen_flows = *host_unfrozen_;
       batch = std::min<uint32_t>(batch * 2, 256);
     }
     if (unfrozen_flows > 0) throw std::runtime_error("CUDA max-min solver: flows left unfrozen");
-    check(cudaMemcpyAsync(rates.data(), rates_.get(), flows * sizeof(double), cudaMemcpyDeviceToHost, stream_),
+    check(cudaMemcpyAsync(rates.data(), rates_.get(), flows * sizeof(double),
+                          cudaMemcpyDeviceToHost, stream_),
           "download rates");
     check(cudaStreamSynchronize(stream_), "download rates");
   }

@@ -65,7 +65,8 @@ void run(benchmark::State& state, FlowSolver& solver) {
     solver.solve(p, rates);
     benchmark::DoNotOptimize(rates.data());
   }
-  state.counters["solves_per_s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["solves_per_s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
   state.counters["links"] = static_cast<double>(p.link_count());
   state.counters["max_util"] = max_link_utilization(p, rates);
 }
@@ -108,8 +109,9 @@ void BM_FlowModelBurst(benchmark::State& state) {
     solves = net.solves();
   }
   state.counters["solves"] = static_cast<double>(solves);
-  state.counters["time_per_solve"] = benchmark::Counter(static_cast<double>(solves) * static_cast<double>(state.iterations()),
-                                                      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["time_per_solve"] =
+      benchmark::Counter(static_cast<double>(solves) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_FlowModelBurst)->Arg(1'000)->Arg(4'000)->Unit(benchmark::kMillisecond);
 

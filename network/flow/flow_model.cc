@@ -25,7 +25,8 @@ void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventH
                              uint64_t payload) {
   // The same path the analytical model prices (it keys its cache by the low 16 hash bits).
   std::vector<topology::LinkId> path;
-  if (t.src_gpu != t.dst_gpu && t.bytes.count() > 0) path = cluster_.route(t.src_gpu, t.dst_gpu, t.flow_hash & 0xffff);
+  if (t.src_gpu != t.dst_gpu && t.bytes.count() > 0)
+    path = cluster_.route(t.src_gpu, t.dst_gpu, t.flow_hash & 0xffff);
   if (path.empty()) {
     delivered_ += t.bytes;
     engine.schedule_in(Time::zero(), done, payload);
@@ -66,7 +67,9 @@ void FlowNetworkModel::advance_to(Time now) {
 void FlowNetworkModel::complete_drained(sim::Engine& engine) {
   // A flow is done when less than a picosecond of work is left at its rate: completion times are
   // rounded up to whole picoseconds, so what remains at the predicted instant is rounding only.
-  auto drained = [](const ActiveFlow& f) { return f.remaining * 1e12 < f.rate || f.remaining <= 0; };
+  auto drained = [](const ActiveFlow& f) {
+    return f.remaining * 1e12 < f.rate || f.remaining <= 0;
+  };
   for (ActiveFlow& f : flows_) {
     if (!drained(f)) continue;
     delivered_ += f.bytes;

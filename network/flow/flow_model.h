@@ -31,7 +31,8 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   FlowNetworkModel(const topology::Cluster& cluster, FlowModelOptions options = {});
 
   std::string_view name() const override { return "flow"; }
-  void start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done, uint64_t payload) override;
+  void start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done,
+             uint64_t payload) override;
   // Bytes of every flow that has fully drained (its receiver is notified a path latency later).
   Bytes bytes_delivered() const override { return delivered_; }
 

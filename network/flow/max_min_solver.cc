@@ -142,7 +142,8 @@ double max_link_utilization(const FlowProblem& p, std::span<const double> rates)
   double worst = 0;
   for (size_t l = 0; l < p.link_count(); ++l) {
     if (load[l] == 0) continue;
-    const double u = p.capacity[l] > 0 ? load[l] / p.capacity[l] : std::numeric_limits<double>::infinity();
+    const double u =
+        p.capacity[l] > 0 ? load[l] / p.capacity[l] : std::numeric_limits<double>::infinity();
     worst = std::max(worst, u);
   }
   return worst;

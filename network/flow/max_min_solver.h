@@ -18,11 +18,11 @@
 namespace dtsim::network::flow {
 
 struct FlowProblem {
-  std::vector<double> capacity;            // per link, bytes per second (>= 0)
-  std::vector<uint32_t> flow_offsets{0};   // flow f crosses flow_links[flow_offsets[f] .. [f+1])
+  std::vector<double> capacity;           // per link, bytes per second (>= 0)
+  std::vector<uint32_t> flow_offsets{0};  // flow f crosses flow_links[flow_offsets[f] .. [f+1])
   std::vector<uint32_t> flow_links;
-  std::vector<uint32_t> link_offsets;      // link l carries link_flows[link_offsets[l] .. [l+1])
-  std::vector<uint32_t> link_flows;        // filled by build_link_index(), flows in ascending order
+  std::vector<uint32_t> link_offsets;  // link l carries link_flows[link_offsets[l] .. [l+1])
+  std::vector<uint32_t> link_flows;    // filled by build_link_index(), flows in ascending order
 
   size_t flow_count() const { return flow_offsets.size() - 1; }
   size_t link_count() const { return capacity.size(); }

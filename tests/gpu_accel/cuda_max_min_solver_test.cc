@@ -51,10 +51,11 @@ TEST(CudaMaxMinSolver, MatchesTheCpuOracleOnRandomInstances) {
   struct Size {
     uint32_t links, flows, max_path;
   };
-  for (const Size s : {Size{4, 10, 2}, Size{64, 500, 6}, Size{1000, 20'000, 8}, Size{4000, 100'000, 6}}) {
+  for (const Size s :
+       {Size{4, 10, 2}, Size{64, 500, 6}, Size{1000, 20'000, 8}, Size{4000, 100'000, 6}}) {
     for (uint64_t seed = 1; seed <= 5; ++seed) {
-      expect_same_rates(testing_support::random_flow_problem(seed, s.links, s.flows, s.max_path), *gpu,
-                        "random instance");
+      expect_same_rates(testing_support::random_flow_problem(seed, s.links, s.flows, s.max_path),
+                        *gpu, "random instance");
     }
   }
 }

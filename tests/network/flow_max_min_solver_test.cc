@@ -1,11 +1,10 @@
-#include "network/flow/max_min_solver.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include "network/flow/max_min_solver.h"
 #include "tests/network/flow_random_problem.h"
 
 namespace dtsim::network::flow {
@@ -46,7 +45,8 @@ TEST(CpuMaxMinSolver, CapacityLeftByABottleneckedFlowGoesToTheOthers) {
 
 TEST(CpuMaxMinSolver, ParkingLotGivesTheLongFlowTheSameShareAsEachShortOne) {
   // Three unit links in a row; one flow crosses all three, one short flow on each link.
-  EXPECT_EQ(solve(problem({1, 1, 1}, {{0, 1, 2}, {0}, {1}, {2}})), (std::vector<double>{0.5, 0.5, 0.5, 0.5}));
+  EXPECT_EQ(solve(problem({1, 1, 1}, {{0, 1, 2}, {0}, {1}, {2}})),
+            (std::vector<double>{0.5, 0.5, 0.5, 0.5}));
 }
 
 TEST(CpuMaxMinSolver, FlowThatCrossesNoLinkIsUnbounded) {

@@ -21,7 +21,8 @@ class StarCluster : public topology::Cluster {
   StarCluster(int gpus, Bandwidth bw, Time latency) {
     spec_.nodes = gpus;
     spec_.gpus_per_node = 1;
-    for (int i = 0; i < gpus; ++i) devices_.push_back({topology::DeviceKind::gpu, "gpu" + std::to_string(i), i, 0, 0});
+    for (int i = 0; i < gpus; ++i)
+      devices_.push_back({topology::DeviceKind::gpu, "gpu" + std::to_string(i), i, 0, 0});
     devices_.push_back({topology::DeviceKind::network_switch, "switch", -1, 0, 0});
     const auto sw = static_cast<topology::DeviceId>(gpus);
     for (int i = 0; i < gpus; ++i) {
@@ -34,7 +35,9 @@ class StarCluster : public topology::Cluster {
   std::span<const topology::Device> devices() const override { return devices_; }
   std::span<const topology::Link> links() const override { return links_; }
   int gpu_count() const override { return static_cast<int>(devices_.size()) - 1; }
-  topology::DeviceId gpu_device(int gpu) const override { return static_cast<topology::DeviceId>(gpu); }
+  topology::DeviceId gpu_device(int gpu) const override {
+    return static_cast<topology::DeviceId>(gpu);
+  }
   std::vector<topology::LinkId> route(int src, int dst, uint64_t /*flow_hash*/) const override {
     return {static_cast<topology::LinkId>(2 * src), static_cast<topology::LinkId>(2 * dst + 1)};
   }
@@ -58,11 +61,14 @@ struct Recorder final : sim::EventHandler {
 
 // Starts transfer i at its start time; completions go to `recorder` with payload i.
 struct Driver final : sim::EventHandler {
-  Driver(NetworkModel& n, std::vector<std::pair<Time, Transfer>> plan) : net(n), transfers(std::move(plan)) {}
+  Driver(NetworkModel& n, std::vector<std::pair<Time, Transfer>> plan)
+      : net(n), transfers(std::move(plan)) {}
   void schedule_all(sim::Engine& e) {
     for (size_t i = 0; i < transfers.size(); ++i) e.schedule_at(transfers[i].first, *this, i);
   }
-  void on_event(sim::Engine& e, uint64_t i) override { net.start(e, transfers[i].second, recorder, i); }
+  void on_event(sim::Engine& e, uint64_t i) override {
+    net.start(e, transfers[i].second, recorder, i);
+  }
   NetworkModel& net;
   std::vector<std::pair<Time, Transfer>> transfers;
   Recorder recorder;
@@ -75,7 +81,8 @@ std::vector<std::pair<Time, Transfer>> random_plan(uint64_t seed, int gpus, int 
     const int src = static_cast<int>(rng.below(static_cast<uint64_t>(gpus)));
     const int dst = static_cast<int>(rng.below(static_cast<uint64_t>(gpus)));
     const auto bytes = Bytes(static_cast<int64_t>(1 + rng.below(8'000'000)));
-    plan.push_back({Time::ps(static_cast<int64_t>(rng.below(2'000'000'000))), {src, dst, bytes, rng.next()}});
+    plan.push_back(
+        {Time::ps(static_cast<int64_t>(rng.below(2'000'000'000))), {src, dst, bytes, rng.next()}});
   }
   return plan;
 }
@@ -98,8 +105,8 @@ TEST(FlowNetworkModel, LoneFlowTakesExactlyTheAnalyticalTime) {
 }
 
 TEST(FlowNetworkModel, TwoFlowsSharingABottleneckEachGetHalf) {
-  const testing_support::LineCluster c({{Bandwidth::gbytes_per_s(100), Time::us(1)},
-                                        {Bandwidth::gbytes_per_s(10), Time::us(1)}});
+  const testing_support::LineCluster c(
+      {{Bandwidth::gbytes_per_s(100), Time::us(1)}, {Bandwidth::gbytes_per_s(10), Time::us(1)}});
   FlowNetworkModel net(c);
   sim::Engine engine;
   Recorder r;
@@ -124,14 +131,16 @@ TEST(FlowNetworkModel, IncastOfNFlowsIntoOneNicTakesNTimesAsLong) {
   for (int s = 1; s <= kSenders; ++s) net.start(engine, {s, 0, bytes}, r, static_cast<uint64_t>(s));
   engine.run();
   ASSERT_EQ(r.done.size(), static_cast<size_t>(kSenders));
-  for (const auto& [payload, at] : r.done) EXPECT_EQ(at, Time::us(2) + Time::ms(1) * kSenders) << payload;
+  for (const auto& [payload, at] : r.done)
+    EXPECT_EQ(at, Time::us(2) + Time::ms(1) * kSenders) << payload;
 }
 
 TEST(FlowNetworkModel, LateFlowSlowsTheFlowAlreadyRunning) {
   const testing_support::LineCluster c({{Bandwidth::gbytes_per_s(10), Time::zero()}});
   FlowNetworkModel net(c);
   sim::Engine engine;
-  Driver d(net, {{Time::zero(), {0, 1, Bytes(10'000'000)}}, {Time::us(500), {0, 1, Bytes(10'000'000)}}});
+  Driver d(net,
+           {{Time::zero(), {0, 1, Bytes(10'000'000)}}, {Time::us(500), {0, 1, Bytes(10'000'000)}}});
   d.schedule_all(engine);
   engine.run();
   // The first flow has 5 MB left when the second joins; both then drain at 5 GB/s.
@@ -144,7 +153,8 @@ TEST(FlowNetworkModel, FlowsStartedAtTheSameInstantShareOneSolve) {
   FlowNetworkModel net(c);
   sim::Engine engine;
   Recorder r;
-  for (int s = 1; s < 4; ++s) net.start(engine, {s, 0, Bytes(1'000'000)}, r, static_cast<uint64_t>(s));
+  for (int s = 1; s < 4; ++s)
+    net.start(engine, {s, 0, Bytes(1'000'000)}, r, static_cast<uint64_t>(s));
   engine.run();
   EXPECT_EQ(net.solves(), 1u);
 }
