@@ -28,7 +28,11 @@ struct FlowModelOptions {
 
 class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
  public:
+  // `cluster` must outlive the model. The model is the handler of its own pending events, so it
+  // neither copies nor moves.
   FlowNetworkModel(const topology::Cluster& cluster, FlowModelOptions options = {});
+  FlowNetworkModel(const FlowNetworkModel&) = delete;
+  FlowNetworkModel& operator=(const FlowNetworkModel&) = delete;
 
   std::string_view name() const override { return "flow"; }
   void start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done,
