@@ -180,6 +180,9 @@ class CudaMaxMinSolver final : public FlowSolver {
   void solve(const FlowProblem& p, std::span<double> rates) override {
     const auto flows = static_cast<uint32_t>(p.flow_count());
     const auto links = static_cast<uint32_t>(p.link_count());
+    if (p.link_offsets.size() != p.link_count() + 1 || rates.size() != p.flow_count()) {
+      throw std::invalid_argument("CUDA max-min solver: link index not built or rates mis-sized");
+    }
     if (flows == 0) return;
     capacity_.upload(p.capacity, stream_);
     flow_offsets_.upload(p.flow_offsets, stream_);
