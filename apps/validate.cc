@@ -109,7 +109,8 @@ int run(int argc, char** argv) {
       for (const MeasuredPoint* p : s.wrong_points())
         std::cerr << fmt::format("validate: {}:{}: size {} has {} wrong elements; shown, not scored\n",
                                  path, p->line, p->size_bytes, *p->wrong);
-      comparisons.push_back(compare(s, ranks_for(s, m.scenario), predict));
+      comparisons.push_back(compare(s, ranks_for(s, m.scenario),
+                                    make_predictor(m.scenario, m.parameters, s.nodes)));
     }
   }
 

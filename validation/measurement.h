@@ -35,6 +35,7 @@ struct MeasurementSet {
   std::string label;        // sub-block within the file ("A40_2gpu_NVLinkBridge"), may be empty
   collectives::CollectiveKind collective = collectives::CollectiveKind::all_reduce;
   int ranks = 0;            // 0: the file does not say; the scenario decides
+  int nodes = 0;            // hosts the ranks ran on (nccl-tests' rank lines); 0: not known
   std::vector<std::string> header;      // '#' lines: hardware, command, source
   std::vector<MeasuredPoint> points;
   std::optional<double> avg_busbw_gbps; // nccl-tests' "# Avg bus bandwidth" trailer

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "sim/error.h"
@@ -80,8 +81,14 @@ MeasurementSet parse_nccl_tests_json(std::string_view text, const std::string& s
   if (config && config->contains("devices")) devices = &(*config)["devices"];
   else if (doc.contains("devices")) devices = &doc["devices"];
   int per_process = config ? int_or(*config, "nthreads", 1) * int_or(*config, "ngpus", 1) : 1;
-  if (devices && devices->is_array() && !devices->empty())
+  if (devices && devices->is_array() && !devices->empty()) {
     set.ranks = static_cast<int>(devices->size()) * per_process;
+    std::set<std::string> hosts;
+    for (const json& d : *devices)
+      if (d.is_object() && d.contains("hostname") && d["hostname"].is_string())
+        hosts.insert(d["hostname"].get<std::string>());
+    set.nodes = static_cast<int>(hosts.size());
+  }
 
   const json& results = doc["results"];
   for (size_t i = 0; i < results.size(); ++i) {

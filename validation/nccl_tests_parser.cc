@@ -117,6 +117,7 @@ struct Table {
   int header_line = 0;
   std::optional<CollectiveKind> hint;   // from output lines before the table
   std::set<int> rank_lines;             // "#  Rank N" lines of the preamble
+  std::set<std::string> hosts;          // the hosts those lines name
   int threads_times_gpus = 0;           // from "# nThread T nGpus G"
   bool preamble = false;                // the table follows nccl-tests' "# nThread" line
   bool trailer = false;
@@ -148,13 +149,14 @@ bool looks_like_nccl_tests_output(std::string_view text) {
 
 std::vector<MeasurementSet> parse_nccl_tests_output(std::string_view text, const std::string& source,
                                                     const NcclTestsParseOptions& options) {
-  static const std::regex rank_re(R"(^#\s*Rank\s+(\d+)\s+(Group|Pid)\b)");
+  static const std::regex rank_re(R"(^#\s*Rank\s+(\d+)\s+(Group|Pid)\b.*?\bon\s+(\S+))");
   static const std::regex nthread_re(R"(^#\s*nThread\s+(\d+)\s+nGpus\s+(\d+))");
   static const std::regex avg_re(R"(^#\s*Avg bus bandwidth\s*:\s*(\S+))");
 
   std::vector<Table> tables;
   std::vector<std::string> preamble_header;
   std::set<int> rank_lines;
+  std::set<std::string> hosts;
   int threads_times_gpus = 0;
   bool saw_nthread = false;
   bool banner_out = false, banner_in = false;
@@ -181,10 +183,14 @@ std::vector<MeasurementSet> parse_nccl_tests_output(std::string_view text, const
         // A new run starts: its preamble replaces the previous one.
         preamble_header.clear();
         rank_lines.clear();
+        hosts.clear();
         saw_nthread = true;
         threads_times_gpus = std::stoi(m[1].str()) * std::stoi(m[2].str());
       }
-      if (std::regex_search(sline, m, rank_re)) rank_lines.insert(std::stoi(m[1].str()));
+      if (std::regex_search(sline, m, rank_re)) {
+        rank_lines.insert(std::stoi(m[1].str()));
+        hosts.insert(m[3].str());
+      }
       if (std::regex_search(sline, m, avg_re) && !tables.empty()) {
         tables.back().trailer = true;
         if (auto v = parse_number(m[1].str())) tables.back().set.avg_busbw_gbps = *v;
@@ -202,6 +208,7 @@ std::vector<MeasurementSet> parse_nccl_tests_output(std::string_view text, const
         t.header_line = line_no;
         t.hint = hint;
         t.rank_lines = rank_lines;
+        t.hosts = hosts;
         t.threads_times_gpus = threads_times_gpus;
         t.preamble = saw_nthread;
         t.set.source = source;
@@ -334,6 +341,7 @@ std::vector<MeasurementSet> parse_nccl_tests_output(std::string_view text, const
                        "named and the columns fit several): name it with --collective or put the "
                        "program name in the file name");
     t.set.collective = *kind;
+    t.set.nodes = static_cast<int>(t.hosts.size());
     t.set.ranks = !t.rank_lines.empty() ? static_cast<int>(t.rank_lines.size())
                                         : t.threads_times_gpus;
     out.push_back(std::move(t.set));

@@ -13,14 +13,20 @@
 namespace dtsim::validation {
 namespace {
 
-collectives::Communicator first_ranks(int ranks) {
+}  // namespace
+
+collectives::Communicator placement_of(const topology::ClusterSpec& cluster, int ranks, int nodes) {
   collectives::Communicator c;
+  const int per_node = nodes > 0 && ranks % nodes == 0 ? ranks / nodes : 0;
+  if (per_node > 0 && nodes <= cluster.nodes && per_node <= cluster.gpus_per_node) {
+    for (int n = 0; n < nodes; ++n)
+      for (int g = 0; g < per_node; ++g) c.ranks.push_back(n * cluster.gpus_per_node + g);
+    return c;
+  }
   c.ranks.resize(static_cast<size_t>(ranks));
   std::iota(c.ranks.begin(), c.ranks.end(), 0);
   return c;
 }
-
-}  // namespace
 
 ScenarioModel load_scenario_model(const std::string& path,
                                   const std::vector<config::Override>& overrides,
@@ -39,17 +45,19 @@ ScenarioModel load_scenario_model(const std::string& path,
 }
 
 Predictor make_predictor(const config::Scenario& scenario,
-                         const collectives::ModelParameters& parameters) {
+                         const collectives::ModelParameters& parameters, int nodes) {
   auto model = std::make_shared<collectives::AnalyticalCollectiveModel>(
       scenario.cluster, scenario.collectives, parameters);
   int total = scenario.cluster.total_gpus();
-  return [model, total](collectives::CollectiveKind kind, int64_t bytes, int ranks) {
+  return [model, total, nodes, cluster = scenario.cluster](collectives::CollectiveKind kind,
+                                                           int64_t bytes, int ranks) {
     if (ranks < 1 || ranks > total)
       throw InputError(SourceLocation{}, "ranks",
                        fmt::format("the measurement ran on {} ranks but the scenario's cluster has "
                                    "{} GPUs",
                                    ranks, total));
-    collectives::CollectiveEstimate e = model->estimate(kind, Bytes(bytes), first_ranks(ranks));
+    collectives::CollectiveEstimate e =
+        model->estimate(kind, Bytes(bytes), placement_of(cluster, ranks, nodes));
     return Prediction{e.time.us(), std::string(collectives::name(e.algorithm)),
                       std::string(collectives::name(e.protocol)), e.channels};
   };
@@ -114,11 +122,12 @@ FitDataset make_fit_dataset(const std::string& name, const MeasurementSet& set,
   for (const auto& [size, a] : by_size)
     if (a.n > 0 && !a.wrong) d.points.push_back({set.collective, size, ranks, a.time / a.n});
   d.predict_us = [points = d.points, cluster = scenario.cluster, options = scenario.collectives,
-                  base, fitted](std::span<const double> values) {
+                  base, fitted, nodes = set.nodes](std::span<const double> values) {
     collectives::AnalyticalCollectiveModel model(cluster, options, with_values(base, fitted, values));
     std::vector<double> out;
     out.reserve(points.size());
-    collectives::Communicator comm = first_ranks(points.empty() ? 1 : points.front().ranks);
+    collectives::Communicator comm =
+        placement_of(cluster, points.empty() ? 1 : points.front().ranks, nodes);
     for (const FitPoint& p : points)
       out.push_back(model.estimate(p.collective, Bytes(p.bytes), comm).time.us());
     return out;

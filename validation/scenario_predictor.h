@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/cost_model.h"
 #include "collectives/model_parameters.h"
 #include "config/loader.h"
 #include "validation/calibration_fit.h"
@@ -29,8 +30,14 @@ ScenarioModel load_scenario_model(const std::string& path,
                                   const std::vector<config::Override>& overrides,
                                   const std::optional<std::string>& calibration);
 
+// `nodes` > 0 (the hosts a measurement ran on) spreads the ranks evenly over that many nodes,
+// ranks/nodes GPUs on each, as a multi-host nccl-tests run places them; otherwise ranks fill the
+// first GPUs node by node.
 Predictor make_predictor(const config::Scenario& scenario,
-                         const collectives::ModelParameters& parameters);
+                         const collectives::ModelParameters& parameters, int nodes = 0);
+
+// The GPUs (global indices, node-major) `ranks` ranks on `nodes` nodes run on.
+collectives::Communicator placement_of(const topology::ClusterSpec& cluster, int ranks, int nodes);
 
 // How many ranks a measurement without its own rank count ran on: the sweep's `ranks`, else
 // every GPU of the cluster.

@@ -38,6 +38,11 @@ TEST(NcclTestsOutput, CountsRanksFromTheUsingDevicesLines) {
   EXPECT_EQ(read_one("allreduce_2node_mpirun.txt").ranks, 8);
 }
 
+TEST(NcclTestsOutput, CountsNodesFromTheHostsOfTheRankLines) {
+  EXPECT_EQ(read_one("allreduce_2node_mpirun.txt").nodes, 2);
+  EXPECT_EQ(read_one("reduce_scatter_timestamp_column.txt").nodes, 1);
+}
+
 TEST(NcclTestsOutput, KeepsTheAverageBusBandwidthTrailer) {
   MeasurementSet s = read_one("allreduce_2node_mpirun.txt");
   ASSERT_TRUE(s.avg_busbw_gbps.has_value());

@@ -1,0 +1,81 @@
+#include "validation/scenario_predictor.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/error.h"
+
+namespace dtsim::validation {
+namespace {
+
+using collectives::CollectiveKind;
+
+config::Scenario two_nodes() {
+  return config::load_scenario_text(
+      "cluster: {node: hgx-h100, nodes: 2, gpus_per_node: 8}\n"
+      "workload: {kind: collective-sweep, collective: all_reduce}\n",
+      "two_nodes.yaml");
+}
+
+MeasurementSet measured(int ranks) {
+  MeasurementSet s;
+  s.collective = CollectiveKind::all_reduce;
+  s.ranks = ranks;
+  s.points = {{1 << 20, 0, 60.0, 0, 0, Placement::out_of_place, 0, 1},
+              {1 << 20, 0, 58.0, 0, 0, Placement::in_place, 0, 2},
+              {1 << 26, 0, 900.0, 0, 0, Placement::out_of_place, 0, 3},
+              {1 << 27, 0, 1800.0, 0, 0, Placement::out_of_place, 7, 4}};
+  return s;
+}
+
+TEST(ScenarioPredictor, RankCountComesFromTheFileElseTheCluster) {
+  config::Scenario s = two_nodes();
+  EXPECT_EQ(ranks_for(measured(8), s), 8);
+  EXPECT_EQ(ranks_for(measured(0), s), 16);
+  EXPECT_THROW(ranks_for(measured(32), s), InputError);
+}
+
+TEST(ScenarioPredictor, PredictsLongerTimesForLargerMessagesAndNamesTheChoice) {
+  config::Scenario s = two_nodes();
+  Predictor p = make_predictor(s, collectives::ModelParameters{});
+  Prediction small = p(CollectiveKind::all_reduce, 1 << 10, 16);
+  Prediction large = p(CollectiveKind::all_reduce, int64_t{1} << 30, 16);
+  EXPECT_GT(large.time_us, small.time_us);
+  EXPECT_FALSE(large.algorithm.empty());
+  EXPECT_FALSE(large.protocol.empty());
+}
+
+TEST(ScenarioPredictor, FitDatasetMergesPlacementsDropsWrongRowsAndMatchesThePredictor) {
+  config::Scenario s = two_nodes();
+  collectives::ModelParameters base;
+  std::vector<FitParameter> fitted = fit_parameters_of(base, {"nvlink_efficiency"});
+  ASSERT_EQ(fitted.size(), 1u);
+  FitDataset d = make_fit_dataset("two", measured(16), s, base, fitted);
+  ASSERT_EQ(d.points.size(), 2u);
+  EXPECT_DOUBLE_EQ(d.points[0].measured_us, 59.0);
+  std::vector<double> values{fitted[0].initial};
+  std::vector<double> pred = d.predict_us(values);
+  Predictor p = make_predictor(s, base);
+  EXPECT_DOUBLE_EQ(pred[1], p(CollectiveKind::all_reduce, 1 << 26, 16).time_us);
+}
+
+TEST(ScenarioPredictor, FittedValuesChangeThePrediction) {
+  config::Scenario s = two_nodes();
+  collectives::ModelParameters base;
+  std::vector<FitParameter> fitted = fit_parameters_of(base, {"base_latency_simple", "base_latency_ll"});
+  FitDataset d = make_fit_dataset("two", measured(16), s, base, fitted);
+  std::vector<double> low{fitted[0].lower, fitted[1].lower}, high{fitted[0].upper, fitted[1].upper};
+  EXPECT_LT(d.predict_us(low)[0], d.predict_us(high)[0]);
+}
+
+TEST(ScenarioPredictor, RanksOnSeveralHostsAreSpreadOverThatManyNodes) {
+  config::Scenario s = two_nodes();
+  EXPECT_EQ(placement_of(s.cluster, 8, 2).ranks, (std::vector<int>{0, 1, 2, 3, 8, 9, 10, 11}));
+  EXPECT_EQ(placement_of(s.cluster, 8, 0).ranks, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+}
+
+TEST(ScenarioPredictor, UnknownParameterNameIsAnInputError) {
+  EXPECT_THROW(fit_parameters_of(collectives::ModelParameters{}, {"warp_speed"}), InputError);
+}
+
+}  // namespace
+}  // namespace dtsim::validation
