@@ -16,7 +16,7 @@ namespace dtsim::collectives {
 
 struct CostQuery {
   CollectiveKind kind = CollectiveKind::all_reduce;
-  double bytes = 0;       // nccl-tests size
+  double bytes = 0;  // nccl-tests size
   CommShape shape;
   Protocol protocol = Protocol::simple;
   int channels = 16;

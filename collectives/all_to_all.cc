@@ -15,7 +15,8 @@ AlgoCost all_to_all_cost(const HardwareView& hw, const CostQuery& q) {
   const auto& p = hw.params;
   AlgoCost c;
   const bool remote = q.shape.nodes > 1;
-  c.latency_us = p.p2p_latency + (remote ? inter_step_us(hw, q.protocol) : intra_step_us(hw, q.protocol)) +
+  c.latency_us = p.p2p_latency +
+                 (remote ? inter_step_us(hw, q.protocol) : intra_step_us(hw, q.protocol)) +
                  (remote ? (n - g) * hw.message_overhead_us : 0.0);
   if (n <= 1) {
     c.algbw_gbytes = 1e30;
@@ -47,7 +48,8 @@ Schedule all_to_all_schedule(Bytes bytes, const Communicator& comm, int channels
     // Pairwise exchange: in round k every rank sends to the rank k places ahead, all at once.
     for (int k = 1; k < n; ++k) {
       for (int r = 0; r < n; ++r) {
-        s.add(comm.ranks[static_cast<size_t>(r)], comm.ranks[static_cast<size_t>((r + k) % n)], share, {}, Bytes(0), k, c);
+        s.add(comm.ranks[static_cast<size_t>(r)], comm.ranks[static_cast<size_t>((r + k) % n)],
+              share, {}, Bytes(0), k, c);
       }
     }
   }

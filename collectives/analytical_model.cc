@@ -23,8 +23,9 @@ CollectiveEstimate AnalyticalCollectiveModel::estimate(CollectiveKind kind, Byte
   return e;
 }
 
-AlgoCost AnalyticalCollectiveModel::price(CollectiveKind kind, Bytes bytes, const Communicator& comm,
-                                          Algorithm algo, Protocol proto) const {
+AlgoCost AnalyticalCollectiveModel::price(CollectiveKind kind, Bytes bytes,
+                                          const Communicator& comm, Algorithm algo,
+                                          Protocol proto) const {
   const CommShape shape = hw_.shape_of(comm);
   auto why = algorithm_unsupported(hw_, kind, algo, shape);
   if (why.empty()) why = protocol_unsupported(hw_, algo, proto, shape);

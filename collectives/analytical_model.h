@@ -25,7 +25,8 @@ class AnalyticalCollectiveModel : public CollectiveCostModel {
   AnalyticalCollectiveModel& operator=(const AnalyticalCollectiveModel&) = delete;
 
   // Throws InputError when an explicit algorithm or protocol cannot run this collective here.
-  CollectiveEstimate estimate(CollectiveKind kind, Bytes bytes, const Communicator& comm) const override;
+  CollectiveEstimate estimate(CollectiveKind kind, Bytes bytes,
+                              const Communicator& comm) const override;
 
   // The cost of one given (algorithm, protocol), bypassing the tuner: for tests and tables.
   // Throws InputError when the pair cannot run here.

@@ -4,39 +4,60 @@ namespace dtsim::collectives {
 
 std::string_view name(CollectiveKind k) {
   switch (k) {
-    case CollectiveKind::all_reduce: return "all_reduce";
-    case CollectiveKind::all_gather: return "all_gather";
-    case CollectiveKind::reduce_scatter: return "reduce_scatter";
-    case CollectiveKind::broadcast: return "broadcast";
-    case CollectiveKind::reduce: return "reduce";
-    case CollectiveKind::all_to_all: return "all_to_all";
-    case CollectiveKind::send_recv: return "send_recv";
+    case CollectiveKind::all_reduce:
+      return "all_reduce";
+    case CollectiveKind::all_gather:
+      return "all_gather";
+    case CollectiveKind::reduce_scatter:
+      return "reduce_scatter";
+    case CollectiveKind::broadcast:
+      return "broadcast";
+    case CollectiveKind::reduce:
+      return "reduce";
+    case CollectiveKind::all_to_all:
+      return "all_to_all";
+    case CollectiveKind::send_recv:
+      return "send_recv";
   }
   return "?";
 }
 
 std::string_view name(Algorithm a) {
   switch (a) {
-    case Algorithm::ring: return "ring";
-    case Algorithm::tree: return "tree";
-    case Algorithm::nvls: return "nvls";
-    case Algorithm::nvls_tree: return "nvls_tree";
-    case Algorithm::collnet_direct: return "collnet_direct";
-    case Algorithm::collnet_chain: return "collnet_chain";
-    case Algorithm::pat: return "pat";
-    case Algorithm::halving_doubling: return "halving_doubling";
-    case Algorithm::hierarchical: return "hierarchical";
-    case Algorithm::pairwise: return "pairwise";
-    case Algorithm::p2p: return "p2p";
+    case Algorithm::ring:
+      return "ring";
+    case Algorithm::tree:
+      return "tree";
+    case Algorithm::nvls:
+      return "nvls";
+    case Algorithm::nvls_tree:
+      return "nvls_tree";
+    case Algorithm::collnet_direct:
+      return "collnet_direct";
+    case Algorithm::collnet_chain:
+      return "collnet_chain";
+    case Algorithm::pat:
+      return "pat";
+    case Algorithm::halving_doubling:
+      return "halving_doubling";
+    case Algorithm::hierarchical:
+      return "hierarchical";
+    case Algorithm::pairwise:
+      return "pairwise";
+    case Algorithm::p2p:
+      return "p2p";
   }
   return "?";
 }
 
 std::string_view name(Protocol p) {
   switch (p) {
-    case Protocol::ll: return "ll";
-    case Protocol::ll128: return "ll128";
-    case Protocol::simple: return "simple";
+    case Protocol::ll:
+      return "ll";
+    case Protocol::ll128:
+      return "ll128";
+    case Protocol::simple:
+      return "simple";
   }
   return "?";
 }
@@ -44,13 +65,16 @@ std::string_view name(Protocol p) {
 double busbw_factor(CollectiveKind k, int ranks) {
   const double n = ranks;
   switch (k) {
-    case CollectiveKind::all_reduce: return 2.0 * (n - 1) / n;
+    case CollectiveKind::all_reduce:
+      return 2.0 * (n - 1) / n;
     case CollectiveKind::all_gather:
     case CollectiveKind::reduce_scatter:
-    case CollectiveKind::all_to_all: return (n - 1) / n;
+    case CollectiveKind::all_to_all:
+      return (n - 1) / n;
     case CollectiveKind::broadcast:
     case CollectiveKind::reduce:
-    case CollectiveKind::send_recv: return 1.0;
+    case CollectiveKind::send_recv:
+      return 1.0;
   }
   return 1.0;
 }

@@ -7,10 +7,30 @@
 
 namespace dtsim::collectives {
 
-enum class CollectiveKind { all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, send_recv };
+enum class CollectiveKind {
+  all_reduce,
+  all_gather,
+  reduce_scatter,
+  broadcast,
+  reduce,
+  all_to_all,
+  send_recv
+};
 // pairwise (all_to_all) and p2p (send_recv) are what NCCL runs for those operations whatever
 // NCCL_ALGO says; the tuner reports them so that every estimate names its algorithm.
-enum class Algorithm { ring, tree, nvls, nvls_tree, collnet_direct, collnet_chain, pat, halving_doubling, hierarchical, pairwise, p2p };
+enum class Algorithm {
+  ring,
+  tree,
+  nvls,
+  nvls_tree,
+  collnet_direct,
+  collnet_chain,
+  pat,
+  halving_doubling,
+  hierarchical,
+  pairwise,
+  p2p
+};
 enum class Protocol { ll, ll128, simple };
 
 struct CollectiveOptions {

@@ -14,12 +14,14 @@ AlgoCost collnet_direct_cost(const HardwareView& hw, const CostQuery& q) {
   const int g = q.shape.ranks_per_node;
   AlgoCost c;
   c.latency_us = hw.params.base_latency_simple + hw.params.collnet_latency +
-                 2.0 * (g > 1 ? intra_step_us(hw, q.protocol) : 0.0) + inter_step_us(hw, q.protocol);
+                 2.0 * (g > 1 ? intra_step_us(hw, q.protocol) : 0.0) +
+                 inter_step_us(hw, q.protocol);
   constexpr double inf = std::numeric_limits<double>::infinity();
   // Intra-node scatter and gather: each GPU sends (g-1)/g of the buffer each way.
   const double intra = g > 1 ? hw.intra_bw * g / (g - 1) : inf;
   c.algbw_gbytes = std::min(intra, hw.node_net_bw);
-  c.fill_us = pipeline_fill_us(hw, q.protocol, 3, q.bytes / std::max(1, g), q.channels, c.algbw_gbytes);
+  c.fill_us =
+      pipeline_fill_us(hw, q.protocol, 3, q.bytes / std::max(1, g), q.channels, c.algbw_gbytes);
   return c;
 }
 

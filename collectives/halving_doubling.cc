@@ -23,7 +23,8 @@ AlgoCost halving_doubling_cost(const HardwareView& hw, const CostQuery& q) {
   for (int r = 0, dist = std::max(1, n / 2); r < rounds; ++r, dist = std::max(1, dist / 2)) {
     remaining /= 2;
     const bool remote = dist >= g && q.shape.nodes > 1;
-    const double bw = channel_capped(hw, q.protocol, q.channels, remote ? hw.gpu_net_bw : hw.intra_bw);
+    const double bw =
+        channel_capped(hw, q.protocol, q.channels, remote ? hw.gpu_net_bw : hw.intra_bw);
     const double step = remote ? inter_step_us(hw, q.protocol) : intra_step_us(hw, q.protocol);
     // One round of halving and its mirror round of doubling move the same bytes.
     bw_time_us += 2.0 * remaining / (bw * 1e3);
@@ -51,10 +52,12 @@ Schedule halving_doubling_schedule(Bytes bytes, const Communicator& comm, int ch
       std::vector<uint32_t> now(static_cast<size_t>(n));
       for (int r = 0; r < n; ++r) {
         std::vector<uint32_t> deps;
-        if (last_into[static_cast<size_t>(r)] != UINT32_MAX) deps.push_back(last_into[static_cast<size_t>(r)]);
+        if (last_into[static_cast<size_t>(r)] != UINT32_MAX)
+          deps.push_back(last_into[static_cast<size_t>(r)]);
         const int p = r ^ dist;
-        now[static_cast<size_t>(p)] = s.add(comm.ranks[static_cast<size_t>(r)], comm.ranks[static_cast<size_t>(p)],
-                                            Bytes(size), deps, reduce ? Bytes(size) : Bytes(0), step, c);
+        now[static_cast<size_t>(p)] =
+            s.add(comm.ranks[static_cast<size_t>(r)], comm.ranks[static_cast<size_t>(p)],
+                  Bytes(size), deps, reduce ? Bytes(size) : Bytes(0), step, c);
       }
       last_into = now;
     };

@@ -11,10 +11,14 @@ namespace {
 // headers leave about 80% of the raw 16/32/64/128 GB/s; pcie_efficiency models the rest.
 double pcie_x16_gbytes(int generation) {
   switch (generation) {
-    case 3: return 15.75;
-    case 4: return 31.5;
-    case 5: return 63.0;
-    default: return generation >= 6 ? 121.0 : 7.9;
+    case 3:
+      return 15.75;
+    case 4:
+      return 31.5;
+    case 5:
+      return 63.0;
+    default:
+      return generation >= 6 ? 121.0 : 7.9;
   }
 }
 
@@ -28,7 +32,8 @@ HardwareView::HardwareView(const topology::ClusterSpec& s, const ModelParameters
   nvswitch = up.kind == ScaleUpKind::nvswitch;
   // An NVLink domain larger than a node (NVL72 racks built of 4-GPU trays) joins whole nodes;
   // otherwise the domain is the node.
-  const bool multi_node_domain = nvswitch && spec.gpus_per_node >= 2 && up.domain_gpus > spec.gpus_per_node &&
+  const bool multi_node_domain = nvswitch && spec.gpus_per_node >= 2 &&
+                                 up.domain_gpus > spec.gpus_per_node &&
                                  up.domain_gpus % spec.gpus_per_node == 0;
   domain_gpus = multi_node_domain ? up.domain_gpus : spec.gpus_per_node;
   compute_capability = spec.gpu.compute_capability;
@@ -80,10 +85,9 @@ HardwareView::HardwareView(const topology::ClusterSpec& s, const ModelParameters
   const double link_bw = spec.fabric.link.bandwidth.gbytes_per_s() * eff;
   const double os = std::max(1.0, spec.fabric.oversubscription);
   const int leaf_down_ports = std::max(1, static_cast<int>(spec.fabric.radix * os / (os + 1)));
-  const int nodes_per_leaf =
-      spec.fabric.kind == topology::FabricKind::rail_optimized
-          ? leaf_down_ports
-          : std::max(1, leaf_down_ports / std::max(1, nic.count));
+  const int nodes_per_leaf = spec.fabric.kind == topology::FabricKind::rail_optimized
+                                 ? leaf_down_ports
+                                 : std::max(1, leaf_down_ports / std::max(1, nic.count));
   double uplink = nic.count * std::min(link_bw, nic_line * eff);
   if (spec.nodes > nodes_per_leaf) uplink /= os;
   node_net_bw = std::min(node_net_bw, uplink);
@@ -94,8 +98,8 @@ HardwareView::HardwareView(const topology::ClusterSpec& s, const ModelParameters
   // One inter-node step: NIC latency at both ends is in nic.latency (one way), the fabric adds
   // one link per tier up and down, and the NIC kind's software stack adds its own.
   const int hops = spec.nodes > nodes_per_leaf ? 2 * spec.fabric.tiers : 2;
-  net_step_latency_us = nic.latency.us() + hops * spec.fabric.link.latency.us() +
-                        p.nic_latency_us(nic.kind);
+  net_step_latency_us =
+      nic.latency.us() + hops * spec.fabric.link.latency.us() + p.nic_latency_us(nic.kind);
   message_overhead_us = nic.message_overhead.us();
 
   const double widest = std::max(intra_bw, gpu_net_bw);
@@ -119,9 +123,10 @@ CommShape HardwareView::shape_of(const Communicator& comm) const {
     const int first_dom = first / d;
     const int last_dom = last / d;
     s.nodes = last_dom - first_dom + 1;
-    s.ranks_per_node = s.nodes == 1 ? static_cast<int>(n)
-                                    : std::max({(first_dom + 1) * d - first, last - last_dom * d + 1,
-                                                s.nodes > 2 ? d : 0});
+    s.ranks_per_node =
+        s.nodes == 1
+            ? static_cast<int>(n)
+            : std::max({(first_dom + 1) * d - first, last - last_dom * d + 1, s.nodes > 2 ? d : 0});
     return s;
   }
   // Otherwise count distinct domains and the most ranks in one (custom communicators, DP groups).

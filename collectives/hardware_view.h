@@ -26,20 +26,20 @@ struct HardwareView {
   // Scale-up: the rate one GPU reaches to its ring neighbour in the same domain (GB/s, one
   // direction), and the link class whose per-step latency applies.
   LinkClass intra_class = LinkClass::nvlink;
-  double intra_bw = 0;           // effective, ring neighbours within a domain of > 2 GPUs
-  double intra_pair_bw = 0;      // effective, between the two GPUs of an NVLink-bridged pair
-  double intra_raw_bw = 0;       // line rate per GPU per direction (NVLS prices against it)
+  double intra_bw = 0;             // effective, ring neighbours within a domain of > 2 GPUs
+  double intra_pair_bw = 0;        // effective, between the two GPUs of an NVLink-bridged pair
+  double intra_raw_bw = 0;         // line rate per GPU per direction (NVLS prices against it)
   bool host_staged_intra = false;  // NCCL_P2P_DISABLE-like: peers exchange through host memory
   bool nvswitch = false;
-  int domain_gpus = 8;           // GPUs of one scale-up domain (a node, or an NVL72 rack)
+  int domain_gpus = 8;  // GPUs of one scale-up domain (a node, or an NVL72 rack)
 
   // Scale-out, effective (line rate x NIC-kind efficiency, fabric oversubscription applied).
-  double node_net_bw = 0;        // all NICs of a node together, GB/s per direction
-  double gpu_net_bw = 0;         // a node's share per GPU
-  double single_nic_bw = 0;      // one NIC: what one flow (all-to-all pairwise) can use
+  double node_net_bw = 0;          // all NICs of a node together, GB/s per direction
+  double gpu_net_bw = 0;           // a node's share per GPU
+  double single_nic_bw = 0;        // one NIC: what one flow (all-to-all pairwise) can use
   double net_step_latency_us = 0;  // NIC, stack and fabric hops of one inter-node step
   double message_overhead_us = 0;  // per message posted to the NIC
-  bool ll128_net_ok = true;      // LL128 needs a GPUDirect path to the NIC
+  bool ll128_net_ok = true;        // LL128 needs a GPUDirect path to the NIC
 
   int compute_capability = 90;
   bool sharp = false;

@@ -23,15 +23,15 @@ enum class ParamUnit { fraction, microseconds, bytes, gbytes_per_s, count };
 
 struct ModelParameters {
   // --- Link efficiencies: the fraction of a link's line rate that NCCL's copy kernels reach.
-  double nvlink_efficiency = 0.80;    // ring over NVLink/NVSwitch (NVIDIA: ~370 of 450 GB/s)
-  double pcie_efficiency = 0.80;      // GPU-GPU peer copies over PCIe
-  double p2p_efficiency = 0.82;       // send/recv and all-to-all copies relative to the ring's rate
-  double nvls_efficiency_sm90 = 0.61; // NVLS algbw / per-GPU NVLink bandwidth, Hopper
-  double nvls_efficiency_sm100 = 0.48;  // same for Blackwell (NCCL: 0.74 vs 0.85 for Hopper)
+  double nvlink_efficiency = 0.80;  // ring over NVLink/NVSwitch (NVIDIA: ~370 of 450 GB/s)
+  double pcie_efficiency = 0.80;    // GPU-GPU peer copies over PCIe
+  double p2p_efficiency = 0.82;     // send/recv and all-to-all copies relative to the ring's rate
+  double nvls_efficiency_sm90 = 0.61;       // NVLS algbw / per-GPU NVLink bandwidth, Hopper
+  double nvls_efficiency_sm100 = 0.48;      // same for Blackwell (NCCL: 0.74 vs 0.85 for Hopper)
   double net_efficiency_infiniband = 0.94;  // GPUDirect RDMA over IB verbs
   double net_efficiency_roce = 0.87;
   double net_efficiency_efa = 0.84;
-  double net_efficiency_tcp = 0.95;   // GPUDirect TCP (TCPX/TCPXO) offload
+  double net_efficiency_tcp = 0.95;  // GPUDirect TCP (TCPX/TCPXO) offload
   // Host-staged paths: NCCL_P2P_DISABLE (SHM through host memory) and plain socket transport.
   double host_inflight_bytes = 7850;  // bytes a channel keeps in flight on host-memory reads
   double socket_bandwidth = 8.1;      // GB/s per GPU through the kernel TCP stack (host-staged)
@@ -59,10 +59,10 @@ struct ModelParameters {
   double nic_latency_roce = 9.0;
   double nic_latency_efa = 69.0;
   double nic_latency_tcp = 0.9;
-  double nvls_latency = 27.0;         // NVLS multicast setup and switch reduction round
-  double collnet_latency = 10.0;      // SHARP aggregation-tree round trip
-  double pat_rank_latency = 2.8;      // PAT per-rank bookkeeping
-  double p2p_latency = 9.0;           // send/recv kernel launch and connection handshake
+  double nvls_latency = 27.0;     // NVLS multicast setup and switch reduction round
+  double collnet_latency = 10.0;  // SHARP aggregation-tree round trip
+  double pat_rank_latency = 2.8;  // PAT per-rank bookkeeping
+  double p2p_latency = 9.0;       // send/recv kernel launch and connection handshake
 
   // --- Pipelining: each hop holds one slice before forwarding it (store and forward), so a
   // pipeline of D hops costs D slice-times more than its bandwidth term.
@@ -70,13 +70,13 @@ struct ModelParameters {
   double slice_bytes_ll128 = 208000;
   double slice_bytes_ll = 3700;
   double nvls_pipeline_bytes = 2.9e6;  // bytes of one rank's shard in the NVLS pipeline; the
-                                        // ranks' first chunks serialize at the switch
+                                       // ranks' first chunks serialize at the switch
   double p2p_pipeline_bytes = 8.9e6;   // a p2p connection's FIFO (NCCL_STEPS x chunk x channels)
-                                      // that fills before the receiver drains it
+                                       // that fills before the receiver drains it
   // The fill is measured on rings of 8-16 ranks; longer pipelines are not charged more than this
   // many hops, rather than extrapolating a store-and-forward cost nobody has measured.
   double pipeline_max_hops = 16;
-  double channel_bandwidth = 24.0;    // GB/s one channel (one thread block) can move
+  double channel_bandwidth = 24.0;       // GB/s one channel (one thread block) can move
   double tree_channel_bandwidth = 12.0;  // GB/s algbw one tree channel reaches (reduce + forward)
 
   struct Descriptor {

@@ -62,11 +62,14 @@ Schedule ring_schedule(CollectiveKind kind, Bytes bytes, const Communicator& com
       std::vector<uint32_t> prev_hop(static_cast<size_t>(slices), UINT32_MAX);
       for (int h = 0; h + 1 < n; ++h) {
         // reduce flows towards the root: last -> ... -> root; broadcast away from it.
-        const int from = kind == CollectiveKind::reduce ? comm.ranks[static_cast<size_t>(n - 1 - h)] : comm.ranks[static_cast<size_t>(h)];
-        const int to = kind == CollectiveKind::reduce ? comm.ranks[static_cast<size_t>(n - 2 - h)] : comm.ranks[static_cast<size_t>(h + 1)];
+        const int from = kind == CollectiveKind::reduce ? comm.ranks[static_cast<size_t>(n - 1 - h)]
+                                                        : comm.ranks[static_cast<size_t>(h)];
+        const int to = kind == CollectiveKind::reduce ? comm.ranks[static_cast<size_t>(n - 2 - h)]
+                                                      : comm.ranks[static_cast<size_t>(h + 1)];
         for (int j = 0; j < slices; ++j) {
           std::vector<uint32_t> deps;
-          if (prev_hop[static_cast<size_t>(j)] != UINT32_MAX) deps.push_back(prev_hop[static_cast<size_t>(j)]);
+          if (prev_hop[static_cast<size_t>(j)] != UINT32_MAX)
+            deps.push_back(prev_hop[static_cast<size_t>(j)]);
           prev_hop[static_cast<size_t>(j)] = s.add(from, to, piece, deps, reduce, h, c);
         }
       }
@@ -84,11 +87,12 @@ Schedule ring_schedule(CollectiveKind kind, Bytes bytes, const Communicator& com
       std::vector<uint32_t> now(static_cast<size_t>(n));
       for (int r = 0; r < n; ++r) {
         std::vector<uint32_t> deps;
-        if (last_into[static_cast<size_t>(r)] != UINT32_MAX) deps.push_back(last_into[static_cast<size_t>(r)]);
+        if (last_into[static_cast<size_t>(r)] != UINT32_MAX)
+          deps.push_back(last_into[static_cast<size_t>(r)]);
         const int next = (r + 1) % n;
         now[static_cast<size_t>(next)] =
-            s.add(comm.ranks[static_cast<size_t>(r)], comm.ranks[static_cast<size_t>(next)], chunk, deps,
-                  st < reducing_steps ? chunk : Bytes(0), st, c);
+            s.add(comm.ranks[static_cast<size_t>(r)], comm.ranks[static_cast<size_t>(next)], chunk,
+                  deps, st < reducing_steps ? chunk : Bytes(0), st, c);
       }
       last_into = now;
     }

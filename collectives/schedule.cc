@@ -41,7 +41,8 @@ Schedule build_schedule(Algorithm algo, CollectiveKind kind, Bytes bytes, const 
   auto refuse = [&] {
     return InputError({}, "collectives.algorithm",
                       std::string(name(algo)) + " has no transfer-level schedule for " +
-                          std::string(name(kind)) + "; the analytical model prices it in closed form");
+                          std::string(name(kind)) +
+                          "; the analytical model prices it in closed form");
   };
   switch (algo) {
     case Algorithm::ring:

@@ -3,8 +3,8 @@
 // must finish before it may start (a rank forwards what it has received) and the bytes the
 // destination reduces on arrival. Algorithms whose reduction happens in a switch (NVLS, CollNet)
 // have no such lowering and are priced only in closed form.
-//   Schedule s = build_schedule(Algorithm::ring, CollectiveKind::all_reduce, Bytes::mib(64), comm, 4);
-//   ScheduleExecutor run(s, network, engine); run.start(); engine.run();
+//   Schedule s = build_schedule(Algorithm::ring, CollectiveKind::all_reduce, Bytes::mib(64), comm,
+//   4); ScheduleExecutor run(s, network, engine); run.start(); engine.run();
 #pragma once
 
 #include <cstdint>
@@ -21,8 +21,8 @@ struct ScheduledTransfer {
   int src_gpu = 0;
   int dst_gpu = 0;
   Bytes bytes;
-  Bytes reduce_bytes;      // reduced into the destination's buffer once arrived (0: a copy)
-  int step = 0;            // algorithm step, for traces
+  Bytes reduce_bytes;  // reduced into the destination's buffer once arrived (0: a copy)
+  int step = 0;        // algorithm step, for traces
   int channel = 0;
   uint32_t deps_begin = 0;  // into Schedule::deps
   uint32_t deps_count = 0;
@@ -31,8 +31,8 @@ struct ScheduledTransfer {
 class Schedule {
  public:
   // Appends a transfer that starts after every transfer in `deps` (indices of earlier ones).
-  uint32_t add(int src, int dst, Bytes bytes, std::span<const uint32_t> deps, Bytes reduce = Bytes(0),
-               int step = 0, int channel = 0);
+  uint32_t add(int src, int dst, Bytes bytes, std::span<const uint32_t> deps,
+               Bytes reduce = Bytes(0), int step = 0, int channel = 0);
   const std::vector<ScheduledTransfer>& transfers() const { return transfers_; }
   std::span<const uint32_t> deps_of(const ScheduledTransfer& t) const {
     return std::span<const uint32_t>(deps_).subspan(t.deps_begin, t.deps_count);

@@ -41,7 +41,8 @@ void ScheduleExecutor::launch(sim::Engine& engine, uint32_t i) {
   const auto& t = schedule_.transfers()[i];
   sent_ += t.bytes;
   // Each transfer gets its own flow hash so that ECMP spreads concurrent flows.
-  network_.start(engine, {t.src_gpu, t.dst_gpu, t.bytes, uint64_t{i} * 0x9e3779b97f4a7c15ULL}, *this, i);
+  network_.start(engine, {t.src_gpu, t.dst_gpu, t.bytes, uint64_t{i} * 0x9e3779b97f4a7c15ULL},
+                 *this, i);
 }
 
 void ScheduleExecutor::release(sim::Engine& engine, uint32_t i) {
@@ -65,7 +66,8 @@ void ScheduleExecutor::on_event(sim::Engine& engine, uint64_t payload) {
   }
   const auto& t = schedule_.transfers()[i];
   if (t.reduce_bytes.count() > 0 && !options_.reduction_bandwidth.is_zero()) {
-    engine.schedule_in(options_.reduction_bandwidth.transfer_time(t.reduce_bytes), *this, kReduced | i);
+    engine.schedule_in(options_.reduction_bandwidth.transfer_time(t.reduce_bytes), *this,
+                       kReduced | i);
     return;
   }
   release(engine, i);

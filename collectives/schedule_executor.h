@@ -2,10 +2,9 @@
 // every transfer it depends on has arrived (and been reduced, at `reduction_bandwidth`); the
 // executor records when the last one lands. The same schedule runs unchanged on the analytical,
 // flow and packet models, which is how the models are compared.
-//   ScheduleExecutor exec(schedule, network, {.reduction_bandwidth = Bandwidth::gbytes_per_s(1500)});
-//   exec.start(engine);
-//   engine.run();
-//   Time t = exec.finish_time() - start;
+//   ScheduleExecutor exec(schedule, network, {.reduction_bandwidth =
+//   Bandwidth::gbytes_per_s(1500)}); exec.start(engine); engine.run(); Time t = exec.finish_time()
+//   - start;
 #pragma once
 
 #include <cstdint>
@@ -24,7 +23,8 @@ struct ExecutorOptions {
 
 class ScheduleExecutor final : public sim::EventHandler {
  public:
-  ScheduleExecutor(const Schedule& schedule, network::NetworkModel& network, ExecutorOptions options = {});
+  ScheduleExecutor(const Schedule& schedule, network::NetworkModel& network,
+                   ExecutorOptions options = {});
 
   // Starts every transfer with no dependencies at engine.now() + launch_latency.
   void start(sim::Engine& engine);
@@ -42,7 +42,7 @@ class ScheduleExecutor final : public sim::EventHandler {
   const Schedule& schedule_;
   network::NetworkModel& network_;
   ExecutorOptions options_;
-  std::vector<uint32_t> waiting_;                 // unmet dependencies per transfer
+  std::vector<uint32_t> waiting_;  // unmet dependencies per transfer
   // Who waits on whom, as compressed rows: transfer i's dependents are
   // dependents_[dependents_begin_[i] .. dependents_begin_[i + 1]).
   std::vector<uint32_t> dependents_begin_;

@@ -12,7 +12,8 @@ AlgoCost send_recv_cost(const HardwareView& hw, const CostQuery& q) {
   const bool remote = q.shape.nodes > 1;
   const auto& p = hw.params;
   AlgoCost c;
-  c.latency_us = p.p2p_latency + (remote ? inter_step_us(hw, q.protocol) : intra_step_us(hw, q.protocol));
+  c.latency_us =
+      p.p2p_latency + (remote ? inter_step_us(hw, q.protocol) : intra_step_us(hw, q.protocol));
   const int g = q.shape.ranks_per_node;
   const double link = remote ? std::min(hw.single_nic_bw, hw.gpu_net_bw)
                              : (g == 2 ? hw.intra_pair_bw : hw.intra_bw) * p.p2p_efficiency;
@@ -35,7 +36,8 @@ Schedule send_recv_schedule(Bytes bytes, const Communicator& comm, int channels)
   const Bytes piece(bytes.count() / channels);
   for (int c = 0; c < channels; ++c) {
     for (int r = 0; r < n; ++r) {
-      s.add(comm.ranks[static_cast<size_t>(r)], comm.ranks[static_cast<size_t>((r + 1) % n)], piece, {}, Bytes(0), 0, c);
+      s.add(comm.ranks[static_cast<size_t>(r)], comm.ranks[static_cast<size_t>((r + 1) % n)], piece,
+            {}, Bytes(0), 0, c);
     }
   }
   return s;

@@ -20,8 +20,9 @@ AlgoCost tree_cost(const HardwareView& hw, const CostQuery& q) {
   const int g = q.shape.ranks_per_node;
   const int levels = nodes > 1 ? static_cast<int>(std::ceil(std::log2(nodes))) : 0;
   AlgoCost c;
-  c.latency_us = hw.params.base_latency_us(q.protocol) +
-                 2.0 * ((g - 1) * intra_step_us(hw, q.protocol) + levels * inter_step_us(hw, q.protocol));
+  c.latency_us =
+      hw.params.base_latency_us(q.protocol) +
+      2.0 * ((g - 1) * intra_step_us(hw, q.protocol) + levels * inter_step_us(hw, q.protocol));
   if (q.shape.ranks <= 1) {
     c.algbw_gbytes = std::numeric_limits<double>::infinity();
     return c;
@@ -29,8 +30,8 @@ AlgoCost tree_cost(const HardwareView& hw, const CostQuery& q) {
   constexpr double inf = std::numeric_limits<double>::infinity();
   const double chain = g > 1 ? (g == 2 ? hw.intra_pair_bw : hw.intra_bw / 2.0) : inf;
   const double net = nodes > 1 ? hw.node_net_bw / (nodes == 2 ? 1.0 : 2.0) : inf;
-  const double per_channel =
-      (q.protocol == Protocol::ll ? hw.params.ll_channel_bandwidth / 2.0 : hw.params.tree_channel_bandwidth);
+  const double per_channel = (q.protocol == Protocol::ll ? hw.params.ll_channel_bandwidth / 2.0
+                                                         : hw.params.tree_channel_bandwidth);
   const double algbw = std::min(std::min(chain, net) * hw.params.bandwidth_fraction(q.protocol),
                                 per_channel * q.channels);
   c.algbw_gbytes = algbw;
@@ -54,7 +55,9 @@ Schedule tree_schedule(Bytes bytes, const Communicator& comm, int channels, int 
   if (n <= 1) return s;
   const int g = std::max(1, std::min(ranks_per_node, n));
   const int nodes = (n + g - 1) / g;
-  auto rank = [&](int node, int local) { return comm.ranks[static_cast<size_t>(node * g + local)]; };
+  auto rank = [&](int node, int local) {
+    return comm.ranks[static_cast<size_t>(node * g + local)];
+  };
   auto locals = [&](int node) { return std::min(g, n - node * g); };
   const Bytes piece(bytes.count() / channels);
   for (int c = 0; c < channels; ++c) {
@@ -68,7 +71,8 @@ Schedule tree_schedule(Bytes bytes, const Communicator& comm, int channels, int 
       ready[static_cast<size_t>(k)] = deps;
       for (int child : {2 * k + 1, 2 * k + 2}) {
         if (child >= nodes) continue;
-        const uint32_t t = s.add(rank(child, 0), rank(k, 0), piece, ready[static_cast<size_t>(child)], piece, 1, c);
+        const uint32_t t = s.add(rank(child, 0), rank(k, 0), piece,
+                                 ready[static_cast<size_t>(child)], piece, 1, c);
         ready[static_cast<size_t>(k)].push_back(t);
       }
     }
@@ -77,10 +81,12 @@ Schedule tree_schedule(Bytes bytes, const Communicator& comm, int channels, int 
     for (int k = 0; k < nodes; ++k) {
       for (int child : {2 * k + 1, 2 * k + 2}) {
         if (child >= nodes) continue;
-        down[static_cast<size_t>(child)] = {s.add(rank(k, 0), rank(child, 0), piece, down[static_cast<size_t>(k)], Bytes(0), 2, c)};
+        down[static_cast<size_t>(child)] = {
+            s.add(rank(k, 0), rank(child, 0), piece, down[static_cast<size_t>(k)], Bytes(0), 2, c)};
       }
       std::vector<uint32_t> deps = down[static_cast<size_t>(k)];
-      for (int i = 0; i + 1 < locals(k); ++i) deps = {s.add(rank(k, i), rank(k, i + 1), piece, deps, Bytes(0), 3, c)};
+      for (int i = 0; i + 1 < locals(k); ++i)
+        deps = {s.add(rank(k, i), rank(k, i + 1), piece, deps, Bytes(0), 3, c)};
     }
   }
   return s;

@@ -11,28 +11,35 @@ namespace {
 // What NCCL itself chooses among, per operation (halving-doubling and hierarchical are dtsim's
 // own and run only when asked for).
 std::span<const Algorithm> nccl_candidates(CollectiveKind kind) {
-  static constexpr std::array kAllReduce = {Algorithm::ring, Algorithm::tree, Algorithm::nvls,
-                                            Algorithm::nvls_tree, Algorithm::collnet_direct,
-                                            Algorithm::collnet_chain};
+  static constexpr std::array kAllReduce = {Algorithm::ring,           Algorithm::tree,
+                                            Algorithm::nvls,           Algorithm::nvls_tree,
+                                            Algorithm::collnet_direct, Algorithm::collnet_chain};
   static constexpr std::array kGatherScatter = {Algorithm::ring, Algorithm::pat, Algorithm::nvls};
   static constexpr std::array kRooted = {Algorithm::ring};
   static constexpr std::array kAllToAll = {Algorithm::pairwise};
   static constexpr std::array kSendRecv = {Algorithm::p2p};
   switch (kind) {
-    case CollectiveKind::all_reduce: return kAllReduce;
+    case CollectiveKind::all_reduce:
+      return kAllReduce;
     case CollectiveKind::all_gather:
-    case CollectiveKind::reduce_scatter: return kGatherScatter;
+    case CollectiveKind::reduce_scatter:
+      return kGatherScatter;
     case CollectiveKind::broadcast:
-    case CollectiveKind::reduce: return kRooted;
-    case CollectiveKind::all_to_all: return kAllToAll;
-    case CollectiveKind::send_recv: return kSendRecv;
+    case CollectiveKind::reduce:
+      return kRooted;
+    case CollectiveKind::all_to_all:
+      return kAllToAll;
+    case CollectiveKind::send_recv:
+      return kSendRecv;
   }
   return kRooted;
 }
 
 constexpr std::array kProtocols = {Protocol::ll, Protocol::ll128, Protocol::simple};
 
-bool is_power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
+bool is_power_of_two(int n) {
+  return n > 0 && (n & (n - 1)) == 0;
+}
 
 }  // namespace
 
@@ -52,19 +59,24 @@ std::string algorithm_unsupported(const HardwareView& hw, CollectiveKind kind, A
     case Algorithm::nvls:
       if (!ar && !ag_rs) return "nvls runs all_reduce, all_gather and reduce_scatter, not " + op;
       if (!hw.nvswitch) return "nvls needs an NVSwitch scale-up fabric (scale_up.kind: nvswitch)";
-      if (hw.compute_capability < 90) return "nvls needs compute capability >= 90 (Hopper), the GPU has " + std::to_string(hw.compute_capability);
+      if (hw.compute_capability < 90)
+        return "nvls needs compute capability >= 90 (Hopper), the GPU has " +
+               std::to_string(hw.compute_capability);
       if (shape.nodes > 1) return "nvls spans one NVLink domain; across nodes use nvls_tree";
       if (shape.ranks < 2) return "nvls needs at least 2 ranks";
       return {};
     case Algorithm::nvls_tree:
       if (!ar) return "nvls_tree runs only all_reduce, not " + op;
-      if (!hw.nvswitch || hw.compute_capability < 90) return "nvls_tree needs NVSwitch and compute capability >= 90";
-      if (shape.nodes < 2) return "nvls_tree needs more than one node (NCCL disables it on a single node)";
+      if (!hw.nvswitch || hw.compute_capability < 90)
+        return "nvls_tree needs NVSwitch and compute capability >= 90";
+      if (shape.nodes < 2)
+        return "nvls_tree needs more than one node (NCCL disables it on a single node)";
       return {};
     case Algorithm::collnet_direct:
     case Algorithm::collnet_chain:
       if (!ar) return std::string(name(algo)) + " runs only all_reduce here, not " + op;
-      if (!hw.sharp) return std::string(name(algo)) + " needs in-network reduction (cluster.fabric.sharp: true)";
+      if (!hw.sharp)
+        return std::string(name(algo)) + " needs in-network reduction (cluster.fabric.sharp: true)";
       if (shape.nodes < 2) return std::string(name(algo)) + " needs more than one node";
       if (algo == Algorithm::collnet_direct && (!hw.nvswitch || shape.ranks_per_node > 8)) {
         return "collnet_direct needs an NVSwitch node with at most 8 GPUs";
@@ -72,11 +84,14 @@ std::string algorithm_unsupported(const HardwareView& hw, CollectiveKind kind, A
       return {};
     case Algorithm::pat:
       if (!ag_rs) return "pat runs all_gather and reduce_scatter, not " + op;
-      if (shape.ranks_per_node != 1 || shape.nodes < 2) return "pat needs exactly one GPU per node (and more than one node)";
+      if (shape.ranks_per_node != 1 || shape.nodes < 2)
+        return "pat needs exactly one GPU per node (and more than one node)";
       return {};
     case Algorithm::halving_doubling:
       if (!ar) return "halving_doubling runs only all_reduce, not " + op;
-      if (!is_power_of_two(shape.ranks)) return "halving_doubling needs a power-of-two rank count, got " + std::to_string(shape.ranks);
+      if (!is_power_of_two(shape.ranks))
+        return "halving_doubling needs a power-of-two rank count, got " +
+               std::to_string(shape.ranks);
       return {};
     case Algorithm::hierarchical:
       if (!ar) return "hierarchical runs only all_reduce, not " + op;
@@ -105,7 +120,8 @@ std::string protocol_unsupported(const HardwareView& hw, Algorithm algo, Protoco
     if (shape.ranks_per_node > 1 && hw.intra_class != LinkClass::nvlink) {
       return "ll128 needs NVLink between the GPUs of a node (NCCL disables it over PCIe)";
     }
-    if (shape.nodes > 1 && !hw.ll128_net_ok) return "ll128 needs a GPUDirect network path (not host-staged sockets)";
+    if (shape.nodes > 1 && !hw.ll128_net_ok)
+      return "ll128 needs a GPUDirect network path (not host-staged sockets)";
     if (hw.compute_capability < 70) return "ll128 needs compute capability >= 70";
   }
   return {};
@@ -113,24 +129,37 @@ std::string protocol_unsupported(const HardwareView& hw, Algorithm algo, Protoco
 
 AlgoCost algorithm_cost(const HardwareView& hw, Algorithm algo, const CostQuery& q) {
   switch (algo) {
-    case Algorithm::ring: return ring_cost(hw, q);
-    case Algorithm::tree: return tree_cost(hw, q);
-    case Algorithm::nvls: return nvls_cost(hw, q);
-    case Algorithm::nvls_tree: return nvls_tree_cost(hw, q);
-    case Algorithm::collnet_direct: return collnet_direct_cost(hw, q);
-    case Algorithm::collnet_chain: return collnet_chain_cost(hw, q);
-    case Algorithm::pat: return pat_cost(hw, q);
-    case Algorithm::halving_doubling: return halving_doubling_cost(hw, q);
-    case Algorithm::hierarchical: return hierarchical_cost(hw, q);
-    case Algorithm::pairwise: return all_to_all_cost(hw, q);
-    case Algorithm::p2p: return send_recv_cost(hw, q);
+    case Algorithm::ring:
+      return ring_cost(hw, q);
+    case Algorithm::tree:
+      return tree_cost(hw, q);
+    case Algorithm::nvls:
+      return nvls_cost(hw, q);
+    case Algorithm::nvls_tree:
+      return nvls_tree_cost(hw, q);
+    case Algorithm::collnet_direct:
+      return collnet_direct_cost(hw, q);
+    case Algorithm::collnet_chain:
+      return collnet_chain_cost(hw, q);
+    case Algorithm::pat:
+      return pat_cost(hw, q);
+    case Algorithm::halving_doubling:
+      return halving_doubling_cost(hw, q);
+    case Algorithm::hierarchical:
+      return hierarchical_cost(hw, q);
+    case Algorithm::pairwise:
+      return all_to_all_cost(hw, q);
+    case Algorithm::p2p:
+      return send_recv_cost(hw, q);
   }
   return ring_cost(hw, q);
 }
 
-Tuner::Tuner(const HardwareView& hw, const CollectiveOptions& options) : hw_(hw), options_(options) {
+Tuner::Tuner(const HardwareView& hw, const CollectiveOptions& options)
+    : hw_(hw), options_(options) {
   if (options_.channels < 0 || options_.channels > 64) {
-    throw InputError({}, "collectives.channels", "expected auto or 1..64, got " + std::to_string(options_.channels));
+    throw InputError({}, "collectives.channels",
+                     "expected auto or 1..64, got " + std::to_string(options_.channels));
   }
 }
 
@@ -151,7 +180,8 @@ TunerChoice Tuner::choose(CollectiveKind kind, double bytes, const CommShape& sh
   std::span<const Protocol> protos = kProtocols;
   if (options_.protocol) protos = std::span<const Protocol>(&*options_.protocol, 1);
 
-  CostQuery q{kind, bytes, shape, Protocol::simple, options_.channels > 0 ? options_.channels : hw_.default_channels};
+  CostQuery q{kind, bytes, shape, Protocol::simple,
+              options_.channels > 0 ? options_.channels : hw_.default_channels};
   TunerChoice best;
   best.time_us = std::numeric_limits<double>::infinity();
   std::string last_refusal;
@@ -171,8 +201,7 @@ TunerChoice Tuner::choose(CollectiveKind kind, double bytes, const CommShape& sh
   if (best.time_us == std::numeric_limits<double>::infinity()) {
     const std::string proto = options_.protocol ? std::string(name(*options_.protocol)) : "auto";
     throw InputError({}, "collectives.protocol",
-                     proto + " cannot run " + std::string(name(kind)) +
-                         " here: " + last_refusal);
+                     proto + " cannot run " + std::string(name(kind)) + " here: " + last_refusal);
   }
   return best;
 }

@@ -10,26 +10,29 @@ namespace {
 
 void write_table(const std::vector<workloads::SweepRow>& rows, std::ostream& out) {
   if (!rows.empty()) {
-    out << fmt::format("# {} on {} ranks\n", collectives::name(rows.front().collective), rows.front().ranks);
+    out << fmt::format("# {} on {} ranks\n", collectives::name(rows.front().collective),
+                       rows.front().ranks);
   }
-  out << fmt::format("#{:>12} {:>13} {:>9} {:>6} {:>5} {:>11} {:>8} {:>8} {:>16} {:>8}\n", "size", "count", "type",
-                     "redop", "root", "time", "algbw", "busbw", "algorithm", "protocol");
-  out << fmt::format("#{:>12} {:>13} {:>9} {:>6} {:>5} {:>11} {:>8} {:>8} {:>16} {:>8}\n", "(B)", "(elements)", "",
-                     "", "", "(us)", "(GB/s)", "(GB/s)", "", "");
+  out << fmt::format("#{:>12} {:>13} {:>9} {:>6} {:>5} {:>11} {:>8} {:>8} {:>16} {:>8}\n", "size",
+                     "count", "type", "redop", "root", "time", "algbw", "busbw", "algorithm",
+                     "protocol");
+  out << fmt::format("#{:>12} {:>13} {:>9} {:>6} {:>5} {:>11} {:>8} {:>8} {:>16} {:>8}\n", "(B)",
+                     "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "");
   for (const auto& r : rows) {
-    out << fmt::format(" {:>12} {:>13} {:>9} {:>6} {:>5} {:>11.2f} {:>8.2f} {:>8.2f} {:>16} {:>8}\n", r.bytes.count(),
-                       r.count, workloads::nccl_type_name(r.dtype), workloads::redop_name(r.collective), r.root,
-                       r.time.us(), r.algbw_gbytes, r.busbw_gbytes, collectives::name(r.algorithm),
-                       collectives::name(r.protocol));
+    out << fmt::format(
+        " {:>12} {:>13} {:>9} {:>6} {:>5} {:>11.2f} {:>8.2f} {:>8.2f} {:>16} {:>8}\n",
+        r.bytes.count(), r.count, workloads::nccl_type_name(r.dtype),
+        workloads::redop_name(r.collective), r.root, r.time.us(), r.algbw_gbytes, r.busbw_gbytes,
+        collectives::name(r.algorithm), collectives::name(r.protocol));
   }
 }
 
 void write_csv(const std::vector<workloads::SweepRow>& rows, std::ostream& out) {
   out << "collective,size_bytes,time_us,algbw_GBps,busbw_GBps,algorithm,protocol\n";
   for (const auto& r : rows) {
-    out << fmt::format("{},{},{:.3f},{:.3f},{:.3f},{},{}\n", collectives::name(r.collective), r.bytes.count(),
-                       r.time.us(), r.algbw_gbytes, r.busbw_gbytes, collectives::name(r.algorithm),
-                       collectives::name(r.protocol));
+    out << fmt::format("{},{},{:.3f},{:.3f},{:.3f},{},{}\n", collectives::name(r.collective),
+                       r.bytes.count(), r.time.us(), r.algbw_gbytes, r.busbw_gbytes,
+                       collectives::name(r.algorithm), collectives::name(r.protocol));
   }
 }
 
@@ -58,11 +61,18 @@ void write_json(const std::vector<workloads::SweepRow>& rows, std::ostream& out)
 
 }  // namespace
 
-void write_sweep(const std::vector<workloads::SweepRow>& rows, SweepFormat format, std::ostream& out) {
+void write_sweep(const std::vector<workloads::SweepRow>& rows, SweepFormat format,
+                 std::ostream& out) {
   switch (format) {
-    case SweepFormat::table: write_table(rows, out); return;
-    case SweepFormat::csv: write_csv(rows, out); return;
-    case SweepFormat::json: write_json(rows, out); return;
+    case SweepFormat::table:
+      write_table(rows, out);
+      return;
+    case SweepFormat::csv:
+      write_csv(rows, out);
+      return;
+    case SweepFormat::json:
+      write_json(rows, out);
+      return;
   }
 }
 

@@ -14,6 +14,7 @@ namespace dtsim::report {
 
 enum class SweepFormat { table, csv, json };
 
-void write_sweep(const std::vector<workloads::SweepRow>& rows, SweepFormat format, std::ostream& out);
+void write_sweep(const std::vector<workloads::SweepRow>& rows, SweepFormat format,
+                 std::ostream& out);
 
 }  // namespace dtsim::report

@@ -13,19 +13,27 @@ std::string_view redop_name(CollectiveKind k) {
   switch (k) {
     case CollectiveKind::all_reduce:
     case CollectiveKind::reduce_scatter:
-    case CollectiveKind::reduce: return "sum";
-    default: return "none";
+    case CollectiveKind::reduce:
+      return "sum";
+    default:
+      return "none";
   }
 }
 
 std::string_view nccl_type_name(topology::Dtype d) {
   switch (d) {
-    case topology::Dtype::fp32: return "float";
-    case topology::Dtype::tf32: return "float";
-    case topology::Dtype::bf16: return "bfloat16";
-    case topology::Dtype::fp16: return "half";
-    case topology::Dtype::fp8: return "f8e4m3";
-    case topology::Dtype::fp4: return "f4e2m1";
+    case topology::Dtype::fp32:
+      return "float";
+    case topology::Dtype::tf32:
+      return "float";
+    case topology::Dtype::bf16:
+      return "bfloat16";
+    case topology::Dtype::fp16:
+      return "half";
+    case topology::Dtype::fp8:
+      return "f8e4m3";
+    case topology::Dtype::fp4:
+      return "f4e2m1";
   }
   return "float";
 }
@@ -33,19 +41,25 @@ std::string_view nccl_type_name(topology::Dtype d) {
 double dtype_bytes(topology::Dtype d) {
   switch (d) {
     case topology::Dtype::fp32:
-    case topology::Dtype::tf32: return 4;
+    case topology::Dtype::tf32:
+      return 4;
     case topology::Dtype::bf16:
-    case topology::Dtype::fp16: return 2;
-    case topology::Dtype::fp8: return 1;
-    case topology::Dtype::fp4: return 0.5;
+    case topology::Dtype::fp16:
+      return 2;
+    case topology::Dtype::fp8:
+      return 1;
+    case topology::Dtype::fp4:
+      return 0.5;
   }
   return 4;
 }
 
-std::vector<SweepRow> run_collective_sweep(const CollectiveSweepSpec& sweep, const topology::ClusterSpec& cluster,
+std::vector<SweepRow> run_collective_sweep(const CollectiveSweepSpec& sweep,
+                                           const topology::ClusterSpec& cluster,
                                            const collectives::CollectiveCostModel& model) {
   if (sweep.step_factor < 2) {
-    throw InputError({}, "workload.step_factor", "expected an integer >= 2, got " + std::to_string(sweep.step_factor));
+    throw InputError({}, "workload.step_factor",
+                     "expected an integer >= 2, got " + std::to_string(sweep.step_factor));
   }
   if (sweep.min_bytes.count() <= 0 || sweep.min_bytes > sweep.max_bytes) {
     throw InputError({}, "workload.min_bytes", "expected 0 < min_bytes <= max_bytes");
@@ -54,12 +68,14 @@ std::vector<SweepRow> run_collective_sweep(const CollectiveSweepSpec& sweep, con
   const int ranks = sweep.ranks > 0 ? sweep.ranks : total;
   if (ranks > total) {
     throw InputError({}, "workload.ranks",
-                     "the cluster has " + std::to_string(total) + " GPUs, the sweep asks for " + std::to_string(ranks));
+                     "the cluster has " + std::to_string(total) + " GPUs, the sweep asks for " +
+                         std::to_string(ranks));
   }
   collectives::Communicator comm;
   comm.ranks.resize(static_cast<size_t>(ranks));
   std::iota(comm.ranks.begin(), comm.ranks.end(), 0);
-  const bool rooted = sweep.collective == CollectiveKind::broadcast || sweep.collective == CollectiveKind::reduce;
+  const bool rooted =
+      sweep.collective == CollectiveKind::broadcast || sweep.collective == CollectiveKind::reduce;
   std::vector<SweepRow> rows;
   for (int64_t b = sweep.min_bytes.count(); b <= sweep.max_bytes.count();) {
     const auto e = model.estimate(sweep.collective, Bytes(b), comm);

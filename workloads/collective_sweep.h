@@ -19,13 +19,13 @@ namespace dtsim::workloads {
 struct SweepRow {
   collectives::CollectiveKind collective = collectives::CollectiveKind::all_reduce;
   Bytes bytes;
-  int64_t count = 0;             // elements of the dtype, as nccl-tests prints it
+  int64_t count = 0;  // elements of the dtype, as nccl-tests prints it
   topology::Dtype dtype = topology::Dtype::fp32;
-  int root = -1;                 // 0 for broadcast and reduce, -1 otherwise
+  int root = -1;  // 0 for broadcast and reduce, -1 otherwise
   int ranks = 0;
   Time time;
-  double algbw_gbytes = 0;       // GB/s: bytes / time
-  double busbw_gbytes = 0;       // GB/s: algbw x nccl-tests' bus factor
+  double algbw_gbytes = 0;  // GB/s: bytes / time
+  double busbw_gbytes = 0;  // GB/s: algbw x nccl-tests' bus factor
   collectives::Algorithm algorithm = collectives::Algorithm::ring;
   collectives::Protocol protocol = collectives::Protocol::simple;
   int channels = 0;
@@ -33,7 +33,8 @@ struct SweepRow {
 
 // Throws InputError naming the workload key when the sizes or step do not describe a sweep
 // (min > max, step_factor < 2, more ranks than the cluster has).
-std::vector<SweepRow> run_collective_sweep(const CollectiveSweepSpec& sweep, const topology::ClusterSpec& cluster,
+std::vector<SweepRow> run_collective_sweep(const CollectiveSweepSpec& sweep,
+                                           const topology::ClusterSpec& cluster,
                                            const collectives::CollectiveCostModel& model);
 
 // "sum" for reducing collectives, "none" otherwise (nccl-tests' redop column).

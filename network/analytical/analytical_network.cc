@@ -6,7 +6,8 @@ namespace dtsim::network {
 
 AnalyticalNetwork::PathFigures AnalyticalNetwork::path(const Transfer& t) const {
   const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(t.src_gpu)) << 40) ^
-                       (static_cast<uint64_t>(static_cast<uint32_t>(t.dst_gpu)) << 16) ^ (t.flow_hash & 0xffff);
+                       (static_cast<uint64_t>(static_cast<uint32_t>(t.dst_gpu)) << 16) ^
+                       (t.flow_hash & 0xffff);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   PathFigures f;
   f.bottleneck = Bandwidth::bytes_per_s(std::numeric_limits<double>::infinity());

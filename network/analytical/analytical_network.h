@@ -19,7 +19,8 @@ class AnalyticalNetwork : public NetworkModel {
   explicit AnalyticalNetwork(const topology::Cluster& cluster) : cluster_(cluster) {}
 
   std::string_view name() const override { return "analytical"; }
-  void start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done, uint64_t payload) override;
+  void start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done,
+             uint64_t payload) override;
   Bytes bytes_delivered() const override { return delivered_; }
 
   // The time `t` takes alone on the network: path latency + bytes / bottleneck bandwidth.

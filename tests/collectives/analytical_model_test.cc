@@ -14,9 +14,9 @@ topology::ClusterSpec preset(std::string_view name, int nodes) {
   return s;
 }
 
-constexpr CollectiveKind kAll[] = {CollectiveKind::all_reduce, CollectiveKind::all_gather,
+constexpr CollectiveKind kAll[] = {CollectiveKind::all_reduce,     CollectiveKind::all_gather,
                                    CollectiveKind::reduce_scatter, CollectiveKind::broadcast,
-                                   CollectiveKind::reduce, CollectiveKind::all_to_all,
+                                   CollectiveKind::reduce,         CollectiveKind::all_to_all,
                                    CollectiveKind::send_recv};
 
 TEST(AnalyticalModel, TimeNeverDecreasesWithSize) {
@@ -42,7 +42,8 @@ TEST(AnalyticalModel, LargeRingAllReduceApproachesTheNvlinkBound) {
   const AnalyticalCollectiveModel m(preset("hgx-a100", 1), o, {});
   const auto w = m.world();
   const Bytes b = Bytes::gib(16);
-  const double bus = b.as_double() / m.estimate(CollectiveKind::all_reduce, b, w).time.seconds() * 1e-9 * 1.75;
+  const double bus =
+      b.as_double() / m.estimate(CollectiveKind::all_reduce, b, w).time.seconds() * 1e-9 * 1.75;
   EXPECT_NEAR(bus, 300 * ModelParameters{}.nvlink_efficiency, 5);
 }
 
@@ -79,26 +80,31 @@ TEST(AnalyticalModel, SubCommunicatorInsideANodeAvoidsTheNetwork) {
 
 TEST(AnalyticalModel, UnorderedRanksGiveTheSameShapeAsOrderedOnes) {
   const AnalyticalCollectiveModel m(preset("hgx-h100", 4), {}, {});
-  EXPECT_EQ(m.estimate(CollectiveKind::all_gather, Bytes::mib(8), Communicator{{24, 0, 16, 8}}).time,
-            m.estimate(CollectiveKind::all_gather, Bytes::mib(8), Communicator{{0, 8, 16, 24}}).time);
+  EXPECT_EQ(
+      m.estimate(CollectiveKind::all_gather, Bytes::mib(8), Communicator{{24, 0, 16, 8}}).time,
+      m.estimate(CollectiveKind::all_gather, Bytes::mib(8), Communicator{{0, 8, 16, 24}}).time);
 }
 
 TEST(AnalyticalModel, SingleRankCollectiveCostsOnlyItsLaunch) {
   const AnalyticalCollectiveModel m(preset("hgx-h100", 1), {}, {});
-  EXPECT_LT(m.estimate(CollectiveKind::all_reduce, Bytes::gib(1), Communicator{{3}}).time, Time::us(40));
+  EXPECT_LT(m.estimate(CollectiveKind::all_reduce, Bytes::gib(1), Communicator{{3}}).time,
+            Time::us(40));
 }
 
 TEST(AnalyticalModel, PriceRefusesAnAlgorithmTheHardwareLacks) {
   const AnalyticalCollectiveModel m(preset("hgx-a100", 1), {}, {});
-  EXPECT_THROW(m.price(CollectiveKind::all_reduce, Bytes::mib(1), m.world(), Algorithm::nvls, Protocol::simple),
+  EXPECT_THROW(m.price(CollectiveKind::all_reduce, Bytes::mib(1), m.world(), Algorithm::nvls,
+                       Protocol::simple),
                InputError);
 }
 
 TEST(AnalyticalModel, HalvingDoublingAndHierarchicalRunWhenAsked) {
   const AnalyticalCollectiveModel m(preset("hgx-h100", 4), {}, {});
   const auto w = m.world();
-  const auto hd = m.price(CollectiveKind::all_reduce, Bytes::mib(64), w, Algorithm::halving_doubling, Protocol::simple);
-  const auto h2 = m.price(CollectiveKind::all_reduce, Bytes::mib(64), w, Algorithm::hierarchical, Protocol::simple);
+  const auto hd = m.price(CollectiveKind::all_reduce, Bytes::mib(64), w,
+                          Algorithm::halving_doubling, Protocol::simple);
+  const auto h2 = m.price(CollectiveKind::all_reduce, Bytes::mib(64), w, Algorithm::hierarchical,
+                          Protocol::simple);
   EXPECT_GT(hd.time_us(64.0 * (1 << 20)), 0);
   EXPECT_GT(h2.time_us(64.0 * (1 << 20)), 0);
 }

@@ -73,7 +73,8 @@ TEST(CollectiveSweep, RejectsMoreRanksThanTheClusterHas) {
 TEST(CollectiveSweepWriter, CsvHasExactlyTheContractColumns) {
   Fixture f;
   std::ostringstream os;
-  report::write_sweep(run_collective_sweep(sweep(Bytes(8), Bytes(16), 2), f.spec, f.model), report::SweepFormat::csv, os);
+  report::write_sweep(run_collective_sweep(sweep(Bytes(8), Bytes(16), 2), f.spec, f.model),
+                      report::SweepFormat::csv, os);
   std::istringstream in(os.str());
   std::string header, row;
   std::getline(in, header);
@@ -86,9 +87,11 @@ TEST(CollectiveSweepWriter, CsvHasExactlyTheContractColumns) {
 TEST(CollectiveSweepWriter, TableHasNcclTestsColumnsAndOneLinePerSize) {
   Fixture f;
   std::ostringstream os;
-  report::write_sweep(run_collective_sweep(sweep(Bytes(8), Bytes(64), 2), f.spec, f.model), report::SweepFormat::table, os);
+  report::write_sweep(run_collective_sweep(sweep(Bytes(8), Bytes(64), 2), f.spec, f.model),
+                      report::SweepFormat::table, os);
   const std::string t = os.str();
-  for (const char* col : {"size", "count", "type", "redop", "root", "time", "algbw", "busbw", "algorithm", "protocol"}) {
+  for (const char* col : {"size", "count", "type", "redop", "root", "time", "algbw", "busbw",
+                          "algorithm", "protocol"}) {
     EXPECT_NE(t.find(col), std::string::npos) << col;
   }
   EXPECT_EQ(std::count(t.begin(), t.end(), '\n'), 3 + 4);
@@ -97,7 +100,8 @@ TEST(CollectiveSweepWriter, TableHasNcclTestsColumnsAndOneLinePerSize) {
 TEST(CollectiveSweepWriter, JsonCarriesSchemaVersionAndEveryRow) {
   Fixture f;
   std::ostringstream os;
-  report::write_sweep(run_collective_sweep(sweep(Bytes(8), Bytes(64), 2), f.spec, f.model), report::SweepFormat::json, os);
+  report::write_sweep(run_collective_sweep(sweep(Bytes(8), Bytes(64), 2), f.spec, f.model),
+                      report::SweepFormat::json, os);
   const auto j = nlohmann::json::parse(os.str());
   EXPECT_EQ(j["schema_version"], 1);
   ASSERT_EQ(j["rows"].size(), 4u);

@@ -56,7 +56,8 @@ TEST(ModelParameters, CalibrationFileRoundTripsEveryValue) {
 }
 
 TEST(ModelParameters, CalibrationValuesCarryUnits) {
-  const auto p = parse_calibration("parameters:\n  nvls_latency: 0.05ms\n  slice_bytes_ll: 8KiB\n", "c.yaml");
+  const auto p =
+      parse_calibration("parameters:\n  nvls_latency: 0.05ms\n  slice_bytes_ll: 8KiB\n", "c.yaml");
   EXPECT_DOUBLE_EQ(p.nvls_latency, 50);
   EXPECT_DOUBLE_EQ(p.slice_bytes_ll, 8192);
 }

@@ -29,7 +29,8 @@ TEST(ReferencePoints, H100RingAllReduceReachesAbout370GBpsBusBandwidth) {
 
 TEST(ReferencePoints, H100NvlsAllReduceReachesAbout480GBpsBusBandwidth) {
   const AnalyticalCollectiveModel m(node("hgx-h100", 1), {}, {});
-  EXPECT_EQ(m.estimate(CollectiveKind::all_reduce, Bytes::gib(8), m.world()).algorithm, Algorithm::nvls);
+  EXPECT_EQ(m.estimate(CollectiveKind::all_reduce, Bytes::gib(8), m.world()).algorithm,
+            Algorithm::nvls);
   EXPECT_NEAR(busbw(m, CollectiveKind::all_reduce, Bytes::gib(8)), 480, 480 * 0.08);
 }
 

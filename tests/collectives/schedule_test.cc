@@ -26,7 +26,8 @@ Communicator world(int n) {
 
 // Runs a schedule on a contention-free crossbar of n GPUs; returns its duration in us.
 double run_us(const Schedule& s, int n, ExecutorOptions opts = {}) {
-  const testing_support::CrossbarCluster cluster(n, Bandwidth::gbytes_per_s(kBwGBps), Time::us(kAlphaUs));
+  const testing_support::CrossbarCluster cluster(n, Bandwidth::gbytes_per_s(kBwGBps),
+                                                 Time::us(kAlphaUs));
   network::AnalyticalNetwork net(cluster);
   sim::Engine engine;
   ScheduleExecutor exec(s, net, opts);
@@ -36,27 +37,33 @@ double run_us(const Schedule& s, int n, ExecutorOptions opts = {}) {
   return (exec.finish_time() - exec.start_time()).us();
 }
 
-double hop_us(double bytes) { return kAlphaUs + bytes / (kBwGBps * 1e3); }
+double hop_us(double bytes) {
+  return kAlphaUs + bytes / (kBwGBps * 1e3);
+}
 
 const double kBytes = 64.0 * 1024 * 1024;
 
 TEST(Schedule, RingAllReduceMatchesTheClosedForm) {
   const int n = 8;
-  const auto s = build_schedule(Algorithm::ring, CollectiveKind::all_reduce, Bytes(static_cast<int64_t>(kBytes)), world(n), 1);
+  const auto s = build_schedule(Algorithm::ring, CollectiveKind::all_reduce,
+                                Bytes(static_cast<int64_t>(kBytes)), world(n), 1);
   EXPECT_NEAR(run_us(s, n), 2 * (n - 1) * hop_us(kBytes / n), 0.01 * run_us(s, n));
 }
 
 TEST(Schedule, RingAllGatherAndReduceScatterMatchTheClosedForm) {
   const int n = 8;
   for (auto k : {CollectiveKind::all_gather, CollectiveKind::reduce_scatter}) {
-    const auto s = build_schedule(Algorithm::ring, k, Bytes(static_cast<int64_t>(kBytes)), world(n), 1);
-    EXPECT_NEAR(run_us(s, n), (n - 1) * hop_us(kBytes / n), 0.01 * (n - 1) * hop_us(kBytes / n)) << name(k);
+    const auto s =
+        build_schedule(Algorithm::ring, k, Bytes(static_cast<int64_t>(kBytes)), world(n), 1);
+    EXPECT_NEAR(run_us(s, n), (n - 1) * hop_us(kBytes / n), 0.01 * (n - 1) * hop_us(kBytes / n))
+        << name(k);
   }
 }
 
 TEST(Schedule, PipelinedBroadcastMatchesTheClosedForm) {
   const int n = 8;
-  const auto s = build_schedule(Algorithm::ring, CollectiveKind::broadcast, Bytes(static_cast<int64_t>(kBytes)), world(n), 1);
+  const auto s = build_schedule(Algorithm::ring, CollectiveKind::broadcast,
+                                Bytes(static_cast<int64_t>(kBytes)), world(n), 1);
   // n slices through n-1 hops; on a contention-free network the slices overlap completely, so
   // the last slice arrives after n-1 hops of one slice.
   EXPECT_NEAR(run_us(s, n), (n - 1) * hop_us(kBytes / n), 0.01 * (n - 1) * hop_us(kBytes / n));
@@ -65,14 +72,16 @@ TEST(Schedule, PipelinedBroadcastMatchesTheClosedForm) {
 TEST(Schedule, TreeAllReduceMatchesTheClosedForm) {
   const int n = 16;
   const int g = 4;  // 4 nodes of 4: chain of 3, tree of depth 2, both ways
-  const auto s = build_schedule(Algorithm::tree, CollectiveKind::all_reduce, Bytes(static_cast<int64_t>(kBytes)), world(n), 1, g);
+  const auto s = build_schedule(Algorithm::tree, CollectiveKind::all_reduce,
+                                Bytes(static_cast<int64_t>(kBytes)), world(n), 1, g);
   const double expect = 2 * ((g - 1) + std::ceil(std::log2(n / g))) * hop_us(kBytes);
   EXPECT_NEAR(run_us(s, n), expect, 0.01 * expect);
 }
 
 TEST(Schedule, HalvingDoublingMatchesTheClosedForm) {
   const int n = 8;
-  const auto s = build_schedule(Algorithm::halving_doubling, CollectiveKind::all_reduce, Bytes(static_cast<int64_t>(kBytes)), world(n), 1);
+  const auto s = build_schedule(Algorithm::halving_doubling, CollectiveKind::all_reduce,
+                                Bytes(static_cast<int64_t>(kBytes)), world(n), 1);
   double expect = 0;
   for (int k = 1; k <= 3; ++k) expect += 2 * hop_us(kBytes / (1 << k));
   EXPECT_NEAR(run_us(s, n), expect, 0.01 * expect);
@@ -80,7 +89,8 @@ TEST(Schedule, HalvingDoublingMatchesTheClosedForm) {
 
 TEST(Schedule, PairwiseAllToAllMatchesTheClosedForm) {
   const int n = 8;
-  const auto s = build_schedule(Algorithm::pairwise, CollectiveKind::all_to_all, Bytes(static_cast<int64_t>(kBytes)), world(n), 1);
+  const auto s = build_schedule(Algorithm::pairwise, CollectiveKind::all_to_all,
+                                Bytes(static_cast<int64_t>(kBytes)), world(n), 1);
   EXPECT_NEAR(run_us(s, n), hop_us(kBytes / n), 0.01 * hop_us(kBytes / n));
 }
 
@@ -93,8 +103,10 @@ TEST(Schedule, RingAllReduceMovesTwiceTheBufferPerRankMinusOneShare) {
 
 TEST(Schedule, ExecutorDeliversEveryByteItSends) {
   const int n = 8;
-  const auto s = build_schedule(Algorithm::ring, CollectiveKind::all_reduce, Bytes(8 << 20), world(n), 4);
-  const testing_support::CrossbarCluster cluster(n, Bandwidth::gbytes_per_s(kBwGBps), Time::us(kAlphaUs));
+  const auto s =
+      build_schedule(Algorithm::ring, CollectiveKind::all_reduce, Bytes(8 << 20), world(n), 4);
+  const testing_support::CrossbarCluster cluster(n, Bandwidth::gbytes_per_s(kBwGBps),
+                                                 Time::us(kAlphaUs));
   network::AnalyticalNetwork net(cluster);
   sim::Engine engine;
   ScheduleExecutor exec(s, net);
@@ -106,14 +118,17 @@ TEST(Schedule, ExecutorDeliversEveryByteItSends) {
 
 TEST(Schedule, ReductionWorkDelaysTheDependentSteps) {
   const int n = 4;
-  const auto s = build_schedule(Algorithm::ring, CollectiveKind::reduce_scatter, Bytes(64 << 20), world(n), 1);
+  const auto s =
+      build_schedule(Algorithm::ring, CollectiveKind::reduce_scatter, Bytes(64 << 20), world(n), 1);
   ExecutorOptions slow;
   slow.reduction_bandwidth = Bandwidth::gbytes_per_s(50);
   EXPECT_GT(run_us(s, n, slow), run_us(s, n) * 1.4);
 }
 
 TEST(Schedule, SwitchReductionAlgorithmsHaveNoTransferSchedule) {
-  EXPECT_THROW(build_schedule(Algorithm::nvls, CollectiveKind::all_reduce, Bytes(1 << 20), world(8), 1), InputError);
+  EXPECT_THROW(
+      build_schedule(Algorithm::nvls, CollectiveKind::all_reduce, Bytes(1 << 20), world(8), 1),
+      InputError);
 }
 
 TEST(Schedule, RingAllReduceOnABuiltH100NodeTakesStepsTimesOneNvswitchHop) {
@@ -129,7 +144,8 @@ TEST(Schedule, RingAllReduceOnABuiltH100NodeTakesStepsTimesOneNvswitchHop) {
   exec.start(engine);
   engine.run();
   const Time hop = net.transfer_time({0, 1, Bytes(b.count() / n)});
-  EXPECT_NEAR((exec.finish_time() - exec.start_time()).us(), (hop * (2 * (n - 1))).us(), 0.01 * (hop * 14).us());
+  EXPECT_NEAR((exec.finish_time() - exec.start_time()).us(), (hop * (2 * (n - 1))).us(),
+              0.01 * (hop * 14).us());
 }
 
 }  // namespace

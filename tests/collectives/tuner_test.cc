@@ -15,18 +15,21 @@ topology::ClusterSpec preset(std::string_view name, int nodes) {
   return s;
 }
 
-CollectiveEstimate run(const topology::ClusterSpec& s, CollectiveOptions o, CollectiveKind k, Bytes b) {
+CollectiveEstimate run(const topology::ClusterSpec& s, CollectiveOptions o, CollectiveKind k,
+                       Bytes b) {
   const AnalyticalCollectiveModel m(s, o, {});
   return m.estimate(k, b, m.world());
 }
 
 TEST(Tuner, PicksNvlsForLargeAllReduceOnOneHopperNvswitchNode) {
-  EXPECT_EQ(run(preset("hgx-h100", 1), {}, CollectiveKind::all_reduce, Bytes::gib(1)).algorithm, Algorithm::nvls);
+  EXPECT_EQ(run(preset("hgx-h100", 1), {}, CollectiveKind::all_reduce, Bytes::gib(1)).algorithm,
+            Algorithm::nvls);
 }
 
 TEST(Tuner, NeverPicksNvlsOnAmpere) {
   for (int64_t b = 8; b <= (int64_t{1} << 33); b *= 8) {
-    EXPECT_NE(run(preset("hgx-a100", 1), {}, CollectiveKind::all_reduce, Bytes(b)).algorithm, Algorithm::nvls);
+    EXPECT_NE(run(preset("hgx-a100", 1), {}, CollectiveKind::all_reduce, Bytes(b)).algorithm,
+              Algorithm::nvls);
   }
 }
 
@@ -45,7 +48,8 @@ TEST(Tuner, RefusesExplicitNvlsOnAmpereNamingComputeCapability) {
 TEST(Tuner, RefusesCollnetWithoutSharp) {
   CollectiveOptions o;
   o.algorithm = Algorithm::collnet_direct;
-  EXPECT_THROW(run(preset("hgx-h100", 4), o, CollectiveKind::all_reduce, Bytes::mib(1)), InputError);
+  EXPECT_THROW(run(preset("hgx-h100", 4), o, CollectiveKind::all_reduce, Bytes::mib(1)),
+               InputError);
 }
 
 TEST(Tuner, HonoursCollnetWithSharp) {
@@ -53,13 +57,15 @@ TEST(Tuner, HonoursCollnetWithSharp) {
   s.fabric.sharp = true;
   CollectiveOptions o;
   o.algorithm = Algorithm::collnet_chain;
-  EXPECT_EQ(run(s, o, CollectiveKind::all_reduce, Bytes::mib(64)).algorithm, Algorithm::collnet_chain);
+  EXPECT_EQ(run(s, o, CollectiveKind::all_reduce, Bytes::mib(64)).algorithm,
+            Algorithm::collnet_chain);
 }
 
 TEST(Tuner, RefusesPatWithMoreThanOneGpuPerNode) {
   CollectiveOptions o;
   o.algorithm = Algorithm::pat;
-  EXPECT_THROW(run(preset("hgx-h100", 4), o, CollectiveKind::all_gather, Bytes::mib(1)), InputError);
+  EXPECT_THROW(run(preset("hgx-h100", 4), o, CollectiveKind::all_gather, Bytes::mib(1)),
+               InputError);
 }
 
 TEST(Tuner, AcceptsPatWithOneGpuPerNode) {
@@ -73,7 +79,8 @@ TEST(Tuner, AcceptsPatWithOneGpuPerNode) {
 TEST(Tuner, RefusesTreeForAllGather) {
   CollectiveOptions o;
   o.algorithm = Algorithm::tree;
-  EXPECT_THROW(run(preset("hgx-h100", 2), o, CollectiveKind::all_gather, Bytes::mib(1)), InputError);
+  EXPECT_THROW(run(preset("hgx-h100", 2), o, CollectiveKind::all_gather, Bytes::mib(1)),
+               InputError);
 }
 
 TEST(Tuner, NeverPicksLl128OverPcie) {
@@ -86,7 +93,8 @@ TEST(Tuner, NeverPicksLl128OverPcie) {
 TEST(Tuner, RefusesExplicitLl128OverPcie) {
   CollectiveOptions o;
   o.protocol = Protocol::ll128;
-  EXPECT_THROW(run(preset("pcie-server", 1), o, CollectiveKind::all_reduce, Bytes::mib(1)), InputError);
+  EXPECT_THROW(run(preset("pcie-server", 1), o, CollectiveKind::all_reduce, Bytes::mib(1)),
+               InputError);
 }
 
 TEST(Tuner, UsesLlForTinyAndSimpleForHugeMessages) {
@@ -123,8 +131,10 @@ TEST(Tuner, RejectsChannelCountOutOfRange) {
 TEST(Tuner, AllToAllAndSendRecvIgnoreTheAlgorithmChoiceAsNcclDoes) {
   CollectiveOptions o;
   o.algorithm = Algorithm::ring;
-  EXPECT_EQ(run(preset("hgx-h100", 2), o, CollectiveKind::all_to_all, Bytes::mib(8)).algorithm, Algorithm::pairwise);
-  EXPECT_EQ(run(preset("hgx-h100", 2), o, CollectiveKind::send_recv, Bytes::mib(8)).algorithm, Algorithm::p2p);
+  EXPECT_EQ(run(preset("hgx-h100", 2), o, CollectiveKind::all_to_all, Bytes::mib(8)).algorithm,
+            Algorithm::pairwise);
+  EXPECT_EQ(run(preset("hgx-h100", 2), o, CollectiveKind::send_recv, Bytes::mib(8)).algorithm,
+            Algorithm::p2p);
 }
 
 }  // namespace

@@ -17,17 +17,25 @@ const std::vector<Case>& cases() {
   static const std::vector<Case> kCases = {
       {"azure_nd_h100_v5_8gpu_allreduce.yaml", "azure_nd_h100_v5_8gpu_allreduce.csv", "all_reduce"},
       {"azure_nd_a100_v4_8gpu_allreduce.yaml", "azure_nd_a100_v4_8gpu_allreduce.csv", "all_reduce"},
-      {"a40_2gpu_nvlink_bridge_allreduce.yaml", "a40_and_dgxa100_small_configs_allreduce.csv", "all_reduce:A40_2gpu_NVLinkBridge"},
-      {"a40_4gpu_sys_p2p_disabled_allreduce.yaml", "a40_and_dgxa100_small_configs_allreduce.csv", "all_reduce:A40_4gpu_SYS_P2Pdisabled"},
-      {"a40_2gpu_node_p2p_disabled_allreduce.yaml", "a40_and_dgxa100_small_configs_allreduce.csv", "all_reduce:A40_2gpu_NODE_P2Pdisabled"},
-      {"dgxa100_4gpu_nvswitch_allreduce.yaml", "a40_and_dgxa100_small_configs_allreduce.csv", "all_reduce:DGXA100_4gpu_NVSwitch"},
-      {"dgxa100_4gpu_p2p_disabled_allreduce.yaml", "a40_and_dgxa100_small_configs_allreduce.csv", "all_reduce:DGXA100_4gpu_P2Pdisabled"},
+      {"a40_2gpu_nvlink_bridge_allreduce.yaml", "a40_and_dgxa100_small_configs_allreduce.csv",
+       "all_reduce:A40_2gpu_NVLinkBridge"},
+      {"a40_4gpu_sys_p2p_disabled_allreduce.yaml", "a40_and_dgxa100_small_configs_allreduce.csv",
+       "all_reduce:A40_4gpu_SYS_P2Pdisabled"},
+      {"a40_2gpu_node_p2p_disabled_allreduce.yaml", "a40_and_dgxa100_small_configs_allreduce.csv",
+       "all_reduce:A40_2gpu_NODE_P2Pdisabled"},
+      {"dgxa100_4gpu_nvswitch_allreduce.yaml", "a40_and_dgxa100_small_configs_allreduce.csv",
+       "all_reduce:DGXA100_4gpu_NVSwitch"},
+      {"dgxa100_4gpu_p2p_disabled_allreduce.yaml", "a40_and_dgxa100_small_configs_allreduce.csv",
+       "all_reduce:DGXA100_4gpu_P2Pdisabled"},
       {"a100_8gpu_sendrecv.yaml", "a100_8gpu_sendrecv.csv", "sendrecv"},
       {"aws_p4de_2node_efa_allreduce.yaml", "aws_p4de_2node_efa_allreduce.csv", "all_reduce"},
       {"oci_a100_2node_roce_allreduce.yaml", "oci_a100_2node_roce_allreduce.csv", "all_reduce"},
-      {"gcp_a3mega_2node_tcpxo_allgather.yaml", "gcp_a3mega_2node_tcpxo_allgather.csv", "all_gather"},
-      {"coreweave_gb200_nvl72_allreduce.yaml", "coreweave_gb200_nvl72_1rack_allreduce.csv", "all_reduce"},
-      {"l40s_2node_tcp_socket_allreduce.yaml", "l40s_2node_tcp_socket_allreduce_1gpn.csv", "all_reduce"},
+      {"gcp_a3mega_2node_tcpxo_allgather.yaml", "gcp_a3mega_2node_tcpxo_allgather.csv",
+       "all_gather"},
+      {"coreweave_gb200_nvl72_allreduce.yaml", "coreweave_gb200_nvl72_1rack_allreduce.csv",
+       "all_reduce"},
+      {"l40s_2node_tcp_socket_allreduce.yaml", "l40s_2node_tcp_socket_allreduce_1gpn.csv",
+       "all_reduce"},
   };
   return kCases;
 }
@@ -87,7 +95,8 @@ std::vector<Dataset> load_datasets(const std::string& source_dir) {
   return out;
 }
 
-CaseError evaluate(const Dataset& d, const ModelParameters& params, std::vector<std::string>* detail) {
+CaseError evaluate(const Dataset& d, const ModelParameters& params,
+                   std::vector<std::string>* detail) {
   const auto& sc = d.scenario;
   const auto& rows = d.rows;
   const AnalyticalCollectiveModel model(sc.cluster, sc.options, params);
@@ -105,13 +114,15 @@ CaseError evaluate(const Dataset& d, const ModelParameters& params, std::vector<
       sum_large += err;
       ++e.large_sizes;
     }
-    const std::string choice = std::string(name(est.algorithm)) + "/" + std::string(name(est.protocol));
+    const std::string choice =
+        std::string(name(est.algorithm)) + "/" + std::string(name(est.protocol));
     if (choice != last) e.algorithms += (e.algorithms.empty() ? "" : " ") + choice;
     last = choice;
     if (detail != nullptr) {
       char line[160];
-      std::snprintf(line, sizeof line, "%12.0f B  measured %11.2f us  predicted %11.2f us  %+6.1f%%  %s", r.bytes,
-                    r.time_us, est.time.us(), (est.time.us() / r.time_us - 1) * 100, choice.c_str());
+      std::snprintf(
+          line, sizeof line, "%12.0f B  measured %11.2f us  predicted %11.2f us  %+6.1f%%  %s",
+          r.bytes, r.time_us, est.time.us(), (est.time.us() / r.time_us - 1) * 100, choice.c_str());
       detail->push_back(line);
     }
   }

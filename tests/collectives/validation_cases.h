@@ -14,14 +14,14 @@
 namespace dtsim::collectives::validation {
 
 struct Case {
-  std::string scenario;   // file under scenarios/validation
-  std::string measured;   // file under shared/validation/measured
-  std::string label;      // the value of the collective column of the rows this case checks
+  std::string scenario;  // file under scenarios/validation
+  std::string measured;  // file under shared/validation/measured
+  std::string label;     // the value of the collective column of the rows this case checks
 };
 
 struct MeasuredRow {
   double bytes = 0;
-  double time_us = 0;     // mean of the in- and out-of-place rows of this size
+  double time_us = 0;  // mean of the in- and out-of-place rows of this size
 };
 
 struct LoadedScenario {
@@ -40,11 +40,11 @@ std::vector<MeasuredRow> read_measured(const std::string& path, const std::strin
 LoadedScenario load_case_scenario(const std::string& path);
 
 struct CaseError {
-  double mape_all = 0;      // mean absolute percentage error of time_us over every size
-  double mape_large = 0;    // over sizes >= 64 MiB (0 when there are none)
+  double mape_all = 0;    // mean absolute percentage error of time_us over every size
+  double mape_large = 0;  // over sizes >= 64 MiB (0 when there are none)
   int sizes = 0;
   int large_sizes = 0;
-  std::string algorithms;   // the algorithm/protocol choices, in size order, deduplicated
+  std::string algorithms;  // the algorithm/protocol choices, in size order, deduplicated
 };
 
 // A case with its scenario and measured rows read, so a fit can evaluate it many times.

@@ -46,8 +46,9 @@ double objective(const std::vector<validation::Dataset>& data, const ModelParame
 // What the fit may move: efficiencies, NIC-stack latencies, pipeline depths. NCCL's own
 // per-protocol launch and step latencies stay as NCCL states them.
 bool fitted(std::string_view name) {
-  static constexpr std::string_view kFixedPrefixes[] = {"base_latency_", "step_latency_nvlink", "step_latency_pcie", "ll_bandwidth",
-                                                        "ll128_bandwidth", "nvlink_eff", "pcie_eff"};
+  static constexpr std::string_view kFixedPrefixes[] = {
+      "base_latency_",   "step_latency_nvlink", "step_latency_pcie", "ll_bandwidth",
+      "ll128_bandwidth", "nvlink_eff",          "pcie_eff"};
   for (auto p : kFixedPrefixes) {
     if (name.substr(0, p.size()) == p) return false;
   }
@@ -66,7 +67,8 @@ ModelParameters fit(const std::vector<validation::Dataset>& data, ModelParameter
       for (const auto& d : desc) {
         for (double dir : {1.0, -1.0}) {
           const double old = p.*d.field;
-          const double v = std::clamp(old == 0 ? (dir > 0 ? step : 0.0) : old * std::exp(dir * step), d.lower, d.upper);
+          const double v = std::clamp(
+              old == 0 ? (dir > 0 ? step : 0.0) : old * std::exp(dir * step), d.lower, d.upper);
           if (v == old) continue;
           p.*d.field = v;
           const double f = objective(data, p);
@@ -108,7 +110,9 @@ int main(int argc, char** argv) {
     write_calibration(fit(data, params), std::cout);
     return 0;
   }
-  std::printf("| scenario | measured rows | sizes | MAPE all sizes | MAPE >= 64 MiB | chosen algorithm/protocol (small to large) |\n");
+  std::printf(
+      "| scenario | measured rows | sizes | MAPE all sizes | MAPE >= 64 MiB | chosen "
+      "algorithm/protocol (small to large) |\n");
   std::printf("| --- | --- | --- | --- | --- | --- |\n");
   double worst_all = 0;
   double worst_large = 0;
@@ -123,7 +127,7 @@ int main(int argc, char** argv) {
     worst_all = std::max(worst_all, e.mape_all);
     worst_large = std::max(worst_large, e.mape_large);
   }
-  std::printf("\nWorst dataset: %.1f%% over all sizes, %.1f%% over sizes >= 64 MiB.\n", 100 * worst_all,
-              100 * worst_large);
+  std::printf("\nWorst dataset: %.1f%% over all sizes, %.1f%% over sizes >= 64 MiB.\n",
+              100 * worst_all, 100 * worst_large);
   return 0;
 }

@@ -47,7 +47,8 @@ TEST(MeasuredData, EveryMeasuredFileExceptReferencePointsHasACase) {
 
 TEST(MeasuredData, EveryConfigurationOfTheSmallConfigsFileHasItsOwnScenario) {
   int configs = 0;
-  for (const auto& c : cases()) configs += c.measured == "a40_and_dgxa100_small_configs_allreduce.csv";
+  for (const auto& c : cases())
+    configs += c.measured == "a40_and_dgxa100_small_configs_allreduce.csv";
   EXPECT_EQ(configs, 5);
 }
 

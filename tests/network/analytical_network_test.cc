@@ -16,8 +16,8 @@ struct Recorder final : sim::EventHandler {
 
 TEST(AnalyticalNetwork, TransferTakesPathLatencyPlusBytesAtTheBottleneck) {
   // gpu0 -(100 GB/s, 1us)- gpu1 -(25 GB/s, 2us)- gpu2
-  const testing_support::LineCluster c({{Bandwidth::gbytes_per_s(100), Time::us(1)},
-                                        {Bandwidth::gbytes_per_s(25), Time::us(2)}});
+  const testing_support::LineCluster c(
+      {{Bandwidth::gbytes_per_s(100), Time::us(1)}, {Bandwidth::gbytes_per_s(25), Time::us(2)}});
   AnalyticalNetwork net(c);
   EXPECT_EQ(net.transfer_time({0, 2, Bytes(25'000'000)}), Time::us(3) + Time::us(1000));
 }

@@ -21,7 +21,8 @@ class LineCluster : public topology::Cluster {
     spec_.nodes = static_cast<int>(hops.size()) + 1;
     spec_.gpus_per_node = 1;
     for (size_t i = 0; i <= hops.size(); ++i) {
-      devices_.push_back({topology::DeviceKind::gpu, "gpu" + std::to_string(i), static_cast<int>(i), 0, 0});
+      devices_.push_back(
+          {topology::DeviceKind::gpu, "gpu" + std::to_string(i), static_cast<int>(i), 0, 0});
     }
     for (size_t i = 0; i < hops.size(); ++i) {
       const auto a = static_cast<topology::DeviceId>(i);
@@ -33,7 +34,9 @@ class LineCluster : public topology::Cluster {
   std::span<const topology::Device> devices() const override { return devices_; }
   std::span<const topology::Link> links() const override { return links_; }
   int gpu_count() const override { return static_cast<int>(devices_.size()); }
-  topology::DeviceId gpu_device(int gpu) const override { return static_cast<topology::DeviceId>(gpu); }
+  topology::DeviceId gpu_device(int gpu) const override {
+    return static_cast<topology::DeviceId>(gpu);
+  }
   std::vector<topology::LinkId> route(int src, int dst, uint64_t /*flow_hash*/) const override {
     std::vector<topology::LinkId> out;
     for (int i = src; i < dst; ++i) out.push_back(static_cast<topology::LinkId>(2 * i));
@@ -67,7 +70,9 @@ class CrossbarCluster : public topology::Cluster {
   std::span<const topology::Device> devices() const override { return devices_; }
   std::span<const topology::Link> links() const override { return links_; }
   int gpu_count() const override { return static_cast<int>(devices_.size()); }
-  topology::DeviceId gpu_device(int gpu) const override { return static_cast<topology::DeviceId>(gpu); }
+  topology::DeviceId gpu_device(int gpu) const override {
+    return static_cast<topology::DeviceId>(gpu);
+  }
   std::vector<topology::LinkId> route(int src, int dst, uint64_t /*flow_hash*/) const override {
     return {static_cast<topology::LinkId>(src * gpu_count() + dst)};
   }
