@@ -9,9 +9,12 @@
 
 #include "collectives/analytical_model.h"
 #include "collectives/model_parameters.h"
+#include "collectives/schedule.h"
+#include "collectives/schedule_executor.h"
 #include "config/loader.h"
 #include "report/collective_sweep_writer.h"
 #include "report/training_writer.h"
+#include "network/flow/flow_model.h"
 #include "sim/engine.h"
 #include "sim/error.h"
 #include "topology/cluster.h"
@@ -21,6 +24,10 @@
 #include "workloads/compute_model.h"
 #include "workloads/training.h"
 
+#ifdef DTSIM_HAVE_CUDA_SOLVER
+#include "gpu_accel/cuda_max_min_solver.h"
+#endif
+
 namespace dtsim::apps {
 namespace {
 
@@ -28,13 +35,73 @@ SourceLocation where(const config::Scenario& s) { return SourceLocation{s.source
 
 collectives::ModelParameters model_parameters(const config::Scenario& s) {
   if (!s.calibration) return collectives::ModelParameters{};
-  return collectives::load_calibration(*s.calibration);
+  // A relative path is relative to the scenario file, so a scenario and its calibration move
+  // together.
+  std::filesystem::path path = *s.calibration;
+  if (path.is_relative() && !s.source_file.empty()) {
+    path = std::filesystem::path(s.source_file).parent_path() / path;
+  }
+  return collectives::load_calibration(path.string());
 }
 
 void require_supported_model(const config::Scenario& s) {
   if (s.network.model == config::NetworkModelKind::packet) {
     throw InputError(where(s), "network.model",
                      "the packet-level model is not available yet; use analytical or flow");
+  }
+  if (s.network.model == config::NetworkModelKind::flow &&
+      s.workload.kind != workloads::WorkloadKind::collective_sweep) {
+    throw InputError(where(s), "network.model",
+                     "the flow model runs collective sweeps; training and trace workloads run on "
+                     "the analytical model for now");
+  }
+}
+
+bool has_lowering(collectives::Algorithm a) {
+  using collectives::Algorithm;
+  return a == Algorithm::ring || a == Algorithm::tree || a == Algorithm::halving_doubling;
+}
+
+// Under the flow model each size's schedule runs as flows on the routed cluster graph, sharing
+// link capacity max-min fairly. The algorithm is the tuner's when it has a point-to-point lowering;
+// in-switch reductions (NVLS, CollNet) and PAT have none, so those sizes run the cheaper of ring
+// and tree instead, and the row says which ran.
+void run_sweep_on_flows(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
+                        std::vector<workloads::SweepRow>& rows, sim::Engine& engine) {
+  if (rows.empty()) return;
+  auto cluster = topology::build_cluster(s.cluster);
+  network::FlowModelOptions options;
+#ifdef DTSIM_HAVE_CUDA_SOLVER
+  options.accelerator = gpu_accel::make_cuda_max_min_solver();
+#endif
+  network::FlowNetworkModel net(*cluster, options);
+  collectives::Communicator comm;
+  for (int r = 0; r < rows.front().ranks; ++r) comm.ranks.push_back(r);
+  const auto kind = s.workload.sweep.collective;
+  for (auto& row : rows) {
+    collectives::Algorithm algo = row.algorithm;
+    if (!has_lowering(algo)) {
+      Time best = Time::max();
+      for (auto candidate : {collectives::Algorithm::ring, collectives::Algorithm::tree}) {
+        try {
+          Time t = Time::us(model.price(kind, row.bytes, comm, candidate, row.protocol)
+                                .time_us(row.bytes.as_double()));
+          if (t < best) best = t, algo = candidate;
+        } catch (const InputError&) {
+          // This candidate cannot run the collective here; the other may.
+        }
+      }
+    }
+    collectives::Schedule schedule =
+        collectives::build_schedule(algo, kind, row.bytes, comm, row.channels, s.cluster.gpus_per_node);
+    collectives::ScheduleExecutor exec(schedule, net);
+    Time begin = engine.now();
+    exec.start(engine);
+    engine.run();
+    row.algorithm = algo;
+    row.time = exec.finish_time() - begin;
+    row.algbw_gbytes = row.time.ps() > 0 ? row.bytes.as_double() / row.time.seconds() * 1e-9 : 0;
+    row.busbw_gbytes = row.algbw_gbytes * collectives::busbw_factor(kind, row.ranks);
   }
 }
 
@@ -47,6 +114,10 @@ struct SweepClock final : sim::EventHandler {
 std::vector<workloads::SweepRow> run_sweep(const config::Scenario& s, sim::Engine& engine) {
   collectives::AnalyticalCollectiveModel model(s.cluster, s.collectives, model_parameters(s));
   auto rows = workloads::run_collective_sweep(s.workload.sweep, s.cluster, model);
+  if (s.network.model == config::NetworkModelKind::flow) {
+    run_sweep_on_flows(s, model, rows, engine);
+    return rows;
+  }
   SweepClock clock;
   for (size_t i = 0; i < rows.size(); ++i) {
     engine.schedule_in(rows[i].time, clock, i);

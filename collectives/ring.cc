@@ -47,7 +47,28 @@ AlgoCost ring_cost(const HardwareView& hw, const CostQuery& q) {
 
 namespace dtsim::collectives {
 
-Schedule ring_schedule(CollectiveKind kind, Bytes bytes, const Communicator& comm, int channels) {
+namespace {
+
+// Channel c's ring visits each node's ranks rotated by c, so consecutive channels leave and enter
+// a node through different GPUs and hence different NICs: NCCL lays its rings across the rails
+// this way, and without it every channel would queue on one NIC pair.
+std::vector<int> channel_ring(const Communicator& comm, int channel, int ranks_per_node) {
+  const int n = comm.size();
+  std::vector<int> order(comm.ranks.begin(), comm.ranks.end());
+  const int g = ranks_per_node;
+  if (g <= 1 || n % g != 0 || n == g) return order;
+  for (int base = 0; base < n; base += g) {
+    for (int j = 0; j < g; ++j) {
+      order[static_cast<size_t>(base + j)] = comm.ranks[static_cast<size_t>(base + (j + channel) % g)];
+    }
+  }
+  return order;
+}
+
+}  // namespace
+
+Schedule ring_schedule(CollectiveKind kind, Bytes bytes, const Communicator& comm, int channels,
+                       int ranks_per_node) {
   Schedule s;
   const int n = comm.size();
   if (n <= 1) return s;
@@ -81,6 +102,7 @@ Schedule ring_schedule(CollectiveKind kind, Bytes bytes, const Communicator& com
   const int reducing_steps = kind == CollectiveKind::all_gather ? 0 : n - 1;
   const Bytes chunk(bytes.count() / (int64_t{n} * channels));
   for (int c = 0; c < channels; ++c) {
+    const std::vector<int> ring = channel_ring(comm, c, ranks_per_node);
     // last_into[r]: the transfer that last delivered into ring position r.
     std::vector<uint32_t> last_into(static_cast<size_t>(n), UINT32_MAX);
     for (int st = 0; st < steps; ++st) {
@@ -91,8 +113,8 @@ Schedule ring_schedule(CollectiveKind kind, Bytes bytes, const Communicator& com
           deps.push_back(last_into[static_cast<size_t>(r)]);
         const int next = (r + 1) % n;
         now[static_cast<size_t>(next)] =
-            s.add(comm.ranks[static_cast<size_t>(r)], comm.ranks[static_cast<size_t>(next)], chunk,
-                  deps, st < reducing_steps ? chunk : Bytes(0), st, c);
+            s.add(ring[static_cast<size_t>(r)], ring[static_cast<size_t>(next)], chunk, deps,
+                  st < reducing_steps ? chunk : Bytes(0), st, c);
       }
       last_into = now;
     }

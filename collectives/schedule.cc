@@ -29,7 +29,8 @@ Bytes Schedule::total_bytes() const {
 }
 
 // The builders live beside their algorithms (ring.cc, tree.cc, ...).
-Schedule ring_schedule(CollectiveKind kind, Bytes bytes, const Communicator& comm, int channels);
+Schedule ring_schedule(CollectiveKind kind, Bytes bytes, const Communicator& comm, int channels,
+                       int ranks_per_node);
 Schedule tree_schedule(Bytes bytes, const Communicator& comm, int channels, int ranks_per_node);
 Schedule halving_doubling_schedule(Bytes bytes, const Communicator& comm, int channels);
 Schedule all_to_all_schedule(Bytes bytes, const Communicator& comm, int channels);
@@ -47,7 +48,7 @@ Schedule build_schedule(Algorithm algo, CollectiveKind kind, Bytes bytes, const 
   switch (algo) {
     case Algorithm::ring:
       if (kind == CollectiveKind::all_to_all || kind == CollectiveKind::send_recv) throw refuse();
-      return ring_schedule(kind, bytes, comm, channels);
+      return ring_schedule(kind, bytes, comm, channels, ranks_per_node);
     case Algorithm::tree:
       if (kind != CollectiveKind::all_reduce) throw refuse();
       return tree_schedule(bytes, comm, channels, ranks_per_node);

@@ -340,6 +340,7 @@ ExecutionResult Executor::run(const Workload& w) const {
   run.start_all(engine);
   ExecutionResult out;
   out.events = engine.run();
+  out.fingerprint = engine.fingerprint();
   auto& ranks = run.ranks();
 
   int best_rank = -1;

@@ -43,6 +43,7 @@ struct ExecutionResult {
   std::vector<CriticalStep> critical_path;  // first op to last
   TimeBreakdown critical_split;       // the critical path's time by what each step was
   uint64_t events = 0;
+  uint64_t fingerprint = 0;           // the engine's event-trace fingerprint
   // Start and end of every op, by rank, when ExecutorOptions::record_ops is set.
   std::vector<std::vector<std::pair<Time, Time>>> op_times;
 };
