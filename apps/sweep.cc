@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -60,7 +61,7 @@ class ProgressBar {
     const int filled = static_cast<int>(kWidth * done / total);
     std::string bar(static_cast<std::size_t>(filled), '#');
     bar.resize(kWidth, '.');
-    const auto secs = static_cast<long>(left + 0.5);
+    const long secs = std::lround(left);
     std::fprintf(stderr, "\r[%s] %zu/%zu %3zu%%  %ld:%02ld left ", bar.c_str(), done, total,
                  100 * done / total, secs / 60, secs % 60);
     if (done == total) std::fputc('\n', stderr);
@@ -238,7 +239,7 @@ int run_mpi(const Flags& f, const config::Sweep& sweep,
   std::string all;
   if (rank == 0) {
     for (std::size_t r = 1; r < lengths.size(); ++r) offsets[r] = offsets[r - 1] + lengths[r - 1];
-    all.resize(static_cast<std::size_t>(offsets.back() + lengths.back()));
+    all.resize(static_cast<std::size_t>(offsets.back()) + static_cast<std::size_t>(lengths.back()));
   }
   MPI_Gatherv(local.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR,
               0, MPI_COMM_WORLD);

@@ -146,6 +146,7 @@ void write_sweep_html(const SweepTable& table, const std::string& name, std::ost
       (r.pareto ? best : all).push_back({r.capex_usd / 1e6, *t});
     }
     std::vector<double> ys;
+    ys.reserve(all.size() + best.size());
     for (const auto& p : all) ys.push_back(p.second);
     for (const auto& p : best) ys.push_back(p.second);
     SvgPlot plot("Pareto front: " + *tm + " against capex", "capex (million USD)", *tm, 900, 440);
@@ -177,6 +178,7 @@ void write_sweep_html(const SweepTable& table, const std::string& name, std::ost
   if (tm && !shares.empty()) {
     std::vector<std::string> bars;
     std::vector<std::pair<std::string, std::vector<double>>> segments;
+    segments.reserve(shares.size());
     for (const std::string& s : shares) segments.push_back({s.substr(0, s.size() - 6), {}});
     for (const SweepRow& r : table.rows) {
       const auto t = metric(r, *tm);
