@@ -25,8 +25,12 @@ function(expect_same a b)
 endfunction()
 
 # Data rows (not comments, not the header) of a results table.
+# Semicolons and brackets (in messages, in the scenario) would split or glue CMake list items.
 function(data_rows file out_var)
-  file(STRINGS "${file}" lines)
+  file(READ "${file}" text)
+  string(REGEX REPLACE "[];[]" "_" text "${text}")
+  string(REPLACE "\n" ";" lines "${text}")
+  list(FILTER lines EXCLUDE REGEX "^$")
   list(FILTER lines EXCLUDE REGEX "^#")
   list(FILTER lines EXCLUDE REGEX "^point,")
   set(${out_var} "${lines}" PARENT_SCOPE)
