@@ -1,10 +1,10 @@
 #include "apps/nccl_replay/replay_runner.h"
 
 #include <cuda_runtime.h>
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 namespace dtsim::replay {
 namespace {
@@ -15,10 +15,10 @@ using validation::ReplayPlan;
 using validation::ReplayStep;
 
 void check_cuda(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(fmt::format("{}: {}", what, cudaGetErrorString(e)));
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
 }
 void check_nccl(ncclResult_t r, const char* what) {
-  if (r != ncclSuccess) throw std::runtime_error(fmt::format("{}: {}", what, ncclGetErrorString(r)));
+  if (r != ncclSuccess) throw std::runtime_error(std::string(what) + ": " + ncclGetErrorString(r));
 }
 
 __global__ void fill_kernel(float* buf, int64_t n, int rank, int64_t offset) {

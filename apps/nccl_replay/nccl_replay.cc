@@ -101,7 +101,8 @@ int run(int argc, char** argv) {
       if (ncclGetUniqueId(&id) != ncclSuccess) throw std::runtime_error("ncclGetUniqueId failed");
       std::memcpy(bytes.data(), &id, sizeof id);
     }
-    bytes = validation::rendezvous(ep, *rank, *world, bytes, std::chrono::seconds(timeout_s));
+    bytes = validation::rendezvous(ep, *rank, *world, std::span<const uint8_t>(bytes.data(), bytes.size()),
+                                   std::chrono::seconds(timeout_s));
     if (bytes.size() != sizeof id) throw std::runtime_error("rendezvous returned a malformed id");
     std::memcpy(&id, bytes.data(), sizeof id);
     local.world = *world;
