@@ -1,0 +1,69 @@
+// The validate and calibrate commands end to end: their exit-status contract and outputs.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+
+namespace {
+
+std::string src(const std::string& p) { return std::string(DTSIM_SOURCE_DIR) + "/" + p; }
+std::string app(const std::string& name) { return std::string(DTSIM_BINARY_DIR) + "/apps/" + name; }
+
+int run(const std::string& command) {
+  int status = std::system((command + " >/dev/null 2>&1").c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string measured(const std::string& file) { return std::string(DTSIM_MEASURED_DIR) + "/" + file; }
+
+class ValidateCommand : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(measured("oci_a100_2node_roce_allreduce.csv")))
+      GTEST_SKIP() << "no measured data";
+  }
+  std::string base() const {
+    return app("validate") + " --scenario " + src("scenarios/validation/oci_a100_2node_roce_allreduce.yaml") +
+           " " + measured("oci_a100_2node_roce_allreduce.csv");
+  }
+};
+
+TEST_F(ValidateCommand, ExitsZeroWhateverTheError) { EXPECT_EQ(run(base()), 0); }
+
+TEST_F(ValidateCommand, ExitsThreeWhenMaxErrorIsExceeded) {
+  EXPECT_EQ(run(base() + " --max-error 0.001"), 3);
+  EXPECT_EQ(run(base() + " --max-error 1000"), 0);
+}
+
+TEST_F(ValidateCommand, ExitsTwoOnAGarbledMeasurement) {
+  EXPECT_EQ(run(app("validate") + " --scenario " +
+                src("scenarios/validation/oci_a100_2node_roce_allreduce.yaml") + " " +
+                src("tests/validation/data/allreduce_garbled.txt")),
+            2);
+}
+
+TEST_F(ValidateCommand, WritesAnHtmlPageWithInlineSvg) {
+  std::string html = (std::filesystem::temp_directory_path() / "dtsim_validate_test.html").string();
+  ASSERT_EQ(run(base() + " --html " + html), 0);
+  std::ifstream in(html);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_NE(ss.str().find("<svg"), std::string::npos);
+  std::filesystem::remove(html);
+}
+
+TEST_F(ValidateCommand, CalibrateWritesALoadableCalibrationThatValidateAccepts) {
+  std::string out = (std::filesystem::temp_directory_path() / "dtsim_calibrate_test.yaml").string();
+  ASSERT_EQ(run(app("calibrate") + " --no-cross-validation --iterations 3 --scenario " +
+                src("scenarios/validation/oci_a100_2node_roce_allreduce.yaml") + " " +
+                measured("oci_a100_2node_roce_allreduce.csv") + " -o " + out),
+            0);
+  EXPECT_EQ(run(base() + " --calibration " + out), 0);
+  std::filesystem::remove(out);
+}
+
+}  // namespace
