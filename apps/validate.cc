@@ -24,9 +24,11 @@ using namespace dtsim::validation;
 
 constexpr int kExitErrorTooLarge = 3;
 
-void report_nccl_log(const std::string& path, const config::Scenario& scenario,
-                     const Predictor& predict) {
+void report_nccl_log(const std::string& path, const ScenarioModel& m) {
+  const config::Scenario& scenario = m.scenario;
   NcclDebugLog log = parse_nccl_debug_log(read_text_file(path));
+  // The log says how many nodes the communicator spans: place the ranks the same way.
+  Predictor predict = make_predictor(scenario, m.parameters, log.nodes);
   int ranks = log.ranks > 0 ? log.ranks : scenario_ranks(scenario);
   std::cout << fmt::format("# NCCL log {}: NCCL {}, {} ranks on {} nodes\n", path,
                            log.nccl_version.empty() ? "?" : log.nccl_version, ranks, log.nodes);
@@ -83,7 +85,6 @@ int run(int argc, char** argv) {
   std::vector<config::Override> overrides;
   for (const std::string& s : sets) overrides.push_back(config::parse_override(s));
   ScenarioModel m = load_scenario_model(scenario_path, overrides, calibration);
-  Predictor predict = make_predictor(m.scenario, m.parameters);
 
   NcclTestsParseOptions parse_options;
   if (collective) {
@@ -114,7 +115,7 @@ int run(int argc, char** argv) {
     }
   }
 
-  if (nccl_log) report_nccl_log(*nccl_log, m.scenario, predict);
+  if (nccl_log) report_nccl_log(*nccl_log, m);
   if (!comparisons.empty()) {
     ComparisonFormat f = format == "csv" ? ComparisonFormat::csv
                          : format == "json" ? ComparisonFormat::json
