@@ -20,7 +20,7 @@ SourceLocation location(const std::string& source, const YAML::Mark& mark) {
 // yaml-cpp 0.7 loops forever (allocating) when a ',' stands where a document's root node or the
 // end of the document belongs: ",a", "[a],", "'a' ,", "&x ,", "a: 1\n---\n,". No valid YAML
 // has a ',' there (a plain scalar cannot start with one, and nothing may follow a complete root
-// node), so such a comma is reported as a syntax error before yaml-cpp sees the text. The scan
+// node, and no line of a scenario starts with one), so such a comma is reported as a syntax error before yaml-cpp sees the text. The scan
 // tracks only what decides "root position": flow depth, quotes, comments, document markers and
 // node properties. It can misfire only inside a block scalar (| or >) whose content line starts
 // with ',' right after a line ending in ']' or a quote, which no scenario needs.
@@ -59,7 +59,13 @@ void reject_stray_root_comma(std::string_view text, const std::string& source) {
       while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
       continue;
     }
-    if (c == ',' && depth == 0 && last != Last::other) {
+    const bool first_on_line = text.find_first_not_of(" \t", line_start) == i;
+    // yaml-cpp scans a ',' that starts a token as a flow entry even in block context, and some
+    // parser states then never advance. Outside flow collections such a comma is valid only as
+    // the first character of a plain scalar's continuation line; a scenario has none, and the
+    // user can quote the text, so a line that starts with ',' is rejected too.
+    const bool dedented_comma = c == ',' && depth == 0 && first_on_line;
+    if ((c == ',' && depth == 0 && last != Last::other) || dedented_comma) {
       throw InputError(SourceLocation{source, line, static_cast<int>(i - line_start) + 1}, "",
                        "YAML syntax error: unexpected ','");
     }
@@ -103,7 +109,8 @@ void reject_stray_root_comma(std::string_view text, const std::string& source) {
       continue;
     }
     if (token_start && depth == 0 && (c == '&' || c == '!') && last == Last::start) {
-      while (i + 1 < text.size() && text[i + 1] != ' ' && text[i + 1] != '\n') ++i;
+      // A property ends at whitespace or a flow indicator (YAML 1.2 anchors exclude ,[]{}).
+      while (i + 1 < text.size() && std::string_view(" \t\r\n,[]{}").find(text[i + 1]) == std::string_view::npos) ++i;
       last = Last::property;
       token_start = false;
       continue;

@@ -60,7 +60,9 @@ namespace {
 // yaml-cpp 0.7 would loop forever on these; they must be syntax errors with a position.
 TEST(YamlTree, CommaWhereTheRootNodeBelongsIsASyntaxError) {
   for (const char* text : {",", ",a", " ,", "[a],", "{a: 1}\n\n,", "\"a\",", "'a' ,", "&x ,", "!!str ,",
-                           "a: 1\n---\n,", "a: 1\n...\n,", "--- ,"}) {
+                           "a: 1\n---\n,", "a: 1\n...\n,", "--- ,",
+                           "&a, x", "# c\n  &a:b, c", "!t, x",
+                           "  a: 1\n  b: 2\n,  c: 3\n"}) {
     try {
       parse_yaml_tree(text, "f.yaml");
       ADD_FAILURE() << "accepted: " << text;
