@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 
-cmake --preset fuzz >/dev/null
+# Warnings stay errors in the normal builds; here a clang-only warning elsewhere must not stop fuzzing.
+cmake --preset fuzz -DDTSIM_WERROR=OFF >/dev/null
 cmake --build --preset fuzz --target scenario_loader_fuzzer -j "$(nproc)"
 
 corpus=build/fuzz/corpus
