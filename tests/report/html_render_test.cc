@@ -28,8 +28,11 @@ std::string chromium() {
   return {};
 }
 
+// One folder per test: ctest runs the tests as parallel processes, which must not share pages,
+// screenshots or Chromium profiles.
 fs::path work_dir() {
-  const fs::path d = fs::path(DTSIM_BINARY_DIR) / "tests" / "report" / "render";
+  const fs::path d = fs::path(DTSIM_BINARY_DIR) / "tests" / "report" / "render" /
+                     ::testing::UnitTest::GetInstance()->current_test_info()->name();
   fs::create_directories(d);
   return d;
 }
