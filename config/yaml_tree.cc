@@ -1,5 +1,6 @@
 #include "config/yaml_tree.h"
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 namespace dtsim::config {
@@ -34,6 +35,12 @@ void reject_stray_root_comma(std::string_view text, const std::string& source) {
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     const bool at_line_start = i == line_start;
+    const auto byte = static_cast<unsigned char>(c);
+    if ((byte < 0x20 && c != '\n' && c != '\t' && c != '\r') || byte == 0x7f) {
+      // YAML allows no control characters, and yaml-cpp takes a NUL for the end of the text.
+      throw InputError(SourceLocation{source, line, static_cast<int>(i - line_start) + 1}, "",
+                       fmt::format("YAML syntax error: control character 0x{:02x} is not allowed", byte));
+    }
     if (c == '\n') {
       ++line;
       line_start = i + 1;

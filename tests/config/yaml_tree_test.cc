@@ -72,6 +72,11 @@ TEST(YamlTree, CommaWhereTheRootNodeBelongsIsASyntaxError) {
   }
 }
 
+TEST(YamlTree, ControlCharactersAreSyntaxErrors) {
+  EXPECT_THROW(parse_yaml_tree(std::string("\0,,,", 4), "f.yaml"), InputError);
+  EXPECT_THROW(parse_yaml_tree("a: b\x01\n", "f.yaml"), InputError);
+}
+
 TEST(YamlTree, CommasInsideValuesAreKept) {
   EXPECT_EQ(parse_yaml_tree("a: x, y\n", "f.yaml").find("a")->scalar, "x, y");
   EXPECT_EQ(parse_yaml_tree("a: \"x, y\"\n", "f.yaml").find("a")->scalar, "x, y");
