@@ -6,13 +6,17 @@
 #include <functional>
 #include <memory>
 #include <ostream>
+#include <sstream>
 
 #include "collectives/analytical_model.h"
 #include "collectives/model_parameters.h"
 #include "collectives/schedule.h"
 #include "collectives/schedule_executor.h"
 #include "config/loader.h"
+#include "report/chrome_trace.h"
 #include "report/collective_sweep_writer.h"
+#include "report/html_report.h"
+#include "report/svg_plot.h"
 #include "report/training_writer.h"
 #include "network/flow/flow_model.h"
 #include "sim/engine.h"
@@ -126,7 +130,27 @@ std::vector<workloads::SweepRow> run_sweep(const config::Scenario& s, sim::Engin
   return rows;
 }
 
-workloads::TrainingResult run_training_workload(const config::Scenario& s) {
+bool wants(const config::Scenario& s, std::string_view format) {
+  for (const auto& f : s.output.formats) {
+    if (f == format) return true;
+  }
+  return false;
+}
+
+std::filesystem::path output_dir(const config::Scenario& s, const RunOptions& options) {
+  if (options.out_dir) return *options.out_dir;
+  return s.output.dir.empty() ? "out/" + s.name : s.output.dir;
+}
+
+std::ofstream open_output(const std::filesystem::path& dir, const std::string& file) {
+  std::filesystem::create_directories(dir);
+  std::ofstream out(dir / file);
+  if (!out) throw InputError(SourceLocation{}, "output.dir", "cannot write to " + (dir / file).string());
+  return out;
+}
+
+workloads::TrainingResult run_training_workload(const config::Scenario& s,
+                                                workloads::TrainingTrace* trace = nullptr) {
   collectives::AnalyticalCollectiveModel model(s.cluster, s.collectives, model_parameters(s));
   if (s.workload.kind == workloads::WorkloadKind::trace) {
     if (s.workload.trace.format != "chakra") {
@@ -136,7 +160,43 @@ workloads::TrainingResult run_training_workload(const config::Scenario& s) {
     workloads::ComputeModel compute(s.cluster.gpu);
     return workloads::evaluate_workload(w, s.cluster, model, s.workload.training.precision, compute);
   }
+  if (trace) return workloads::run_training_traced(s.workload.training, s.cluster, model, *trace);
   return workloads::run_training(s.workload.training, s.cluster, model);
+}
+
+// The trace and html outputs of a training run: a Chrome/Perfetto trace of every simulated
+// rank's streams, and a self-contained page with the summary, breakdown and timeline.
+void write_training_views(const config::Scenario& s, const RunOptions& options,
+                          const workloads::TrainingResult& r, const workloads::TrainingTrace& trace) {
+  report::Timeline timeline;
+  report::add_training_timeline(trace, timeline);
+  const std::string resolved = config::dump_scenario(s);
+  const auto dir = output_dir(s, options);
+  if (wants(s, "trace")) {
+    auto out = open_output(dir, s.name + ".trace.json");
+    report::write_chrome_trace(timeline, {s.name, resolved}, out);
+  }
+  if (wants(s, "html")) {
+    report::RunReport page;
+    page.name = s.name;
+    page.scenario = resolved;
+    page.summary = {{"iteration time", fmt::format("{:.4g} s", r.iteration_time_s)},
+                    {"TFLOP/s per GPU", fmt::format("{:.1f}", r.tflops_per_gpu)},
+                    {"MFU", fmt::format("{:.1f}%", 100 * r.mfu)},
+                    {"tokens/s per GPU", fmt::format("{:.0f}", r.tokens_per_s_per_gpu)},
+                    {"GPUs", std::to_string(r.gpus)}};
+    report::TimeBreakdown bar{"per GPU", {{"compute", r.breakdown.compute.seconds()}}};
+    for (int c = 0; c < 5; ++c) {
+      bar.parts.emplace_back(
+          "exposed " + std::string(workloads::name(static_cast<workloads::CommCategory>(c))),
+          r.breakdown.exposed[static_cast<size_t>(c)].seconds());
+    }
+    bar.parts.emplace_back("bubble", r.breakdown.bubble.seconds());
+    page.breakdown.push_back(std::move(bar));
+    page.timeline = &timeline;
+    auto out = open_output(dir, s.name + ".html");
+    report::write_run_html(page, out);
+  }
 }
 
 report::SweepFormat sweep_format(OutputFormat f) {
@@ -160,18 +220,13 @@ std::string_view format_name(OutputFormat f) {
 // Files the scenario's output.formats ask for besides the stdout table, under the output dir.
 void write_files(const config::Scenario& s, const RunOptions& options,
                  const std::function<void(OutputFormat, std::ostream&)>& write) {
-  std::filesystem::path dir = options.out_dir ? *options.out_dir
-                              : s.output.dir.empty() ? "out/" + s.name : s.output.dir;
-  bool any = false;
+  const std::filesystem::path dir = output_dir(s, options);
   for (const auto& f : s.output.formats) {
     OutputFormat fmt_kind;
     if (f == "csv") fmt_kind = OutputFormat::csv;
     else if (f == "json") fmt_kind = OutputFormat::json;
     else continue;  // table prints on stdout; trace and html are written by their own writers
-    if (!any) std::filesystem::create_directories(dir);
-    any = true;
-    std::ofstream file(dir / (s.name + "." + f));
-    if (!file) throw InputError(SourceLocation{}, "output.dir", "cannot write to " + dir.string());
+    auto file = open_output(dir, s.name + "." + f);
     file << "# scenario: " << s.name << "\n";
     write(fmt_kind, file);
   }
@@ -183,6 +238,41 @@ void describe_cluster(const config::Scenario& s, OutputFormat format, std::ostre
                                 : format == OutputFormat::dot ? topology::DescribeFormat::dot
                                                               : topology::DescribeFormat::text;
   topology::describe(*cluster, df, out);
+}
+
+// The html output of a collective sweep: busbw and time against size, with the table.
+void write_sweep_views(const config::Scenario& s, const RunOptions& options,
+                       const std::vector<workloads::SweepRow>& rows) {
+  if (wants(s, "trace")) {
+    throw InputError(where(s), "output.formats",
+                     "trace is written for training and trace workloads; a collective sweep "
+                     "writes table, csv, json or html");
+  }
+  if (!wants(s, "html") || rows.empty()) return;
+  std::vector<std::pair<double, double>> busbw, time_us;
+  for (const auto& r : rows) {
+    busbw.emplace_back(r.bytes.as_double(), r.busbw_gbytes);
+    time_us.emplace_back(r.bytes.as_double(), r.time.us());
+  }
+  const std::string what(collectives::name(s.workload.sweep.collective));
+  report::HtmlPage page(s.name);
+  page.key_values("Summary", {{"collective", what},
+                              {"ranks", std::to_string(rows.front().ranks)},
+                              {"network model", s.network.model == config::NetworkModelKind::flow ? "flow" : "analytical"},
+                              {"largest size busbw", fmt::format("{:.1f} GB/s", rows.back().busbw_gbytes)}});
+  page.section("Bus bandwidth",
+               report::SvgPlot(what + " busbw", "size (bytes)", "busbw (GB/s)").log_x().line("predicted", busbw).svg());
+  page.section("Time", report::SvgPlot(what + " time", "size (bytes)", "time (us)")
+                           .log_x()
+                           .log_y()
+                           .line("predicted", time_us)
+                           .svg());
+  std::ostringstream table;
+  report::write_sweep(rows, report::SweepFormat::table, table);
+  page.section("Table", "<pre>" + report::xml_escape(table.str()) + "</pre>");
+  page.scenario(config::dump_scenario(s));
+  auto out = open_output(output_dir(s, options), s.name + ".html");
+  out << page.render();
 }
 
 }  // namespace
@@ -224,10 +314,15 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
     write_files(s, options, [&](OutputFormat f, std::ostream& file) {
       report::write_sweep(rows, sweep_format(f), file);
     });
+    write_sweep_views(s, options, rows);
     if (options.fingerprint) out << fmt::format("fingerprint {:016x}\n", engine.fingerprint());
     return 0;
   }
-  auto result = run_training_workload(s);
+  const bool views = s.workload.kind == workloads::WorkloadKind::training &&
+                     (wants(s, "trace") || wants(s, "html"));
+  workloads::TrainingTrace trace;
+  auto result = run_training_workload(s, views ? &trace : nullptr);
+  if (views) write_training_views(s, options, result, trace);
   report::write_training(result, format_name(options.format), out);
   write_files(s, options, [&](OutputFormat f, std::ostream& file) {
     report::write_training(result, format_name(f), file);
