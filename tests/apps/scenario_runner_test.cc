@@ -1,0 +1,154 @@
+// The runner behind `simulate` and `sweep`: each workload kind on each network model, the files
+// it writes, and that a run is reproducible.
+#include "apps/scenario_runner.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "config/loader.h"
+#include "sim/error.h"
+
+namespace dtsim::apps {
+namespace {
+
+const std::string kScenarios = std::string(DTSIM_SOURCE_DIR) + "/scenarios/";
+
+std::filesystem::path fresh_dir(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("dtsim_runner_test_" + name);
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+// One CSV row per size: collective,size_bytes,time_us,algbw_GBps,busbw_GBps,algorithm,protocol.
+std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#' || line.rfind("collective,", 0) == 0) continue;
+    std::vector<std::string> cells;
+    std::istringstream cells_in(line);
+    std::string cell;
+    while (std::getline(cells_in, cell, ',')) cells.push_back(cell);
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+std::string run(const config::Scenario& s, RunOptions options = {}) {
+  std::ostringstream out;
+  EXPECT_EQ(run_scenario(s, options, out), 0);
+  return out.str();
+}
+
+TEST(ScenarioRunner, FlowRingAllReduceInOneNodeRunsAtNvlinkBandwidth) {
+  // Eight GPUs on one NVSwitch, each link 450 GB/s per direction: a ring all_reduce's bus
+  // bandwidth is the per-GPU link bandwidth once the message dwarfs the per-step latency.
+  auto s = config::load_scenario(kScenarios + "default.yaml",
+                                 {{"cluster.nodes", "1"}, {"network.model", "flow"},
+                                  {"collectives.algorithm", "ring"}, {"workload.min_bytes", "1GiB"},
+                                  {"workload.max_bytes", "1GiB"}});
+  RunOptions options;
+  options.format = OutputFormat::csv;
+  auto rows = csv_rows(run(s, options));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0][5], "ring");
+  EXPECT_NEAR(std::stod(rows[0][4]), 450.0, 450.0 * 0.03);
+}
+
+TEST(ScenarioRunner, FlowRingAcrossNodesIsBoundByTheNics) {
+  // Two nodes of 8 GPUs, 8 x 400 Gb/s NICs each: the rings' node crossings share 8 NIC pairs, so
+  // busbw cannot exceed what the NICs carry and must be well above one NIC's 50 GB/s (rings
+  // spread over the rails).
+  auto s = config::load_scenario(kScenarios + "default.yaml",
+                                 {{"network.model", "flow"}, {"collectives.algorithm", "ring"},
+                                  {"workload.min_bytes", "256MiB"}, {"workload.max_bytes", "256MiB"}});
+  RunOptions options;
+  options.format = OutputFormat::csv;
+  auto rows = csv_rows(run(s, options));
+  ASSERT_EQ(rows.size(), 1u);
+  const double busbw = std::stod(rows[0][4]);
+  EXPECT_GT(busbw, 4 * 50.0);
+  EXPECT_LE(busbw, 8 * 50.0 * 2 * 15.0 / 16.0);
+}
+
+TEST(ScenarioRunner, SameScenarioGivesTheSameFingerprint) {
+  auto s = config::load_scenario(kScenarios + "default.yaml", {{"workload.max_bytes", "1MiB"}});
+  RunOptions options;
+  options.fingerprint = true;
+  const std::string first = run(s, options);
+  EXPECT_NE(first.find("fingerprint "), std::string::npos);
+  EXPECT_EQ(run(s, options), first);
+  auto longer = config::load_scenario(kScenarios + "default.yaml", {{"workload.max_bytes", "2MiB"}});
+  EXPECT_NE(run(longer, options), first);
+}
+
+TEST(ScenarioRunner, CollectiveSweepWritesCsvAndHtmlFiles) {
+  auto dir = fresh_dir("sweep");
+  auto s = config::load_scenario(kScenarios + "default.yaml",
+                                 {{"workload.max_bytes", "1MiB"}, {"output.formats", "[table, csv, html]"}});
+  RunOptions options;
+  options.out_dir = dir.string();
+  run(s, options);
+  std::ifstream csv(dir / "default.csv");
+  std::stringstream csv_text;
+  csv_text << csv.rdbuf();
+  EXPECT_EQ(csv_rows(csv_text.str()).size(), 18u);  // 8 B .. 1 MiB by 2
+  std::ifstream html(dir / "default.html");
+  std::stringstream html_text;
+  html_text << html.rdbuf();
+  EXPECT_NE(html_text.str().find("<svg"), std::string::npos);
+}
+
+TEST(ScenarioRunner, TrainingWritesTraceAndHtml) {
+  auto dir = fresh_dir("training");
+  auto s = config::load_scenario(kScenarios + "llama3-8b-64gpu.yaml",
+                                 {{"workload.model.layers", "2"}, {"workload.batch.global", "16"},
+                                  {"output.formats", "[table, trace, html]"}});
+  RunOptions options;
+  options.out_dir = dir.string();
+  run(s, options);
+  ASSERT_TRUE(std::filesystem::exists(dir / (s.name + ".trace.json")));
+  std::ifstream trace(dir / (s.name + ".trace.json"));
+  std::stringstream text;
+  text << trace.rdbuf();
+  EXPECT_NE(text.str().find("\"traceEvents\""), std::string::npos);
+  EXPECT_NE(text.str().find("\"ph\":\"X\""), std::string::npos);
+  EXPECT_TRUE(std::filesystem::exists(dir / (s.name + ".html")));
+}
+
+TEST(ScenarioRunner, TrainingHeadlineHasTheFourFigures) {
+  auto s = config::load_scenario(kScenarios + "llama3-8b-64gpu.yaml",
+                                 {{"workload.model.layers", "2"}, {"workload.batch.global", "16"}});
+  Headline h = evaluate_scenario(s);
+  ASSERT_EQ(h.metrics.size(), 4u);
+  EXPECT_EQ(h.metrics[0].first, "iteration_time_s");
+  EXPECT_GT(h.metrics[0].second, 0);
+  EXPECT_GT(h.metrics[2].second, 0);  // mfu
+  EXPECT_LT(h.metrics[2].second, 1);
+}
+
+TEST(ScenarioRunner, PacketModelIsRefusedByName) {
+  auto s = config::load_scenario(kScenarios + "default.yaml", {{"network.model", "packet"}});
+  try {
+    run_scenario(s, {}, std::cout);
+    FAIL() << "the packet model ran";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.key(), "network.model");
+  }
+}
+
+TEST(ScenarioRunner, TraceOutputOfACollectiveSweepIsRefused) {
+  auto s = config::load_scenario(kScenarios + "default.yaml",
+                                 {{"workload.max_bytes", "1KiB"}, {"output.formats", "[trace]"}});
+  RunOptions options;
+  options.out_dir = fresh_dir("refused").string();
+  std::ostringstream out;
+  EXPECT_THROW(run_scenario(s, options, out), InputError);
+}
+
+}  // namespace
+}  // namespace dtsim::apps
