@@ -19,7 +19,7 @@ AlgoCost collnet_direct_cost(const HardwareView& hw, const CostQuery& q) {
   constexpr double inf = std::numeric_limits<double>::infinity();
   // Intra-node scatter and gather: each GPU sends (g-1)/g of the buffer each way.
   const double intra = g > 1 ? hw.intra_bw * g / (g - 1) : inf;
-  c.algbw_gbytes = std::min(intra, hw.node_net_bw);
+  c.algbw_gbytes = std::min(intra, hw.comm_net_bw(q.shape));
   c.fill_us =
       pipeline_fill_us(hw, q.protocol, 3, q.bytes / std::max(1, g), q.channels, c.algbw_gbytes);
   return c;
@@ -32,7 +32,7 @@ AlgoCost collnet_chain_cost(const HardwareView& hw, const CostQuery& q) {
                  2.0 * (g - 1) * intra_step_us(hw, q.protocol) + inter_step_us(hw, q.protocol);
   constexpr double inf = std::numeric_limits<double>::infinity();
   const double chain = g > 1 ? (g == 2 ? hw.intra_pair_bw : hw.intra_bw / 2.0) : inf;
-  c.algbw_gbytes = std::min(chain, hw.node_net_bw);
+  c.algbw_gbytes = std::min(chain, hw.comm_net_bw(q.shape));
   c.fill_us = pipeline_fill_us(hw, q.protocol, 2 * g, q.bytes, q.channels, c.algbw_gbytes);
   return c;
 }

@@ -106,6 +106,13 @@ HardwareView::HardwareView(const topology::ClusterSpec& s, const ModelParameters
   default_channels = std::clamp(static_cast<int>(std::ceil(widest / p.channel_bandwidth)), 2, 32);
 }
 
+double HardwareView::comm_net_bw(const CommShape& shape) const {
+  const int per_node = std::max(1, spec.gpus_per_node);
+  if (shape.ranks_per_node >= per_node) return node_net_bw;
+  // A lone rank still gets at least one whole NIC where the node has fewer NICs than GPUs.
+  return std::max(node_net_bw * shape.ranks_per_node / per_node, std::min(single_nic_bw, node_net_bw));
+}
+
 CommShape HardwareView::shape_of(const Communicator& comm) const {
   CommShape s;
   s.ranks = std::max(1, comm.size());

@@ -22,6 +22,10 @@ struct HardwareView {
   HardwareView(const topology::ClusterSpec& spec, const ModelParameters& params);
 
   CommShape shape_of(const Communicator& comm) const;
+  // The scale-out bandwidth a communicator's ranks in one node can drive, GB/s per direction:
+  // NCCL gives each GPU the NICs nearest it, and the node's other GPUs use theirs for their own
+  // communicators, so ranks_per_node of gpus_per_node GPUs get that share of the node's NICs.
+  double comm_net_bw(const CommShape& shape) const;
 
   // Scale-up: the rate one GPU reaches to its ring neighbour in the same domain (GB/s, one
   // direction), and the link class whose per-step latency applies.

@@ -183,6 +183,7 @@ std::string dump_scenario(const Scenario& s) {
   w.key(2, "moe_ffn_hidden", std::to_string(m.moe_ffn_hidden));
   w.key(2, "shared_experts", std::to_string(m.shared_experts));
   w.key(2, "first_dense_layers", std::to_string(m.first_dense_layers));
+  w.key(2, "gated_ffn", boolean(m.gated_ffn));
   const auto& p = wl.training.parallel;
   w.section(1, "parallel");
   w.key(2, "tp", std::to_string(p.tp));
@@ -193,12 +194,18 @@ std::string dump_scenario(const Scenario& s) {
   w.key(2, "vp", std::to_string(p.vp));
   w.key(2, "sequence_parallel", boolean(p.sequence_parallel));
   w.key(2, "zero", std::to_string(p.zero));
+  w.key(2, "placement", yaml_string(p.placement));
   w.section(1, "batch");
   if (wl.training.batch.global > 0) w.key(2, "global", std::to_string(wl.training.batch.global));
   w.key(2, "micro", std::to_string(wl.training.batch.micro));
   w.key(1, "precision", std::string(enum_name(wl.training.precision, precision_names())));
   w.key(1, "iterations", std::to_string(wl.training.iterations));
   w.key(1, "activation_recompute", boolean(wl.training.activation_recompute));
+  w.key(1, "flash_attention", boolean(wl.training.flash_attention));
+  w.key(1, "overlap_grad_reduce", boolean(wl.training.overlap_grad_reduce));
+  w.key(1, "overlap_param_gather", boolean(wl.training.overlap_param_gather));
+  w.key(1, "overlap_tp_comm", boolean(wl.training.overlap_tp_comm));
+  w.key(1, "dp_bucket_mparams", std::to_string(wl.training.dp_bucket_params / 1'000'000));
   w.key(1, "format", yaml_string(wl.trace.format));
   if (!wl.trace.path.empty()) w.key(1, "path", yaml_string(wl.trace.path));
 

@@ -1,5 +1,7 @@
 #include "config/loader.h"
 
+#include "workloads/placement.h"
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -233,6 +235,7 @@ void read_model(const YamlNode& node, const std::string& key, workloads::ModelSp
   r.read("moe_ffn_hidden", m.moe_ffn_hidden, Range{0, kMaxModelDim});
   r.read("shared_experts", m.shared_experts, Range{0, kMaxCount});
   r.read("first_dense_layers", m.first_dense_layers, Range{0, kMaxModelDim});
+  r.read("gated_ffn", m.gated_ffn);
   r.finish();
 }
 
@@ -292,6 +295,16 @@ workloads::WorkloadSpec read_workload(MapReader r, const ClusterSpec& cluster) {
   par.read("vp", t.parallel.vp, Range{1, kMaxCount});
   par.read("sequence_parallel", t.parallel.sequence_parallel);
   par.read("zero", t.parallel.zero, Range{0, 3});
+  par.read("placement", t.parallel.placement);
+  if (const YamlNode* n = par.get("placement")) {
+    try {
+      workloads::Placement check(t.parallel, t.parallel.placement);
+    } catch (const std::invalid_argument&) {
+      fail(*n, par.key("placement"),
+           "expected the four dimensions tp, cp, dp, pp once each, innermost first (like tp-cp-dp-pp), got \"" +
+               t.parallel.placement + "\"");
+    }
+  }
   par.finish();
   MapReader batch = r.map("batch");
   batch.read("global", t.batch.global, Range{1, kMaxModelDim});
@@ -300,6 +313,13 @@ workloads::WorkloadSpec read_workload(MapReader r, const ClusterSpec& cluster) {
   r.read("precision", t.precision, precision_names());
   r.read("iterations", t.iterations, Range{1, 1'000'000});
   r.read("activation_recompute", t.activation_recompute);
+  r.read("flash_attention", t.flash_attention);
+  r.read("overlap_grad_reduce", t.overlap_grad_reduce);
+  r.read("overlap_param_gather", t.overlap_param_gather);
+  r.read("overlap_tp_comm", t.overlap_tp_comm);
+  int bucket_millions = static_cast<int>(t.dp_bucket_params / 1'000'000);
+  r.read("dp_bucket_mparams", bucket_millions, Range{1, 1'000'000});
+  t.dp_bucket_params = int64_t{bucket_millions} * 1'000'000;
 
   if (const YamlNode* f = r.get("format")) w.trace.format = std::string(to_preset(*f, r.key("format"), {"chakra"}));
   r.read("path", w.trace.path);
