@@ -19,6 +19,25 @@ constexpr CollectiveKind kAll[] = {CollectiveKind::all_reduce,     CollectiveKin
                                    CollectiveKind::reduce,         CollectiveKind::all_to_all,
                                    CollectiveKind::send_recv};
 
+TEST(AnalyticalModel, OneRankPerNodeGetsItsOwnNicNotTheWholeNode) {
+  // Eight GPUs on eight HGX H100 nodes (one each): the other seven GPUs of every node use their
+  // own NICs, so this communicator's large all_gather runs at about one 400 Gb/s NIC per rank,
+  // far below the same ranks packed in one node on NVLink.
+  AnalyticalCollectiveModel model(preset("hgx-h100", 8), {}, ModelParameters{});
+  Communicator packed, spread;
+  for (int i = 0; i < 8; ++i) {
+    packed.ranks.push_back(i);
+    spread.ranks.push_back(8 * i);
+  }
+  const Bytes size = Bytes::gib(1);
+  const double busbw_spread = size.as_double() * 7 / 8 /
+                              model.estimate(CollectiveKind::all_gather, size, spread).time.seconds() * 1e-9;
+  EXPECT_LT(busbw_spread, 50.0);
+  EXPECT_GT(busbw_spread, 30.0);
+  EXPECT_GT(model.estimate(CollectiveKind::all_gather, size, spread).time,
+            model.estimate(CollectiveKind::all_gather, size, packed).time * 4);
+}
+
 TEST(AnalyticalModel, TimeNeverDecreasesWithSize) {
   for (auto p : {"hgx-h100", "hgx-a100", "pcie-server", "gb200-nvl72"}) {
     for (int nodes : {1, 2, 16}) {
