@@ -8,6 +8,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "apps/progress.h"
 #include "collectives/analytical_model.h"
 #include "collectives/model_parameters.h"
 #include "collectives/schedule.h"
@@ -71,8 +72,11 @@ bool has_lowering(collectives::Algorithm a) {
 // in-switch reductions (NVLS, CollNet) and PAT have none, so those sizes run the cheaper of ring
 // and tree instead, and the row says which ran.
 void run_sweep_on_flows(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
-                        std::vector<workloads::SweepRow>& rows, sim::Engine& engine) {
+                        std::vector<workloads::SweepRow>& rows, sim::Engine& engine, bool quiet) {
   if (rows.empty()) return;
+  Progress progress(static_cast<int64_t>(rows.size()),
+                    std::string(collectives::name(s.workload.sweep.collective)) + " on flows",
+                    !quiet && Progress::stderr_is_terminal());
   auto cluster = topology::build_cluster(s.cluster);
   network::FlowModelOptions options;
 #ifdef DTSIM_HAVE_CUDA_SOLVER
@@ -106,6 +110,7 @@ void run_sweep_on_flows(const config::Scenario& s, const collectives::Analytical
     row.time = exec.finish_time() - begin;
     row.algbw_gbytes = row.time.ps() > 0 ? row.bytes.as_double() / row.time.seconds() * 1e-9 : 0;
     row.busbw_gbytes = row.algbw_gbytes * collectives::busbw_factor(kind, row.ranks);
+    progress.advance();
   }
 }
 
@@ -115,11 +120,12 @@ struct SweepClock final : sim::EventHandler {
   void on_event(sim::Engine&, uint64_t) override {}
 };
 
-std::vector<workloads::SweepRow> run_sweep(const config::Scenario& s, sim::Engine& engine) {
+std::vector<workloads::SweepRow> run_sweep(const config::Scenario& s, sim::Engine& engine,
+                                           bool quiet = true) {
   collectives::AnalyticalCollectiveModel model(s.cluster, s.collectives, model_parameters(s));
   auto rows = workloads::run_collective_sweep(s.workload.sweep, s.cluster, model);
   if (s.network.model == config::NetworkModelKind::flow) {
-    run_sweep_on_flows(s, model, rows, engine);
+    run_sweep_on_flows(s, model, rows, engine, quiet);
     return rows;
   }
   SweepClock clock;
@@ -309,7 +315,7 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
   require_supported_model(s);
   if (s.workload.kind == workloads::WorkloadKind::collective_sweep) {
     sim::Engine engine;
-    auto rows = run_sweep(s, engine);
+    auto rows = run_sweep(s, engine, options.quiet);
     report::write_sweep(rows, sweep_format(options.format), out);
     write_files(s, options, [&](OutputFormat f, std::ostream& file) {
       report::write_sweep(rows, sweep_format(f), file);

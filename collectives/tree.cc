@@ -49,44 +49,69 @@ namespace dtsim::collectives {
 // A chain inside each node reduces to its first rank; node leaders form a binary tree (node k's
 // children are 2k+1 and 2k+2) that reduces to node 0 and broadcasts back; each chain then
 // broadcasts inside its node. Every channel carries bytes/channels.
+namespace {
+
+// Slices a channel's share is cut into so that the hops of the chain and the tree overlap, as
+// NCCL pipelines its chunks: each slice moves on once it has arrived, and a link carries a
+// channel's slices in order. At most 16, and none smaller than 64 KiB.
+int tree_slices(Bytes piece) {
+  return static_cast<int>(std::clamp<int64_t>(piece.count() / (64 * 1024), 1, 16));
+}
+
+}  // namespace
+
 Schedule tree_schedule(Bytes bytes, const Communicator& comm, int channels, int ranks_per_node) {
   Schedule s;
   const int n = comm.size();
   if (n <= 1) return s;
   const int g = std::max(1, std::min(ranks_per_node, n));
   const int nodes = (n + g - 1) / g;
-  auto rank = [&](int node, int local) {
-    return comm.ranks[static_cast<size_t>(node * g + local)];
-  };
   auto locals = [&](int node) { return std::min(g, n - node * g); };
   const Bytes piece(bytes.count() / channels);
+  const int slices = tree_slices(piece);
+  const Bytes slice(piece.count() / slices);
+  constexpr uint32_t kNone = UINT32_MAX;
   for (int c = 0; c < channels; ++c) {
-    std::vector<std::vector<uint32_t>> ready(static_cast<size_t>(nodes));
-    for (int k = nodes - 1; k >= 0; --k) {
-      std::vector<uint32_t> deps;
-      for (int i = locals(k) - 1; i >= 1; --i) {
-        const uint32_t t = s.add(rank(k, i), rank(k, i - 1), piece, deps, piece, 0, c);
-        deps = {t};
+    // Channel c enters and leaves each node through local GPU c (mod the node's size), so the
+    // channels spread over the node's NICs as NCCL's trees do.
+    auto rank = [&](int node, int i) {
+      const int m = locals(node);
+      return comm.ranks[static_cast<size_t>(node * g + (i + c) % m)];
+    };
+    // prev[hop]: this channel's previous slice on that hop, which the next slice follows.
+    std::vector<uint32_t> prev;
+    size_t hop = 0;
+    auto add = [&](int src, int dst, std::vector<uint32_t> deps, Bytes reduce, int step) {
+      if (hop == prev.size()) prev.push_back(kNone);
+      if (prev[hop] != kNone) deps.push_back(prev[hop]);
+      const uint32_t t = s.add(src, dst, slice, deps, reduce, step, c);
+      prev[hop++] = t;
+      return t;
+    };
+    for (int j = 0; j < slices; ++j) {
+      hop = 0;
+      std::vector<std::vector<uint32_t>> ready(static_cast<size_t>(nodes));
+      for (int k = nodes - 1; k >= 0; --k) {
+        std::vector<uint32_t> deps;
+        for (int i = locals(k) - 1; i >= 1; --i) deps = {add(rank(k, i), rank(k, i - 1), deps, slice, 0)};
+        ready[static_cast<size_t>(k)] = deps;
+        for (int child : {2 * k + 1, 2 * k + 2}) {
+          if (child >= nodes) continue;
+          ready[static_cast<size_t>(k)].push_back(
+              add(rank(child, 0), rank(k, 0), ready[static_cast<size_t>(child)], slice, 1));
+        }
       }
-      ready[static_cast<size_t>(k)] = deps;
-      for (int child : {2 * k + 1, 2 * k + 2}) {
-        if (child >= nodes) continue;
-        const uint32_t t = s.add(rank(child, 0), rank(k, 0), piece,
-                                 ready[static_cast<size_t>(child)], piece, 1, c);
-        ready[static_cast<size_t>(k)].push_back(t);
+      std::vector<std::vector<uint32_t>> down(static_cast<size_t>(nodes));
+      down[0] = ready[0];
+      for (int k = 0; k < nodes; ++k) {
+        for (int child : {2 * k + 1, 2 * k + 2}) {
+          if (child >= nodes) continue;
+          down[static_cast<size_t>(child)] = {
+              add(rank(k, 0), rank(child, 0), down[static_cast<size_t>(k)], Bytes(0), 2)};
+        }
+        std::vector<uint32_t> deps = down[static_cast<size_t>(k)];
+        for (int i = 0; i + 1 < locals(k); ++i) deps = {add(rank(k, i), rank(k, i + 1), deps, Bytes(0), 3)};
       }
-    }
-    std::vector<std::vector<uint32_t>> down(static_cast<size_t>(nodes));
-    down[0] = ready[0];
-    for (int k = 0; k < nodes; ++k) {
-      for (int child : {2 * k + 1, 2 * k + 2}) {
-        if (child >= nodes) continue;
-        down[static_cast<size_t>(child)] = {
-            s.add(rank(k, 0), rank(child, 0), piece, down[static_cast<size_t>(k)], Bytes(0), 2, c)};
-      }
-      std::vector<uint32_t> deps = down[static_cast<size_t>(k)];
-      for (int i = 0; i + 1 < locals(k); ++i)
-        deps = {s.add(rank(k, i), rank(k, i + 1), piece, deps, Bytes(0), 3, c)};
     }
   }
   return s;

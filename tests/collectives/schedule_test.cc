@@ -74,7 +74,11 @@ TEST(Schedule, TreeAllReduceMatchesTheClosedForm) {
   const int g = 4;  // 4 nodes of 4: chain of 3, tree of depth 2, both ways
   const auto s = build_schedule(Algorithm::tree, CollectiveKind::all_reduce,
                                 Bytes(static_cast<int64_t>(kBytes)), world(n), 1, g);
-  const double expect = 2 * ((g - 1) + std::ceil(std::log2(n / g))) * hop_us(kBytes);
+  // The buffer moves as 16 slices of 4 MiB that follow each other hop by hop: the last slice
+  // lands 15 slice-times after the first has crossed every hop.
+  const int hops = 2 * ((g - 1) + static_cast<int>(std::ceil(std::log2(n / g))));
+  const int slices = 16;
+  const double expect = (hops + slices - 1) * hop_us(kBytes / slices);
   EXPECT_NEAR(run_us(s, n), expect, 0.01 * expect);
 }
 
