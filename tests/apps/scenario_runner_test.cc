@@ -131,6 +131,25 @@ TEST(ScenarioRunner, TrainingHeadlineHasTheFourFigures) {
   EXPECT_LT(h.metrics[2].second, 1);
 }
 
+TEST(ScenarioRunner, EveryShippedScenarioRuns) {
+  // scenarios/ is what users copy: each one loads and runs to a result.
+  int ran = 0;
+  for (const auto* sub : {"", "validation/"}) {
+    for (const auto& entry : std::filesystem::directory_iterator(kScenarios + sub)) {
+      if (entry.path().extension() != ".yaml") continue;
+      SCOPED_TRACE(entry.path().string());
+      auto s = config::load_scenario(entry.path().string());
+      std::ostringstream out;
+      RunOptions options;
+      options.out_dir = fresh_dir("shipped").string();
+      EXPECT_EQ(run_scenario(s, options, out), 0);
+      EXPECT_FALSE(out.str().empty());
+      ++ran;
+    }
+  }
+  EXPECT_GE(ran, 18);
+}
+
 TEST(ScenarioRunner, PacketModelIsRefusedByName) {
   auto s = config::load_scenario(kScenarios + "default.yaml", {{"network.model", "packet"}});
   try {
