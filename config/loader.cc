@@ -1,5 +1,6 @@
 #include "config/loader.h"
 
+#include "workloads/megatron_generator.h"
 #include "workloads/placement.h"
 
 #include <filesystem>
@@ -268,6 +269,16 @@ void check_training(MapReader& w, const ClusterSpec& cluster, workloads::Trainin
   } else if (model_parallel * p.dp > gpus) {
     fail(par_at, w.key("parallel"),
          fmt::format("tp*pp*cp*dp = {} needs more GPUs than the cluster's {}", model_parallel * p.dp, gpus));
+  }
+  // The generator's own rules (heads divide by tp, enough layers for pp x vp chunks, the global
+  // batch divides into micro-batches, ...), checked here so that they name the scenario.
+  try {
+    workloads::resolve_training(t, cluster);
+  } catch (const std::invalid_argument& e) {
+    std::string why = e.what();
+    const std::string prefix = "training workload: ";
+    if (why.rfind(prefix, 0) == 0) why = why.substr(prefix.size());
+    fail(par_at, w.key("parallel"), why);
   }
 }
 
