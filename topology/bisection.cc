@@ -46,7 +46,11 @@ Bandwidth bisection_bandwidth(const Cluster& c) {
   const auto links = c.links();
   const int nodes = c.spec().nodes;
   const bool split_nodes = nodes >= 2;
-  constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max() / 4;
+  // "Unbounded" source and sink edges: more than every link together can carry, so they never
+  // form the cut, yet small enough that push-relabel's excess sums stay within int64_t.
+  int64_t total = 1;
+  for (const auto& l : links) total += mbps(l.bandwidth);
+  const int64_t kUnbounded = total;
 
   // Vertex of each device: its node's vertex when nodes are contracted, else its own.
   std::vector<size_t> vertex(devices.size());
