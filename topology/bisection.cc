@@ -25,17 +25,22 @@ int64_t mbps(Bandwidth b) {
 
 struct Flow {
   FlowGraph g;
-  void pair(size_t a, size_t b, int64_t cap_ab, int64_t cap_ba) {
-    // Two directions of a full-duplex link as each other's reverse: a max flow never needs both
-    // directions of one pair, so this equals two independent links.
+  // One direction: an edge with its capacity and a zero-capacity reverse for the residual, the
+  // form push_relabel_max_flow checks its result against.
+  void arc(size_t a, size_t b, int64_t cap) {
     auto [e, ok1] = boost::add_edge(a, b, g);
     auto [r, ok2] = boost::add_edge(b, a, g);
     (void)ok1;
     (void)ok2;
-    boost::put(boost::edge_capacity, g, e, cap_ab);
-    boost::put(boost::edge_capacity, g, r, cap_ba);
+    boost::put(boost::edge_capacity, g, e, cap);
+    boost::put(boost::edge_capacity, g, r, int64_t{0});
     boost::put(boost::edge_reverse, g, e, r);
     boost::put(boost::edge_reverse, g, r, e);
+  }
+  // Both directions of a full-duplex link.
+  void pair(size_t a, size_t b, int64_t cap_ab, int64_t cap_ba) {
+    if (cap_ab > 0) arc(a, b, cap_ab);
+    if (cap_ba > 0) arc(b, a, cap_ba);
   }
 };
 
