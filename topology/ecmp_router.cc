@@ -4,6 +4,7 @@
 #include <boost/range/iterator_range.hpp>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <queue>
 #include <stdexcept>
 #include <string>
@@ -349,23 +350,22 @@ uint64_t EcmpRouter::fabric_count(const TargetRef& t, DeviceId v) const {
   return t.target->count[local_[v]];
 }
 
+std::optional<std::pair<uint64_t, uint64_t>> EcmpRouter::via(LinkId l, const TargetRef& t) const {
+  const DeviceId u = links_[l].to;
+  if (u == t.exit) return std::pair<uint64_t, uint64_t>{cost_[l], 1};
+  if (is_fabric(u) && fabric_dist(t, u) != kInf) {
+    return std::pair<uint64_t, uint64_t>{uint64_t{cost_[l]} + fabric_dist(t, u), fabric_count(t, u)};
+  }
+  return std::nullopt;
+}
+
 std::pair<uint64_t, uint64_t> EcmpRouter::fabric_best(DeviceId e, const TargetRef& t) const {
   uint64_t best = std::numeric_limits<uint64_t>::max();
   uint64_t count = 0;
   for (auto ed : boost::make_iterator_range(boost::out_edges(e, graph_))) {
-    LinkId l = graph_[ed].link;
-    DeviceId u = links_[l].to;
-    uint64_t c;
-    uint64_t n;
-    if (u == t.exit) {
-      c = cost_[l];
-      n = 1;
-    } else if (is_fabric(u) && fabric_dist(t, u) != kInf) {
-      c = uint64_t{cost_[l]} + fabric_dist(t, u);
-      n = fabric_count(t, u);
-    } else {
-      continue;
-    }
+    const auto hop = via(graph_[ed].link, t);
+    if (!hop) continue;
+    const auto [c, n] = *hop;
     if (c < best) {
       best = c;
       count = n;
@@ -383,19 +383,11 @@ void EcmpRouter::fabric_walk(DeviceId e, const TargetRef& t, uint64_t index,
   while (v != t.exit) {
     bool moved = false;
     for (auto ed : boost::make_iterator_range(boost::out_edges(v, graph_))) {
-      LinkId l = graph_[ed].link;
-      DeviceId u = links_[l].to;
-      uint64_t c;
-      uint64_t n;
-      if (u == t.exit) {
-        c = cost_[l];
-        n = 1;
-      } else if (is_fabric(u) && fabric_dist(t, u) != kInf) {
-        c = uint64_t{cost_[l]} + fabric_dist(t, u);
-        n = fabric_count(t, u);
-      } else {
-        continue;
-      }
+      const LinkId l = graph_[ed].link;
+      const DeviceId u = links_[l].to;
+      const auto hop = via(l, t);
+      if (!hop) continue;
+      const auto [c, n] = *hop;
       if (c != want) continue;
       if (index < n) {
         out.push_back(l);

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -53,6 +54,8 @@ class EcmpRouter {
   uint32_t fabric_dist(const TargetRef& t, DeviceId v) const;
   uint64_t fabric_count(const TargetRef& t, DeviceId v) const;
   // Least cost and number of least-cost paths from exit `e` to exit `t.exit` over the fabric.
+  // Cost and number of equal-cost routes to `t` through link `l`; nullopt when `l` leads away.
+  std::optional<std::pair<uint64_t, uint64_t>> via(LinkId l, const TargetRef& t) const;
   std::pair<uint64_t, uint64_t> fabric_best(DeviceId e, const TargetRef& t) const;
   void fabric_walk(DeviceId e, const TargetRef& t, uint64_t index, std::vector<LinkId>& out) const;
   std::shared_ptr<const Plan> plan(int src_gpu, int dst_gpu, bool pxn) const;
