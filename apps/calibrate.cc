@@ -13,6 +13,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "apps/command_main.h"
 #include "sim/error.h"
 #include "validation/calibration_fit.h"
 #include "validation/measurement_reader.h"
@@ -190,13 +191,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const dtsim::InputError& e) {
-    std::cerr << "calibrate: " << e.what() << '\n';
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "calibrate: internal error: " << e.what() << '\n';
-    return 1;
-  }
+  return dtsim::apps::command_main("calibrate", [&] { return run(argc, argv); });
 }

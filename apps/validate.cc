@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "apps/command_main.h"
 #include "sim/error.h"
 #include "validation/comparison_report.h"
 #include "validation/html_report.h"
@@ -141,13 +142,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const dtsim::InputError& e) {
-    std::cerr << "validate: " << e.what() << '\n';
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "validate: internal error: " << e.what() << '\n';
-    return 1;
-  }
+  return dtsim::apps::command_main("validate", [&] { return run(argc, argv); });
 }
