@@ -30,6 +30,7 @@ std::string one_line(std::string s) {
 dtsim::apps::OutputFormat format_from(const std::string& name) {
   if (name == "csv") return dtsim::apps::OutputFormat::csv;
   if (name == "json") return dtsim::apps::OutputFormat::json;
+  if (name == "dot") return dtsim::apps::OutputFormat::dot;
   return dtsim::apps::OutputFormat::table;
 }
 
@@ -64,8 +65,8 @@ int main(int argc, char** argv) {
       ->expected(1)
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app.add_option("--format", format, "How results print on stdout")
-      ->check(CLI::IsMember({"table", "csv", "json"}));
+  app.add_option("--format", format, "How results print on stdout (dot: only with --describe)")
+      ->check(CLI::IsMember({"table", "csv", "json", "dot"}));
   app.add_option("--out", out_dir, "Directory for output files (default: the scenario's output.dir)");
   app.add_option("--model", model, "Network model; the same as --set network.model=...")
       ->check(CLI::IsMember({"analytical", "flow", "packet"}));

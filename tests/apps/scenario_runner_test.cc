@@ -150,6 +150,23 @@ TEST(ScenarioRunner, EveryShippedScenarioRuns) {
   EXPECT_GE(ran, 18);
 }
 
+TEST(ScenarioRunner, DescribeWritesTheInventoryAsJsonAndDot) {
+  auto s = config::load_scenario(kScenarios + "default.yaml");
+  RunOptions options;
+  options.describe = true;
+  options.format = OutputFormat::json;
+  const std::string json = run(s, options);
+  for (const char* key : {"\"gpus\": 16", "\"nodes\": 2", "\"switches\"", "\"links\"",
+                          "\"bisection_bandwidth_GBps\""}) {
+    EXPECT_NE(json.find(key), std::string::npos) << key;
+  }
+  options.format = OutputFormat::dot;
+  EXPECT_EQ(run(s, options).rfind("graph cluster {", 0), 0u);
+  options.describe = false;
+  std::ostringstream out;
+  EXPECT_THROW(run_scenario(s, options, out), InputError);  // dot without --describe
+}
+
 TEST(ScenarioRunner, PacketModelIsRefusedByName) {
   auto s = config::load_scenario(kScenarios + "default.yaml", {{"network.model", "packet"}});
   try {
