@@ -32,6 +32,9 @@ void reject_stray_root_comma(std::string_view text, const std::string& source) {
   int line = 1;
   size_t line_start = 0;
   bool token_start = true;  // at the start of a line or after whitespace or a flow indicator
+  // A quoted scalar closed outside flow collections on this line, with no ':' after it yet: only
+  // a comment or ':' may follow it, and yaml-cpp loops on a ',' there too ("""",).
+  bool quote_closed_on_line = false;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     const bool at_line_start = i == line_start;
@@ -45,6 +48,7 @@ void reject_stray_root_comma(std::string_view text, const std::string& source) {
       ++line;
       line_start = i + 1;
       token_start = true;
+      quote_closed_on_line = false;
       continue;
     }
     if (c == ' ' || c == '\t' || c == '\r') {
@@ -72,7 +76,8 @@ void reject_stray_root_comma(std::string_view text, const std::string& source) {
     // the first character of a plain scalar's continuation line; a scenario has none, and the
     // user can quote the text, so a line that starts with ',' is rejected too.
     const bool dedented_comma = c == ',' && depth == 0 && first_on_line;
-    if ((c == ',' && depth == 0 && last != Last::other) || dedented_comma) {
+    if (c == ':' && depth == 0) quote_closed_on_line = false;
+    if ((c == ',' && depth == 0 && (last != Last::other || quote_closed_on_line)) || dedented_comma) {
       throw InputError(SourceLocation{source, line, static_cast<int>(i - line_start) + 1}, "",
                        "YAML syntax error: unexpected ','");
     }
@@ -97,7 +102,10 @@ void reject_stray_root_comma(std::string_view text, const std::string& source) {
         }
       }
       i = j;
-      if (depth == 0) last = Last::closed;
+      if (depth == 0) {
+        last = Last::closed;
+        quote_closed_on_line = true;
+      }
       token_start = false;
       continue;
     }
