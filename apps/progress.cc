@@ -55,9 +55,15 @@ void Progress::maybe_draw(bool force) {
   const double fraction = total_ > 0 ? static_cast<double>(done_now) / static_cast<double>(total_) : 0.0;
   const int filled = static_cast<int>(fraction * kBarWidth);
   const double elapsed = std::chrono::duration<double>(now - start_).count();
-  *out_ << fmt::format("\r{} [{}{}] {}/{} {:3.0f}% {:.1f}s", label_, std::string(static_cast<size_t>(filled), '#'),
+  // Time left from the mean time per unit so far; unknown until the first unit is done.
+  const std::string left =
+      done_now > 0 && done_now < total_
+          ? fmt::format(", {:.0f}s left", elapsed / static_cast<double>(done_now) *
+                                              static_cast<double>(total_ - done_now))
+          : "";
+  *out_ << fmt::format("\r{} [{}{}] {}/{} {:3.0f}% {:.1f}s{}", label_, std::string(static_cast<size_t>(filled), '#'),
                        std::string(static_cast<size_t>(kBarWidth - filled), ' '), done_now, total_,
-                       fraction * 100, elapsed)
+                       fraction * 100, elapsed, left)
         << std::flush;
 }
 

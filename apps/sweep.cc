@@ -4,17 +4,15 @@
 // Exit status: 0 done, 2 bad input, 1 internal error. Progress goes to stderr on a terminal only.
 #include "config/sweep.h"
 
-#include <unistd.h>
-
 #include <CLI/CLI.hpp>
-#include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
+#include "apps/progress.h"
 #include "apps/scenario_runner.h"
 #include "config/loader.h"
 #include "report/sweep_html.h"
@@ -41,38 +39,6 @@ struct Flags {
   std::vector<std::string> merge;
   std::vector<std::string> sets;
   bool mpi = false;
-};
-
-// A one-line bar on stderr, redrawn at most ten times a second, with a time-left estimate from
-// the mean time per point so far.
-class ProgressBar {
- public:
-  explicit ProgressBar(bool enabled) : enabled_(enabled), start_(Clock::now()) {}
-
-  void update(std::size_t done, std::size_t total) {
-    if (!enabled_ || total == 0) return;
-    const auto now = Clock::now();
-    if (done < total && now - last_ < std::chrono::milliseconds(100)) return;
-    last_ = now;
-    const double elapsed = std::chrono::duration<double>(now - start_).count();
-    const double left =
-        done == 0 ? 0 : elapsed / static_cast<double>(done) * static_cast<double>(total - done);
-    constexpr int kWidth = 30;
-    const int filled = static_cast<int>(kWidth * done / total);
-    std::string bar(static_cast<std::size_t>(filled), '#');
-    bar.resize(kWidth, '.');
-    const long secs = std::lround(left);
-    std::fprintf(stderr, "\r[%s] %zu/%zu %3zu%%  %ld:%02ld left ", bar.c_str(), done, total,
-                 100 * done / total, secs / 60, secs % 60);
-    if (done == total) std::fputc('\n', stderr);
-    std::fflush(stderr);
-  }
-
- private:
-  using Clock = std::chrono::steady_clock;
-  bool enabled_;
-  Clock::time_point start_;
-  Clock::time_point last_{};
 };
 
 std::string shell_quote(const std::string& s) {
@@ -184,8 +150,14 @@ int run_local(const Flags& f, const config::Sweep& sweep,
     opt.shard = report::Shard::parse(f.shard);
     if (opt.shard.count > 1) table.shard = opt.shard.to_string();
   }
-  ProgressBar bar(isatty(STDERR_FILENO) != 0);
-  opt.on_progress = [&](std::size_t done, std::size_t total) { bar.update(done, total); };
+  // The runner reports absolute counts; the shared bar takes increments.
+  std::unique_ptr<apps::Progress> bar;
+  std::size_t reported = 0;
+  opt.on_progress = [&](std::size_t done, std::size_t total) {
+    if (!bar) bar = std::make_unique<apps::Progress>(static_cast<int64_t>(total), "sweep", apps::Progress::stderr_is_terminal());
+    bar->advance(static_cast<int64_t>(done - reported));
+    reported = done;
+  };
   if (!f.out.empty()) {
     opt.on_checkpoint = [&](const std::vector<report::SweepRow>& rows) {
       report::SweepTable partial = table;
