@@ -33,13 +33,7 @@ struct Builder {
     return r.add(op, after);
   }
   uint32_t coll(const char* label, std::vector<uint32_t> after, Stream s, CollectiveKind kind, int comm, int64_t bytes) {
-    Op op;
-    op.kind = OpKind::collective;
-    op.stream = s;
-    op.collective = kind;
-    op.comm = comm;
-    op.dtype = dtype;
-    op.bytes = Bytes(bytes);
+    Op op = Op::collective_on(s, kind, comm, dtype, Bytes(bytes));
     op.label = r.label(label);
     return r.add(op, after);
   }

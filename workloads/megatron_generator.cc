@@ -144,14 +144,7 @@ class StageBuilder {
   uint32_t coll(std::string_view label, uint32_t prev, int rep, Stream st, CollectiveKind kind,
                 int comm, int64_t bytes) {
     if (comm < 0) return prev;
-    Op op;
-    op.kind = OpKind::collective;
-    op.stream = st;
-    op.collective = kind;
-    op.comm = comm;
-    op.dtype = act_dtype_;
-    op.bytes = Bytes(bytes);
-    return chain(op, prev, label, rep);
+    return chain(Op::collective_on(st, kind, comm, act_dtype_, Bytes(bytes)), prev, label, rep);
   }
   uint32_t attention(bool fwd, uint32_t prev, int rep) {
     const int64_t heads = z_.a / tp_;
@@ -503,13 +496,8 @@ class StageBuilder {
   // FSDP unit = block: all-gather its parameters before use, at most one block ahead.
   uint32_t fsdp_gather(uint32_t x, const Block& b, uint32_t ahead_of) {
     const double p = (dense_params(b.moe) + expert_params(b.moe)) * b.rep;
-    Op op;
-    op.kind = OpKind::collective;
-    op.stream = Stream::dp_gather;
-    op.collective = CollectiveKind::all_gather;
-    op.comm = dp_comm_;
-    op.dtype = act_dtype_;
-    op.bytes = Bytes(static_cast<int64_t>(p) * B_);
+    Op op = Op::collective_on(Stream::dp_gather, CollectiveKind::all_gather, dp_comm_, act_dtype_,
+                              Bytes(static_cast<int64_t>(p) * B_));
     op.label = lab("fsdp.param.ag");
     const uint32_t ag = ahead_of == kNone ? r_.add(op) : r_.add(op, {ahead_of});
     // FSDP copies the gathered flat buffer out into the parameters' views (read and write).

@@ -55,6 +55,19 @@ struct Op {
   bool causal = true;        // attention only
 
   bool has_measured() const { return measured.ps() >= 0; }
+
+  // A collective of `bytes` (nccl-tests size) on communicator `comm`, issued on stream `s`.
+  static Op collective_on(Stream s, collectives::CollectiveKind kind, int32_t comm,
+                          topology::Dtype dtype, Bytes bytes) {
+    Op op;
+    op.kind = OpKind::collective;
+    op.stream = s;
+    op.collective = kind;
+    op.comm = comm;
+    op.dtype = dtype;
+    op.bytes = bytes;
+    return op;
+  }
 };
 
 struct RankGraph {
