@@ -32,6 +32,11 @@ EnumNames<Dtype> precision_names() {
           {"float8", Dtype::fp8}};
 }
 
+EnumNames<workloads::Recompute> recompute_names() {
+  using R = workloads::Recompute;
+  return {{"none", R::none}, {"selective", R::selective}, {"full", R::full}, {"false", R::none}, {"true", R::full}};
+}
+
 EnumNames<Dtype> sweep_dtype_names() {
   return {{"float32", Dtype::fp32}, {"tf32", Dtype::tf32},   {"bfloat16", Dtype::bf16},
           {"float16", Dtype::fp16}, {"float8", Dtype::fp8},  {"float4", Dtype::fp4},

@@ -16,6 +16,8 @@ EnumNames<topology::NicKind> nic_kind_names();
 EnumNames<topology::FabricKind> fabric_kind_names();
 // Training precision: fp32 | tf32 | bf16 | fp16 | fp8 | fp4 (also float32, bfloat16, ...).
 EnumNames<topology::Dtype> precision_names();
+// none | selective | full; YAML's false and true read as none and full.
+EnumNames<workloads::Recompute> recompute_names();
 // A collective sweep's element type, in nccl-tests' words first: float32, bfloat16, ...
 EnumNames<topology::Dtype> sweep_dtype_names();
 EnumNames<collectives::CollectiveKind> collective_kind_names();

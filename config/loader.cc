@@ -323,7 +323,7 @@ workloads::WorkloadSpec read_workload(MapReader r, const ClusterSpec& cluster) {
   batch.finish();
   r.read("precision", t.precision, precision_names());
   r.read("iterations", t.iterations, Range{1, 1'000'000});
-  r.read("activation_recompute", t.activation_recompute);
+  r.read("activation_recompute", t.activation_recompute, recompute_names());
   r.read("flash_attention", t.flash_attention);
   r.read("overlap_grad_reduce", t.overlap_grad_reduce);
   r.read("overlap_param_gather", t.overlap_param_gather);

@@ -233,6 +233,11 @@ class StageBuilder {
     x = elem("ln2.bwd", x, rep, 6 * Tsp_ * z_.h * B_);
     x = tp_enter("attn.ag.bwd", x, rep);
     x = gemm("attn.proj.bwd", x, rep, T_, z_.h, z_.h / tp_, 1, 2);
+    if (t_.activation_recompute == Recompute::selective && !t_.flash_attention) {
+      recompute_ = true;
+      x = attention(true, x, rep);
+      recompute_ = false;
+    }
     x = attention(false, x, rep);
     x = coll("attn.cp_kv.bwd", x, rep, Stream::cp, CollectiveKind::reduce_scatter, cp_comm_,
              2 * T_ * cp_ * z_.kvd / tp_ * B_);
@@ -329,7 +334,7 @@ class StageBuilder {
     // op by op costs more (page faults on fresh memory) than building them.
     size_t blocks = 0;
     for (const Chunk& ch : chunks_) blocks += ch.blocks.size();
-    const size_t per_block = (t_.activation_recompute ? 60 : 40) + (fsdp ? 6 : 0);
+    const size_t per_block = (t_.activation_recompute == Recompute::full ? 60 : 40) + (fsdp ? 6 : 0);
     const size_t estimate = order.size() * (blocks / chunks_.size() * per_block + 12) + 64;
     r_.ops.reserve(estimate);
     r_.deps.reserve(estimate + estimate / 4);
@@ -381,7 +386,7 @@ class StageBuilder {
           const Block& b = ch.blocks[bi];
           if (fsdp) x = fsdp_gather(x, b, next_block_first);
           const uint32_t before = static_cast<uint32_t>(r_.ops.size());
-          if (t_.activation_recompute) x = block_fwd(x, b.rep, b.moe, true);
+          if (t_.activation_recompute == Recompute::full) x = block_fwd(x, b.rep, b.moe, true);
           x = block_bwd(x, b.rep, b.moe);
           next_block_first = before;
           const double dense = dense_params(b.moe) * b.rep;
@@ -560,6 +565,27 @@ class StageBuilder {
   std::map<std::tuple<const void*, size_t, bool>, uint32_t> label_ids_;
 };
 
+// First layer of each virtual stage (and L at the end). As even as possible; a shortfall falls on
+// the virtual stages at the ends, which also hold the embedding and the LM head (what Megatron's
+// account-for-embedding/loss split and Llama 3's pipeline do): 126 layers on 16 x 8 chunks leave
+// the first and the last chunk with the embedding and the head alone.
+std::vector<int> pipeline_split(int L, int VS) {
+  const int base = (L + VS - 1) / VS;
+  std::vector<int> count(VS, base);
+  for (int short_by = VS * base - L, k = 0; short_by > 0; ++k) {
+    // Take a layer from the two ends inwards (0, VS-1, 1, VS-2, ...), round after round.
+    const int i = k % VS;
+    const int v = i % 2 == 0 ? i / 2 : VS - 1 - i / 2;
+    if (count[v] > 0) {
+      --count[v];
+      --short_by;
+    }
+  }
+  std::vector<int> first(VS + 1, 0);
+  for (int v = 0; v < VS; ++v) first[v + 1] = first[v] + count[v];
+  return first;
+}
+
 // Megatron-LM's pipeline order for one stage: (forward?, microbatch, chunk) in program order.
 std::vector<StageBuilder::Item> schedule(int stage, int P, int M, int vp) {
   std::vector<StageBuilder::Item> out;
@@ -629,7 +655,10 @@ TrainingSpec resolve_training(const TrainingSpec& spec, const topology::ClusterS
   require(m.seq_len % p.cp == 0, "seq_len must divide by cp");
   require(m.experts <= 1 || (p.dp * p.cp * p.tp) % p.ep == 0, "ep must divide dp x cp x tp");
   require(p.ep == 1 || p.dp % p.ep == 0, "ep must divide dp");
-  require(m.layers >= p.pp * p.vp, "fewer layers than pipeline chunks");
+  // The first and the last pipeline chunk may hold only the embedding and the LM head.
+  require(m.layers + 2 >= p.pp * p.vp,
+          "pp x vp = " + std::to_string(p.pp * p.vp) + " pipeline chunks for " + std::to_string(m.layers) +
+              " layers (at most layers + 2)");
   require(t.batch.micro >= 1, "micro batch must be >= 1");
   if (t.batch.global <= 0) t.batch.global = t.batch.micro * p.dp;
   require(t.batch.global % (t.batch.micro * p.dp) == 0, "global batch must divide by micro x dp");
@@ -672,9 +701,7 @@ Workload generate_megatron(const TrainingSpec& spec, const topology::ClusterSpec
   w.tokens = static_cast<double>(t.batch.global) * static_cast<double>(z.s);
   w.ranks.resize(P);
 
-  // Layers per virtual stage: as even as possible, the remainder on the earliest stages.
-  std::vector<int> first(VS + 1, 0);
-  for (int v = 0; v < VS; ++v) first[v + 1] = first[v] + static_cast<int>(z.L / VS) + (v < z.L % VS ? 1 : 0);
+  const std::vector<int> first = pipeline_split(static_cast<int>(z.L), VS);
 
   std::vector<StageBuilder> builders;
   builders.reserve(P);

@@ -53,13 +53,18 @@ struct BatchSpec {
   int micro = 1;                     // sequences per micro-batch
 };
 
+// Activation recomputation: none keeps every activation; selective recomputes only the attention
+// core in the backward pass (Megatron's --recompute-activations; free with flash attention, which
+// recomputes the scores anyway); full reruns each layer's forward pass before its backward.
+enum class Recompute { none, selective, full };
+
 struct TrainingSpec {
   ModelSpec model;
   ParallelSpec parallel;
   BatchSpec batch;
   topology::Dtype precision = topology::Dtype::bf16;
   int iterations = 2;
-  bool activation_recompute = false;
+  Recompute activation_recompute = Recompute::none;
   // What the framework overlaps and how it computes attention: these differ between releases
   // (Megatron-LM 2021 neither fused attention nor overlapped the gradient all-reduce).
   bool flash_attention = true;       // false: attention materialises the s x s score matrix

@@ -171,6 +171,24 @@ TEST(Loader, DataParallelIsDerivedFromTheGpuCountWhenNotGiven) {
   EXPECT_EQ(s.workload.training.parallel.dp, 4);
 }
 
+TEST(Loader, ActivationRecomputeIsNoneSelectiveOrFullAndBooleansStillRead) {
+  auto recompute = [](const std::string& value) {
+    return load("workload: {kind: training, model: llama3-8b, activation_recompute: " + value + "}\n")
+        .workload.training.activation_recompute;
+  };
+  EXPECT_EQ(recompute("selective"), workloads::Recompute::selective);
+  EXPECT_EQ(recompute("full"), workloads::Recompute::full);
+  EXPECT_EQ(recompute("none"), workloads::Recompute::none);
+  EXPECT_EQ(recompute("true"), workloads::Recompute::full);
+  EXPECT_EQ(recompute("false"), workloads::Recompute::none);
+  try {
+    recompute("selectve");
+    ADD_FAILURE() << "a misspelt value was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("selective"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Loader, CustomModelWithoutPreset) {
   Scenario s = load("workload: {kind: training, model: {layers: 2, hidden: 512, heads: 8}}\n");
   EXPECT_TRUE(s.workload.training.model.preset.empty());

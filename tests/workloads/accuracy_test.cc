@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <string>
 
 #include "published_runs.h"
 #include "collectives/analytical_model.h"
@@ -24,11 +25,23 @@ bool known_outlier(const std::string& id) {
          id == "mpt_1b_h100_80gb_512gpu_s2048_amp_bf16";   // scaling loss beyond the collectives' model
 }
 
-TEST(PublishedRuns, EveryDenseRunPredictedWithinFifteenPercent) {
-  auto path = testing::find_training_runs_csv();
-  if (!path) GTEST_SKIP() << "training_runs_dev.csv not found (set DTSIM_TRAINING_RUNS)";
-  const auto runs = testing::read_published_runs(*path);
-  ASSERT_FALSE(runs.empty());
+// Runs outside the dev set the model misses by more than 15% (docs/training.md).
+bool known_extra_miss(const std::string& id) {
+  return id.rfind("mtnlg530b_", 0) == 0 ||          // DeepSpeed's 2021 pipeline engine: 25-30% slower
+         id == "llama3_405b_16k_gpus_cp16";          // 128k-token attention: a faster kernel than modelled
+}
+
+std::string fmt_seconds(double v, const char* format = "%.3f") {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+// Runs every dense row of a published-runs CSV and holds each prediction to 15% of the published
+// iteration time (or TFLOP/s per GPU where only that is published); a named miss to 30%.
+void check_runs(const std::string& path, bool (*known_miss)(const std::string&)) {
+  const auto runs = testing::read_published_runs(path);
+  ASSERT_FALSE(runs.empty()) << path;
   const bool print = std::getenv("DTSIM_PRINT_TABLE") != nullptr;
   if (print) {
     std::printf("| run | GPUs | TP/PP/DP | published s | predicted s | error | TFLOP/s/GPU | MFU | exposed comm | bubble |\n");
@@ -59,10 +72,12 @@ TEST(PublishedRuns, EveryDenseRunPredictedWithinFifteenPercent) {
     worst = std::max(worst, std::abs(err));
     if (print) {
       const double it = r.iteration_time_s;
-      std::printf("| %s | %d | %d/%d/%d | %.3f | %.3f | %+.1f%% | %.0f | %.1f%% | %.1f%% | %.1f%% |\n",
-                  run.id.c_str(), run.cluster.total_gpus(), run.spec.parallel.tp, run.spec.parallel.pp,
-                  run.spec.parallel.dp, run.iteration_time_s, it, 100 * err, r.tflops_per_gpu, 100 * r.mfu,
-                  100 * r.breakdown.exposed_total().seconds() / it, 100 * r.breakdown.bubble.seconds() / it);
+      std::printf("| %s | %d | %d/%d/%d | %s | %.3f | %+.1f%% | %.0f | %.1f%% | %.1f%% | %.1f%% |\n", run.id.c_str(),
+                  run.cluster.total_gpus(), run.spec.parallel.tp, run.spec.parallel.pp, run.spec.parallel.dp,
+                  run.iteration_time_s > 0 ? fmt_seconds(run.iteration_time_s).c_str()
+                                           : (fmt_seconds(run.tflops_per_gpu, "%.0f TF")).c_str(),
+                  it, 100 * err, r.tflops_per_gpu, 100 * r.mfu, 100 * r.breakdown.exposed_total().seconds() / it,
+                  100 * r.breakdown.bubble.seconds() / it);
     }
     if (const char* detail = std::getenv("DTSIM_DETAIL"); detail && run.id == detail) {
       std::printf("compute %.3f bubble %.3f exposed tp %.3f cp %.3f ep %.3f dp %.3f pp %.3f\n",
@@ -71,11 +86,23 @@ TEST(PublishedRuns, EveryDenseRunPredictedWithinFifteenPercent) {
                   r.breakdown.exposed[4].seconds());
       for (const auto& c : r.critical_ops) std::printf("  %-28s %-8s %8.4f s x%d\n", c.label.c_str(), c.what.c_str(), c.time_s, c.count);
     }
-    EXPECT_LE(std::abs(err), known_outlier(run.id) ? 0.30 : 0.15) << run.id << ": predicted " << r.iteration_time_s << " s, published "
-                                   << run.iteration_time_s << " s";
+    EXPECT_LE(std::abs(err), known_miss(run.id) ? 0.30 : 0.15)
+        << run.id << ": predicted " << r.iteration_time_s << " s, " << r.tflops_per_gpu << " TFLOP/s per GPU";
   }
   std::printf("dense runs: %d, within 15%%: %d, mean |error| %.1f%%, worst %.1f%%\n", total, within,
               100 * sum_abs / std::max(1, total), 100 * worst);
+}
+
+TEST(PublishedRuns, EveryDenseRunPredictedWithinFifteenPercent) {
+  auto path = testing::find_training_runs_csv();
+  if (!path) GTEST_SKIP() << "training_runs_dev.csv not found (set DTSIM_TRAINING_RUNS)";
+  check_runs(*path, known_outlier);
+}
+
+// Runs outside the dev set (tests/workloads/data/training_runs_extra.csv): Megatron-LM 2022,
+// MT-NLG 530B and Llama 3 405B. Not used to fit anything.
+TEST(PublishedRuns, RunsOutsideTheDevSetPredictedWithinFifteenPercent) {
+  check_runs(std::string(DTSIM_SOURCE_DIR) + "/tests/workloads/data/training_runs_extra.csv", known_extra_miss);
 }
 
 }  // namespace

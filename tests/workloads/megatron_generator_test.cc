@@ -121,6 +121,31 @@ TEST(MegatronGenerator, InterleavingWithMicrobatchesNotDivisibleByStagesStillRun
   for (const auto& r : w.ranks) EXPECT_EQ(count_label(r, "mlp.fc1.fwd"), 6 * 2);
 }
 
+TEST(MegatronGenerator, AShortfallOfLayersFallsOnTheChunksWithTheEmbeddingAndTheHead) {
+  // Llama 3 405B's split in miniature: 14 layers on pp 4 x vp 4 = 16 chunks. The first chunk
+  // (embedding) and the last (LM head) hold no layer; stages 1 and 2 hold 4 layers, 0 and 3 hold 3.
+  // 8 GPUs: pp 4 x dp 2; 16 sequences: 8 microbatches.
+  const Workload w = generate_megatron(gpt(1, 4, 4, 16, 14), cluster(1));
+  const int expected[] = {3, 4, 4, 3};
+  for (int s = 0; s < 4; ++s) {
+    EXPECT_EQ(count_label(w.ranks[s], "mlp.fc1.fwd"), 8 * expected[s]) << "stage " << s;
+  }
+  EXPECT_EQ(count_label(w.ranks[0], "embedding.fwd"), 8);
+  EXPECT_EQ(count_label(w.ranks[3], "logits.fwd"), 8);
+  AlphaBetaCollectiveModel comm(cluster(1));
+  ComputeModel cm(cluster(1).gpu);
+  EXPECT_GT(Executor(cm, comm).run(w).iteration, Time::zero());
+
+  // 30 layers on 8 chunks: 4 each, the two short ones at the ends (3 + 4 x 6 + 3).
+  const Workload even = generate_megatron(gpt(1, 4, 2, 16, 30), cluster(1));
+  EXPECT_EQ(count_label(even.ranks[0], "mlp.fc1.fwd"), 8 * (3 + 4));
+  EXPECT_EQ(count_label(even.ranks[3], "mlp.fc1.fwd"), 8 * (4 + 3));
+  EXPECT_EQ(count_label(even.ranks[1], "mlp.fc1.fwd"), 8 * 8);
+
+  // More than two chunks short of a layer is refused.
+  EXPECT_THROW(generate_megatron(gpt(1, 4, 4, 16, 13), cluster(1)), std::invalid_argument);
+}
+
 TEST(MegatronGenerator, RejectsAJobLargerThanTheCluster) {
   TrainingSpec t = gpt(8, 2, 1, 16);
   t.parallel.dp = 2;
@@ -189,7 +214,7 @@ TEST(MegatronGenerator, EveryParallelismCombinationRunsToCompletion) {
                 }
                 t.parallel = {tp, pp, 0, moe ? 2 : 1, cp, vp, flags, zero, "tp-cp-dp-pp"};
                 t.batch.global = 16;
-                t.activation_recompute = flags;
+                t.activation_recompute = flags ? Recompute::full : Recompute::none;
                 t.flash_attention = !flags;
                 t.overlap_grad_reduce = flags;
                 t.overlap_param_gather = !flags;

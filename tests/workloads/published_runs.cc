@@ -99,12 +99,15 @@ std::vector<PublishedRun> read_published_runs(const std::string& path) {
     // everything since (llm-foundry, Megatron-Core, NeMo, torchtitan, ...) has them.
     const bool old_stack = contains(r.framework, "Megatron-LM (2021)") || contains(r.framework, "Megatron-DeepSpeed") ||
                            contains(r.framework, "DeepSpeed (2021)") || contains(r.framework, "Megatron-LM (2020)");
-    r.spec.flash_attention = !old_stack;
+    r.spec.flash_attention = !old_stack && !contains(notes, "no flash attention");
     r.spec.overlap_grad_reduce = !old_stack;
     p.sequence_parallel = !old_stack && !contains(notes, "no sequence parallel");
     r.spec.overlap_tp_comm = contains(notes, "tp_comm_overlap") || contains(notes, "tp-comm-overlap");
-    r.spec.activation_recompute = contains(r.framework, "Megatron-LM (2021)") || contains(notes, "act_ckpt=True") ||
-                                  contains(notes, "activation recompute") || contains(r.framework, "activation recompute");
+    const bool full_recompute = contains(r.framework, "Megatron-LM (2021)") || contains(notes, "act_ckpt=True") ||
+                                contains(notes, "activation recompute") || contains(r.framework, "activation recompute");
+    r.spec.activation_recompute = full_recompute                         ? Recompute::full
+                                  : contains(notes, "selective recompute") ? Recompute::selective
+                                                                           : Recompute::none;
     // SwiGLU families carry three FFN matrices; their FFN width is not 4 x hidden.
     const std::string& model = row["model"];
     for (const char* family : {"Llama", "LLaMA", "llama", "Mistral", "Mixtral", "Qwen", "DeepSeek", "Gemma", "Nemotron"}) {
