@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <memory>
 #include <ostream>
 #include <sstream>
@@ -191,6 +192,12 @@ void write_training_views(const config::Scenario& s, const RunOptions& options,
                     {"MFU", fmt::format("{:.1f}%", 100 * r.mfu)},
                     {"tokens/s per GPU", fmt::format("{:.0f}", r.tokens_per_s_per_gpu)},
                     {"GPUs", std::to_string(r.gpus)}};
+    if (r.memory) {
+      const double gib = 1024.0 * 1024.0 * 1024.0;
+      page.summary.emplace_back("memory per GPU", fmt::format("{:.1f} of {:.0f} GiB{}", r.memory->total() / gib,
+                                                             r.memory->capacity / gib,
+                                                             r.memory->fits() ? "" : " (does not fit)"));
+    }
     report::TimeBreakdown bar{"per GPU", {{"compute", r.breakdown.compute.seconds()}}};
     for (int c = 0; c < 5; ++c) {
       bar.parts.emplace_back(
@@ -301,6 +308,10 @@ Headline evaluate_scenario(const config::Scenario& s) {
                {"tflops_per_gpu", r.tflops_per_gpu},
                {"mfu", r.mfu},
                {"tokens_per_s_per_gpu", r.tokens_per_s_per_gpu}};
+  if (r.memory) {
+    h.metrics.emplace_back("memory_gib", r.memory->total() / (1024.0 * 1024.0 * 1024.0));
+    h.metrics.emplace_back("memory_fits", r.memory->fits() ? 1 : 0);
+  }
   return h;
 }
 
@@ -329,6 +340,13 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
   workloads::TrainingTrace trace;
   auto result = run_training_workload(s, views ? &trace : nullptr);
   if (views) write_training_views(s, options, result, trace);
+  if (result.memory && !result.memory->fits() && !options.quiet) {
+    const double gib = 1024.0 * 1024.0 * 1024.0;
+    std::cerr << fmt::format(
+        "simulate: warning: workload needs {:.1f} GiB per GPU (pipeline stage {}), more than the {:.1f} GiB "
+        "of HBM; the time assumes it fits\n",
+        result.memory->total() / gib, result.memory->stage, result.memory->capacity / gib);
+  }
   report::write_training(result, format_name(options.format), out);
   write_files(s, options, [&](OutputFormat f, std::ostream& file) {
     report::write_training(result, format_name(f), file);

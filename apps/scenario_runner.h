@@ -24,7 +24,7 @@ struct RunOptions {
 };
 
 // The headline results of one run, in a fixed order, for sweep rows: e.g. iteration_time_s,
-// tflops_per_gpu, mfu, tokens_per_s_per_gpu for training; time_us and busbw_GBps at the largest
+// tflops_per_gpu, mfu, tokens_per_s_per_gpu, memory_gib and memory_fits (1 or 0) for training; time_us and busbw_GBps at the largest
 // size for a collective sweep.
 struct Headline {
   std::vector<std::pair<std::string, double>> metrics;

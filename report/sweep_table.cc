@@ -111,9 +111,12 @@ void mark_pareto(SweepTable& table) {
   for (std::size_t i = 0; i < table.rows.size(); ++i) {
     const SweepRow& r = table.rows[i];
     if (!r.error.empty() || !t) continue;
+    bool fits = true;  // a training point whose memory estimate exceeds HBM cannot be on the front
     for (const auto& [name, value] : r.metrics) {
       if (name == *t) time[i] = value;
+      if (name == "memory_fits" && value == 0) fits = false;
     }
+    if (!fits) time[i] = std::nan("");
     cost[i] = r.capex_usd;
   }
   const std::vector<bool> front = pareto_front(time, cost);

@@ -22,6 +22,38 @@ nlohmann::json breakdown_json(const workloads::TimeBreakdown& b) {
           {"bubble_s", b.bubble.seconds()}};
 }
 
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+nlohmann::json memory_json(const workloads::MemoryEstimate& m) {
+  return {{"stage", m.stage},
+          {"weights_gib", m.weights / kGiB},
+          {"gradients_gib", m.gradients / kGiB},
+          {"optimizer_gib", m.optimizer / kGiB},
+          {"activations_gib", m.activations / kGiB},
+          {"transient_gib", m.transient / kGiB},
+          {"runtime_gib", m.runtime / kGiB},
+          {"total_gib", m.total() / kGiB},
+          {"capacity_gib", m.capacity / kGiB},
+          {"microbatches_in_flight", m.microbatches_in_flight},
+          {"fits", m.fits()}};
+}
+
+void write_memory_table(const workloads::MemoryEstimate& m, std::ostream& out) {
+  out << fmt::format("memory per GPU (pipeline stage {}, the fullest)\n", m.stage);
+  auto line = [&](const char* what, double bytes, const std::string& note = {}) {
+    out << fmt::format("  {:<17} {:8.2f} GiB{}\n", what, bytes / kGiB, note.empty() ? "" : "  " + note);
+  };
+  line("weights", m.weights);
+  line("gradients", m.gradients);
+  line("optimizer states", m.optimizer);
+  line("activations", m.activations, fmt::format("({} microbatch chunks in flight)", m.microbatches_in_flight));
+  line("transient", m.transient);
+  line("runtime", m.runtime);
+  out << fmt::format("  total             {:8.2f} GiB  of {:.0f} GiB HBM ({:.0f}%){}\n", m.total() / kGiB,
+                     m.capacity / kGiB, 100 * m.total() / m.capacity,
+                     m.fits() ? "" : ": DOES NOT FIT");
+}
+
 void write_table(const workloads::TrainingResult& r, std::ostream& out) {
   const double it = r.iteration_time_s > 0 ? r.iteration_time_s : 1;
   auto pct = [&](Time t) { return 100 * t.seconds() / it; };
@@ -44,6 +76,7 @@ void write_table(const workloads::TrainingResult& r, std::ostream& out) {
       out << fmt::format("  {:<28} {:<8} {:8.4f} s  x{}\n", c.label, c.what, c.time_s, c.count);
     }
   }
+  if (r.memory) write_memory_table(*r.memory, out);
 }
 
 }  // namespace
@@ -65,15 +98,18 @@ void write_training(const workloads::TrainingResult& r, std::string_view format,
                         {"critical_path", {{"split", breakdown_json(r.critical_split)}, {"largest", crit}}},
                         {"simulated_ranks", r.simulated_ranks},
                         {"ops", r.ops}};
+    if (r.memory) j["memory"] = memory_json(*r.memory);
     out << j.dump(2) << '\n';
   } else if (format == "csv") {
     out << "workload,gpus,iteration_time_s,tflops_per_gpu,mfu,tokens_per_s_per_gpu,compute_s,exposed_tp_s,"
-           "exposed_cp_s,exposed_ep_s,exposed_dp_s,exposed_pp_s,bubble_s\n";
+           "exposed_cp_s,exposed_ep_s,exposed_dp_s,exposed_pp_s,bubble_s,memory_gib,memory_fits\n";
     const auto& b = r.breakdown;
-    out << fmt::format("{},{},{:.6f},{:.3f},{:.5f},{:.2f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f}\n",
+    out << fmt::format("{},{},{:.6f},{:.3f},{:.5f},{:.2f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{},{}\n",
                        r.workload, r.gpus, r.iteration_time_s, r.tflops_per_gpu, r.mfu, r.tokens_per_s_per_gpu,
                        b.compute.seconds(), b.exposed[0].seconds(), b.exposed[1].seconds(), b.exposed[2].seconds(),
-                       b.exposed[3].seconds(), b.exposed[4].seconds(), b.bubble.seconds());
+                       b.exposed[3].seconds(), b.exposed[4].seconds(), b.bubble.seconds(),
+                       r.memory ? fmt::format("{:.3f}", r.memory->total() / kGiB) : std::string(),
+                       r.memory ? (r.memory->fits() ? "true" : "false") : "");
   } else {
     throw std::invalid_argument("training output format must be table, json or csv, got '" + std::string(format) + "'");
   }

@@ -13,6 +13,10 @@ GpuSpec gpu(std::string name, int cc, std::map<Dtype, double> flops, Bytes hbm, 
                  nvlink_bw, pcie_gen};
 }
 
+// HBM as the driver reports it (nvidia-smi's MiB) where known: the "40/80 GB" of A100 and H100
+// are binary gigabytes (40,960 / 81,920 MiB on A100, 81,559 MiB on H100; 143,771 MiB on H200).
+Bytes mib(int64_t n) { return Bytes(n * 1024 * 1024); }
+
 // Peak figures are dense (no 2:4 sparsity). NVLink bandwidth is per GPU per direction (half of
 // the "bidirectional" figure datasheets quote).
 const std::vector<GpuSpec>& gpus() {
@@ -20,22 +24,22 @@ const std::vector<GpuSpec>& gpus() {
       // NVIDIA A100 Tensor Core GPU datasheet (2021): FP32 19.5, TF32 156, BF16/FP16 312 TFLOP/s;
       // 40 GB HBM2 at 1,555 GB/s; NVLink3 12 links, 600 GB/s bidirectional; PCIe Gen4.
       gpu("a100-sxm-40g", 80, {{Dtype::fp32, 19.5 * T}, {Dtype::tf32, 156 * T}, {Dtype::bf16, 312 * T}, {Dtype::fp16, 312 * T}},
-          Bytes(40'000'000'000), Bandwidth::gbytes_per_s(1555), 3, 12, Bandwidth::gbytes_per_s(300), 4),
+          mib(40'960), Bandwidth::gbytes_per_s(1555), 3, 12, Bandwidth::gbytes_per_s(300), 4),
       // Same datasheet, 80 GB HBM2e at 2,039 GB/s.
       gpu("a100-sxm-80g", 80, {{Dtype::fp32, 19.5 * T}, {Dtype::tf32, 156 * T}, {Dtype::bf16, 312 * T}, {Dtype::fp16, 312 * T}},
-          Bytes(80'000'000'000), Bandwidth::gbytes_per_s(2039), 3, 12, Bandwidth::gbytes_per_s(300), 4),
+          mib(81'920), Bandwidth::gbytes_per_s(2039), 3, 12, Bandwidth::gbytes_per_s(300), 4),
       // NVIDIA H100 datasheet (SXM5): FP32 67, TF32 494.7, BF16/FP16 989.4, FP8 1,978.9 TFLOP/s
       // dense; 80 GB HBM3 at 3.35 TB/s; NVLink4 18 links, 900 GB/s bidirectional; PCIe Gen5.
       gpu("h100-sxm", 90, {{Dtype::fp32, 67 * T}, {Dtype::tf32, 494.7 * T}, {Dtype::bf16, 989.4 * T}, {Dtype::fp16, 989.4 * T}, {Dtype::fp8, 1978.9 * T}},
-          Bytes(80'000'000'000), Bandwidth::gbytes_per_s(3350), 4, 18, Bandwidth::gbytes_per_s(450), 5),
+          mib(81'559), Bandwidth::gbytes_per_s(3350), 4, 18, Bandwidth::gbytes_per_s(450), 5),
       // Same datasheet (PCIe): FP32 51, TF32 378, BF16 756.5, FP8 1,513 TFLOP/s dense; 80 GB
       // HBM2e at 2.0 TB/s; NVLink bridge pairs 600 GB/s bidirectional; PCIe Gen5.
       gpu("h100-pcie", 90, {{Dtype::fp32, 51 * T}, {Dtype::tf32, 378 * T}, {Dtype::bf16, 756.5 * T}, {Dtype::fp16, 756.5 * T}, {Dtype::fp8, 1513 * T}},
-          Bytes(80'000'000'000), Bandwidth::gbytes_per_s(2000), 4, 12, Bandwidth::gbytes_per_s(300), 5),
+          mib(81'559), Bandwidth::gbytes_per_s(2000), 4, 12, Bandwidth::gbytes_per_s(300), 5),
       // NVIDIA H200 datasheet (SXM): compute as H100 SXM; 141 GB HBM3e at 4.8 TB/s; NVLink4
       // 900 GB/s bidirectional.
       gpu("h200-sxm", 90, {{Dtype::fp32, 67 * T}, {Dtype::tf32, 494.7 * T}, {Dtype::bf16, 989.4 * T}, {Dtype::fp16, 989.4 * T}, {Dtype::fp8, 1978.9 * T}},
-          Bytes(141'000'000'000), Bandwidth::gbytes_per_s(4800), 4, 18, Bandwidth::gbytes_per_s(450), 5),
+          mib(143'771), Bandwidth::gbytes_per_s(4800), 4, 18, Bandwidth::gbytes_per_s(450), 5),
       // NVIDIA DGX B200 / HGX B200 datasheet (per GPU, dense = half the sparse figures): TF32
       // 1.1, BF16/FP16 2.25, FP8 4.5, FP4 9 PFLOP/s; FP32 75 TFLOP/s; 180 GB HBM3e (1,440 GB per
       // 8 GPUs) at 8 TB/s; NVLink5 18 links, 1.8 TB/s bidirectional; PCIe Gen6.

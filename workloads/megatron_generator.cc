@@ -565,27 +565,6 @@ class StageBuilder {
   std::map<std::tuple<const void*, size_t, bool>, uint32_t> label_ids_;
 };
 
-// First layer of each virtual stage (and L at the end). As even as possible; a shortfall falls on
-// the virtual stages at the ends, which also hold the embedding and the LM head (what Megatron's
-// account-for-embedding/loss split and Llama 3's pipeline do): 126 layers on 16 x 8 chunks leave
-// the first and the last chunk with the embedding and the head alone.
-std::vector<int> pipeline_split(int L, int VS) {
-  const int base = (L + VS - 1) / VS;
-  std::vector<int> count(VS, base);
-  for (int short_by = VS * base - L, k = 0; short_by > 0; ++k) {
-    // Take a layer from the two ends inwards (0, VS-1, 1, VS-2, ...), round after round.
-    const int i = k % VS;
-    const int v = i % 2 == 0 ? i / 2 : VS - 1 - i / 2;
-    if (count[v] > 0) {
-      --count[v];
-      --short_by;
-    }
-  }
-  std::vector<int> first(VS + 1, 0);
-  for (int v = 0; v < VS; ++v) first[v + 1] = first[v] + count[v];
-  return first;
-}
-
 // Megatron-LM's pipeline order for one stage: (forward?, microbatch, chunk) in program order.
 std::vector<StageBuilder::Item> schedule(int stage, int P, int M, int vp) {
   std::vector<StageBuilder::Item> out;
@@ -630,6 +609,23 @@ std::vector<StageBuilder::Item> schedule(int stage, int P, int M, int vp) {
 }
 
 }  // namespace
+
+std::vector<int> pipeline_split(int L, int VS) {
+  const int base = (L + VS - 1) / VS;
+  std::vector<int> count(VS, base);
+  for (int short_by = VS * base - L, k = 0; short_by > 0; ++k) {
+    // Take a layer from the two ends inwards (0, VS-1, 1, VS-2, ...), round after round.
+    const int i = k % VS;
+    const int v = i % 2 == 0 ? i / 2 : VS - 1 - i / 2;
+    if (count[v] > 0) {
+      --count[v];
+      --short_by;
+    }
+  }
+  std::vector<int> first(VS + 1, 0);
+  for (int v = 0; v < VS; ++v) first[v + 1] = first[v] + count[v];
+  return first;
+}
 
 TrainingSpec resolve_training(const TrainingSpec& spec, const topology::ClusterSpec& cluster) {
   TrainingSpec t = spec;

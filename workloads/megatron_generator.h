@@ -7,6 +7,8 @@
 //   TrainingSpec resolved = resolve_training(spec, cluster);  // presets and derived sizes filled in
 #pragma once
 
+#include <vector>
+
 #include "topology/cluster_spec.h"
 #include "workloads/op_graph.h"
 #include "workloads/workload_spec.h"
@@ -29,6 +31,13 @@ TrainingSpec resolve_training(const TrainingSpec& spec, const topology::ClusterS
 // GEMMs (with active experts only) plus full (non-causal) attention scores and the logits;
 // recomputation is not counted.
 double megatron_model_flops(const TrainingSpec& resolved);
+
+// First layer of each of `virtual_stages` (pp x vp) pipeline chunks, and `layers` at the end.
+// As even as possible; a shortfall falls on the chunks at the two ends, which also hold the
+// embedding and the LM head (what Megatron's account-for-embedding/loss split and Llama 3's
+// pipeline do): 126 layers on 16 x 8 chunks leave the first and the last chunk with the
+// embedding and the head alone.
+std::vector<int> pipeline_split(int layers, int virtual_stages);
 
 Workload generate_megatron(const TrainingSpec& spec, const topology::ClusterSpec& cluster,
                            const GeneratorOptions& options = {});

@@ -64,14 +64,18 @@ TrainingResult run_training_traced(const TrainingSpec& spec, const topology::Clu
   ExecutorOptions eo;
   eo.record_ops = true;
   trace.execution = Executor(compute, comm, eo).run(trace.workload);
-  return summarise(trace.workload, cluster, trace.execution, spec.precision, compute);
+  TrainingResult r = summarise(trace.workload, cluster, trace.execution, spec.precision, compute);
+  r.memory = estimate_memory(resolve_training(spec, cluster), cluster);
+  return r;
 }
 
 TrainingResult run_training(const TrainingSpec& spec, const topology::ClusterSpec& cluster,
                             const collectives::CollectiveCostModel& comm, const GeneratorOptions& options) {
   const Workload w = generate_megatron(spec, cluster, options);
   const ComputeModel compute(cluster.gpu);
-  return evaluate_workload(w, cluster, comm, spec.precision, compute);
+  TrainingResult r = evaluate_workload(w, cluster, comm, spec.precision, compute);
+  r.memory = estimate_memory(resolve_training(spec, cluster), cluster);
+  return r;
 }
 
 }  // namespace dtsim::workloads

@@ -7,6 +7,7 @@
 //   fmt::print("{:.3f} s, {:.0f} TFLOP/s/GPU\n", r.iteration_time_s, r.tflops_per_gpu);
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "workloads/compute_model.h"
 #include "workloads/executor.h"
 #include "workloads/megatron_generator.h"
+#include "workloads/memory_model.h"
 #include "workloads/workload_spec.h"
 
 namespace dtsim::workloads {
@@ -40,6 +42,7 @@ struct TrainingResult {
   TimeBreakdown breakdown;            // per GPU, sums to the iteration time
   TimeBreakdown critical_split;       // the critical path, by what each step was
   std::vector<CriticalOp> critical_ops;  // the critical path's largest contributors, largest first
+  std::optional<MemoryEstimate> memory;  // per GPU, for generated workloads (not for traces)
 };
 
 TrainingResult run_training(const TrainingSpec& spec, const topology::ClusterSpec& cluster,

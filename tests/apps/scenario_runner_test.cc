@@ -120,15 +120,26 @@ TEST(ScenarioRunner, TrainingWritesTraceAndHtml) {
   EXPECT_TRUE(std::filesystem::exists(dir / (s.name + ".html")));
 }
 
-TEST(ScenarioRunner, TrainingHeadlineHasTheFourFigures) {
+TEST(ScenarioRunner, TrainingHeadlineHasTheFourFiguresAndTheMemoryEstimate) {
   auto s = config::load_scenario(kScenarios + "llama3-8b-64gpu.yaml",
                                  {{"workload.model.layers", "2"}, {"workload.batch.global", "16"}});
   Headline h = evaluate_scenario(s);
-  ASSERT_EQ(h.metrics.size(), 4u);
+  ASSERT_EQ(h.metrics.size(), 6u);
   EXPECT_EQ(h.metrics[0].first, "iteration_time_s");
   EXPECT_GT(h.metrics[0].second, 0);
   EXPECT_GT(h.metrics[2].second, 0);  // mfu
   EXPECT_LT(h.metrics[2].second, 1);
+  EXPECT_EQ(h.metrics[4].first, "memory_gib");
+  EXPECT_GT(h.metrics[4].second, 2);  // at least the runtime reserve
+  EXPECT_EQ(h.metrics[5].first, "memory_fits");
+  EXPECT_EQ(h.metrics[5].second, 1);
+  // 2 layers of Llama 3 8B fit easily; a micro batch of 64 sequences of 65,536 tokens does not.
+  s = config::load_scenario(kScenarios + "llama3-8b-64gpu.yaml", {{"workload.model.layers", "2"},
+                                                                  {"workload.batch.global", "512"},
+                                                                  {"workload.batch.micro", "64"},
+                                                                  {"workload.model.seq_len", "65536"}});
+  h = evaluate_scenario(s);
+  EXPECT_EQ(h.metrics[5].second, 0);
 }
 
 TEST(ScenarioRunner, EveryShippedScenarioRuns) {

@@ -129,6 +129,16 @@ TEST(SweepTable, ParetoMarksFastestAndCheapestButNotFailedRows) {
   EXPECT_FALSE(t.rows[2].pareto);
 }
 
+TEST(SweepTable, APointThatDoesNotFitInMemoryIsNotOnTheFront) {
+  SweepTable t = table();
+  // The fastest point needs more HBM than the GPU has: the cheaper one is the only choice.
+  t.rows[1].metrics.emplace_back("memory_fits", 0);
+  t.rows[0].metrics.emplace_back("memory_fits", 1);
+  mark_pareto(t);
+  EXPECT_TRUE(t.rows[0].pareto);
+  EXPECT_FALSE(t.rows[1].pareto);
+}
+
 TEST(SweepTable, ReadingBackGivesTheSameTable) {
   const SweepTable t = table();
   std::istringstream in(csv(t));

@@ -31,6 +31,15 @@ bool known_extra_miss(const std::string& id) {
          id == "llama3_405b_16k_gpus_cp16";          // 128k-token attention: a faster kernel than modelled
 }
 
+// "used/capacity", marked when the job does not fit.
+std::string memory_cell(const TrainingResult& r) {
+  if (!r.memory) return "-";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.0f/%.0f%s", r.memory->total() / (1 << 30), r.memory->capacity / (1 << 30),
+                r.memory->fits() ? "" : " (over)");
+  return buf;
+}
+
 std::string fmt_seconds(double v, const char* format = "%.3f") {
   char buf[32];
   std::snprintf(buf, sizeof buf, format, v);
@@ -44,8 +53,8 @@ void check_runs(const std::string& path, bool (*known_miss)(const std::string&))
   ASSERT_FALSE(runs.empty()) << path;
   const bool print = std::getenv("DTSIM_PRINT_TABLE") != nullptr;
   if (print) {
-    std::printf("| run | GPUs | TP/PP/DP | published s | predicted s | error | TFLOP/s/GPU | MFU | exposed comm | bubble |\n");
-    std::printf("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    std::printf("| run | GPUs | TP/PP/DP | published s | predicted s | error | TFLOP/s/GPU | MFU | exposed comm | bubble | memory GiB |\n");
+    std::printf("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
   }
   int within = 0, total = 0;
   double sum_abs = 0, worst = 0;
@@ -72,12 +81,12 @@ void check_runs(const std::string& path, bool (*known_miss)(const std::string&))
     worst = std::max(worst, std::abs(err));
     if (print) {
       const double it = r.iteration_time_s;
-      std::printf("| %s | %d | %d/%d/%d | %s | %.3f | %+.1f%% | %.0f | %.1f%% | %.1f%% | %.1f%% |\n", run.id.c_str(),
+      std::printf("| %s | %d | %d/%d/%d | %s | %.3f | %+.1f%% | %.0f | %.1f%% | %.1f%% | %.1f%% | %s |\n", run.id.c_str(),
                   run.cluster.total_gpus(), run.spec.parallel.tp, run.spec.parallel.pp, run.spec.parallel.dp,
                   run.iteration_time_s > 0 ? fmt_seconds(run.iteration_time_s).c_str()
                                            : (fmt_seconds(run.tflops_per_gpu, "%.0f TF")).c_str(),
                   it, 100 * err, r.tflops_per_gpu, 100 * r.mfu, 100 * r.breakdown.exposed_total().seconds() / it,
-                  100 * r.breakdown.bubble.seconds() / it);
+                  100 * r.breakdown.bubble.seconds() / it, memory_cell(r).c_str());
     }
     if (const char* detail = std::getenv("DTSIM_DETAIL"); detail && run.id == detail) {
       std::printf("compute %.3f bubble %.3f exposed tp %.3f cp %.3f ep %.3f dp %.3f pp %.3f\n",

@@ -1,0 +1,117 @@
+#include "workloads/memory_model.h"
+
+#include <gtest/gtest.h>
+
+#include "topology/catalog.h"
+#include "workloads/megatron_generator.h"
+
+namespace dtsim::workloads {
+namespace {
+
+topology::ClusterSpec cluster(int nodes) {
+  topology::ClusterSpec c = *topology::find_node_preset("hgx-a100");
+  c.nodes = nodes;
+  return c;
+}
+
+// GPT-3 175B's layer (Korthikanti et al. 2022, table 3): h 12288, 96 heads, s 2048, FFN 4h.
+TrainingSpec gpt175b(int tp, bool sp) {
+  TrainingSpec t;
+  t.model.layers = 96;
+  t.model.hidden = 12288;
+  t.model.heads = 96;
+  t.model.seq_len = 2048;
+  t.model.vocab = 51200;
+  t.parallel.tp = tp;
+  t.parallel.pp = 8;
+  t.parallel.sequence_parallel = sp;
+  t.batch.global = 64;
+  t.flash_attention = false;
+  return t;
+}
+
+TEST(MemoryModel, ActivationsPerLayerFollowKorthikantisTable2) {
+  const double h = 12288, a = 96, s = 2048, t = 8;
+  const topology::ClusterSpec c = cluster(8);
+  // Tensor parallel only: sbh (10 + 24/t + 5as/(ht)) per layer, i.e. per token h (10 + 24/t) + 5as/t.
+  TrainingSpec spec = resolve_training(gpt175b(8, false), c);
+  EXPECT_DOUBLE_EQ(activation_bytes_per_token(spec, false), h * (10 + 24 / t) + 5 * a * s / t);
+  // With sequence parallelism everything divides by t: sbh (34/t + 5as/(ht)).
+  spec = resolve_training(gpt175b(8, true), c);
+  EXPECT_DOUBLE_EQ(activation_bytes_per_token(spec, false), 34 * h / t + 5 * a * s / t);
+  // Selective recomputation (or flash attention) drops the 5as term.
+  spec.activation_recompute = Recompute::selective;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_token(spec, false), 34 * h / t);
+  spec.activation_recompute = Recompute::none;
+  spec.flash_attention = true;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_token(spec, false), 34 * h / t);
+  // Full recomputation keeps each layer's input: 2sbh/t.
+  spec.activation_recompute = Recompute::full;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_token(spec, false), 2 * h / t);
+}
+
+TEST(MemoryModel, TheFirstStageOf1F1BHoldsAMicrobatchPerStage) {
+  // 1F1B: stage s holds pp - s microbatches, so the first stage holds activations of every layer
+  // of the model once (pp stages x layers / pp), whatever pp is.
+  TrainingSpec spec = resolve_training(gpt175b(8, true), cluster(8));
+  const MemoryEstimate m = estimate_memory(spec, cluster(8));
+  EXPECT_EQ(m.stage, 0);
+  EXPECT_EQ(m.microbatches_in_flight, 8);
+  const double tokens = 2048;
+  const double per_layer = activation_bytes_per_token(spec, false) * tokens;
+  const double embedding_output = 2 * 12288 * tokens / 8;
+  EXPECT_NEAR(m.activations, 96 * per_layer + 8 * embedding_output, 1e-6 * m.activations);
+  // Interleaving with vp chunks holds more: (pp - 1) x 2 + (vp - 1) x pp warm-up chunks, plus one.
+  spec.parallel.vp = 2;
+  spec = resolve_training(spec, cluster(8));
+  EXPECT_EQ(estimate_memory(spec, cluster(8)).microbatches_in_flight, 7 * 2 + 8 + 1);
+}
+
+TEST(MemoryModel, ZeroStagesShardOptimizerThenGradientsThenWeights) {
+  // One stage, no TP, 64 data-parallel GPUs: 16 bytes per parameter unsharded (2 weights, 2
+  // gradients, 12 Adam), then ZeRO-1 (12/dp), ZeRO-2 (14/dp), ZeRO-3 (16/dp).
+  TrainingSpec t;
+  t.model.layers = 4;
+  t.model.hidden = 4096;
+  t.model.heads = 32;
+  t.model.seq_len = 1024;
+  t.model.vocab = 32000;
+  t.batch.global = 64;
+  t.parallel.dp = 0;  // every GPU of the cluster
+  const topology::ClusterSpec c = cluster(8);
+  double params = 0;
+  for (int zero = 0; zero <= 3; ++zero) {
+    t.parallel.zero = zero;
+    const MemoryEstimate m = estimate_memory(resolve_training(t, c), c);
+    if (zero == 0) {
+      params = m.weights / 2;
+      EXPECT_DOUBLE_EQ(m.gradients, 2 * params);
+      EXPECT_DOUBLE_EQ(m.optimizer, 12 * params);
+      // 4 layers of 12 h^2 plus input and output embeddings.
+      EXPECT_DOUBLE_EQ(params, 4 * 12.0 * 4096 * 4096 + 2.0 * 32000 * 4096);
+    }
+    EXPECT_DOUBLE_EQ(m.optimizer, 12 * params / (zero >= 1 ? 64 : 1)) << "zero " << zero;
+    EXPECT_DOUBLE_EQ(m.gradients, 2 * params / (zero >= 2 ? 64 : 1)) << "zero " << zero;
+    EXPECT_DOUBLE_EQ(m.weights, 2 * params / (zero >= 3 ? 64 : 1)) << "zero " << zero;
+    EXPECT_EQ(m.transient > 0, true);  // the logits at least
+  }
+}
+
+TEST(MemoryModel, SaysWhenAJobDoesNotFit) {
+  // GPT-3 175B with TP 8 and SP on 8 stages fits an 80 GB A100 (Korthikanti et al. ran it);
+  // without tensor parallelism its weights and optimizer alone do not.
+  TrainingSpec spec = gpt175b(8, true);
+  spec.activation_recompute = Recompute::selective;
+  MemoryEstimate m = estimate_memory(resolve_training(spec, cluster(8)), cluster(8));
+  EXPECT_TRUE(m.fits()) << m.total() / (1 << 30) << " GiB";
+  EXPECT_DOUBLE_EQ(m.capacity, 80.0 * (1 << 30));
+  spec.parallel.tp = 1;
+  spec.parallel.pp = 8;
+  spec.parallel.dp = 1;
+  m = estimate_memory(resolve_training(spec, cluster(1)), cluster(1));
+  EXPECT_FALSE(m.fits());
+  EXPECT_GT(m.weights + m.gradients + m.optimizer, m.capacity);
+}
+
+}  // namespace
+}  // namespace dtsim::workloads

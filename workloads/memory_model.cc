@@ -1,0 +1,161 @@
+#include "workloads/memory_model.h"
+
+#include <algorithm>
+
+#include "workloads/megatron_generator.h"
+
+namespace dtsim::workloads {
+namespace {
+
+// CUDA context, cuBLAS workspaces, NCCL's per-communicator buffers and the caching allocator's
+// slack: about what PyTorch reports reserved beyond its tensors on a Hopper training job.
+constexpr double kRuntimeBytes = 2.0 * (1 << 30);
+
+double element_bytes(topology::Dtype d) {
+  return d == topology::Dtype::fp32 || d == topology::Dtype::tf32 ? 4 : 2;  // FP8 keeps BF16 copies
+}
+
+struct Shape {
+  double h, kvd, f, fm, a, s, V;
+  int topk, shared;
+  bool gated;
+};
+
+Shape shape_of(const ModelSpec& m) {
+  return {static_cast<double>(m.hidden), static_cast<double>(m.hidden / m.heads * m.kv_heads),
+          static_cast<double>(m.ffn_hidden), static_cast<double>(m.moe_ffn_hidden), static_cast<double>(m.heads),
+          static_cast<double>(m.seq_len), static_cast<double>(m.vocab), m.top_k, m.shared_experts, m.gated_ffn};
+}
+
+// Parameters of one layer held by one GPU: dense (split by tp) and routed experts (split by ep).
+struct LayerParams {
+  double dense = 0, expert = 0;
+};
+
+LayerParams layer_params(const Shape& z, const ParallelSpec& p, int experts, bool moe) {
+  const double ffn = (z.gated ? 3 : 2) * z.h * z.f;
+  const double expert = (z.gated ? 3 : 2) * z.h * z.fm;
+  LayerParams lp;
+  lp.dense = (z.h * (z.h + 2 * z.kvd) + z.h * z.h + (moe ? z.shared * expert : ffn)) / p.tp;
+  if (moe) lp.expert = std::max(1, experts / p.ep) * expert;
+  return lp;
+}
+
+// Bytes stored per token by one layer without recomputation, on one GPU, split into what tensor
+// parallelism divides and what it replicates when sequence parallelism is off.
+struct LayerActivations {
+  double split = 0, replicated = 0;
+};
+
+LayerActivations layer_activations(const TrainingSpec& t, bool moe) {
+  const Shape z = shape_of(t.model);
+  const double B = element_bytes(t.precision);
+  LayerActivations a;
+  // Inputs of the two layer norms and of the two input projections (QKV, FC1), and the two
+  // dropout masks (a byte per element): what sequence parallelism shards and TP alone replicates.
+  a.replicated = 4 * B * z.h + 2 * z.h;
+  // Attention: Q, K, V and the output projection's input.
+  a.split = B * (z.h + 2 * z.kvd) + B * z.h;
+  // Unfused attention keeps the softmax output, its dropout mask and the dropout output for every
+  // (query, key) pair; flash attention recomputes them, as does selective recomputation.
+  if (!t.flash_attention && t.activation_recompute == Recompute::none) a.split += z.a * z.s * (2 * B + 1);
+  // FFN: FC1's output (both halves when gated) and the activation's output; an MoE layer does so
+  // for each of the top_k experts a token visits, plus the shared experts.
+  const double per_ffn = B * ((z.gated ? 2 : 1) * z.f + z.f);
+  const double per_expert = B * ((z.gated ? 2 : 1) * z.fm + z.fm) + B * z.h;
+  a.split += moe ? (z.topk + z.shared) * per_expert : per_ffn;
+  return a;
+}
+
+double per_token(const LayerActivations& a, const ParallelSpec& p) {
+  const bool sp = p.sequence_parallel && p.tp > 1;
+  return a.split / p.tp + a.replicated / (sp ? p.tp : 1);
+}
+
+// Chunk-microbatches a stage holds activations for at the peak of Megatron's schedule: the
+// warm-up forwards plus the one in flight (P - s for 1F1B; more when interleaved).
+int in_flight(int stage, int P, int M, int vp) {
+  const int total = M * vp;
+  if (vp == 1) return std::min(M, P - stage);
+  const int warm = M == P ? total : std::min(total, (P - stage - 1) * 2 + (vp - 1) * P);
+  return std::min(total, warm + 1);
+}
+
+}  // namespace
+
+double activation_bytes_per_token(const TrainingSpec& t, bool moe_layer) {
+  if (t.activation_recompute == Recompute::full) {
+    const bool sp = t.parallel.sequence_parallel && t.parallel.tp > 1;
+    return element_bytes(t.precision) * t.model.hidden / (sp ? t.parallel.tp : 1);
+  }
+  return per_token(layer_activations(t, moe_layer), t.parallel);
+}
+
+MemoryEstimate estimate_memory(const TrainingSpec& t, const topology::ClusterSpec& cluster) {
+  const ModelSpec& m = t.model;
+  const ParallelSpec& p = t.parallel;
+  const Shape z = shape_of(m);
+  const double B = element_bytes(t.precision);
+  const int P = p.pp, vp = p.vp, VS = P * vp;
+  const int M = t.batch.global / (t.batch.micro * p.dp);
+  const double tokens = static_cast<double>(t.batch.micro) * m.seq_len / p.cp;  // per microbatch
+  const double shard = static_cast<double>(p.dp) * p.cp;                       // ZeRO shards dense over DP x CP
+  const double expert_shard = std::max(1.0, static_cast<double>(p.dp) / p.ep * p.cp * p.tp);
+  const double master = B == 4 ? 8 : 12;  // Adam moments (+ fp32 master weights when training below fp32)
+  const bool fsdp = p.zero >= 3;
+  const std::vector<int> first = pipeline_split(m.layers, VS);
+  auto is_moe = [&](int layer) { return m.experts > 1 && layer >= m.first_dense_layers; };
+
+  MemoryEstimate best;
+  best.capacity = static_cast<double>(cluster.gpu.hbm_capacity.count());
+  for (int s = 0; s < P; ++s) {
+    MemoryEstimate e;
+    e.stage = s;
+    e.capacity = best.capacity;
+    e.runtime = kRuntimeBytes;
+    double dense = 0, expert = 0, stored = 0, largest_layer = 0, largest_working = 0;
+    int layers = 0;
+    bool embedding = false, head = false;
+    for (int c = 0; c < vp; ++c) {
+      const int v = c * P + s;
+      embedding = embedding || v == 0;
+      head = head || v == VS - 1;
+      for (int l = first[v]; l < first[v + 1]; ++l) {
+        const LayerParams lp = layer_params(z, p, m.experts, is_moe(l));
+        dense += lp.dense;
+        expert += lp.expert;
+        largest_layer = std::max(largest_layer, lp.dense + lp.expert);
+        stored += activation_bytes_per_token(t, is_moe(l));
+        largest_working = std::max(largest_working, per_token(layer_activations(t, is_moe(l)), p));
+        ++layers;
+      }
+    }
+    // The input embedding on the first stage, the output layer on the last (untied; Megatron keeps
+    // a copy on the last stage even when they are tied).
+    if (embedding) dense += z.V * z.h / p.tp;
+    if (head) dense += z.V * z.h / p.tp;
+    // ZeRO-1 shards the optimizer states, ZeRO-2 the gradients too, ZeRO-3/FSDP the weights too.
+    auto held = [&](int from_stage) {
+      return dense / (p.zero >= from_stage ? shard : 1) + expert / (p.zero >= from_stage ? expert_shard : 1);
+    };
+    e.weights = B * held(3);
+    e.gradients = B * held(2);
+    e.optimizer = master * held(1);
+
+    // Activations: each chunk-microbatch in flight holds its chunk's layers (the stage's average).
+    e.microbatches_in_flight = in_flight(s, P, M, vp);
+    const double per_chunk = layers > 0 ? stored / vp : 0;
+    e.activations = e.microbatches_in_flight * per_chunk * tokens;
+    const bool sp = p.sequence_parallel && p.tp > 1;
+    if (embedding) e.activations += e.microbatches_in_flight * tokens * B * z.h / (sp ? p.tp : 1) / vp;
+
+    // Working set on top of what is stored, all at once at the stage's worst moment.
+    if (fsdp) e.transient += 3 * B * largest_layer;  // this layer and the prefetched one, this one's gradients
+    if (t.activation_recompute == Recompute::full) e.transient += largest_working * tokens;
+    if (head) e.transient += (B + 4.0) * tokens * z.V / p.tp;  // the logits, and their fp32 copy for the loss
+    if (s == 0 || e.total() > best.total()) best = e;
+  }
+  return best;
+}
+
+}  // namespace dtsim::workloads
