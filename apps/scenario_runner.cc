@@ -164,7 +164,7 @@ workloads::TrainingResult run_training_workload(const config::Scenario& s,
       throw InputError(where(s), "workload.format", "expected chakra, got \"" + s.workload.trace.format + "\"");
     }
     workloads::Workload w = workloads::read_chakra(s.workload.trace.path);
-    workloads::ComputeModel compute(s.cluster.gpu);
+    workloads::ComputeModel compute(s.cluster.gpu, s.workload.training.attention);
     return workloads::evaluate_workload(w, s.cluster, model, s.workload.training.precision, compute);
   }
   if (trace) return workloads::run_training_traced(s.workload.training, s.cluster, model, *trace);

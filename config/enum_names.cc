@@ -37,6 +37,12 @@ EnumNames<workloads::Recompute> recompute_names() {
   return {{"none", R::none}, {"selective", R::selective}, {"full", R::full}, {"false", R::none}, {"true", R::full}};
 }
 
+EnumNames<workloads::Attention> attention_names() {
+  using A = workloads::Attention;
+  return {{"flash3", A::flash3}, {"flash2", A::flash2}, {"flash1", A::flash1}, {"unfused", A::unfused},
+          {"cudnn", A::flash3},  {"sdpa", A::flash2},   {"triton", A::flash1}};
+}
+
 EnumNames<Dtype> sweep_dtype_names() {
   return {{"float32", Dtype::fp32}, {"tf32", Dtype::tf32},   {"bfloat16", Dtype::bf16},
           {"float16", Dtype::fp16}, {"float8", Dtype::fp8},  {"float4", Dtype::fp4},

@@ -324,7 +324,8 @@ workloads::WorkloadSpec read_workload(MapReader r, const ClusterSpec& cluster) {
   r.read("precision", t.precision, precision_names());
   r.read("iterations", t.iterations, Range{1, 1'000'000});
   r.read("activation_recompute", t.activation_recompute, recompute_names());
-  r.read("flash_attention", t.flash_attention);
+  r.read("attention", t.attention, attention_names());
+  r.read("fp8_fused_casts", t.fp8_fused_casts);
   r.read("overlap_grad_reduce", t.overlap_grad_reduce);
   r.read("overlap_param_gather", t.overlap_param_gather);
   r.read("overlap_tp_comm", t.overlap_tp_comm);

@@ -9,6 +9,7 @@
 
 #include "topology/cluster_spec.h"
 #include "workloads/op_graph.h"
+#include "workloads/workload_spec.h"
 
 namespace dtsim::workloads {
 
@@ -29,13 +30,14 @@ struct ComputeModelParams {
   // hold SMs and share HBM bandwidth. Applied by the executor.
   double comm_overlap_slowdown = 0.15;
 
-  // Defaults for a GPU, chosen by its architecture (compute capability).
-  static ComputeModelParams for_gpu(const topology::GpuSpec& gpu);
+  // Defaults for a GPU, chosen by its architecture (compute capability), with the attention
+  // efficiencies of the given kernel generation.
+  static ComputeModelParams for_gpu(const topology::GpuSpec& gpu, Attention attention = Attention::flash3);
 };
 
 class ComputeModel {
  public:
-  explicit ComputeModel(const topology::GpuSpec& gpu);
+  explicit ComputeModel(const topology::GpuSpec& gpu, Attention attention = Attention::flash3);
   ComputeModel(const topology::GpuSpec& gpu, const ComputeModelParams& params);
 
   Time time(const Op& op) const;

@@ -117,6 +117,13 @@ class StageBuilder {
   uint32_t gemm(std::string_view label, uint32_t prev, int rep, int64_t m, int64_t n, int64_t k,
                 int64_t batch = 1, double flop_scale = 1) {
     last_gemm_input_ = prev;
+    if (gemm_dtype_ == topology::Dtype::fp8 && !t_.fp8_fused_casts && batch == 1) {
+      // Unfused FP8 recipe: a kernel casts each BF16 input to FP8 (read 2 + write 1 bytes an
+      // element) before the GEMM; the backward also casts the output gradient and transposes
+      // the FP8 input, weight and gradient (read 1 + write 1) for the wgrad and dgrad GEMMs.
+      const int64_t bytes = flop_scale > 1 ? 5 * m * n + 2 * m * k + 2 * k * n : 3 * m * k + 3 * k * n;
+      prev = elem("fp8.cast", prev, rep, bytes);
+    }
     Op op;
     op.compute = ComputeKind::gemm;
     op.dtype = gemm_dtype_;
@@ -150,7 +157,7 @@ class StageBuilder {
     const int64_t heads = z_.a / tp_;
     const int64_t sq = z_.s / cp_;
     const int64_t b = t_.batch.micro;
-    if (t_.flash_attention) {
+    if (t_.attention != Attention::unfused) {
       Op op;
       op.compute = fwd ? ComputeKind::attention_fwd : ComputeKind::attention_bwd;
       op.dtype = act_dtype_;
@@ -233,7 +240,7 @@ class StageBuilder {
     x = elem("ln2.bwd", x, rep, 6 * Tsp_ * z_.h * B_);
     x = tp_enter("attn.ag.bwd", x, rep);
     x = gemm("attn.proj.bwd", x, rep, T_, z_.h, z_.h / tp_, 1, 2);
-    if (t_.activation_recompute == Recompute::selective && !t_.flash_attention) {
+    if (t_.activation_recompute == Recompute::selective && t_.attention == Attention::unfused) {
       recompute_ = true;
       x = attention(true, x, rep);
       recompute_ = false;

@@ -58,7 +58,7 @@ LayerActivations layer_activations(const TrainingSpec& t, bool moe) {
   a.split = B * (z.h + 2 * z.kvd) + B * z.h;
   // Unfused attention keeps the softmax output, its dropout mask and the dropout output for every
   // (query, key) pair; flash attention recomputes them, as does selective recomputation.
-  if (!t.flash_attention && t.activation_recompute == Recompute::none) a.split += z.a * z.s * (2 * B + 1);
+  if (t.attention == Attention::unfused && t.activation_recompute == Recompute::none) a.split += z.a * z.s * (2 * B + 1);
   // FFN: FC1's output (both halves when gated) and the activation's output; an MoE layer does so
   // for each of the top_k experts a token visits, plus the shared experts.
   const double per_ffn = B * ((z.gated ? 2 : 1) * z.f + z.f);

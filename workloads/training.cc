@@ -60,7 +60,7 @@ TrainingResult run_training_traced(const TrainingSpec& spec, const topology::Clu
                                    const collectives::CollectiveCostModel& comm, TrainingTrace& trace,
                                    const GeneratorOptions& options) {
   trace.workload = generate_megatron(spec, cluster, options);
-  const ComputeModel compute(cluster.gpu);
+  const ComputeModel compute(cluster.gpu, spec.attention);
   ExecutorOptions eo;
   eo.record_ops = true;
   trace.execution = Executor(compute, comm, eo).run(trace.workload);
@@ -72,7 +72,7 @@ TrainingResult run_training_traced(const TrainingSpec& spec, const topology::Clu
 TrainingResult run_training(const TrainingSpec& spec, const topology::ClusterSpec& cluster,
                             const collectives::CollectiveCostModel& comm, const GeneratorOptions& options) {
   const Workload w = generate_megatron(spec, cluster, options);
-  const ComputeModel compute(cluster.gpu);
+  const ComputeModel compute(cluster.gpu, spec.attention);
   TrainingResult r = evaluate_workload(w, cluster, comm, spec.precision, compute);
   r.memory = estimate_memory(resolve_training(spec, cluster), cluster);
   return r;

@@ -58,6 +58,13 @@ struct BatchSpec {
 // recomputes the scores anyway); full reruns each layer's forward pass before its backward.
 enum class Recompute { none, selective, full };
 
+// How attention runs. unfused: two batched GEMMs around a softmax that materialises the s x s
+// scores (Megatron-LM 2021). The fused kernels by generation: flash1 (FlashAttention 1 and the
+// Triton kernel llm-foundry used in 2023), flash2 (FlashAttention-2, tuned for Ampere; what
+// PyTorch's SDPA runs), flash3 (Hopper-native: FlashAttention-3, cuDNN fused attention as
+// Transformer Engine picks it; on GPUs before Hopper it runs as flash2).
+enum class Attention { unfused, flash1, flash2, flash3 };
+
 struct TrainingSpec {
   ModelSpec model;
   ParallelSpec parallel;
@@ -67,7 +74,11 @@ struct TrainingSpec {
   Recompute activation_recompute = Recompute::none;
   // What the framework overlaps and how it computes attention: these differ between releases
   // (Megatron-LM 2021 neither fused attention nor overlapped the gradient all-reduce).
-  bool flash_attention = true;       // false: attention materialises the s x s score matrix
+  Attention attention = Attention::flash3;
+  // FP8 only: the casts to FP8 fused into the kernels before each GEMM (Transformer Engine's
+  // LayerNormLinear and fused activations, 2024 on); false runs a cast (and for the backward a
+  // transpose) kernel per GEMM input, as the 2023 recipes that wrapped only the linear layers did.
+  bool fp8_fused_casts = true;
   bool overlap_grad_reduce = true;   // gradient reduction bucketed under the last backward pass
   bool overlap_param_gather = true;  // ZeRO/FSDP parameter all-gather prefetched under compute
   bool overlap_tp_comm = false;      // TP all-gather/reduce-scatter pipelined with their GEMMs (SP only)

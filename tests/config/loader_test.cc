@@ -189,6 +189,21 @@ TEST(Loader, ActivationRecomputeIsNoneSelectiveOrFullAndBooleansStillRead) {
   }
 }
 
+TEST(Loader, AttentionKernelAndFp8CastsRead) {
+  auto load_training = [](const std::string& extra) {
+    return load("workload: {kind: training, model: llama3-8b, " + extra + "}\n").workload.training;
+  };
+  EXPECT_EQ(load_training("precision: bf16").attention, workloads::Attention::flash3);  // the default
+  EXPECT_EQ(load_training("attention: cudnn").attention, workloads::Attention::flash3);
+  EXPECT_EQ(load_training("attention: flash2").attention, workloads::Attention::flash2);
+  EXPECT_EQ(load_training("attention: triton").attention, workloads::Attention::flash1);
+  EXPECT_EQ(load_training("attention: unfused").attention, workloads::Attention::unfused);
+  EXPECT_TRUE(load_training("precision: fp8").fp8_fused_casts);
+  EXPECT_FALSE(load_training("fp8_fused_casts: false").fp8_fused_casts);
+  const std::string message = error_of("workload: {kind: training, model: llama3-8b, attention: flsh2}\n");
+  EXPECT_NE(message.find("flash2"), std::string::npos) << message;
+}
+
 TEST(Loader, CustomModelWithoutPreset) {
   Scenario s = load("workload: {kind: training, model: {layers: 2, hidden: 512, heads: 8}}\n");
   EXPECT_TRUE(s.workload.training.model.preset.empty());

@@ -76,5 +76,19 @@ TEST(ComputeModel, CausalAttentionBackwardCostsMoreThanForward) {
   EXPECT_GT(cm.time(b), cm.time(f) * 2);
 }
 
+TEST(ComputeModel, AttentionKernelGenerationsOrderByHardwareGeneration) {
+  Op f;
+  f.compute = ComputeKind::attention_fwd;
+  f.flops = 1e13;
+  auto time = [&](const topology::GpuSpec& g, Attention a) { return ComputeModel(g, a).time(f).seconds(); };
+  // Hopper: each generation faster; FlashAttention-3 roughly twice FlashAttention-2.
+  EXPECT_GT(time(h100(), Attention::flash1), time(h100(), Attention::flash2));
+  EXPECT_GT(time(h100(), Attention::flash2), 1.5 * time(h100(), Attention::flash3));
+  // Ampere has no Hopper kernels: flash3 runs as flash2.
+  const topology::GpuSpec& a100 = *topology::find_gpu_preset("a100-sxm-80g");
+  EXPECT_DOUBLE_EQ(time(a100, Attention::flash3), time(a100, Attention::flash2));
+  EXPECT_GT(time(a100, Attention::flash1), time(a100, Attention::flash2));
+}
+
 }  // namespace
 }  // namespace dtsim::workloads

@@ -146,6 +146,21 @@ TEST(MegatronGenerator, AShortfallOfLayersFallsOnTheChunksWithTheEmbeddingAndThe
   EXPECT_THROW(generate_megatron(gpt(1, 4, 4, 16, 13), cluster(1)), std::invalid_argument);
 }
 
+TEST(MegatronGenerator, UnfusedFp8CastsAddAKernelBeforeEachGemm) {
+  TrainingSpec t = gpt(2, 1, 1, 4, 2);
+  t.precision = topology::Dtype::fp8;
+  const Workload fused = generate_megatron(t, cluster(1));
+  EXPECT_EQ(count_label(fused.ranks[0], "fp8.cast"), 0);
+  t.fp8_fused_casts = false;
+  const Workload unfused = generate_megatron(t, cluster(1));
+  // 4 linear layers a block (QKV, projection, FC1, FC2), forward and backward, plus the LM head,
+  // for each of 2 layers and 1 microbatch (tp 2 x dp 4).
+  EXPECT_EQ(count_label(unfused.ranks[0], "fp8.cast"), 2 * 4 * 2 + 2);
+  // BF16 runs never cast.
+  t.precision = topology::Dtype::bf16;
+  EXPECT_EQ(count_label(generate_megatron(t, cluster(1)).ranks[0], "fp8.cast"), 0);
+}
+
 TEST(MegatronGenerator, RejectsAJobLargerThanTheCluster) {
   TrainingSpec t = gpt(8, 2, 1, 16);
   t.parallel.dp = 2;
@@ -215,7 +230,7 @@ TEST(MegatronGenerator, EveryParallelismCombinationRunsToCompletion) {
                 t.parallel = {tp, pp, 0, moe ? 2 : 1, cp, vp, flags, zero, "tp-cp-dp-pp"};
                 t.batch.global = 16;
                 t.activation_recompute = flags ? Recompute::full : Recompute::none;
-                t.flash_attention = !flags;
+                t.attention = flags ? Attention::unfused : Attention::flash3;
                 t.overlap_grad_reduce = flags;
                 t.overlap_param_gather = !flags;
                 const topology::ClusterSpec c = [] {

@@ -26,7 +26,7 @@ TrainingSpec gpt175b(int tp, bool sp) {
   t.parallel.pp = 8;
   t.parallel.sequence_parallel = sp;
   t.batch.global = 64;
-  t.flash_attention = false;
+  t.attention = Attention::unfused;
   return t;
 }
 
@@ -43,7 +43,7 @@ TEST(MemoryModel, ActivationsPerLayerFollowKorthikantisTable2) {
   spec.activation_recompute = Recompute::selective;
   EXPECT_DOUBLE_EQ(activation_bytes_per_token(spec, false), 34 * h / t);
   spec.activation_recompute = Recompute::none;
-  spec.flash_attention = true;
+  spec.attention = Attention::flash2;
   EXPECT_DOUBLE_EQ(activation_bytes_per_token(spec, false), 34 * h / t);
   // Full recomputation keeps each layer's input: 2sbh/t.
   spec.activation_recompute = Recompute::full;

@@ -99,7 +99,16 @@ std::vector<PublishedRun> read_published_runs(const std::string& path) {
     // everything since (llm-foundry, Megatron-Core, NeMo, torchtitan, ...) has them.
     const bool old_stack = contains(r.framework, "Megatron-LM (2021)") || contains(r.framework, "Megatron-DeepSpeed") ||
                            contains(r.framework, "DeepSpeed (2021)") || contains(r.framework, "Megatron-LM (2020)");
-    r.spec.flash_attention = !old_stack && !contains(notes, "no flash attention");
+    // Attention kernels by stack and date: llm-foundry's 2023 Triton kernel (flash1) and its
+    // 2023 FP8 recipe (te.Linear only: unfused casts); PyTorch SDPA stacks and early-2024 ones
+    // (torchtitan, Llama 3) FlashAttention-2; Transformer Engine stacks (Megatron-Core, NeMo,
+    // Megatron-Bridge) cuDNN's Hopper-native fused attention.
+    const bool foundry = contains(r.framework, "llm-foundry");
+    r.spec.attention = old_stack || contains(notes, "no flash attention") ? Attention::unfused
+                       : foundry                                         ? Attention::flash1
+                       : contains(r.framework, "torchtitan") || contains(r.framework, "Llama 3") ? Attention::flash2
+                                                                         : Attention::flash3;
+    r.spec.fp8_fused_casts = !foundry;
     r.spec.overlap_grad_reduce = !old_stack;
     p.sequence_parallel = !old_stack && !contains(notes, "no sequence parallel");
     r.spec.overlap_tp_comm = contains(notes, "tp_comm_overlap") || contains(notes, "tp-comm-overlap");
