@@ -29,7 +29,9 @@ AlgoCost all_to_all_cost(const HardwareView& hw, const CostQuery& q) {
     const double nic = std::min(hw.single_nic_bw, hw.gpu_net_bw);
     t_us = std::max(t_us, (n - g) * share / (nic * 1e3));
   }
-  c.algbw_gbytes = t_us > 0 ? q.bytes / (t_us * 1e3) : 1e30;
+  // LL and LL128 carry flags beside the data, as for every other algorithm: large exchanges
+  // run Simple (NCCL's p2p uses LL only for small messages).
+  c.algbw_gbytes = t_us > 0 ? q.bytes / (t_us * 1e3) * p.bandwidth_fraction(q.protocol) : 1e30;
   return c;
 }
 

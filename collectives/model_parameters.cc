@@ -30,6 +30,8 @@ constexpr P::Descriptor kDescriptors[] = {
      "NVLS algbw per unit of NVLink bandwidth, Hopper"},
     {"nvls_efficiency_sm100", U::fraction, &P::nvls_efficiency_sm100, 0.3, 1.0,
      "NVLS algbw per unit of NVLink bandwidth, Blackwell"},
+    {"nvls_tree_efficiency", U::fraction, &P::nvls_tree_efficiency, 0.5, 1.0,
+     "NVLS-tree across nodes: share of the slower of its NVLS and network rates it reaches"},
     {"net_efficiency_infiniband", U::fraction, &P::net_efficiency_infiniband, 0.5, 1.0,
      "fraction of NIC line rate, InfiniBand"},
     {"net_efficiency_roce", U::fraction, &P::net_efficiency_roce, 0.5, 1.0,

@@ -28,6 +28,10 @@ struct ModelParameters {
   double p2p_efficiency = 0.82;     // send/recv and all-to-all copies relative to the ring's rate
   double nvls_efficiency_sm90 = 0.61;       // NVLS algbw / per-GPU NVLink bandwidth, Hopper
   double nvls_efficiency_sm100 = 0.48;      // same for Blackwell (NCCL: 0.74 vs 0.85 for Hopper)
+  // NVLS-tree across nodes runs NVLS and the network tree on the same channels' SMs and reaches
+  // this share of the slower of the two (H100, 2-8 nodes of 8 x 400G IB/RoCE: 465-469 GB/s
+  // busbw at 2 nodes, 320-325 at 4-8, against 512 and 365 at full rate).
+  double nvls_tree_efficiency = 0.89;
   double net_efficiency_infiniband = 0.94;  // GPUDirect RDMA over IB verbs
   double net_efficiency_roce = 0.87;
   double net_efficiency_efa = 0.84;
