@@ -11,6 +11,7 @@
 
 #include "apps/progress.h"
 #include "collectives/analytical_model.h"
+#include "collectives/flow_collective_model.h"
 #include "collectives/model_parameters.h"
 #include "collectives/schedule.h"
 #include "collectives/schedule_executor.h"
@@ -55,17 +56,14 @@ void require_supported_model(const config::Scenario& s) {
     throw InputError(where(s), "network.model",
                      "the packet-level model is not available yet; use analytical or flow");
   }
-  if (s.network.model == config::NetworkModelKind::flow &&
-      s.workload.kind != workloads::WorkloadKind::collective_sweep) {
-    throw InputError(where(s), "network.model",
-                     "the flow model runs collective sweeps; training and trace workloads run on "
-                     "the analytical model for now");
-  }
 }
 
-bool has_lowering(collectives::Algorithm a) {
-  using collectives::Algorithm;
-  return a == Algorithm::ring || a == Algorithm::tree || a == Algorithm::halving_doubling;
+std::shared_ptr<network::flow::FlowSolver> flow_accelerator() {
+#ifdef DTSIM_HAVE_CUDA_SOLVER
+  return gpu_accel::make_cuda_max_min_solver();
+#else
+  return nullptr;
+#endif
 }
 
 // Under the flow model each size's schedule runs as flows on the routed cluster graph, sharing
@@ -80,27 +78,16 @@ void run_sweep_on_flows(const config::Scenario& s, const collectives::Analytical
                     !quiet && Progress::stderr_is_terminal());
   auto cluster = topology::build_cluster(s.cluster);
   network::FlowModelOptions options;
-#ifdef DTSIM_HAVE_CUDA_SOLVER
-  options.accelerator = gpu_accel::make_cuda_max_min_solver();
-#endif
+  options.accelerator = flow_accelerator();
   network::FlowNetworkModel net(*cluster, options);
   collectives::Communicator comm;
   for (int r = 0; r < rows.front().ranks; ++r) comm.ranks.push_back(r);
   const auto kind = s.workload.sweep.collective;
   for (auto& row : rows) {
-    collectives::Algorithm algo = row.algorithm;
-    if (!has_lowering(algo)) {
-      Time best = Time::max();
-      for (auto candidate : {collectives::Algorithm::ring, collectives::Algorithm::tree}) {
-        try {
-          Time t = Time::us(model.price(kind, row.bytes, comm, candidate, row.protocol)
-                                .time_us(row.bytes.as_double()));
-          if (t < best) best = t, algo = candidate;
-        } catch (const InputError&) {
-          // This candidate cannot run the collective here; the other may.
-        }
-      }
-    }
+    collectives::CollectiveEstimate tuned;
+    tuned.algorithm = row.algorithm;
+    tuned.protocol = row.protocol;
+    const collectives::Algorithm algo = collectives::flow_algorithm(model, kind, row.bytes, comm, tuned);
     collectives::Schedule schedule =
         collectives::build_schedule(algo, kind, row.bytes, comm, row.channels, s.cluster.gpus_per_node);
     collectives::ScheduleExecutor exec(schedule, net);
@@ -156,9 +143,20 @@ std::ofstream open_output(const std::filesystem::path& dir, const std::string& f
   return out;
 }
 
+// The collective cost model a training or trace workload runs on: closed form, or each
+// distinct collective priced as max-min fair flows on the routed graph (flow_collective_model.h).
+std::unique_ptr<collectives::CollectiveCostModel> workload_comm_model(const config::Scenario& s) {
+  if (s.network.model == config::NetworkModelKind::flow) {
+    return std::make_unique<collectives::FlowCollectiveModel>(s.cluster, s.collectives, model_parameters(s),
+                                                              flow_accelerator());
+  }
+  return std::make_unique<collectives::AnalyticalCollectiveModel>(s.cluster, s.collectives, model_parameters(s));
+}
+
 workloads::TrainingResult run_training_workload(const config::Scenario& s,
                                                 workloads::TrainingTrace* trace = nullptr) {
-  collectives::AnalyticalCollectiveModel model(s.cluster, s.collectives, model_parameters(s));
+  const auto comm_model = workload_comm_model(s);
+  const collectives::CollectiveCostModel& model = *comm_model;
   if (s.workload.kind == workloads::WorkloadKind::trace) {
     if (s.workload.trace.format != "chakra") {
       throw InputError(where(s), "workload.format", "expected chakra, got \"" + s.workload.trace.format + "\"");

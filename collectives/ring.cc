@@ -47,12 +47,10 @@ AlgoCost ring_cost(const HardwareView& hw, const CostQuery& q) {
 
 namespace dtsim::collectives {
 
-namespace {
-
 // Channel c's ring visits each node's ranks rotated by c, so consecutive channels leave and enter
 // a node through different GPUs and hence different NICs: NCCL lays its rings across the rails
 // this way, and without it every channel would queue on one NIC pair.
-std::vector<int> channel_ring(const Communicator& comm, int channel, int ranks_per_node) {
+std::vector<int> ring_order(const Communicator& comm, int channel, int ranks_per_node) {
   const int n = comm.size();
   std::vector<int> order(comm.ranks.begin(), comm.ranks.end());
   const int g = ranks_per_node;
@@ -64,8 +62,6 @@ std::vector<int> channel_ring(const Communicator& comm, int channel, int ranks_p
   }
   return order;
 }
-
-}  // namespace
 
 Schedule ring_schedule(CollectiveKind kind, Bytes bytes, const Communicator& comm, int channels,
                        int ranks_per_node) {
@@ -102,7 +98,7 @@ Schedule ring_schedule(CollectiveKind kind, Bytes bytes, const Communicator& com
   const int reducing_steps = kind == CollectiveKind::all_gather ? 0 : n - 1;
   const Bytes chunk(bytes.count() / (int64_t{n} * channels));
   for (int c = 0; c < channels; ++c) {
-    const std::vector<int> ring = channel_ring(comm, c, ranks_per_node);
+    const std::vector<int> ring = ring_order(comm, c, ranks_per_node);
     // last_into[r]: the transfer that last delivered into ring position r.
     std::vector<uint32_t> last_into(static_cast<size_t>(n), UINT32_MAX);
     for (int st = 0; st < steps; ++st) {

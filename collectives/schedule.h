@@ -44,6 +44,11 @@ class Schedule {
   std::vector<uint32_t> deps_;
 };
 
+// The order channel `channel`'s ring visits `comm`'s ranks: each node's block of
+// `ranks_per_node` ranks rotated by the channel, so consecutive channels leave and enter a node
+// through different GPUs (and NICs), as NCCL lays its rings across the rails.
+std::vector<int> ring_order(const Communicator& comm, int channel, int ranks_per_node);
+
 // Lowers `kind` run with `algo` on `comm` over `channels` parallel channels. `bytes` is the
 // nccl-tests size. Supported: ring (all_reduce, all_gather, reduce_scatter, broadcast, reduce),
 // tree (all_reduce: chain in each node, binary tree across nodes), halving_doubling

@@ -1,0 +1,189 @@
+#include "collectives/flow_collective_model.h"
+
+#include <algorithm>
+#include <limits>
+#include <unordered_map>
+
+#include "collectives/schedule.h"
+#include "sim/error.h"
+
+namespace dtsim::collectives {
+
+bool has_flow_lowering(Algorithm algo, CollectiveKind kind) {
+  switch (algo) {
+    case Algorithm::ring:
+      return kind != CollectiveKind::all_to_all && kind != CollectiveKind::send_recv;
+    case Algorithm::tree:
+    case Algorithm::halving_doubling:
+      return kind == CollectiveKind::all_reduce;
+    case Algorithm::pairwise:
+      return kind == CollectiveKind::all_to_all;
+    case Algorithm::p2p:
+      return kind == CollectiveKind::send_recv;
+    default:
+      return false;
+  }
+}
+
+Algorithm flow_algorithm(const AnalyticalCollectiveModel& model, CollectiveKind kind, Bytes bytes,
+                         const Communicator& comm, const CollectiveEstimate& tuned) {
+  if (has_flow_lowering(tuned.algorithm, kind)) return tuned.algorithm;
+  Algorithm best = Algorithm::ring;
+  double best_us = std::numeric_limits<double>::infinity();
+  for (Algorithm candidate : {Algorithm::ring, Algorithm::tree}) {
+    if (!has_flow_lowering(candidate, kind)) continue;
+    try {
+      const double us = model.price(kind, bytes, comm, candidate, tuned.protocol).time_us(bytes.as_double());
+      if (us < best_us) best_us = us, best = candidate;
+    } catch (const InputError&) {
+      // This candidate cannot run the collective here; the other may.
+    }
+  }
+  return best;
+}
+
+std::vector<Communicator> sibling_groups(const Communicator& comm, int gpus_per_node, int gpu_count) {
+  std::vector<Communicator> groups{comm};
+  const int g = gpus_per_node;
+  if (g <= 1 || comm.ranks.empty()) return groups;
+  std::vector<char> used(static_cast<size_t>(gpu_count), 0);
+  std::map<int, int> per_node;  // ranks of comm in each node it spans
+  for (int r : comm.ranks) {
+    used[static_cast<size_t>(r)] = 1;
+    ++per_node[r / g];
+  }
+  int most = 0;
+  for (const auto& [node, count] : per_node) most = std::max(most, count);
+  for (int shift = 1; shift < g && static_cast<int>(groups.size()) * most < g; ++shift) {
+    Communicator s;
+    bool free = true;
+    for (int r : comm.ranks) {
+      const int moved = r / g * g + (r % g + shift) % g;
+      if (moved >= gpu_count || used[static_cast<size_t>(moved)]) {
+        free = false;
+        break;
+      }
+      s.ranks.push_back(moved);
+    }
+    if (!free) continue;
+    for (int r : s.ranks) used[static_cast<size_t>(r)] = 1;
+    groups.push_back(std::move(s));
+  }
+  return groups;
+}
+
+FlowCollectiveModel::FlowCollectiveModel(const topology::ClusterSpec& spec, const CollectiveOptions& options,
+                                         const ModelParameters& params,
+                                         std::shared_ptr<network::flow::FlowSolver> accelerator)
+    : spec_(spec),
+      analytical_(spec, options, params),
+      cluster_(topology::build_cluster(spec)),
+      accelerator_(std::move(accelerator)) {
+  // NVLink and network links at the efficiency NCCL's kernels and NICs reach on them. PCIe links
+  // stay at line rate: GPUDirect RDMA reaches the NIC's rate through them, and a GPU-GPU peer
+  // copy's own limit (pcie_efficiency) is a cap on that flow (bandwidth_seconds).
+  for (const topology::Link& l : cluster_->links()) {
+    double efficiency = 1.0;
+    if (l.kind == topology::LinkKind::nvlink) efficiency = params.nvlink_efficiency;
+    if (l.kind == topology::LinkKind::network) efficiency = params.net_efficiency(spec.nic.kind);
+    link_capacity_.push_back(l.bandwidth.bytes_per_s() * efficiency);
+  }
+}
+
+double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kind, Bytes bytes,
+                                              const Communicator& comm, Protocol protocol, int channels) const {
+  const int per_node = analytical_.hardware().shape_of(comm).ranks_per_node;
+  // Bytes each (sender, receiver, channel) moves over the whole collective, every group at once.
+  struct Key {
+    int src, dst, channel;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return (static_cast<size_t>(k.src) * 1'000'003u + static_cast<size_t>(k.dst)) * 131u +
+             static_cast<size_t>(k.channel);
+    }
+  };
+  std::unordered_map<Key, double, KeyHash> pair_bytes;
+  std::vector<Key> order;  // first-seen order keeps the flow set (and the solve) deterministic
+  auto add = [&](int src, int dst, int channel, double b) {
+    if (src == dst || b <= 0) return;
+    auto [it, fresh] = pair_bytes.try_emplace(Key{src, dst, channel}, 0.0);
+    if (fresh) order.push_back(it->first);
+    it->second += b;
+  };
+  for (const Communicator& group : sibling_groups(comm, spec_.gpus_per_node, cluster_->gpu_count())) {
+    const int n = group.size();
+    if (algo == Algorithm::ring) {
+      // Every edge of every channel's ring carries the same bytes; no need to lower each step.
+      const bool chain = kind == CollectiveKind::broadcast || kind == CollectiveKind::reduce;
+      const double factor = kind == CollectiveKind::all_reduce ? 2.0 * (n - 1) / n : chain ? 1.0 : (n - 1.0) / n;
+      const double per_edge = bytes.as_double() * factor / channels;
+      for (int c = 0; c < channels; ++c) {
+        const std::vector<int> ring = ring_order(group, c, per_node);
+        for (int i = 0; i + (chain ? 1 : 0) < n; ++i) add(ring[static_cast<size_t>(i)], ring[static_cast<size_t>((i + 1) % n)], c, per_edge);
+      }
+      continue;
+    }
+    const Schedule s = build_schedule(algo, kind, bytes, group, channels, per_node);
+    for (const ScheduledTransfer& t : s.transfers()) add(t.src_gpu, t.dst_gpu, t.channel, t.bytes.as_double());
+  }
+  if (order.empty()) return 0;
+
+  const ModelParameters& p = analytical_.parameters();
+  const double channel_cap = (protocol == Protocol::ll ? p.ll_channel_bandwidth : p.channel_bandwidth) * 1e9;
+  network::flow::FlowProblem problem;
+  std::unordered_map<topology::LinkId, uint32_t> dense;  // graph link -> problem link
+  std::vector<uint32_t> links;
+  for (const Key& k : order) {
+    links.clear();
+    const uint64_t hash = (static_cast<uint64_t>(k.channel) * 0x9e3779b97f4a7c15ull) & 0xffff;
+    double pcie_peer = std::numeric_limits<double>::infinity();
+    bool network = false;
+    for (topology::LinkId l : cluster_->route(k.src, k.dst, hash)) {
+      auto [it, fresh] = dense.try_emplace(l, static_cast<uint32_t>(problem.capacity.size()));
+      if (fresh) problem.capacity.push_back(link_capacity_[l]);
+      links.push_back(it->second);
+      const topology::Link& link = cluster_->link(l);
+      network = network || link.kind == topology::LinkKind::network;
+      if (link.kind == topology::LinkKind::pcie) pcie_peer = std::min(pcie_peer, link.bandwidth.bytes_per_s());
+    }
+    // The flow's own limit: one channel (thread block) moves at most channel_bandwidth, and a
+    // GPU-GPU copy over PCIe reaches pcie_efficiency of the slowest PCIe link it crosses.
+    links.push_back(static_cast<uint32_t>(problem.capacity.size()));
+    problem.capacity.push_back(network ? channel_cap : std::min(channel_cap, pcie_peer * p.pcie_efficiency));
+    problem.add_flow(links);
+  }
+  problem.build_link_index();
+  std::vector<double> rates(problem.flow_count());
+  if (accelerator_ && problem.flow_count() >= 8192) {
+    accelerator_->solve(problem, rates);
+  } else {
+    cpu_.solve(problem, rates);
+  }
+  double seconds = 0;
+  for (size_t f = 0; f < order.size(); ++f) {
+    const double rate = rates[f] * p.bandwidth_fraction(protocol);
+    if (rate <= 0) throw InputError({}, "network.model", "a collective's flow crosses a link with no capacity");
+    seconds = std::max(seconds, pair_bytes[order[f]] / rate);
+  }
+  return seconds;
+}
+
+CollectiveEstimate FlowCollectiveModel::estimate(CollectiveKind kind, Bytes bytes, const Communicator& comm) const {
+  const std::lock_guard lock(mutex_);
+  const auto key = std::make_tuple(static_cast<int>(kind), bytes.count(), comm.ranks);
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  CollectiveEstimate e = analytical_.estimate(kind, bytes, comm);
+  if (comm.size() > 1 && bytes.count() > 0) {
+    const Algorithm algo = flow_algorithm(analytical_, kind, bytes, comm, e);
+    const AlgoCost closed = analytical_.price(kind, bytes, comm, algo, e.protocol);
+    const double bw = bandwidth_seconds(algo, kind, bytes, comm, e.protocol, e.channels);
+    e.algorithm = algo;
+    e.time = Time::us(closed.latency_us + closed.fill_us + bw * 1e6);
+  }
+  cache_.emplace(key, e);
+  return e;
+}
+
+}  // namespace dtsim::collectives

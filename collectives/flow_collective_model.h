@@ -1,0 +1,74 @@
+// FlowCollectiveModel: prices a collective on the routed cluster graph with max-min fair flows,
+// for workloads (training, traces) run under `network.model: flow`. The tuner's algorithm is
+// lowered to its point-to-point transfers (the cheaper of ring and tree where the tuner's choice,
+// NVLS, CollNet or PAT, has no lowering), the transfers are summed per (sender, receiver,
+// channel) into one flow each, and every flow is routed (ECMP by channel) and given its max-min
+// fair rate among all of them at once: NCCL's rings and trees keep every edge busy for the whole
+// collective, so the slowest flow sets the bandwidth term. Link capacities are scaled by the same
+// efficiencies the analytical model uses, each channel is capped at its channel bandwidth and the
+// protocol's payload fraction applies; latency and pipeline fill stay the analytical model's.
+//
+// Symmetry: a training graph simulates one GPU per pipeline stage, so when its data-parallel
+// group all-reduces, the groups of every other GPU of the same nodes do too. The flows of those
+// sibling groups (the communicator shifted within each node onto GPUs it does not use) are
+// solved together with the communicator's own, which is what makes them share NICs and leaf
+// uplinks. Collectives of different kinds in flight at the same time (a TP reduce-scatter beside
+// a DP all-gather) are priced apart. Distinct (collective, size, communicator) prices are cached.
+//   FlowCollectiveModel model(scenario.cluster, scenario.collectives, ModelParameters{});
+//   CollectiveEstimate e = model.estimate(CollectiveKind::all_reduce, Bytes::mib(64), comm);
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+#include "collectives/analytical_model.h"
+#include "network/flow/max_min_solver.h"
+#include "topology/cluster.h"
+
+namespace dtsim::collectives {
+
+// True when `algo` has a transfer-level schedule (schedule.h) for `kind`.
+bool has_flow_lowering(Algorithm algo, CollectiveKind kind);
+
+// The algorithm a collective runs as flows: the tuner's when it has a lowering, else the cheaper
+// of ring and tree (by the analytical price) that can run it.
+Algorithm flow_algorithm(const AnalyticalCollectiveModel& model, CollectiveKind kind, Bytes bytes,
+                         const Communicator& comm, const CollectiveEstimate& tuned);
+
+// The communicator and its siblings: copies shifted within each node onto GPUs none of the
+// others use, until the nodes it spans are full (one group per GPU of the first node it uses).
+std::vector<Communicator> sibling_groups(const Communicator& comm, int gpus_per_node, int gpu_count);
+
+class FlowCollectiveModel final : public CollectiveCostModel {
+ public:
+  // Builds the cluster graph (InputError when the fabric cannot hold the nodes). `accelerator`
+  // solves large flow sets (gpu_accel::make_cuda_max_min_solver()); null: the CPU solver.
+  FlowCollectiveModel(const topology::ClusterSpec& spec, const CollectiveOptions& options,
+                      const ModelParameters& params,
+                      std::shared_ptr<network::flow::FlowSolver> accelerator = nullptr);
+
+  CollectiveEstimate estimate(CollectiveKind kind, Bytes bytes, const Communicator& comm) const override;
+
+  // The bandwidth term alone (seconds): the slowest flow of the lowered schedule and its
+  // siblings' at their max-min fair rates. For tests and reports.
+  double bandwidth_seconds(Algorithm algo, CollectiveKind kind, Bytes bytes, const Communicator& comm,
+                           Protocol protocol, int channels) const;
+
+  const AnalyticalCollectiveModel& analytical() const { return analytical_; }
+  const topology::Cluster& cluster() const { return *cluster_; }
+
+ private:
+  topology::ClusterSpec spec_;
+  AnalyticalCollectiveModel analytical_;
+  std::unique_ptr<topology::Cluster> cluster_;
+  std::shared_ptr<network::flow::FlowSolver> accelerator_;
+  std::vector<double> link_capacity_;  // bytes/s after the link class's efficiency
+  mutable std::mutex mutex_;           // guards the cache and the solver's scratch
+  mutable network::flow::CpuMaxMinSolver cpu_;
+  mutable std::map<std::tuple<int, int64_t, std::vector<int>>, CollectiveEstimate> cache_;
+};
+
+}  // namespace dtsim::collectives

@@ -1,0 +1,102 @@
+#include "collectives/flow_collective_model.h"
+
+#include <gtest/gtest.h>
+
+#include "topology/catalog.h"
+
+namespace dtsim::collectives {
+namespace {
+
+topology::ClusterSpec h100(int nodes) {
+  topology::ClusterSpec s = *topology::find_node_preset("hgx-h100");
+  s.nodes = nodes;
+  return s;
+}
+
+Communicator ranks(std::initializer_list<int> r) { return Communicator{std::vector<int>(r)}; }
+
+Communicator first(int n) {
+  Communicator c;
+  for (int i = 0; i < n; ++i) c.ranks.push_back(i);
+  return c;
+}
+
+CollectiveOptions ring_only() {
+  CollectiveOptions o;
+  o.algorithm = Algorithm::ring;
+  o.protocol = Protocol::simple;
+  return o;
+}
+
+double ratio(const topology::ClusterSpec& spec, CollectiveKind kind, Bytes bytes, const Communicator& comm,
+             CollectiveOptions options = ring_only()) {
+  const FlowCollectiveModel flow(spec, options, {});
+  return flow.estimate(kind, bytes, comm).time.seconds() / flow.analytical().estimate(kind, bytes, comm).time.seconds();
+}
+
+TEST(SiblingGroups, FillTheNodesTheCommunicatorSpans) {
+  // One GPU per node on two nodes: the 7 other rails' groups run beside it.
+  const auto dp = sibling_groups(ranks({0, 8}), 8, 16);
+  ASSERT_EQ(dp.size(), 8u);
+  EXPECT_EQ(dp[3].ranks, (std::vector<int>{3, 11}));
+  // Two GPUs a node, adjacent: shifts that would overlap are skipped.
+  const auto pairs = sibling_groups(ranks({0, 1, 8, 9}), 8, 16);
+  ASSERT_EQ(pairs.size(), 4u);
+  EXPECT_EQ(pairs[1].ranks, (std::vector<int>{2, 3, 10, 11}));
+  // A whole node has no siblings.
+  EXPECT_EQ(sibling_groups(first(8), 8, 16).size(), 1u);
+}
+
+TEST(FlowCollectiveModel, UncontendedRingMatchesTheClosedForm) {
+  // Inside one node and across two full-bisection nodes a ring is bound by its own links, as the
+  // analytical model says: the flow price agrees within a few percent.
+  EXPECT_NEAR(ratio(h100(1), CollectiveKind::all_reduce, Bytes::gib(1), first(8)), 1.0, 0.05);
+  EXPECT_NEAR(ratio(h100(2), CollectiveKind::all_reduce, Bytes::gib(1), first(16)), 1.0, 0.05);
+  EXPECT_NEAR(ratio(h100(2), CollectiveKind::all_gather, Bytes::gib(1), first(16)), 1.0, 0.05);
+}
+
+TEST(FlowCollectiveModel, SiblingGroupsShareTheNics) {
+  // A data-parallel group of one GPU per node: with a NIC per GPU the eight groups use eight
+  // rails; with one NIC per node they queue on it, about 8x slower. (The analytical model gives a
+  // lone rank a whole NIC, right for a 2-rank benchmark, optimistic for a training job's DP.)
+  topology::ClusterSpec rails = h100(2);
+  topology::ClusterSpec one_nic = h100(2);
+  one_nic.nic.count = 1;
+  const FlowCollectiveModel a(rails, ring_only(), {}), b(one_nic, ring_only(), {});
+  const Communicator dp = ranks({0, 8});
+  const double t_rails = a.estimate(CollectiveKind::all_reduce, Bytes::gib(1), dp).time.seconds();
+  const double t_one = b.estimate(CollectiveKind::all_reduce, Bytes::gib(1), dp).time.seconds();
+  EXPECT_NEAR(t_one / t_rails, 8.0, 1.0);
+  EXPECT_NEAR(ratio(rails, CollectiveKind::all_reduce, Bytes::gib(1), dp), 1.0, 0.05);
+}
+
+TEST(FlowCollectiveModel, AnOversubscribedFabricSlowsCrossLeafTraffic) {
+  // 64 nodes on a 2-tier fat-tree of radix 32: nodes 0 and 63 sit on different leaves. At 4:1
+  // the leaves' uplinks carry a quarter of what their hosts can send.
+  topology::ClusterSpec full = h100(64);
+  full.fabric.kind = topology::FabricKind::fat_tree;
+  full.fabric.tiers = 2;
+  full.fabric.radix = 32;
+  topology::ClusterSpec thin = full;
+  thin.fabric.oversubscription = 4;
+  Communicator dp = ranks({0, 63 * 8});
+  const FlowCollectiveModel a(full, ring_only(), {}), b(thin, ring_only(), {});
+  const double t_full = a.estimate(CollectiveKind::all_reduce, Bytes::gib(1), dp).time.seconds();
+  const double t_thin = b.estimate(CollectiveKind::all_reduce, Bytes::gib(1), dp).time.seconds();
+  EXPECT_GT(t_thin / t_full, 1.8);
+  // The closed form does not see the leaf's uplinks.
+  EXPECT_LT(b.analytical().estimate(CollectiveKind::all_reduce, Bytes::gib(1), dp).time.seconds() /
+                a.analytical().estimate(CollectiveKind::all_reduce, Bytes::gib(1), dp).time.seconds(),
+            1.2);
+}
+
+TEST(FlowCollectiveModel, AlgorithmsWithoutALoweringRunAsRingOrTree) {
+  // NVLS has no point-to-point lowering: the flow model runs the cheaper of ring and tree.
+  const FlowCollectiveModel m(h100(1), {}, {});
+  const CollectiveEstimate e = m.estimate(CollectiveKind::all_reduce, Bytes::gib(1), first(8));
+  EXPECT_TRUE(e.algorithm == Algorithm::ring || e.algorithm == Algorithm::tree);
+  EXPECT_GT(e.time, Time::zero());
+}
+
+}  // namespace
+}  // namespace dtsim::collectives
