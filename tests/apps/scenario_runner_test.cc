@@ -142,6 +142,30 @@ TEST(ScenarioRunner, TrainingHeadlineHasTheFourFiguresAndTheMemoryEstimate) {
   EXPECT_EQ(h.metrics[5].second, 0);
 }
 
+TEST(ScenarioRunner, TrainingOnFlowsSeesAnOversubscribedFabric) {
+  // Llama 3 8B on 8 nodes, TP 8 inside each node, its data-parallel groups (one GPU per node,
+  // eight of them side by side) across a 2-tier fat-tree of radix 16: one node per leaf, so every
+  // gradient crosses the spines. On flows, 4:1 leaves expose more DP time than 1:1; the closed
+  // form, which does not see the uplinks, gives the same time for both.
+  const std::vector<config::Override> base = {{"workload.model.layers", "4"},
+                                              {"workload.batch.global", "64"},
+                                              {"workload.overlap_grad_reduce", "false"},
+                                              {"cluster.fabric.kind", "fat-tree"},
+                                              {"cluster.fabric.radix", "16"}};
+  auto run = [&](const char* model, const char* oversubscription) {
+    auto o = base;
+    o.emplace_back("network.model", model);
+    o.emplace_back("cluster.fabric.oversubscription", oversubscription);
+    const Headline h = evaluate_scenario(config::load_scenario(kScenarios + "llama3-8b-64gpu.yaml", o));
+    return h.metrics[0].second;  // iteration_time_s
+  };
+  const double flow_full = run("flow", "1"), flow_thin = run("flow", "4");
+  const double closed_full = run("analytical", "1"), closed_thin = run("analytical", "4");
+  EXPECT_NEAR(flow_full / closed_full, 1.0, 0.05);
+  EXPECT_GT(flow_thin, flow_full * 1.02);
+  EXPECT_NEAR(closed_thin / closed_full, 1.0, 0.01);
+}
+
 TEST(ScenarioRunner, EveryShippedScenarioRuns) {
   // scenarios/ is what users copy: each one loads and runs to a result.
   int ran = 0;
