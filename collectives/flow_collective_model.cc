@@ -112,21 +112,33 @@ double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kin
     if (fresh) order.push_back(it->first);
     it->second += b;
   };
-  for (const Communicator& group : sibling_groups(comm, spec_.gpus_per_node, cluster_->gpu_count())) {
-    const int n = group.size();
-    if (algo == Algorithm::ring) {
-      // Every edge of every channel's ring carries the same bytes; no need to lower each step.
-      const bool chain = kind == CollectiveKind::broadcast || kind == CollectiveKind::reduce;
-      const double factor = kind == CollectiveKind::all_reduce ? 2.0 * (n - 1) / n : chain ? 1.0 : (n - 1.0) / n;
-      const double per_edge = bytes.as_double() * factor / channels;
+  const std::vector<Communicator> groups = sibling_groups(comm, spec_.gpus_per_node, cluster_->gpu_count());
+  if (algo == Algorithm::ring) {
+    // Every edge of every channel's ring carries the same bytes; no need to lower each step.
+    const int n = comm.size();
+    const bool chain = kind == CollectiveKind::broadcast || kind == CollectiveKind::reduce;
+    const double factor = kind == CollectiveKind::all_reduce ? 2.0 * (n - 1) / n : chain ? 1.0 : (n - 1.0) / n;
+    const double per_edge = bytes.as_double() * factor / channels;
+    for (const Communicator& group : groups) {
       for (int c = 0; c < channels; ++c) {
         const std::vector<int> ring = ring_order(group, c, per_node);
-        for (int i = 0; i + (chain ? 1 : 0) < n; ++i) add(ring[static_cast<size_t>(i)], ring[static_cast<size_t>((i + 1) % n)], c, per_edge);
+        for (int i = 0; i + (chain ? 1 : 0) < n; ++i) {
+          add(ring[static_cast<size_t>(i)], ring[static_cast<size_t>((i + 1) % n)], c, per_edge);
+        }
       }
-      continue;
     }
-    const Schedule s = build_schedule(algo, kind, bytes, group, channels, per_node);
-    for (const ScheduledTransfer& t : s.transfers()) add(t.src_gpu, t.dst_gpu, t.channel, t.bytes.as_double());
+  } else {
+    // Lower once; each sibling runs the same transfers on its own GPUs (position i of the
+    // communicator maps to position i of the sibling).
+    const Schedule s = build_schedule(algo, kind, bytes, comm, channels, per_node);
+    std::unordered_map<int, size_t> position;
+    for (size_t i = 0; i < comm.ranks.size(); ++i) position.emplace(comm.ranks[i], i);
+    for (const Communicator& group : groups) {
+      for (const ScheduledTransfer& t : s.transfers()) {
+        add(group.ranks[position.at(t.src_gpu)], group.ranks[position.at(t.dst_gpu)], t.channel,
+            t.bytes.as_double());
+      }
+    }
   }
   if (order.empty()) return 0;
 
