@@ -59,7 +59,7 @@ struct ModelParameters {
   double step_latency_net_ll128 = 4.0;
   double step_latency_net_simple = 7.0;
   // Added to every inter-node step by the NIC kind's software stack (verbs, libfabric SRD, TCP).
-  double nic_latency_infiniband = 0.0;
+  double nic_latency_infiniband = 1.75;  // 2 x H100 on NDR: 25 us small all_reduce floor (validation/extra)
   double nic_latency_roce = 9.0;
   double nic_latency_efa = 69.0;
   double nic_latency_tcp = 0.9;
