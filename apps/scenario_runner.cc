@@ -8,6 +8,7 @@
 #include <memory>
 #include <ostream>
 #include <sstream>
+#include <stdexcept>
 
 #include "apps/progress.h"
 #include "collectives/analytical_model.h"
@@ -22,6 +23,7 @@
 #include "report/svg_plot.h"
 #include "report/training_writer.h"
 #include "network/flow/flow_model.h"
+#include "network/packet/packet_model.h"
 #include "sim/engine.h"
 #include "sim/error.h"
 #include "topology/cluster.h"
@@ -40,6 +42,10 @@ namespace {
 
 SourceLocation where(const config::Scenario& s) { return SourceLocation{s.source_file, 0, 0}; }
 
+// The most packet hops a packet-model sweep may cost (about two engine events each): about a
+// minute on one core at the speed measured in bench/network.md.
+constexpr uint64_t kMaxPacketHops = 300'000'000;
+
 collectives::ModelParameters model_parameters(const config::Scenario& s) {
   if (!s.calibration) return collectives::ModelParameters{};
   // A relative path is relative to the scenario file, so a scenario and its calibration move
@@ -51,10 +57,19 @@ collectives::ModelParameters model_parameters(const config::Scenario& s) {
   return collectives::load_calibration(path.string());
 }
 
+// The packet model runs collective sweeps only, with the options it models (docs/packet-model.md).
 void require_supported_model(const config::Scenario& s) {
-  if (s.network.model == config::NetworkModelKind::packet) {
+  if (s.network.model != config::NetworkModelKind::packet) return;
+  if (s.workload.kind != workloads::WorkloadKind::collective_sweep) {
     throw InputError(where(s), "network.model",
-                     "the packet-level model is not available yet; use analytical or flow");
+                     "the packet model runs collective sweeps only: one event per packet hop is too "
+                     "slow for whole training iterations or traces; use flow");
+  }
+  const config::PacketSpec& p = s.network.packet;
+  if (!p.pfc && s.cluster.nic.kind != topology::NicKind::infiniband) {
+    throw InputError(where(s), "network.packet.pfc",
+                     "a lossy fabric (drops and retransmission) is not modelled; the packet model is "
+                     "lossless, expected true");
   }
 }
 
@@ -66,6 +81,51 @@ std::shared_ptr<network::flow::FlowSolver> flow_accelerator() {
 #endif
 }
 
+// The schedule a sweep row runs on a flow or packet network: the tuner's algorithm when it has a
+// point-to-point lowering, otherwise the cheaper of ring and tree (flow_collective_model.h).
+collectives::Schedule sweep_schedule(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
+                                     const workloads::SweepRow& row, collectives::Algorithm* algorithm = nullptr) {
+  collectives::Communicator comm;
+  for (int r = 0; r < row.ranks; ++r) comm.ranks.push_back(r);
+  const auto kind = s.workload.sweep.collective;
+  collectives::CollectiveEstimate tuned;
+  tuned.algorithm = row.algorithm;
+  tuned.protocol = row.protocol;
+  const collectives::Algorithm algo = collectives::flow_algorithm(model, kind, row.bytes, comm, tuned);
+  if (algorithm) *algorithm = algo;
+  return collectives::build_schedule(algo, kind, row.bytes, comm, row.channels, s.cluster.gpus_per_node);
+}
+
+// Runs each row's schedule on `net`, one after another on the same engine, and fills in the
+// row's time and bandwidths from when its last transfer lands.
+void run_sweep_on_network(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
+                          std::vector<workloads::SweepRow>& rows, sim::Engine& engine,
+                          network::NetworkModel& net, bool quiet) {
+  Progress progress(static_cast<int64_t>(rows.size()),
+                    std::string(collectives::name(s.workload.sweep.collective)) +
+                        (net.name() == "packet" ? " on packets" : " on flows"),
+                    !quiet && Progress::stderr_is_terminal());
+  const auto kind = s.workload.sweep.collective;
+  for (auto& row : rows) {
+    collectives::Algorithm algo;
+    collectives::Schedule schedule = sweep_schedule(s, model, row, &algo);
+    collectives::ScheduleExecutor exec(schedule, net);
+    Time begin = engine.now();
+    exec.start(engine);
+    engine.run();
+    // A lossless packet fabric whose buffers wait on each other in a cycle never drains.
+    if (net.name() == "packet" && !exec.done()) {
+      throw std::runtime_error(fmt::format("{} model: the {} schedule at {} bytes did not complete",
+                                           net.name(), collectives::name(kind), row.bytes.count()));
+    }
+    row.algorithm = algo;
+    row.time = exec.finish_time() - begin;
+    row.algbw_gbytes = row.time.ps() > 0 ? row.bytes.as_double() / row.time.seconds() * 1e-9 : 0;
+    row.busbw_gbytes = row.algbw_gbytes * collectives::busbw_factor(kind, row.ranks);
+    progress.advance();
+  }
+}
+
 // Under the flow model each size's schedule runs as flows on the routed cluster graph, sharing
 // link capacity max-min fairly. The algorithm is the tuner's when it has a point-to-point lowering;
 // in-switch reductions (NVLS, CollNet) and PAT have none, so those sizes run the cheaper of ring
@@ -73,33 +133,37 @@ std::shared_ptr<network::flow::FlowSolver> flow_accelerator() {
 void run_sweep_on_flows(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
                         std::vector<workloads::SweepRow>& rows, sim::Engine& engine, bool quiet) {
   if (rows.empty()) return;
-  Progress progress(static_cast<int64_t>(rows.size()),
-                    std::string(collectives::name(s.workload.sweep.collective)) + " on flows",
-                    !quiet && Progress::stderr_is_terminal());
   auto cluster = topology::build_cluster(s.cluster);
   network::FlowModelOptions options;
   options.accelerator = flow_accelerator();
   network::FlowNetworkModel net(*cluster, options);
-  collectives::Communicator comm;
-  for (int r = 0; r < rows.front().ranks; ++r) comm.ranks.push_back(r);
-  const auto kind = s.workload.sweep.collective;
-  for (auto& row : rows) {
-    collectives::CollectiveEstimate tuned;
-    tuned.algorithm = row.algorithm;
-    tuned.protocol = row.protocol;
-    const collectives::Algorithm algo = collectives::flow_algorithm(model, kind, row.bytes, comm, tuned);
-    collectives::Schedule schedule =
-        collectives::build_schedule(algo, kind, row.bytes, comm, row.channels, s.cluster.gpus_per_node);
-    collectives::ScheduleExecutor exec(schedule, net);
-    Time begin = engine.now();
-    exec.start(engine);
-    engine.run();
-    row.algorithm = algo;
-    row.time = exec.finish_time() - begin;
-    row.algbw_gbytes = row.time.ps() > 0 ? row.bytes.as_double() / row.time.seconds() * 1e-9 : 0;
-    row.busbw_gbytes = row.algbw_gbytes * collectives::busbw_factor(kind, row.ranks);
-    progress.advance();
+  run_sweep_on_network(s, model, rows, engine, net, quiet);
+}
+
+// The packet model runs the same schedules as the flow model, packet by packet; a sweep whose
+// packet hops would take more than minutes is refused before it starts.
+void run_sweep_on_packets(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
+                          std::vector<workloads::SweepRow>& rows, sim::Engine& engine, bool quiet) {
+  if (rows.empty()) return;
+  auto cluster = topology::build_cluster(s.cluster);
+  const config::PacketSpec& p = s.network.packet;
+  uint64_t hops = 0;
+  for (const auto& row : rows) {
+    collectives::Schedule schedule = sweep_schedule(s, model, row);
+    for (const auto& t : schedule.transfers()) {
+      if (t.src_gpu == t.dst_gpu) continue;
+      hops += network::PacketNetworkModel::packet_hops(t.bytes, cluster->route(t.src_gpu, t.dst_gpu).size(), p.mtu);
+    }
   }
+  if (hops > kMaxPacketHops) {
+    throw InputError(where(s), "network.model",
+                     fmt::format("the packet model would simulate {:.3g} packet hops for this sweep, more than "
+                                 "its limit of {:.3g} (minutes of run time); lower workload.max_bytes or "
+                                 "use flow",
+                                 static_cast<double>(hops), static_cast<double>(kMaxPacketHops)));
+  }
+  network::PacketNetworkModel net(*cluster, {.mtu = p.mtu, .buffer_per_port = p.buffer_per_port});
+  run_sweep_on_network(s, model, rows, engine, net, quiet);
 }
 
 // The analytical sweep is one engine event per collective, completing after its estimated time,
@@ -114,6 +178,10 @@ std::vector<workloads::SweepRow> run_sweep(const config::Scenario& s, sim::Engin
   auto rows = workloads::run_collective_sweep(s.workload.sweep, s.cluster, model);
   if (s.network.model == config::NetworkModelKind::flow) {
     run_sweep_on_flows(s, model, rows, engine, quiet);
+    return rows;
+  }
+  if (s.network.model == config::NetworkModelKind::packet) {
+    run_sweep_on_packets(s, model, rows, engine, quiet);
     return rows;
   }
   SweepClock clock;
@@ -269,7 +337,9 @@ void write_sweep_views(const config::Scenario& s, const RunOptions& options,
   report::HtmlPage page(s.name);
   page.key_values("Summary", {{"collective", what},
                               {"ranks", std::to_string(rows.front().ranks)},
-                              {"network model", s.network.model == config::NetworkModelKind::flow ? "flow" : "analytical"},
+                              {"network model", s.network.model == config::NetworkModelKind::flow     ? "flow"
+                                                : s.network.model == config::NetworkModelKind::packet ? "packet"
+                                                                                                       : "analytical"},
                               {"largest size busbw", fmt::format("{:.1f} GB/s", rows.back().busbw_gbytes)}});
   page.section("Bus bandwidth",
                report::SvgPlot(what + " busbw", "size (bytes)", "busbw (GB/s)").log_x().line("predicted", busbw).svg());
@@ -322,6 +392,11 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
     throw InputError(SourceLocation{}, "--format", "dot is only for --describe; expected table, csv or json");
   }
   require_supported_model(s);
+  const config::PacketSpec& packet = s.network.packet;
+  if (s.network.model == config::NetworkModelKind::packet && (packet.ecn || packet.cc != "none") && !options.quiet) {
+    std::cerr << "simulate: warning: network.packet: ECN marking and congestion control (cc: " << packet.cc
+              << ") are not modelled by the packet model yet; it runs lossless (credits/PFC) without them\n";
+  }
   if (s.workload.kind == workloads::WorkloadKind::collective_sweep) {
     sim::Engine engine;
     auto rows = run_sweep(s, engine, options.quiet);

@@ -16,6 +16,8 @@ namespace dtsim::config {
 
 enum class NetworkModelKind { analytical, flow, packet };
 
+// SCENARIO.md's packet settings. The packet model does not model ECN marking or DCQCN yet: it
+// runs lossless without congestion control and says so on stderr (docs/packet-model.md).
 struct PacketSpec {
   Bytes mtu{4096};
   Bytes buffer_per_port = Bytes::mib(32);

@@ -1,0 +1,247 @@
+#include "network/packet/packet_model.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+namespace dtsim::network {
+
+PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketModelOptions options)
+    : cluster_(cluster), options_(options) {
+  if (options_.mtu.count() <= 0 || options_.mtu.count() > UINT32_MAX) {
+    throw std::invalid_argument("packet model: mtu must be between 1 byte and 4 GiB");
+  }
+  if (options_.buffer_per_port < options_.mtu) {
+    throw std::invalid_argument("packet model: buffer_per_port must hold at least one mtu");
+  }
+  const auto links = cluster_.links();
+  ports_.resize(links.size());
+  in_index_.resize(links.size());
+  in_degree_.assign(cluster_.devices().size(), 0);
+  for (size_t l = 0; l < links.size(); ++l) {
+    Port& p = ports_[l];
+    p.bandwidth = links[l].bandwidth;
+    p.latency = links[l].latency;
+    p.mtu_time = p.bandwidth.transfer_time(options_.mtu);
+    in_index_[l] = in_degree_[links[l].to]++;
+  }
+}
+
+uint64_t PacketNetworkModel::packet_hops(Bytes bytes, size_t hops, Bytes mtu) {
+  if (bytes.count() <= 0 || mtu.count() <= 0) return 0;
+  const auto packets = static_cast<uint64_t>((bytes.count() + mtu.count() - 1) / mtu.count());
+  return packets * hops;
+}
+
+Bytes PacketNetworkModel::bytes_sent_on(topology::LinkId link) const {
+  return Bytes(ports_.at(link).bytes_sent);
+}
+
+void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done,
+                               uint64_t payload) {
+  // The same path the flow and analytical models use (they key routes by the low 16 hash bits).
+  std::vector<topology::LinkId> path;
+  if (t.src_gpu != t.dst_gpu && t.bytes.count() > 0)
+    path = cluster_.route(t.src_gpu, t.dst_gpu, t.flow_hash & 0xffff);
+  if (path.empty()) {
+    delivered_ += t.bytes;
+    engine.schedule_in(Time::zero(), done, payload);
+    return;
+  }
+  uint32_t id;
+  if (free_transfers_.empty()) {
+    id = static_cast<uint32_t>(transfers_.size());
+    transfers_.emplace_back();
+  } else {
+    id = free_transfers_.back();
+    free_transfers_.pop_back();
+  }
+  TransferState& ts = transfers_[id];
+  ts.path = std::move(path);
+  ts.unsent = t.bytes.count();
+  ts.in_flight = 0;
+  ts.done = &done;
+  ts.payload = payload;
+  ++active_;
+
+  const uint32_t first = ts.path.front();
+  ensure_inputs(first);
+  Port& p = ports_[first];
+  if (p.injecting.empty()) p.ready.push_back(injection_slot(p));
+  p.injecting.push_back(id);
+  try_send(engine, first);
+}
+
+uint32_t PacketNetworkModel::injection_slot(const Port& p) const {
+  return static_cast<uint32_t>(p.inputs.size() - 1);
+}
+
+void PacketNetworkModel::ensure_inputs(uint32_t port) {
+  Port& p = ports_[port];
+  if (p.inputs.empty()) p.inputs.resize(in_degree_[cluster_.link(port).from] + 1);
+}
+
+uint32_t PacketNetworkModel::new_packet(uint32_t transfer, uint32_t bytes) {
+  uint32_t id;
+  if (free_packets_.empty()) {
+    id = static_cast<uint32_t>(packets_.size());
+    packets_.emplace_back();
+  } else {
+    id = free_packets_.back();
+    free_packets_.pop_back();
+  }
+  packets_[id] = Packet{transfer, bytes, kNone, 0};
+  return id;
+}
+
+uint32_t PacketNetworkModel::next_port(const Packet& p) const {
+  const auto& path = transfers_[p.transfer].path;
+  return p.hop + 1 < path.size() ? path[p.hop + 1] : kNone;
+}
+
+void PacketNetworkModel::enqueue(uint32_t port, uint32_t slot, uint32_t packet) {
+  Port& p = ports_[port];
+  InputQueue& q = p.inputs[slot];
+  packets_[packet].next = kNone;
+  if (q.tail == kNone) {
+    q.head = packet;
+    p.ready.push_back(slot);
+  } else {
+    packets_[q.tail].next = packet;
+  }
+  q.tail = packet;
+}
+
+void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
+  Port& p = ports_[port];
+  if (p.busy || p.ready.empty()) return;
+  const int64_t buffer = options_.buffer_per_port.count();
+  const uint32_t inject = injection_slot(p);
+  blocked_.clear();
+  for (size_t k = 0; k < p.ready.size(); ++k) {
+    const uint32_t slot = p.ready[k];
+    // The head packet of this input: a queued packet, or the next one cut from the transfer
+    // whose turn it is to inject.
+    uint32_t bytes;
+    uint32_t next;
+    if (slot == inject) {
+      const TransferState& ts = transfers_[p.injecting[p.inject_next]];
+      bytes = static_cast<uint32_t>(std::min(ts.unsent, options_.mtu.count()));
+      next = ts.path.size() > 1 ? ts.path[1] : kNone;
+    } else {
+      const Packet& head = packets_[p.inputs[slot].head];
+      bytes = head.bytes;
+      next = next_port(head);
+    }
+    if (next != kNone && ports_[next].occupancy + bytes > buffer) {
+      if (std::find(blocked_.begin(), blocked_.end(), next) == blocked_.end())
+        blocked_.push_back(next);
+      continue;
+    }
+
+    p.ready.erase(p.ready.begin() + static_cast<std::ptrdiff_t>(k));
+    uint32_t packet;
+    if (slot == inject) {
+      const uint32_t t = p.injecting[p.inject_next];
+      TransferState& ts = transfers_[t];
+      packet = new_packet(t, bytes);
+      ts.unsent -= bytes;
+      ++ts.in_flight;
+      if (ts.unsent == 0) {
+        p.injecting.erase(p.injecting.begin() + static_cast<std::ptrdiff_t>(p.inject_next));
+      } else {
+        ++p.inject_next;
+      }
+      if (p.inject_next >= p.injecting.size()) p.inject_next = 0;
+      if (!p.injecting.empty()) p.ready.push_back(slot);
+    } else {
+      InputQueue& q = p.inputs[slot];
+      packet = q.head;
+      q.head = packets_[packet].next;
+      if (q.head == kNone) {
+        q.tail = kNone;
+      } else {
+        p.ready.push_back(slot);
+      }
+    }
+    if (next != kNone) {
+      Port& down = ports_[next];
+      down.occupancy += bytes;
+      peak_occupancy_ = std::max(peak_occupancy_, down.occupancy);
+    }
+    p.busy = true;
+    p.on_wire = packet;
+    ++packets_sent_;
+    const Time serialize =
+        bytes == options_.mtu.count() ? p.mtu_time : p.bandwidth.transfer_time(Bytes(bytes));
+    // A zero-bandwidth link never finishes a packet; everything behind it stays put.
+    if (serialize != Time::max()) engine.schedule_in(serialize, *this, port);
+    return;
+  }
+  // Every input waits on a full port: ask each of those ports for a wake-up.
+  for (uint32_t b : blocked_) {
+    if (std::find(p.blocked_on.begin(), p.blocked_on.end(), b) != p.blocked_on.end()) continue;
+    p.blocked_on.push_back(b);
+    ports_[b].waiters.push_back(port);
+  }
+}
+
+void PacketNetworkModel::on_event(sim::Engine& engine, uint64_t payload) {
+  if ((payload & kArrive) != 0) {
+    arrive(engine, static_cast<uint32_t>(payload & ~kArrive));
+  } else {
+    finish_transmit(engine, static_cast<uint32_t>(payload));
+  }
+}
+
+void PacketNetworkModel::finish_transmit(sim::Engine& engine, uint32_t port) {
+  Port& p = ports_[port];
+  const uint32_t packet = p.on_wire;
+  const Packet& pk = packets_[packet];
+  p.busy = false;
+  p.on_wire = kNone;
+  p.bytes_sent += pk.bytes;
+  engine.schedule_in(p.latency, *this, kArrive | packet);
+  const bool reserved = pk.hop > 0;  // injected packets wait in host memory, not in the buffer
+  const int64_t bytes = pk.bytes;
+  try_send(engine, port);
+  if (reserved) release(engine, port, bytes);
+}
+
+void PacketNetworkModel::release(sim::Engine& engine, uint32_t port, int64_t bytes) {
+  ports_[port].occupancy -= bytes;
+  if (ports_[port].waiters.empty()) return;
+  // try_send may block a waiter on this port again, which appends to the (now empty) list; it
+  // never releases buffer itself, so wake_ is not reused while this loop runs.
+  wake_.clear();
+  std::swap(wake_, ports_[port].waiters);
+  for (uint32_t w : wake_) {
+    auto& on = ports_[w].blocked_on;
+    on.erase(std::find(on.begin(), on.end(), port));
+    try_send(engine, w);
+  }
+}
+
+void PacketNetworkModel::arrive(sim::Engine& engine, uint32_t packet) {
+  Packet& pk = packets_[packet];
+  TransferState& ts = transfers_[pk.transfer];
+  const topology::LinkId over = ts.path[pk.hop];
+  ++pk.hop;
+  if (pk.hop < ts.path.size()) {
+    const uint32_t port = ts.path[pk.hop];
+    ensure_inputs(port);
+    enqueue(port, in_index_[over], packet);
+    try_send(engine, port);
+    return;
+  }
+  delivered_ += Bytes(pk.bytes);
+  free_packets_.push_back(packet);
+  --ts.in_flight;
+  if (ts.unsent > 0 || ts.in_flight > 0) return;
+  engine.schedule_in(Time::zero(), *ts.done, ts.payload);
+  ts.done = nullptr;
+  --active_;
+  free_transfers_.push_back(pk.transfer);
+}
+
+}  // namespace dtsim::network

@@ -1,0 +1,128 @@
+// PacketNetworkModel: the packet-level NetworkModel. A transfer is cut into packets of at most
+// `mtu` bytes that travel its routed path (cluster.route(src, dst, flow_hash)); every directed
+// link is an output port with a buffer, serializing one packet at a time at the link's bandwidth,
+// store-and-forward, and the packet reaches the next device a link latency later. The fabric is
+// lossless: a port sends a packet only when the next port's buffer has room for it (credits, as
+// InfiniBand does and PFC approximates), and an output port serves its input ports round robin.
+// A transfer completes when its last packet arrives. Pick it with `--model packet`.
+//   network::PacketNetworkModel net(cluster, {.mtu = Bytes(4096), .buffer_per_port = Bytes::mib(32)});
+//   net.start(engine, {.src_gpu = 0, .dst_gpu = 8, .bytes = Bytes::mib(4)}, handler, tag);
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "network/network_model.h"
+#include "topology/cluster.h"
+
+namespace dtsim::network {
+
+struct PacketModelOptions {
+  Bytes mtu{4096};                       // largest packet payload; the last of a transfer is shorter
+  Bytes buffer_per_port = Bytes::mib(32);  // per output port; at least one mtu
+};
+
+class PacketNetworkModel final : public NetworkModel, private sim::EventHandler {
+ public:
+  // `cluster` must outlive the model. The model is the handler of its own events, so it neither
+  // copies nor moves. Throws std::invalid_argument when mtu is not positive or a buffer cannot
+  // hold one mtu.
+  PacketNetworkModel(const topology::Cluster& cluster, PacketModelOptions options = {});
+  PacketNetworkModel(const PacketNetworkModel&) = delete;
+  PacketNetworkModel& operator=(const PacketNetworkModel&) = delete;
+
+  std::string_view name() const override { return "packet"; }
+  void start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done,
+             uint64_t payload) override;
+  // Bytes of every packet that has reached its destination GPU.
+  Bytes bytes_delivered() const override { return delivered_; }
+
+  // Transfers started and not yet complete.
+  size_t active_transfers() const { return active_; }
+  // Packets injected and not yet delivered.
+  size_t packets_in_flight() const { return packets_.size() - free_packets_.size(); }
+  // Largest buffer occupancy any port has reached (bytes reserved for packets headed to it or
+  // waiting in it); never above buffer_per_port.
+  Bytes peak_buffer_occupancy() const { return Bytes(peak_occupancy_); }
+  // Bytes serialized onto `link` so far.
+  Bytes bytes_sent_on(topology::LinkId link) const;
+  uint64_t packets_sent() const { return packets_sent_; }
+
+  // Packet hops a transfer of `bytes` over `hops` links costs: roughly two engine events each.
+  static uint64_t packet_hops(Bytes bytes, size_t hops, Bytes mtu);
+
+ private:
+  static constexpr uint32_t kNone = UINT32_MAX;
+
+  struct Packet {
+    uint32_t transfer = 0;
+    uint32_t bytes = 0;
+    uint32_t next = kNone;  // the next packet in the same input queue
+    uint32_t hop = 0;       // index into the transfer's path of the link it is on or queued for
+  };
+  struct TransferState {
+    std::vector<topology::LinkId> path;
+    int64_t unsent = 0;       // bytes not yet cut into packets
+    uint32_t in_flight = 0;   // packets injected, not yet delivered
+    sim::EventHandler* done = nullptr;
+    uint64_t payload = 0;
+  };
+  // A FIFO of packets that entered a device over one link and leave over this port.
+  struct InputQueue {
+    uint32_t head = kNone;
+    uint32_t tail = kNone;
+  };
+  struct Port {
+    Bandwidth bandwidth;
+    Time latency;
+    Time mtu_time;       // serialization time of a full packet
+    int64_t occupancy = 0;  // bytes reserved in this port's buffer
+    bool busy = false;
+    uint32_t on_wire = kNone;  // the packet being serialized
+    // Input slots, created on first use: one per link into this port's device (by
+    // in_index_), then the local injection slot (transfers that start here).
+    std::vector<InputQueue> inputs;
+    std::vector<uint32_t> injecting;  // transfers injecting here, served round robin
+    size_t inject_next = 0;
+    // Input slots with packets, in round-robin order: the front is served next.
+    std::deque<uint32_t> ready;
+    std::vector<uint32_t> waiters;     // ports blocked until this one frees buffer
+    std::vector<uint32_t> blocked_on;  // ports this one waits on
+    int64_t bytes_sent = 0;
+  };
+
+  // Event payloads: a port finishing a packet, or a packet arriving at the end of its link.
+  static constexpr uint64_t kArrive = uint64_t{1} << 63;
+  void on_event(sim::Engine& engine, uint64_t payload) override;
+  void finish_transmit(sim::Engine& engine, uint32_t port);
+  void arrive(sim::Engine& engine, uint32_t packet);
+  // Starts serializing the next packet on `port` if it is idle and some input's head packet has
+  // room downstream; otherwise registers `port` with the ports it waits on.
+  void try_send(sim::Engine& engine, uint32_t port);
+  void enqueue(uint32_t port, uint32_t slot, uint32_t packet);
+  uint32_t injection_slot(const Port& p) const;
+  void ensure_inputs(uint32_t port);
+  uint32_t new_packet(uint32_t transfer, uint32_t bytes);
+  // The port after hop `hop` of the packet's path, or kNone at the last hop.
+  uint32_t next_port(const Packet& p) const;
+  void release(sim::Engine& engine, uint32_t port, int64_t bytes);
+
+  const topology::Cluster& cluster_;
+  PacketModelOptions options_;
+  std::vector<Port> ports_;             // one per directed link, by LinkId
+  std::vector<uint32_t> in_index_;      // link -> its index among the links into its `to` device
+  std::vector<uint32_t> in_degree_;     // device -> links into it
+  std::vector<Packet> packets_;
+  std::vector<uint32_t> free_packets_;
+  std::vector<TransferState> transfers_;
+  std::vector<uint32_t> free_transfers_;
+  std::vector<uint32_t> wake_;     // scratch for waking waiters
+  std::vector<uint32_t> blocked_;  // scratch: the ports one try_send found full
+  size_t active_ = 0;
+  Bytes delivered_;
+  int64_t peak_occupancy_ = 0;
+  uint64_t packets_sent_ = 0;
+};
+
+}  // namespace dtsim::network

@@ -1,0 +1,137 @@
+// `network.model: packet` through the scenario runner: collective sweeps run on packets and agree
+// with flows; what the packet model cannot run is refused by key (exit status 2 in simulate), and
+// what it runs without modelling (ECN, DCQCN) is said on stderr.
+#include <gtest/gtest.h>
+
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "apps/scenario_runner.h"
+#include "config/loader.h"
+#include "sim/error.h"
+
+namespace dtsim::apps {
+namespace {
+
+const std::string kScenarios = std::string(DTSIM_SOURCE_DIR) + "/scenarios/";
+
+// The busbw column of each CSV row: collective,size_bytes,time_us,algbw_GBps,busbw_GBps,...
+std::vector<double> busbw_column(const std::string& text) {
+  std::vector<double> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#' || line.rfind("collective,", 0) == 0 ||
+        line.rfind("fingerprint ", 0) == 0)
+      continue;
+    std::istringstream cells(line);
+    std::string cell;
+    for (int i = 0; i < 5 && std::getline(cells, cell, ','); ++i) {
+    }
+    out.push_back(std::stod(cell));
+  }
+  return out;
+}
+
+std::string run_csv(const config::Scenario& s, bool fingerprint = false) {
+  RunOptions options;
+  options.format = OutputFormat::csv;
+  options.quiet = true;
+  options.fingerprint = fingerprint;
+  std::ostringstream out;
+  EXPECT_EQ(run_scenario(s, options, out), 0);
+  return out.str();
+}
+
+// Expects `s` to be refused with an InputError naming `key`; returns its message.
+std::string refusal(const config::Scenario& s, const std::string& key) {
+  std::ostringstream out;
+  try {
+    run_scenario(s, {}, out);
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.key(), key) << e.what();
+    return e.message();
+  }
+  ADD_FAILURE() << "not refused: " << key;
+  return "";
+}
+
+TEST(PacketRunner, RingAllReduceSweepOnPacketsAgreesWithFlows) {
+  const std::vector<config::Override> common = {{"collectives.algorithm", "ring"},
+                                    {"workload.min_bytes", "256MiB"},
+                                    {"workload.max_bytes", "256MiB"}};
+  auto with_model = [&](const std::string& model) {
+    std::vector<config::Override> o = common;
+    o.push_back({"network.model", model});
+    return config::load_scenario(kScenarios + "default.yaml", o);
+  };
+  const auto packet = busbw_column(run_csv(with_model("packet")));
+  const auto flow = busbw_column(run_csv(with_model("flow")));
+  ASSERT_EQ(packet.size(), 1u);
+  ASSERT_EQ(flow.size(), 1u);
+  EXPECT_NEAR(packet[0] / flow[0], 1.0, 0.02) << "packet " << packet[0] << " flow " << flow[0];
+}
+
+TEST(PacketRunner, DefaultPacketSettingsRunAndRepeatExactly) {
+  auto s = config::load_scenario(kScenarios + "default.yaml",
+                                 {{"network.model", "packet"}, {"workload.max_bytes", "1MiB"}});
+  const std::string first = run_csv(s, /*fingerprint=*/true);
+  EXPECT_EQ(busbw_column(first).size(), 18u);  // 8 B .. 1 MiB in powers of two
+  EXPECT_NE(first.find("fingerprint "), std::string::npos);
+  EXPECT_EQ(run_csv(s, true), first);
+}
+
+TEST(PacketRunner, TrainingOnPacketsIsRefusedWithAReason) {
+  auto s = config::load_scenario(kScenarios + "llama3-8b-64gpu.yaml", {{"network.model", "packet"}});
+  const std::string message = refusal(s, "network.model");
+  EXPECT_NE(message.find("too slow"), std::string::npos) << message;
+  EXPECT_NE(message.find("use flow"), std::string::npos) << message;
+}
+
+TEST(PacketRunner, TheContractsPacketLineRunsAndSaysWhatIsNotModelled) {
+  // SCENARIO.md: packet: {mtu: 4096, buffer_per_port: 32MiB, pfc: true, ecn: true, cc: dcqcn}.
+  auto s = config::load_scenario(kScenarios + "default.yaml",
+                                 {{"network.model", "packet"}, {"network.packet.ecn", "true"},
+                                  {"network.packet.cc", "dcqcn"}, {"workload.max_bytes", "64KiB"}});
+  std::ostringstream err;
+  std::streambuf* old = std::cerr.rdbuf(err.rdbuf());
+  std::ostringstream out;
+  RunOptions options;
+  options.format = OutputFormat::csv;
+  const int status = run_scenario(s, options, out);
+  std::cerr.rdbuf(old);
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(busbw_column(out.str()).size(), 14u);
+  EXPECT_NE(err.str().find("not modelled"), std::string::npos) << err.str();
+  // With cc: none and no ECN there is nothing to warn about.
+  s = config::load_scenario(kScenarios + "default.yaml", {{"network.model", "packet"}, {"network.packet.ecn", "false"},
+                                                          {"network.packet.cc", "none"}, {"workload.max_bytes", "64KiB"}});
+  std::ostringstream err2, out2;
+  old = std::cerr.rdbuf(err2.rdbuf());
+  run_scenario(s, options, out2);
+  std::cerr.rdbuf(old);
+  EXPECT_EQ(err2.str().find("not modelled"), std::string::npos) << err2.str();
+}
+
+TEST(PacketRunner, LossyEthernetIsRefusedButInfinibandWithoutPfcRuns) {
+  auto roce = config::load_scenario(kScenarios + "a100-2node-roce.yaml",
+                                    {{"network.model", "packet"}, {"network.packet.cc", "none"},
+                                     {"network.packet.ecn", "false"}, {"network.packet.pfc", "false"}});
+  EXPECT_NE(refusal(roce, "network.packet.pfc").find("lossless"), std::string::npos);
+  // InfiniBand is lossless through its credits whatever pfc says.
+  auto ib = config::load_scenario(kScenarios + "default.yaml",
+                                  {{"network.model", "packet"}, {"network.packet.pfc", "false"},
+                                   {"workload.max_bytes", "64KiB"}});
+  EXPECT_EQ(busbw_column(run_csv(ib)).size(), 14u);
+}
+
+TEST(PacketRunner, SweepTooLargeForPacketsIsRefusedBeforeItRuns) {
+  auto s = config::load_scenario(kScenarios + "default.yaml", {{"network.model", "packet"}});  // to 8 GiB
+  const std::string message = refusal(s, "network.model");
+  EXPECT_NE(message.find("workload.max_bytes"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace dtsim::apps
