@@ -14,7 +14,8 @@ GpuSpec gpu(std::string name, int cc, std::map<Dtype, double> flops, Bytes hbm, 
 }
 
 // HBM as the driver reports it (nvidia-smi's MiB) where known: the "40/80 GB" of A100 and H100
-// are binary gigabytes (40,960 / 81,920 MiB on A100, 81,559 MiB on H100; 143,771 MiB on H200).
+// are binary gigabytes (40,960 / 81,920 MiB on A100, 81,559 MiB on H100; 143,771 MiB on H200;
+// 183,359 MiB on B200). GB200's 186 GB is read the same way (186 GiB).
 Bytes mib(int64_t n) { return Bytes(n * 1024 * 1024); }
 
 // Peak figures are dense (no 2:4 sparsity). NVLink bandwidth is per GPU per direction (half of
@@ -44,12 +45,12 @@ const std::vector<GpuSpec>& gpus() {
       // 1.1, BF16/FP16 2.25, FP8 4.5, FP4 9 PFLOP/s; FP32 75 TFLOP/s; 180 GB HBM3e (1,440 GB per
       // 8 GPUs) at 8 TB/s; NVLink5 18 links, 1.8 TB/s bidirectional; PCIe Gen6.
       gpu("b200", 100, {{Dtype::fp32, 75 * T}, {Dtype::tf32, 1100 * T}, {Dtype::bf16, 2250 * T}, {Dtype::fp16, 2250 * T}, {Dtype::fp8, 4500 * T}, {Dtype::fp4, 9000 * T}},
-          Bytes(180'000'000'000), Bandwidth::gbytes_per_s(8000), 5, 18, Bandwidth::gbytes_per_s(900), 6),
+          mib(183'359), Bandwidth::gbytes_per_s(8000), 5, 18, Bandwidth::gbytes_per_s(900), 6),
       // NVIDIA GB200 NVL72 datasheet divided by 72 GPUs (dense): TF32 1.25, BF16 2.5, FP8 5,
       // FP4 10 PFLOP/s; FP32 80 TFLOP/s; 186 GB HBM3e (13.4 TB per rack) at 8 TB/s; NVLink5
       // 1.8 TB/s bidirectional.
       gpu("gb200", 100, {{Dtype::fp32, 80 * T}, {Dtype::tf32, 1250 * T}, {Dtype::bf16, 2500 * T}, {Dtype::fp16, 2500 * T}, {Dtype::fp8, 5000 * T}, {Dtype::fp4, 10000 * T}},
-          Bytes(186'000'000'000), Bandwidth::gbytes_per_s(8000), 5, 18, Bandwidth::gbytes_per_s(900), 6),
+          mib(186 * 1024), Bandwidth::gbytes_per_s(8000), 5, 18, Bandwidth::gbytes_per_s(900), 6),
       // NVIDIA L40S datasheet: FP32 91.6, TF32 183, BF16/FP16 362.05, FP8 733 TFLOP/s dense;
       // 48 GB GDDR6 at 864 GB/s; no NVLink; PCIe Gen4 x16.
       gpu("l40s", 89, {{Dtype::fp32, 91.6 * T}, {Dtype::tf32, 183 * T}, {Dtype::bf16, 362.05 * T}, {Dtype::fp16, 362.05 * T}, {Dtype::fp8, 733 * T}},

@@ -50,19 +50,22 @@ struct LayerActivations {
 LayerActivations layer_activations(const TrainingSpec& t, bool moe) {
   const Shape z = shape_of(t.model);
   const double B = element_bytes(t.precision);
+  // FP8 training keeps the FP8 copy of each GEMM's input for its weight gradient (Transformer
+  // Engine's linear layers): a byte an element for the four GEMM inputs.
+  const double G = t.precision == topology::Dtype::fp8 ? 1 : B;
   LayerActivations a;
   // Inputs of the two layer norms and of the two input projections (QKV, FC1), and the two
   // dropout masks (a byte per element): what sequence parallelism shards and TP alone replicates.
-  a.replicated = 4 * B * z.h + 2 * z.h;
+  a.replicated = 2 * B * z.h + 2 * G * z.h + 2 * z.h;
   // Attention: Q, K, V and the output projection's input.
-  a.split = B * (z.h + 2 * z.kvd) + B * z.h;
+  a.split = B * (z.h + 2 * z.kvd) + G * z.h;
   // Unfused attention keeps the softmax output, its dropout mask and the dropout output for every
   // (query, key) pair; flash attention recomputes them, as does selective recomputation.
   if (t.attention == Attention::unfused && t.activation_recompute == Recompute::none) a.split += z.a * z.s * (2 * B + 1);
   // FFN: FC1's output (both halves when gated) and the activation's output; an MoE layer does so
   // for each of the top_k experts a token visits, plus the shared experts.
-  const double per_ffn = B * ((z.gated ? 2 : 1) * z.f + z.f);
-  const double per_expert = B * ((z.gated ? 2 : 1) * z.fm + z.fm) + B * z.h;
+  const double per_ffn = B * (z.gated ? 2 : 1) * z.f + G * z.f;
+  const double per_expert = B * (z.gated ? 2 : 1) * z.fm + G * z.fm + G * z.h;
   a.split += moe ? (z.topk + z.shared) * per_expert : per_ffn;
   return a;
 }

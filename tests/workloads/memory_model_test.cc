@@ -48,6 +48,11 @@ TEST(MemoryModel, ActivationsPerLayerFollowKorthikantisTable2) {
   // Full recomputation keeps each layer's input: 2sbh/t.
   spec.activation_recompute = Recompute::full;
   EXPECT_DOUBLE_EQ(activation_bytes_per_token(spec, false), 2 * h / t);
+  // FP8 keeps its four GEMM inputs (QKV, projection, FC1, FC2: 3h + 4h elements) at a byte.
+  spec.activation_recompute = Recompute::none;
+  const double bf16 = activation_bytes_per_token(spec, false);
+  spec.precision = topology::Dtype::fp8;
+  EXPECT_DOUBLE_EQ(bf16 - activation_bytes_per_token(spec, false), (3 * h + 4 * h) / t);
 }
 
 TEST(MemoryModel, TheFirstStageOf1F1BHoldsAMicrobatchPerStage) {
