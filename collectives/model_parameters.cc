@@ -79,6 +79,8 @@ constexpr P::Descriptor kDescriptors[] = {
      "stack latency per inter-node step, RoCE"},
     {"nic_latency_efa", U::microseconds, &P::nic_latency_efa, 0, 150,
      "stack latency per inter-node step, EFA (libfabric SRD)"},
+    {"nic_latency_efa_v2", U::microseconds, &P::nic_latency_efa_v2, 0, 150,
+     "stack latency per inter-node step, EFA v2 and later (Hopper-era instances and newer)"},
     {"nic_latency_tcp", U::microseconds, &P::nic_latency_tcp, 0, 150,
      "stack latency per inter-node step, TCP"},
     {"nvls_latency", U::microseconds, &P::nvls_latency, 1, 80, "NVLS multicast round"},
@@ -210,14 +212,14 @@ double ModelParameters::net_efficiency(topology::NicKind k) const {
   return net_efficiency_infiniband;
 }
 
-double ModelParameters::nic_latency_us(topology::NicKind k) const {
+double ModelParameters::nic_latency_us(topology::NicKind k, int compute_capability) const {
   switch (k) {
     case topology::NicKind::infiniband:
       return nic_latency_infiniband;
     case topology::NicKind::roce:
       return nic_latency_roce;
     case topology::NicKind::efa:
-      return nic_latency_efa;
+      return compute_capability >= 90 ? nic_latency_efa_v2 : nic_latency_efa;
     case topology::NicKind::tcp:
       return nic_latency_tcp;
   }

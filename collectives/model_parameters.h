@@ -61,7 +61,8 @@ struct ModelParameters {
   // Added to every inter-node step by the NIC kind's software stack (verbs, libfabric SRD, TCP).
   double nic_latency_infiniband = 1.75;  // 2 x H100 on NDR: 25 us small all_reduce floor (validation/extra)
   double nic_latency_roce = 9.0;
-  double nic_latency_efa = 69.0;
+  double nic_latency_efa = 69.0;     // EFA v1 (p4de, 2 nodes: 164 us small all_reduce floor)
+  double nic_latency_efa_v2 = 25.0;  // EFA v2+ (p5, 2 nodes: 70 us floor; validation/extra)
   double nic_latency_tcp = 0.9;
   double nvls_latency = 27.0;     // NVLS multicast setup and switch reduction round
   double collnet_latency = 10.0;  // SHARP aggregation-tree round trip
@@ -103,7 +104,9 @@ struct ModelParameters {
 
   // Figures the model reads by kind.
   double net_efficiency(topology::NicKind k) const;
-  double nic_latency_us(topology::NicKind k) const;
+  // EFA's stack latency by generation, which follows the instance's GPU: EFA v1 with A100
+  // (p4d/p4de), v2 and later with Hopper and newer (p5 onwards).
+  double nic_latency_us(topology::NicKind k, int compute_capability = 0) const;
   double nvls_efficiency(int compute_capability) const;
   double base_latency_us(Protocol p) const;
   double slice_bytes(Protocol p) const;
