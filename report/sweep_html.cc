@@ -77,12 +77,17 @@ std::optional<std::size_t> scaling_key(const SweepTable& table) {
 void write_sweep_html(const SweepTable& table, const std::string& name, std::ostream& out) {
   const std::vector<std::string> metrics = table.metric_names();
   const std::optional<std::string> tm = time_metric(metrics);
-  std::size_t errors = 0, front = 0;
+  std::size_t errors = 0, front = 0, over_memory = 0;
   const SweepRow* fastest = nullptr;
   const SweepRow* cheapest = nullptr;
   for (const SweepRow& r : table.rows) {
     if (!r.error.empty()) {
       ++errors;
+      continue;
+    }
+    // A training point whose memory estimate exceeds HBM is no candidate (pareto.h).
+    if (const auto fits = metric(r, "memory_fits"); fits && *fits == 0) {
+      ++over_memory;
       continue;
     }
     front += r.pareto ? 1 : 0;
@@ -97,6 +102,7 @@ void write_sweep_html(const SweepTable& table, const std::string& name, std::ost
       {"base scenario", table.base_file},
       {"points", std::to_string(table.rows.size())},
       {"points that failed", std::to_string(errors)},
+      {"points that do not fit in HBM", std::to_string(over_memory)},
       {"points on the Pareto front", std::to_string(front)},
   };
   if (fastest && tm) {

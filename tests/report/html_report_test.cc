@@ -7,6 +7,7 @@
 
 #include "report/svg_plot.h"
 #include "report/sweep_html.h"
+#include "report/sweep_table.h"
 #include "sample_reports.h"
 
 namespace dtsim::report {
@@ -44,6 +45,30 @@ TEST(HtmlReport, PageFetchesNothingFromTheNetwork) {
       rest = rest.substr(at + 4);
     }
   }
+}
+
+TEST(HtmlReport, SweepPageLeavesPointsThatDoNotFitOutOfFastest) {
+  report::SweepTable t = dtsim::testing::sample_sweep_table();
+  // The fastest sample point (most nodes, 1:1 rail-optimized) is marked as over HBM.
+  std::size_t fastest = 0;
+  for (std::size_t i = 0; i < t.rows.size(); ++i) {
+    if (t.rows[i].metrics[0].second < t.rows[fastest].metrics[0].second) fastest = i;
+  }
+  for (auto& r : t.rows) r.metrics.emplace_back("memory_fits", &r == &t.rows[fastest] ? 0 : 1);
+  mark_pareto(t);
+  std::ostringstream os;
+  write_sweep_html(t, "fabric", os);
+  const std::string page = os.str();
+  EXPECT_NE(page.find("points that do not fit in HBM</th><td>1<"), std::string::npos);
+  // The summary names the fastest point by its varied keys: not the one over HBM.
+  auto label = [&](const report::SweepRow& r) {
+    return "kind=" + r.values[0] + ", oversubscription=" + r.values[1] + ", nodes=" + r.values[2];
+  };
+  const std::size_t at = page.find("fastest</th>");
+  ASSERT_NE(at, std::string::npos);
+  const std::string line = page.substr(at, page.find("</td>", at) - at);
+  EXPECT_EQ(line.find(label(t.rows[fastest])), std::string::npos) << line;
+  EXPECT_NE(line.find("kind="), std::string::npos) << line;
 }
 
 TEST(HtmlReport, PageCarriesSchemaVersionAndScenario) {
