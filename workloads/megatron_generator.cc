@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "workloads/model_catalog.h"
+#include "workloads/model_shape.h"
 #include "workloads/placement.h"
 
 namespace dtsim::workloads {
@@ -28,40 +29,10 @@ void require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument("training workload: " + what);
 }
 
-struct Sizes {
-  int64_t L, h, a, g, d, kvd, f, s, V, E, topk, fm, shared, first_dense;
-  bool gated;
-  bool moe(int64_t layer) const { return E > 1 && layer >= first_dense; }
-  double attn_params() const { return static_cast<double>(h * (h + 2 * kvd) + h * h); }
-  double mlp_params() const { return static_cast<double>((gated ? 3 : 2) * h * f); }
-  double expert_params() const { return static_cast<double>((gated ? 3 : 2) * h * fm); }
-};
-
-Sizes sizes_of(const TrainingSpec& t) {
-  const ModelSpec& m = t.model;
-  Sizes z{};
-  z.L = m.layers;
-  z.h = m.hidden;
-  z.a = m.heads;
-  z.g = m.kv_heads;
-  z.d = m.hidden / m.heads;
-  z.kvd = z.d * z.g;
-  z.f = m.ffn_hidden;
-  z.s = m.seq_len;
-  z.V = m.vocab;
-  z.E = m.experts;
-  z.topk = m.top_k;
-  z.fm = m.moe_ffn_hidden;
-  z.shared = m.shared_experts;
-  z.first_dense = m.first_dense_layers;
-  z.gated = m.gated_ffn;
-  return z;
-}
-
 // One pipeline stage's program under construction.
 class StageBuilder {
  public:
-  StageBuilder(const TrainingSpec& t, const Sizes& z, Workload& w, RankGraph& r, int stage,
+  StageBuilder(const TrainingSpec& t, const ModelShape& z, Workload& w, RankGraph& r, int stage,
                const Placement& pl, int layers_per_block)
       : t_(t), z_(z), w_(w), r_(r), stage_(stage), lpb_(layers_per_block) {
     const ParallelSpec& p = t.parallel;
@@ -554,7 +525,7 @@ class StageBuilder {
   }
 
   const TrainingSpec& t_;
-  const Sizes& z_;
+  const ModelShape& z_;
   Workload& w_;
   RankGraph& r_;
   int stage_;
@@ -672,7 +643,7 @@ TrainingSpec resolve_training(const TrainingSpec& spec, const topology::ClusterS
 }
 
 double megatron_model_flops(const TrainingSpec& t) {
-  const Sizes z = sizes_of(t);
+  const ModelShape z = model_shape(t);
   const double tokens = static_cast<double>(t.batch.global) * static_cast<double>(z.s);
   double per_token = 0;
   for (int64_t l = 0; l < z.L; ++l) {
@@ -691,7 +662,7 @@ double megatron_model_flops(const TrainingSpec& t) {
 Workload generate_megatron(const TrainingSpec& spec, const topology::ClusterSpec& cluster,
                            const GeneratorOptions& options) {
   const TrainingSpec t = resolve_training(spec, cluster);
-  const Sizes z = sizes_of(t);
+  const ModelShape z = model_shape(t);
   const ParallelSpec& p = t.parallel;
   const Placement pl(p, p.placement);
   const int P = p.pp, vp = p.vp, VS = P * vp;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "workloads/megatron_generator.h"
+#include "workloads/model_shape.h"
 
 namespace dtsim::workloads {
 namespace {
@@ -15,29 +16,15 @@ double element_bytes(topology::Dtype d) {
   return d == topology::Dtype::fp32 || d == topology::Dtype::tf32 ? 4 : 2;  // FP8 keeps BF16 copies
 }
 
-struct Shape {
-  double h, kvd, f, fm, a, s, V;
-  int topk, shared;
-  bool gated;
-};
-
-Shape shape_of(const ModelSpec& m) {
-  return {static_cast<double>(m.hidden), static_cast<double>(m.hidden / m.heads * m.kv_heads),
-          static_cast<double>(m.ffn_hidden), static_cast<double>(m.moe_ffn_hidden), static_cast<double>(m.heads),
-          static_cast<double>(m.seq_len), static_cast<double>(m.vocab), m.top_k, m.shared_experts, m.gated_ffn};
-}
-
 // Parameters of one layer held by one GPU: dense (split by tp) and routed experts (split by ep).
 struct LayerParams {
   double dense = 0, expert = 0;
 };
 
-LayerParams layer_params(const Shape& z, const ParallelSpec& p, int experts, bool moe) {
-  const double ffn = (z.gated ? 3 : 2) * z.h * z.f;
-  const double expert = (z.gated ? 3 : 2) * z.h * z.fm;
+LayerParams layer_params(const ModelShape& z, const ParallelSpec& p, bool moe) {
   LayerParams lp;
-  lp.dense = (z.h * (z.h + 2 * z.kvd) + z.h * z.h + (moe ? z.shared * expert : ffn)) / p.tp;
-  if (moe) lp.expert = std::max(1, experts / p.ep) * expert;
+  lp.dense = (z.attn_params() + (moe ? static_cast<double>(z.shared) * z.expert_params() : z.mlp_params())) / p.tp;
+  if (moe) lp.expert = static_cast<double>(std::max<int64_t>(1, z.E / p.ep)) * z.expert_params();
   return lp;
 }
 
@@ -48,7 +35,9 @@ struct LayerActivations {
 };
 
 LayerActivations layer_activations(const TrainingSpec& t, bool moe) {
-  const Shape z = shape_of(t.model);
+  const ModelShape z = model_shape(t);
+  const double h = static_cast<double>(z.h), kvd = static_cast<double>(z.kvd);
+  const double f = static_cast<double>(z.f), fm = static_cast<double>(z.fm);
   const double B = element_bytes(t.precision);
   // FP8 training keeps the FP8 copy of each GEMM's input for its weight gradient (Transformer
   // Engine's linear layers): a byte an element for the four GEMM inputs.
@@ -56,17 +45,17 @@ LayerActivations layer_activations(const TrainingSpec& t, bool moe) {
   LayerActivations a;
   // Inputs of the two layer norms and of the two input projections (QKV, FC1), and the two
   // dropout masks (a byte per element): what sequence parallelism shards and TP alone replicates.
-  a.replicated = 2 * B * z.h + 2 * G * z.h + 2 * z.h;
+  a.replicated = 2 * B * h + 2 * G * h + 2 * h;
   // Attention: Q, K, V and the output projection's input.
-  a.split = B * (z.h + 2 * z.kvd) + G * z.h;
+  a.split = B * (h + 2 * kvd) + G * h;
   // Unfused attention keeps the softmax output, its dropout mask and the dropout output for every
   // (query, key) pair; flash attention recomputes them, as does selective recomputation.
-  if (t.attention == Attention::unfused && t.activation_recompute == Recompute::none) a.split += z.a * z.s * (2 * B + 1);
+  if (t.attention == Attention::unfused && t.activation_recompute == Recompute::none) a.split += static_cast<double>(z.a * z.s) * (2 * B + 1);
   // FFN: FC1's output (both halves when gated) and the activation's output; an MoE layer does so
   // for each of the top_k experts a token visits, plus the shared experts.
-  const double per_ffn = B * (z.gated ? 2 : 1) * z.f + G * z.f;
-  const double per_expert = B * (z.gated ? 2 : 1) * z.fm + G * z.fm + G * z.h;
-  a.split += moe ? (z.topk + z.shared) * per_expert : per_ffn;
+  const double per_ffn = B * (z.gated ? 2 : 1) * f + G * f;
+  const double per_expert = B * (z.gated ? 2 : 1) * fm + G * fm + G * h;
+  a.split += moe ? static_cast<double>(z.topk + z.shared) * per_expert : per_ffn;
   return a;
 }
 
@@ -97,7 +86,8 @@ double activation_bytes_per_token(const TrainingSpec& t, bool moe_layer) {
 MemoryEstimate estimate_memory(const TrainingSpec& t, const topology::ClusterSpec& cluster) {
   const ModelSpec& m = t.model;
   const ParallelSpec& p = t.parallel;
-  const Shape z = shape_of(m);
+  const ModelShape z = model_shape(t);
+  const double vocab_params = static_cast<double>(z.V) * static_cast<double>(z.h) / p.tp;
   const double B = element_bytes(t.precision);
   const int P = p.pp, vp = p.vp, VS = P * vp;
   const int M = t.batch.global / (t.batch.micro * p.dp);
@@ -107,7 +97,6 @@ MemoryEstimate estimate_memory(const TrainingSpec& t, const topology::ClusterSpe
   const double master = B == 4 ? 8 : 12;  // Adam moments (+ fp32 master weights when training below fp32)
   const bool fsdp = p.zero >= 3;
   const std::vector<int> first = pipeline_split(m.layers, VS);
-  auto is_moe = [&](int layer) { return m.experts > 1 && layer >= m.first_dense_layers; };
 
   MemoryEstimate best;
   best.capacity = static_cast<double>(cluster.gpu.hbm_capacity.count());
@@ -124,19 +113,19 @@ MemoryEstimate estimate_memory(const TrainingSpec& t, const topology::ClusterSpe
       embedding = embedding || v == 0;
       head = head || v == VS - 1;
       for (int l = first[v]; l < first[v + 1]; ++l) {
-        const LayerParams lp = layer_params(z, p, m.experts, is_moe(l));
+        const LayerParams lp = layer_params(z, p, z.moe(l));
         dense += lp.dense;
         expert += lp.expert;
         largest_layer = std::max(largest_layer, lp.dense + lp.expert);
-        stored += activation_bytes_per_token(t, is_moe(l));
-        largest_working = std::max(largest_working, per_token(layer_activations(t, is_moe(l)), p));
+        stored += activation_bytes_per_token(t, z.moe(l));
+        largest_working = std::max(largest_working, per_token(layer_activations(t, z.moe(l)), p));
         ++layers;
       }
     }
     // The input embedding on the first stage, the output layer on the last (untied; Megatron keeps
     // a copy on the last stage even when they are tied).
-    if (embedding) dense += z.V * z.h / p.tp;
-    if (head) dense += z.V * z.h / p.tp;
+    if (embedding) dense += vocab_params;
+    if (head) dense += vocab_params;
     // ZeRO-1 shards the optimizer states, ZeRO-2 the gradients too, ZeRO-3/FSDP the weights too.
     auto held = [&](int from_stage) {
       return dense / (p.zero >= from_stage ? shard : 1) + expert / (p.zero >= from_stage ? expert_shard : 1);
@@ -150,12 +139,12 @@ MemoryEstimate estimate_memory(const TrainingSpec& t, const topology::ClusterSpe
     const double per_chunk = layers > 0 ? stored / vp : 0;
     e.activations = e.microbatches_in_flight * per_chunk * tokens;
     const bool sp = p.sequence_parallel && p.tp > 1;
-    if (embedding) e.activations += e.microbatches_in_flight * tokens * B * z.h / (sp ? p.tp : 1) / vp;
+    if (embedding) e.activations += e.microbatches_in_flight * tokens * B * static_cast<double>(z.h) / (sp ? p.tp : 1) / vp;
 
     // Working set on top of what is stored, all at once at the stage's worst moment.
     if (fsdp) e.transient += 3 * B * largest_layer;  // this layer and the prefetched one, this one's gradients
     if (t.activation_recompute == Recompute::full) e.transient += largest_working * tokens;
-    if (head) e.transient += (B + 4.0) * tokens * z.V / p.tp;  // the logits, and their fp32 copy for the loss
+    if (head) e.transient += (B + 4.0) * tokens * static_cast<double>(z.V) / p.tp;  // the logits, and their fp32 copy for the loss
     if (s == 0 || e.total() > best.total()) best = e;
   }
   return best;
