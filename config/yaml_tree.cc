@@ -35,15 +35,22 @@ void reject_stray_root_comma(std::string_view text, const std::string& source) {
   // A quoted scalar closed outside flow collections on this line, with no ':' after it yet: only
   // a comment or ':' may follow it, and yaml-cpp loops on a ',' there too ("""",).
   bool quote_closed_on_line = false;
+  // YAML allows no control characters, and yaml-cpp takes a NUL for the end of the text (and
+  // loops on one inside a directive line). Checked over the whole text first, so none hides in
+  // a comment, a directive or a quoted scalar, which the scan below skips.
+  for (size_t i = 0, ln = 1, ls = 0; i < text.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte == '\n') {
+      ++ln;
+      ls = i + 1;
+    } else if ((byte < 0x20 && byte != '\t' && byte != '\r') || byte == 0x7f) {
+      throw InputError(SourceLocation{source, static_cast<int>(ln), static_cast<int>(i - ls) + 1}, "",
+                       fmt::format("YAML syntax error: control character 0x{:02x} is not allowed", byte));
+    }
+  }
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     const bool at_line_start = i == line_start;
-    const auto byte = static_cast<unsigned char>(c);
-    if ((byte < 0x20 && c != '\n' && c != '\t' && c != '\r') || byte == 0x7f) {
-      // YAML allows no control characters, and yaml-cpp takes a NUL for the end of the text.
-      throw InputError(SourceLocation{source, line, static_cast<int>(i - line_start) + 1}, "",
-                       fmt::format("YAML syntax error: control character 0x{:02x} is not allowed", byte));
-    }
     if (c == '\n') {
       ++line;
       line_start = i + 1;
