@@ -24,7 +24,8 @@ SourceLocation location(const std::string& source, const YAML::Mark& mark) {
 // node, and no line of a scenario starts with one), so such a comma is reported as a syntax error before yaml-cpp sees the text. The scan
 // tracks only what decides "root position": flow depth, quotes, comments, document markers and
 // node properties. It can misfire only inside a block scalar (| or >) whose content line starts
-// with ',' right after a line ending in ']' or a quote, which no scenario needs.
+// with ',' right after a line ending in ']' or a quote, which no scenario needs. It also refuses
+// text glued to a closing quote ('a'b), which is never valid YAML and which yaml-cpp can loop on.
 void reject_stray_root_comma(std::string_view text, const std::string& source) {
   enum class Last { start, property, closed, other };
   Last last = Last::start;
@@ -109,6 +110,11 @@ void reject_stray_root_comma(std::string_view text, const std::string& source) {
         }
       }
       i = j;
+      // Only a separator may follow a closed quoted scalar; yaml-cpp 0.7 loops on "'a'b\n?".
+      if (j + 1 < text.size() && std::string_view(" \t\r\n:,]}").find(text[j + 1]) == std::string_view::npos) {
+        throw InputError(SourceLocation{source, line, static_cast<int>(j + 1 - line_start) + 1}, "",
+                         "YAML syntax error: unexpected text after a quoted scalar");
+      }
       if (depth == 0) {
         last = Last::closed;
         quote_closed_on_line = true;
