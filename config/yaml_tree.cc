@@ -37,16 +37,24 @@ void reject_stray_root_comma(std::string_view text, const std::string& source) {
   // a comment or ':' may follow it, and yaml-cpp loops on a ',' there too ("""",).
   bool quote_closed_on_line = false;
   // YAML allows no control characters, and yaml-cpp takes a NUL for the end of the text (and
-  // loops on one inside a directive line). Checked over the whole text first, so none hides in
-  // a comment, a directive or a quoted scalar, which the scan below skips.
+  // loops on one inside a directive line); it also loops on some invalid UTF-8 ("!\xf2 {\n'',").
+  // Checked over the whole text first, so nothing hides in a comment, a directive or a quoted
+  // scalar, which the scan below skips.
   for (size_t i = 0, ln = 1, ls = 0; i < text.size(); ++i) {
     const auto byte = static_cast<unsigned char>(text[i]);
+    const auto where = [&] { return SourceLocation{source, static_cast<int>(ln), static_cast<int>(i - ls) + 1}; };
     if (byte == '\n') {
       ++ln;
       ls = i + 1;
     } else if ((byte < 0x20 && byte != '\t' && byte != '\r') || byte == 0x7f) {
-      throw InputError(SourceLocation{source, static_cast<int>(ln), static_cast<int>(i - ls) + 1}, "",
-                       fmt::format("YAML syntax error: control character 0x{:02x} is not allowed", byte));
+      throw InputError(where(), "", fmt::format("YAML syntax error: control character 0x{:02x} is not allowed", byte));
+    } else if (byte >= 0x80) {
+      // A UTF-8 sequence: a lead byte 0xc2..0xf4 and its 1-3 continuation bytes 0x80..0xbf.
+      const size_t extra = byte >= 0xc2 && byte <= 0xdf ? 1 : byte >= 0xe0 && byte <= 0xef ? 2 : byte >= 0xf0 && byte <= 0xf4 ? 3 : 0;
+      bool ok = extra > 0 && i + extra < text.size();
+      for (size_t k = 1; ok && k <= extra; ++k) ok = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+      if (!ok) throw InputError(where(), "", fmt::format("YAML syntax error: byte 0x{:02x} is not valid UTF-8", byte));
+      i += extra;
     }
   }
   for (size_t i = 0; i < text.size(); ++i) {
