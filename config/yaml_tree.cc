@@ -57,6 +57,9 @@ void reject_stray_root_comma(std::string_view text, const std::string& source) {
       i += extra;
     }
   }
+  // Where a node may begin in block context: a line's first token, or the token after a ':',
+  // '-' or '?' indicator. A property (&anchor, !tag) there is followed by its node, never by ','.
+  bool node_start = true;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     const bool at_line_start = i == line_start;
@@ -64,6 +67,7 @@ void reject_stray_root_comma(std::string_view text, const std::string& source) {
       ++line;
       line_start = i + 1;
       token_start = true;
+      node_start = true;
       quote_closed_on_line = false;
       continue;
     }
@@ -144,15 +148,18 @@ void reject_stray_root_comma(std::string_view text, const std::string& source) {
       token_start = true;
       continue;
     }
-    if (token_start && depth == 0 && (c == '&' || c == '!') && last == Last::start) {
+    if (token_start && depth == 0 && (c == '&' || c == '!') && (last == Last::start || node_start)) {
       // A property ends at whitespace or a flow indicator (YAML 1.2 anchors exclude ,[]{}).
       while (i + 1 < text.size() && std::string_view(" \t\r\n,[]{}").find(text[i + 1]) == std::string_view::npos) ++i;
       last = Last::property;
       token_start = false;
+      node_start = false;
       continue;
     }
     if (depth == 0) last = Last::other;
     token_start = false;
+    const bool indicator = c == ':' || c == '-' || c == '?';
+    node_start = depth == 0 && indicator && (i + 1 == text.size() || std::string_view(" \t\r\n").find(text[i + 1]) != std::string_view::npos);
   }
 }
 
