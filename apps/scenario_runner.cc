@@ -83,8 +83,13 @@ std::shared_ptr<network::flow::FlowSolver> flow_accelerator() {
 
 // The schedule a sweep row runs on a flow or packet network: the tuner's algorithm when it has a
 // point-to-point lowering, otherwise the cheaper of ring and tree (flow_collective_model.h).
-collectives::Schedule sweep_schedule(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
-                                     const workloads::SweepRow& row, collectives::Algorithm* algorithm = nullptr) {
+struct SweepPlan {
+  collectives::Algorithm algorithm;
+  collectives::Schedule schedule;
+};
+
+SweepPlan plan_row(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
+                   const workloads::SweepRow& row) {
   collectives::Communicator comm;
   for (int r = 0; r < row.ranks; ++r) comm.ranks.push_back(r);
   const auto kind = s.workload.sweep.collective;
@@ -92,24 +97,24 @@ collectives::Schedule sweep_schedule(const config::Scenario& s, const collective
   tuned.algorithm = row.algorithm;
   tuned.protocol = row.protocol;
   const collectives::Algorithm algo = collectives::flow_algorithm(model, kind, row.bytes, comm, tuned);
-  if (algorithm) *algorithm = algo;
-  return collectives::build_schedule(algo, kind, row.bytes, comm, row.channels, s.cluster.gpus_per_node);
+  return {algo, collectives::build_schedule(algo, kind, row.bytes, comm, row.channels, s.cluster.gpus_per_node)};
 }
 
 // Runs each row's schedule on `net`, one after another on the same engine, and fills in the
-// row's time and bandwidths from when its last transfer lands.
+// row's time and bandwidths from when its last transfer lands. `plans` holds the rows' schedules
+// when the caller already built them; otherwise each is built when its row runs.
 void run_sweep_on_network(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
                           std::vector<workloads::SweepRow>& rows, sim::Engine& engine,
-                          network::NetworkModel& net, bool quiet) {
+                          network::NetworkModel& net, bool quiet, std::vector<SweepPlan> plans = {}) {
   Progress progress(static_cast<int64_t>(rows.size()),
                     std::string(collectives::name(s.workload.sweep.collective)) +
                         (net.name() == "packet" ? " on packets" : " on flows"),
                     !quiet && Progress::stderr_is_terminal());
   const auto kind = s.workload.sweep.collective;
-  for (auto& row : rows) {
-    collectives::Algorithm algo;
-    collectives::Schedule schedule = sweep_schedule(s, model, row, &algo);
-    collectives::ScheduleExecutor exec(schedule, net);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    workloads::SweepRow& row = rows[i];
+    const SweepPlan plan = plans.empty() ? plan_row(s, model, row) : std::move(plans[i]);
+    collectives::ScheduleExecutor exec(plan.schedule, net);
     Time begin = engine.now();
     exec.start(engine);
     engine.run();
@@ -118,7 +123,7 @@ void run_sweep_on_network(const config::Scenario& s, const collectives::Analytic
       throw std::runtime_error(fmt::format("{} model: the {} schedule at {} bytes did not complete",
                                            net.name(), collectives::name(kind), row.bytes.count()));
     }
-    row.algorithm = algo;
+    row.algorithm = plan.algorithm;
     row.time = exec.finish_time() - begin;
     row.algbw_gbytes = row.time.ps() > 0 ? row.bytes.as_double() / row.time.seconds() * 1e-9 : 0;
     row.busbw_gbytes = row.algbw_gbytes * collectives::busbw_factor(kind, row.ranks);
@@ -148,9 +153,10 @@ void run_sweep_on_packets(const config::Scenario& s, const collectives::Analytic
   auto cluster = topology::build_cluster(s.cluster);
   const config::PacketSpec& p = s.network.packet;
   uint64_t hops = 0;
+  std::vector<SweepPlan> plans;
   for (const auto& row : rows) {
-    collectives::Schedule schedule = sweep_schedule(s, model, row);
-    for (const auto& t : schedule.transfers()) {
+    plans.push_back(plan_row(s, model, row));
+    for (const auto& t : plans.back().schedule.transfers()) {
       if (t.src_gpu == t.dst_gpu) continue;
       hops += network::PacketNetworkModel::packet_hops(t.bytes, cluster->route(t.src_gpu, t.dst_gpu).size(), p.mtu);
     }
@@ -163,7 +169,7 @@ void run_sweep_on_packets(const config::Scenario& s, const collectives::Analytic
                                  static_cast<double>(hops), static_cast<double>(kMaxPacketHops)));
   }
   network::PacketNetworkModel net(*cluster, {.mtu = p.mtu, .buffer_per_port = p.buffer_per_port});
-  run_sweep_on_network(s, model, rows, engine, net, quiet);
+  run_sweep_on_network(s, model, rows, engine, net, quiet, std::move(plans));
 }
 
 // The analytical sweep is one engine event per collective, completing after its estimated time,

@@ -8,9 +8,11 @@
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "sim/engine.h"
 #include "sim/units.h"
+#include "topology/cluster.h"
 
 namespace dtsim::network {
 
@@ -20,6 +22,13 @@ struct Transfer {
   Bytes bytes;
   uint64_t flow_hash = 0;  // picks among equal-cost paths; give each concurrent flow its own
 };
+
+// The links a transfer crosses: its routed path, ECMP keyed by the low 16 bits of its flow hash
+// (the key the route cache and every model share); empty for a transfer to itself or of no bytes.
+inline std::vector<topology::LinkId> transfer_path(const topology::Cluster& cluster, const Transfer& t) {
+  if (t.src_gpu == t.dst_gpu || t.bytes.count() <= 0) return {};
+  return cluster.route(t.src_gpu, t.dst_gpu, t.flow_hash & 0xffff);
+}
 
 class NetworkModel {
  public:

@@ -97,6 +97,9 @@ MemoryEstimate estimate_memory(const TrainingSpec& t, const topology::ClusterSpe
   const double master = B == 4 ? 8 : 12;  // Adam moments (+ fp32 master weights when training below fp32)
   const bool fsdp = p.zero >= 3;
   const std::vector<int> first = pipeline_split(m.layers, VS);
+  // Per token, stored and (for a recomputed layer) working, for a dense and an MoE layer.
+  const double stored_of[2] = {activation_bytes_per_token(t, false), activation_bytes_per_token(t, true)};
+  const double working_of[2] = {per_token(layer_activations(t, false), p), per_token(layer_activations(t, true), p)};
 
   MemoryEstimate best;
   best.capacity = static_cast<double>(cluster.gpu.hbm_capacity.count());
@@ -117,8 +120,8 @@ MemoryEstimate estimate_memory(const TrainingSpec& t, const topology::ClusterSpe
         dense += lp.dense;
         expert += lp.expert;
         largest_layer = std::max(largest_layer, lp.dense + lp.expert);
-        stored += activation_bytes_per_token(t, z.moe(l));
-        largest_working = std::max(largest_working, per_token(layer_activations(t, z.moe(l)), p));
+        stored += stored_of[z.moe(l) ? 1 : 0];
+        largest_working = std::max(largest_working, working_of[z.moe(l) ? 1 : 0]);
         ++layers;
       }
     }

@@ -23,10 +23,7 @@ FlowNetworkModel::FlowNetworkModel(const topology::Cluster& cluster, FlowModelOp
 
 void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done,
                              uint64_t payload) {
-  // The same path the analytical model prices (it keys its cache by the low 16 hash bits).
-  std::vector<topology::LinkId> path;
-  if (t.src_gpu != t.dst_gpu && t.bytes.count() > 0)
-    path = cluster_.route(t.src_gpu, t.dst_gpu, t.flow_hash & 0xffff);
+  std::vector<topology::LinkId> path = transfer_path(cluster_, t);
   if (path.empty()) {
     delivered_ += t.bytes;
     engine.schedule_in(Time::zero(), done, payload);

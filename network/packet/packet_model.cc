@@ -39,10 +39,7 @@ Bytes PacketNetworkModel::bytes_sent_on(topology::LinkId link) const {
 
 void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done,
                                uint64_t payload) {
-  // The same path the flow and analytical models use (they key routes by the low 16 hash bits).
-  std::vector<topology::LinkId> path;
-  if (t.src_gpu != t.dst_gpu && t.bytes.count() > 0)
-    path = cluster_.route(t.src_gpu, t.dst_gpu, t.flow_hash & 0xffff);
+  std::vector<topology::LinkId> path = transfer_path(cluster_, t);
   if (path.empty()) {
     delivered_ += t.bytes;
     engine.schedule_in(Time::zero(), done, payload);

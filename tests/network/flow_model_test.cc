@@ -10,54 +10,14 @@
 #include "network/analytical/analytical_network.h"
 #include "sim/rng.h"
 #include "tests/network/line_cluster.h"
+#include "tests/network/star_cluster.h"
 
 namespace dtsim::network {
 namespace {
 
-// GPUs on one switch: gpu i's NIC is link 2i (up, gpu -> switch) and 2i+1 (down, switch -> gpu),
-// so any two transfers into the same GPU share its down link, as in an incast.
-class StarCluster : public topology::Cluster {
- public:
-  StarCluster(int gpus, Bandwidth bw, Time latency) {
-    spec_.nodes = gpus;
-    spec_.gpus_per_node = 1;
-    for (int i = 0; i < gpus; ++i)
-      devices_.push_back({topology::DeviceKind::gpu, "gpu" + std::to_string(i), i, 0, 0});
-    devices_.push_back({topology::DeviceKind::network_switch, "switch", -1, 0, 0});
-    const auto sw = static_cast<topology::DeviceId>(gpus);
-    for (int i = 0; i < gpus; ++i) {
-      const auto g = static_cast<topology::DeviceId>(i);
-      links_.push_back({g, sw, topology::LinkKind::network, bw, latency});
-      links_.push_back({sw, g, topology::LinkKind::network, bw, latency});
-    }
-  }
-  const topology::ClusterSpec& spec() const override { return spec_; }
-  std::span<const topology::Device> devices() const override { return devices_; }
-  std::span<const topology::Link> links() const override { return links_; }
-  int gpu_count() const override { return static_cast<int>(devices_.size()) - 1; }
-  topology::DeviceId gpu_device(int gpu) const override {
-    return static_cast<topology::DeviceId>(gpu);
-  }
-  std::vector<topology::LinkId> route(int src, int dst, uint64_t /*flow_hash*/) const override {
-    return {static_cast<topology::LinkId>(2 * src), static_cast<topology::LinkId>(2 * dst + 1)};
-  }
+using testing_support::Recorder;
+using testing_support::StarCluster;
 
- private:
-  topology::ClusterSpec spec_;
-  std::vector<topology::Device> devices_;
-  std::vector<topology::Link> links_;
-};
-
-struct Recorder final : sim::EventHandler {
-  std::vector<std::pair<uint64_t, Time>> done;
-  void on_event(sim::Engine& e, uint64_t payload) override { done.emplace_back(payload, e.now()); }
-  Time time_of(uint64_t payload) const {
-    for (const auto& [p, t] : done) {
-      if (p == payload) return t;
-    }
-    return Time::max();
-  }
-};
 
 // Starts transfer i at its start time; completions go to `recorder` with payload i.
 struct Driver final : sim::EventHandler {
