@@ -184,6 +184,12 @@ std::string dump_scenario(const Scenario& s) {
   w.key(2, "shared_experts", std::to_string(m.shared_experts));
   w.key(2, "first_dense_layers", std::to_string(m.first_dense_layers));
   w.key(2, "gated_ffn", boolean(m.gated_ffn));
+  w.key(2, "head_dim", std::to_string(m.head_dim));
+  w.key(2, "v_head_dim", std::to_string(m.v_head_dim));
+  w.key(2, "kv_lora_rank", std::to_string(m.kv_lora_rank));
+  w.key(2, "q_lora_rank", std::to_string(m.q_lora_rank));
+  w.key(2, "qk_rope_head_dim", std::to_string(m.qk_rope_head_dim));
+  w.key(2, "mtp_layers", std::to_string(m.mtp_layers));
   const auto& p = wl.training.parallel;
   w.section(1, "parallel");
   w.key(2, "tp", std::to_string(p.tp));
@@ -206,6 +212,8 @@ std::string dump_scenario(const Scenario& s) {
   w.key(1, "overlap_grad_reduce", boolean(wl.training.overlap_grad_reduce));
   w.key(1, "overlap_param_gather", boolean(wl.training.overlap_param_gather));
   w.key(1, "overlap_tp_comm", boolean(wl.training.overlap_tp_comm));
+  w.key(1, "overlap_ep_comm", boolean(wl.training.overlap_ep_comm));
+  w.key(1, "moe_dispatch", std::string(enum_name(wl.training.moe_dispatch, moe_dispatch_names())));
   w.key(1, "dp_bucket_mparams", std::to_string(wl.training.dp_bucket_params / 1'000'000));
   w.key(1, "format", yaml_string(wl.trace.format));
   if (!wl.trace.path.empty()) w.key(1, "path", yaml_string(wl.trace.path));

@@ -43,6 +43,11 @@ EnumNames<workloads::Attention> attention_names() {
           {"cudnn", A::flash3},  {"sdpa", A::flash2},   {"triton", A::flash1}};
 }
 
+EnumNames<workloads::MoeDispatch> moe_dispatch_names() {
+  using D = workloads::MoeDispatch;
+  return {{"alltoall", D::alltoall}, {"deduplicated", D::deduplicated}, {"deepep", D::deduplicated}};
+}
+
 EnumNames<Dtype> sweep_dtype_names() {
   return {{"float32", Dtype::fp32}, {"tf32", Dtype::tf32},   {"bfloat16", Dtype::bf16},
           {"float16", Dtype::fp16}, {"float8", Dtype::fp8},  {"float4", Dtype::fp4},

@@ -20,6 +20,7 @@ EnumNames<topology::Dtype> precision_names();
 EnumNames<workloads::Recompute> recompute_names();
 // flash3 | flash2 | flash1 | unfused (also cudnn = flash3, sdpa = flash2, triton = flash1).
 EnumNames<workloads::Attention> attention_names();
+EnumNames<workloads::MoeDispatch> moe_dispatch_names();
 // A collective sweep's element type, in nccl-tests' words first: float32, bfloat16, ...
 EnumNames<topology::Dtype> sweep_dtype_names();
 EnumNames<collectives::CollectiveKind> collective_kind_names();

@@ -237,6 +237,12 @@ void read_model(const YamlNode& node, const std::string& key, workloads::ModelSp
   r.read("shared_experts", m.shared_experts, Range{0, kMaxCount});
   r.read("first_dense_layers", m.first_dense_layers, Range{0, kMaxModelDim});
   r.read("gated_ffn", m.gated_ffn);
+  r.read("head_dim", m.head_dim, Range{0, kMaxModelDim});
+  r.read("v_head_dim", m.v_head_dim, Range{0, kMaxModelDim});
+  r.read("kv_lora_rank", m.kv_lora_rank, Range{0, kMaxModelDim});
+  r.read("q_lora_rank", m.q_lora_rank, Range{0, kMaxModelDim});
+  r.read("qk_rope_head_dim", m.qk_rope_head_dim, Range{0, kMaxModelDim});
+  r.read("mtp_layers", m.mtp_layers, Range{0, kMaxCount});
   r.finish();
 }
 
@@ -253,6 +259,16 @@ void check_training(MapReader& w, const ClusterSpec& cluster, workloads::Trainin
   }
   if (m.top_k > m.experts) {
     fail(model_at, w.key("model.top_k"), fmt::format("top_k ({}) exceeds experts ({})", m.top_k, m.experts));
+  }
+  if (!m.mla() && (m.q_lora_rank > 0 || m.qk_rope_head_dim > 0)) {
+    fail(model_at, w.key(m.q_lora_rank > 0 ? "model.q_lora_rank" : "model.qk_rope_head_dim"),
+         "applies only to multi-head latent attention: set kv_lora_rank as well");
+  }
+  if (m.mla() && m.kv_heads != 0 && m.kv_heads != m.heads) {
+    fail(model_at, w.key("model.kv_heads"),
+         fmt::format("multi-head latent attention (kv_lora_rank > 0) has a key and value per head: kv_heads "
+                     "({}) must equal heads ({}) or be left out",
+                     m.kv_heads, m.heads));
   }
   const YamlNode* par_node = w.node().find("parallel");
   const YamlNode& par_at = par_node ? *par_node : w.node();
@@ -325,6 +341,8 @@ workloads::WorkloadSpec read_workload(MapReader r, const ClusterSpec& cluster) {
   r.read("iterations", t.iterations, Range{1, 1'000'000});
   r.read("activation_recompute", t.activation_recompute, recompute_names());
   r.read("attention", t.attention, attention_names());
+  r.read("overlap_ep_comm", t.overlap_ep_comm);
+  r.read("moe_dispatch", t.moe_dispatch, moe_dispatch_names());
   r.read("fp8_fused_casts", t.fp8_fused_casts);
   r.read("overlap_grad_reduce", t.overlap_grad_reduce);
   r.read("overlap_param_gather", t.overlap_param_gather);

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "workloads/model_catalog.h"
 #include "workloads/model_shape.h"
@@ -33,7 +34,7 @@ void require(bool ok, const std::string& what) {
 class StageBuilder {
  public:
   StageBuilder(const TrainingSpec& t, const ModelShape& z, Workload& w, RankGraph& r, int stage,
-               const Placement& pl, int layers_per_block)
+               const Placement& pl, int layers_per_block, int gpus_per_node)
       : t_(t), z_(z), w_(w), r_(r), stage_(stage), lpb_(layers_per_block) {
     const ParallelSpec& p = t.parallel;
     tp_ = p.tp;
@@ -48,7 +49,11 @@ class StageBuilder {
     const int gpu = r.gpu;
     if (tp_ > 1) tp_comm_ = w.add_comm(pl.group(Dim::tp, gpu));
     if (cp_ > 1) cp_comm_ = w.add_comm(pl.group(Dim::cp, gpu));
-    if (ep_ > 1) ep_comm_ = w.add_comm(pl.ep_group(gpu, ep_));
+    if (ep_ > 1) {
+      auto epc = pl.ep_group(gpu, ep_);
+      if (t.moe_dispatch == MoeDispatch::deduplicated) dispatch_share_ = deduplicated_share(epc, gpus_per_node);
+      ep_comm_ = w.add_comm(std::move(epc));
+    }
     // Dense gradients are reduced over every replica of this shard: DP x CP.
     collectives::Communicator dpc;
     Coord c = pl.coord(gpu);
@@ -66,6 +71,23 @@ class StageBuilder {
       edp_size_ = edp.size();
       if (edp_size_ > 1) edp_comm_ = w.add_comm(std::move(edp));
     }
+  }
+
+  // The share of an all-to-all's bytes a deduplicating dispatcher still sends when the EP group
+  // spans N nodes, each holding E/N of the experts: a token's top_k experts (distinct, uniformly
+  // routed) sit on N (1 - P0) nodes on average, P0 = C(E - E/N, k) / C(E, k) the chance that a
+  // node holds none of them, and it crosses to each once instead of once per expert. Traffic
+  // inside a node is scaled alike, which leaves the NVLink side, rarely the bottleneck, light.
+  double deduplicated_share(const collectives::Communicator& ep, int gpus_per_node) const {
+    std::vector<int> nodes;
+    for (int g : ep.ranks) nodes.push_back(g / std::max(1, gpus_per_node));
+    std::sort(nodes.begin(), nodes.end());
+    const auto n = static_cast<double>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
+    if (n <= 1 || z_.topk <= 1) return 1.0;
+    const double e = static_cast<double>(z_.E), per_node = e / n;
+    double p0 = 1;
+    for (int64_t i = 0; i < z_.topk; ++i) p0 *= std::max(0.0, (e - per_node - i) / (e - i));
+    return std::min(1.0, n * (1 - p0) / static_cast<double>(z_.topk));
   }
 
   // --- op makers -------------------------------------------------------------------------
@@ -135,19 +157,35 @@ class StageBuilder {
       op.batch = b * heads;
       op.m = sq;
       op.n = z_.s;
-      op.k = z_.d;
+      op.k = z_.dqk;
       // Causal: a fused kernel skips the masked half of the score matrix.
-      op.flops = 4.0 * static_cast<double>(b * heads) * static_cast<double>(sq) *
-                 static_cast<double>(z_.s) * static_cast<double>(z_.d) * 0.5 * (fwd ? 1.0 : 2.5);
-      op.bytes = Bytes(4 * b * sq * heads * z_.d * B_ * (fwd ? 1 : 2));
+      op.flops = static_cast<double>(b * sq) * static_cast<double>(z_.s) * z_.core_flops_per_key() / tp_ * 0.5 *
+                 (fwd ? 1.0 : 2.5);
+      op.bytes = Bytes(2 * b * sq * heads * (z_.dqk + z_.dv) * B_ * (fwd ? 1 : 2));
       return chain(op, prev, fwd ? "attn.core.fwd" : "attn.core.bwd", rep);
     }
     // Unfused: two batched GEMMs around a softmax that writes and rereads the full s x s scores.
     const double scale = fwd ? 1.0 : 2.0;
     const int64_t scores = b * heads * sq * z_.s;
-    uint32_t x = gemm(fwd ? "attn.qk.fwd" : "attn.qk.bwd", prev, rep, sq, z_.s, z_.d, b * heads, scale);
+    uint32_t x = gemm(fwd ? "attn.qk.fwd" : "attn.qk.bwd", prev, rep, sq, z_.s, z_.dqk, b * heads, scale);
     x = elem(fwd ? "attn.softmax.fwd" : "attn.softmax.bwd", x, rep, scores * B_ * (fwd ? 4 : 6));
-    return gemm(fwd ? "attn.av.fwd" : "attn.av.bwd", x, rep, sq, z_.d, z_.s, b * heads, scale);
+    return gemm(fwd ? "attn.av.fwd" : "attn.av.bwd", x, rep, sq, z_.dv, z_.s, b * heads, scale);
+  }
+  // The Q, K and V projections: one fused GEMM (grouped-query attention), or MLA's projections
+  // down to the latents (replicated over TP, as Megatron-Core runs them) and back up per head.
+  uint32_t qkv(bool fwd, uint32_t x, int rep) {
+    const double scale = fwd ? 1 : 2;
+    auto L = [fwd](const char* f, const char* b) { return std::string_view(fwd ? f : b); };
+    if (!z_.mla()) return gemm(L("attn.qkv.fwd", "attn.qkv.bwd"), x, rep, T_, (z_.qd + z_.kd + z_.vd) / tp_, z_.h, 1, scale);
+    if (z_.q_lora > 0) {
+      x = gemm(L("attn.q_down.fwd", "attn.q_down.bwd"), x, rep, T_, z_.q_lora, z_.h, 1, scale);
+      x = gemm(L("attn.q_up.fwd", "attn.q_up.bwd"), x, rep, T_, z_.qd / tp_, z_.q_lora, 1, scale);
+    } else {
+      x = gemm(L("attn.q.fwd", "attn.q.bwd"), x, rep, T_, z_.qd / tp_, z_.h, 1, scale);
+    }
+    x = gemm(L("attn.kv_down.fwd", "attn.kv_down.bwd"), x, rep, T_, z_.kv_lora + z_.dr, z_.h, 1, scale);
+    return gemm(L("attn.kv_up.fwd", "attn.kv_up.bwd"), x, rep, T_, (z_.kd - z_.a * z_.dr + z_.vd) / tp_, z_.kv_lora, 1,
+                scale);
   }
   // With overlap_tp_comm (Megatron's --tp-comm-overlap, SP only) the all-gather runs beside the
   // GEMM that consumes it and the reduce-scatter beside the GEMM that produces it, chunk by chunk:
@@ -176,11 +214,11 @@ class StageBuilder {
     auto L = [](const char* base) { return std::string_view(base); };
     x = elem(L("ln1.fwd"), x, rep, 2 * Tsp_ * z_.h * B_);
     x = tp_enter(L("attn.ag.fwd"), x, rep);
-    x = gemm(L("attn.qkv.fwd"), x, rep, T_, (z_.h + 2 * z_.kvd) / tp_, z_.h);
+    x = qkv(true, x, rep);
     x = coll(L("attn.cp_kv.fwd"), x, rep, Stream::cp, CollectiveKind::all_gather, cp_comm_,
-             2 * T_ * cp_ * z_.kvd / tp_ * B_);
+             T_ * cp_ * (z_.kd + z_.vd) / tp_ * B_);
     x = attention(true, x, rep);
-    x = gemm(L("attn.proj.fwd"), x, rep, T_, z_.h, z_.h / tp_);
+    x = gemm(L("attn.proj.fwd"), x, rep, T_, z_.h, z_.a * z_.dv / tp_);
     x = tp_exit(L("attn.rs.fwd"), x, rep);
     x = elem(L("ln2.fwd"), x, rep, 5 * Tsp_ * z_.h * B_);
     if (!moe) {
@@ -210,7 +248,7 @@ class StageBuilder {
     }
     x = elem("ln2.bwd", x, rep, 6 * Tsp_ * z_.h * B_);
     x = tp_enter("attn.ag.bwd", x, rep);
-    x = gemm("attn.proj.bwd", x, rep, T_, z_.h, z_.h / tp_, 1, 2);
+    x = gemm("attn.proj.bwd", x, rep, T_, z_.h, z_.a * z_.dv / tp_, 1, 2);
     if (t_.activation_recompute == Recompute::selective && t_.attention == Attention::unfused) {
       recompute_ = true;
       x = attention(true, x, rep);
@@ -218,8 +256,8 @@ class StageBuilder {
     }
     x = attention(false, x, rep);
     x = coll("attn.cp_kv.bwd", x, rep, Stream::cp, CollectiveKind::reduce_scatter, cp_comm_,
-             2 * T_ * cp_ * z_.kvd / tp_ * B_);
-    x = gemm("attn.qkv.bwd", x, rep, T_, (z_.h + 2 * z_.kvd) / tp_, z_.h, 1, 2);
+             T_ * cp_ * (z_.kd + z_.vd) / tp_ * B_);
+    x = qkv(false, x, rep);
     x = tp_exit("attn.rs.bwd", x, rep);
     return elem("ln1.bwd", x, rep, 3 * Tsp_ * z_.h * B_);
   }
@@ -235,16 +273,58 @@ class StageBuilder {
     const int64_t per_expert = std::max<int64_t>(1, routed / local);
     const int64_t up = (z_.gated ? 2 : 1) * z_.fm;
     x = gemm(L("moe.router.fwd", "moe.router.bwd"), x, rep, tokens, z_.E, z_.h, 1, scale);
-    x = coll(L("moe.dispatch.fwd", "moe.dispatch.bwd"), x, rep, Stream::ep, CollectiveKind::all_to_all, ep_comm_, routed * z_.h * B_);
+    // Token permutation around the exchange, memory-bound: gather each token's top_k copies in
+    // expert order before the dispatch and sort the received chunks by local expert; after the
+    // combine, the inverse (unsort, then scatter back and sum the copies by their router weights).
+    const int64_t permuted_bytes = (tokens + 3 * routed) * z_.h * B_;
+    x = elem(L("moe.permute.fwd", "moe.permute.bwd"), x, rep, permuted_bytes);
+    // A deduplicating dispatcher sends a token to each remote node once, not once per expert.
+    const auto exchanged = static_cast<int64_t>(static_cast<double>(routed * z_.h * B_) * dispatch_share_);
+    const uint32_t dispatch = coll(L("moe.dispatch.fwd", "moe.dispatch.bwd"), x, rep, Stream::ep,
+                                   CollectiveKind::all_to_all, ep_comm_, exchanged);
+    // Overlapped, the exchanges hide behind computation (in Megatron-Core and DualPipe another
+    // microbatch's; here the expert GEMMs beside them) and the block ends once both are done.
+    const bool overlap = t_.overlap_ep_comm && dispatch != x;
+    if (!overlap) x = dispatch;
     x = gemm(L("moe.expert_fc1.fwd", "moe.expert_fc1.bwd"), x, rep, per_expert, up, z_.h, local, scale);
     x = elem(L("moe.expert_act.fwd", "moe.expert_act.bwd"), x, rep, (z_.gated ? 3 : 2) * routed * z_.fm * B_);
     x = gemm(L("moe.expert_fc2.fwd", "moe.expert_fc2.bwd"), x, rep, per_expert, z_.h, z_.fm, local, scale);
-    x = coll(L("moe.combine.fwd", "moe.combine.bwd"), x, rep, Stream::ep, CollectiveKind::all_to_all, ep_comm_, routed * z_.h * B_);
+    const uint32_t combine = coll(L("moe.combine.fwd", "moe.combine.bwd"), x, rep, Stream::ep,
+                                  CollectiveKind::all_to_all, ep_comm_, exchanged);
+    if (!overlap) x = combine;
+    x = elem(L("moe.unpermute.fwd", "moe.unpermute.bwd"), x, rep, permuted_bytes);
     if (z_.shared > 0) {
       x = gemm(L("moe.shared_fc1.fwd", "moe.shared_fc1.bwd"), x, rep, tokens, up * z_.shared, z_.h, 1, scale);
       x = gemm(L("moe.shared_fc2.fwd", "moe.shared_fc2.bwd"), x, rep, tokens, z_.h, z_.fm * z_.shared, 1, scale);
     }
-    return x;
+    return overlap ? wait_all(wait_all(x, dispatch), combine) : x;
+  }
+
+  // One multi-token-prediction module (DeepSeek-V3): the next token's embedding and the hidden
+  // state, each normalised, projected from 2 x hidden to hidden, one more layer (MoE in an MoE
+  // model), and the shared LM head with its loss.
+  uint32_t mtp_fwd(uint32_t x) {
+    const bool moe = z_.E > 1;
+    x = elem("mtp.norms.fwd", x, 1, 6 * Tsp_ * z_.h * B_);
+    x = tp_enter("mtp.ag.fwd", x, 1);
+    x = gemm("mtp.proj.fwd", x, 1, T_, z_.h / tp_, 2 * z_.h);
+    x = tp_exit("mtp.rs.fwd", x, 1);
+    x = block_fwd(x, 1, moe, false);
+    x = tp_enter("mtp.head.ag.fwd", x, 1);
+    x = gemm("mtp.logits.fwd", x, 1, T_, z_.V / tp_, z_.h);
+    return elem("mtp.cross_entropy.fwd", x, 1, 2 * T_ * z_.V / tp_ * 4);
+  }
+  uint32_t mtp_bwd(uint32_t x) {
+    const bool moe = z_.E > 1;
+    x = elem("mtp.cross_entropy.bwd", x, 1, 2 * T_ * z_.V / tp_ * 4);
+    x = gemm("mtp.logits.bwd", x, 1, T_, z_.V / tp_, z_.h, 1, 2);
+    x = tp_exit("mtp.head.rs.bwd", x, 1);
+    if (t_.activation_recompute == Recompute::full) x = block_fwd(x, 1, moe, true);
+    x = block_bwd(x, 1, moe);
+    x = tp_enter("mtp.ag.bwd", x, 1);
+    x = gemm("mtp.proj.bwd", x, 1, T_, z_.h / tp_, 2 * z_.h, 1, 2);
+    x = tp_exit("mtp.rs.bwd", x, 1);
+    return elem("mtp.norms.bwd", x, 1, 7 * Tsp_ * z_.h * B_);
   }
 
   // Parameters of one layer held by this rank: dense ones split over TP, experts over EP.
@@ -345,6 +425,7 @@ class StageBuilder {
           x = elem("final_ln.fwd", x, 1, 2 * Tsp_ * z_.h * B_);
           x = gemm("logits.fwd", x, 1, T_, z_.V / tp_, z_.h);
           x = elem("cross_entropy.fwd", x, 1, 2 * T_ * z_.V / tp_ * 4);
+          for (int64_t k = 0; k < z_.mtp; ++k) x = mtp_fwd(x);
         }
         last_compute = x;
         if (v < vstages - 1) send(static_cast<uint64_t>(it.mb) * vstages + v + 1, 0, x, act_bytes, (stage_ + 1) % P);
@@ -353,6 +434,7 @@ class StageBuilder {
           x = recv(static_cast<uint64_t>(it.mb) * vstages + v, 1, act_bytes, (stage_ + 1) % P);
         }
         if (ch.head) {
+          for (int64_t k = 0; k < z_.mtp; ++k) x = mtp_bwd(x);
           x = elem("cross_entropy.bwd", x, 1, 2 * T_ * z_.V / tp_ * 4);
           x = gemm("logits.bwd", x, 1, T_, z_.V / tp_, z_.h, 1, 2);
           x = tp_exit("head.rs.bwd", x, 1);
@@ -405,7 +487,14 @@ class StageBuilder {
     for (const Chunk& ch : chunks_) {
       if (ch.embedding || ch.head) tail += static_cast<double>(z_.V * z_.h / tp_);
     }
+    // Multi-token-prediction modules: reduced with the head's gradients.
     double tail_expert = 0;
+    for (const Chunk& ch : chunks_) {
+      if (!ch.head) continue;
+      const bool moe = z_.E > 1;
+      tail += static_cast<double>(z_.mtp) * (dense_params(moe) + static_cast<double>(2 * z_.h * z_.h / tp_));
+      tail_expert += static_cast<double>(z_.mtp) * expert_params(moe);
+    }
     if (!t_.overlap_grad_reduce && !fsdp) {
       for (const Chunk& ch : chunks_) {
         for (const Block& b : ch.blocks) {
@@ -536,6 +625,7 @@ class StageBuilder {
   topology::Dtype gemm_dtype_ = topology::Dtype::bf16, act_dtype_ = topology::Dtype::bf16;
   int tp_comm_ = -1, cp_comm_ = -1, ep_comm_ = -1, dp_comm_ = -1, edp_comm_ = -1;
   int dp_size_ = 1, edp_size_ = 1;
+  double dispatch_share_ = 1;  // of an MoE exchange's bytes that a deduplicating dispatcher sends
   std::vector<Chunk> chunks_;
   bool recompute_ = false;
   uint32_t pending_gather_ = kNone;   // an overlapped TP all-gather waiting for its GEMM
@@ -614,7 +704,8 @@ TrainingSpec resolve_training(const TrainingSpec& spec, const topology::ClusterS
     m = *p;
   }
   require(m.layers > 0 && m.hidden > 0 && m.heads > 0, "model needs layers, hidden and heads");
-  if (m.kv_heads == 0) m.kv_heads = m.heads;
+  if (m.kv_heads == 0 || m.mla()) m.kv_heads = m.heads;
+  require(m.heads % m.kv_heads == 0, "kv_heads must divide heads");
   if (m.ffn_hidden == 0) m.ffn_hidden = 4 * m.hidden;
   if (m.moe_ffn_hidden == 0) m.moe_ffn_hidden = m.ffn_hidden;
   ParallelSpec& p = t.parallel;
@@ -628,7 +719,6 @@ TrainingSpec resolve_training(const TrainingSpec& spec, const topology::ClusterS
   require(m.heads % p.tp == 0, "heads must divide by tp");
   require(m.seq_len % p.cp == 0, "seq_len must divide by cp");
   require(m.experts <= 1 || (p.dp * p.cp * p.tp) % p.ep == 0, "ep must divide dp x cp x tp");
-  require(p.ep == 1 || p.dp % p.ep == 0, "ep must divide dp");
   // The first and the last pipeline chunk may hold only the embedding and the LM head.
   require(m.layers + 2 >= p.pp * p.vp,
           "pp x vp = " + std::to_string(p.pp * p.vp) + " pipeline chunks for " + std::to_string(m.layers) +
@@ -653,9 +743,18 @@ double megatron_model_flops(const TrainingSpec& t) {
     } else {
       params += z.mlp_params();
     }
-    per_token += 2 * params + 4.0 * static_cast<double>(z.s) * static_cast<double>(z.h);
+    per_token += 2 * params + static_cast<double>(z.s) * z.core_flops_per_key();
   }
   per_token += 2.0 * static_cast<double>(z.h) * static_cast<double>(z.V);
+  // Multi-token prediction: per module a projection, one more layer of the last kind, the head.
+  if (z.mtp > 0) {
+    double layer = z.attn_params() + static_cast<double>(2 * z.h * z.h);
+    layer += z.E > 1 ? static_cast<double>(z.topk + z.shared) * z.expert_params() + static_cast<double>(z.h * z.E)
+                     : z.mlp_params();
+    per_token += static_cast<double>(z.mtp) *
+                 (2 * layer + static_cast<double>(z.s) * z.core_flops_per_key() +
+                  2.0 * static_cast<double>(z.h) * static_cast<double>(z.V));
+  }
   return 3 * tokens * per_token;
 }
 
@@ -686,7 +785,7 @@ Workload generate_megatron(const TrainingSpec& spec, const topology::ClusterSpec
     r.gpu = pl.gpu(c);
     r.represents = p.tp * p.cp * p.dp;
     r.stage = s;
-    builders.emplace_back(t, z, w, r, s, pl, options.layers_per_block);
+    builders.emplace_back(t, z, w, r, s, pl, options.layers_per_block, cluster.gpus_per_node);
   }
   for (int s = 0; s < P; ++s) {
     std::vector<StageBuilder::Chunk> chunks;

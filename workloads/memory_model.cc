@@ -36,7 +36,7 @@ struct LayerActivations {
 
 LayerActivations layer_activations(const TrainingSpec& t, bool moe) {
   const ModelShape z = model_shape(t);
-  const double h = static_cast<double>(z.h), kvd = static_cast<double>(z.kvd);
+  const double h = static_cast<double>(z.h);
   const double f = static_cast<double>(z.f), fm = static_cast<double>(z.fm);
   const double B = element_bytes(t.precision);
   // FP8 training keeps the FP8 copy of each GEMM's input for its weight gradient (Transformer
@@ -46,8 +46,9 @@ LayerActivations layer_activations(const TrainingSpec& t, bool moe) {
   // Inputs of the two layer norms and of the two input projections (QKV, FC1), and the two
   // dropout masks (a byte per element): what sequence parallelism shards and TP alone replicates.
   a.replicated = 2 * B * h + 2 * G * h + 2 * h;
-  // Attention: Q, K, V and the output projection's input.
-  a.split = B * (h + 2 * kvd) + G * h;
+  // Attention: Q, K, V and the output projection's input (and MLA's latents, the inputs of its
+  // up-projections).
+  a.split = B * static_cast<double>(z.qd + z.kd + z.vd) + G * static_cast<double>(z.a * z.dv + z.q_lora + z.kv_lora);
   // Unfused attention keeps the softmax output, its dropout mask and the dropout output for every
   // (query, key) pair; flash attention recomputes them, as does selective recomputation.
   if (t.attention == Attention::unfused && t.activation_recompute == Recompute::none) a.split += static_cast<double>(z.a * z.s) * (2 * B + 1);

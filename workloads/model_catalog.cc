@@ -10,6 +10,21 @@ ModelSpec model(std::string name, int layers, int hidden, int heads, int kv_head
                    experts, top_k, moe_ffn, shared, first_dense, gated};
 }
 
+ModelSpec heads(ModelSpec m, int head_dim) {
+  m.head_dim = head_dim;
+  return m;
+}
+
+ModelSpec mla(ModelSpec m, int head_dim, int v_head_dim, int kv_lora, int q_lora, int rope, int mtp) {
+  m.mtp_layers = mtp;
+  m.head_dim = head_dim;
+  m.v_head_dim = v_head_dim;
+  m.kv_lora_rank = kv_lora;
+  m.q_lora_rank = q_lora;
+  m.qk_rope_head_dim = rope;
+  return m;
+}
+
 const std::vector<ModelSpec>& models() {
   static const std::vector<ModelSpec> kModels = {
       // SwiGLU (gated) FFNs: Llama 2/3, Mixtral, DeepSeek (their papers' architecture sections).
@@ -23,10 +38,17 @@ const std::vector<ModelSpec>& models() {
       model("llama3-405b", 126, 16384, 128, 8, 53248, 8192, 128256, 1, 1, 0, 0, 0, true),
       // Mixtral of Experts (Jiang et al. 2024) and its config.json: 8 experts, top-2.
       model("mixtral-8x7b", 32, 4096, 32, 8, 14336, 4096, 32000, 8, 2, 14336, 0, 0, true),
+      model("mixtral-8x22b", 56, 6144, 48, 8, 16384, 4096, 32768, 8, 2, 16384, 0, 0, true),
       // DeepSeek-V3 technical report and config.json: 61 layers, first 3 dense (FFN 18432),
-      // 256 routed experts of width 2048 plus 1 shared, 8 active; MLA attention approximated by
-      // 128 heads.
-      model("deepseek-v3", 61, 7168, 128, 128, 18432, 4096, 129280, 256, 8, 2048, 1, 3, true),
+      // 256 routed experts of width 2048 plus 1 shared, 8 active; multi-head latent attention
+      // (128 heads of 128 + 64 rotary for queries and keys, 128 for values; latents 1536 / 512);
+      // one multi-token-prediction module.
+      mla(model("deepseek-v3", 61, 7168, 128, 128, 18432, 4096, 129280, 256, 8, 2048, 1, 3, true),
+          128, 128, 512, 1536, 64, 1),
+      // Qwen3 config.json files: 128 experts, 8 active, no shared expert; 128-wide heads whatever
+      // the hidden size (64 query and 4 KV heads on a 4096 hidden; 32 and 4 on 2048).
+      heads(model("qwen3-235b-a22b", 94, 4096, 64, 4, 12288, 4096, 151936, 128, 8, 1536, 0, 0, true), 128),
+      heads(model("qwen3-30b-a3b", 48, 2048, 32, 4, 6144, 4096, 151936, 128, 8, 768, 0, 0, true), 128),
   };
   return kModels;
 }

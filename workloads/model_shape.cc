@@ -9,8 +9,17 @@ ModelShape model_shape(const TrainingSpec& t) {
   z.h = m.hidden;
   z.a = m.heads;
   z.g = m.kv_heads;
-  z.d = m.hidden / m.heads;
-  z.kvd = z.d * z.g;
+  const int64_t head = m.head_dim > 0 ? m.head_dim : m.hidden / m.heads;
+  z.dr = m.mla() ? m.qk_rope_head_dim : 0;
+  z.dqk = head + z.dr;
+  z.dv = m.v_head_dim > 0 ? m.v_head_dim : head;
+  z.qd = z.a * z.dqk;
+  // MLA expands its latent to full keys and values for every head.
+  z.kd = (m.mla() ? z.a : z.g) * z.dqk;
+  z.vd = (m.mla() ? z.a : z.g) * z.dv;
+  z.q_lora = m.mla() ? m.q_lora_rank : 0;
+  z.kv_lora = m.kv_lora_rank;
+  z.mtp = m.mtp_layers;
   z.f = m.ffn_hidden;
   z.s = m.seq_len;
   z.V = m.vocab;

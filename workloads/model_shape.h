@@ -12,11 +12,24 @@
 namespace dtsim::workloads {
 
 struct ModelShape {
-  int64_t L, h, a, g, d, kvd, f, s, V, E, topk, fm, shared, first_dense;
+  int64_t L, h, a, g, f, s, V, E, topk, fm, shared, first_dense;
+  // Head widths: dqk of a query/key head (with MLA including its rotary part dr), dv of a value
+  // head; qd, kd, vd the widths of all query, key and value heads together.
+  int64_t dqk, dv, dr, qd, kd, vd;
+  int64_t q_lora, kv_lora;  // MLA latent ranks (kv_lora 0: grouped-query attention)
+  int64_t mtp;              // multi-token prediction modules after the LM head
   bool gated;
+  bool mla() const { return kv_lora > 0; }
   bool moe(int64_t layer) const { return E > 1 && layer >= first_dense; }
-  // QKV (GQA: K and V at kvd) and the output projection.
-  double attn_params() const { return static_cast<double>(h * (h + 2 * kvd) + h * h); }
+  // Attention weights: the Q, K and V projections (GQA: K and V for g heads; MLA: down to the
+  // latents, then up) and the output projection.
+  double attn_params() const {
+    if (!mla()) return static_cast<double>(h * (qd + kd + vd) + a * dv * h);
+    const int64_t q = q_lora > 0 ? h * q_lora + q_lora * qd : h * qd;
+    return static_cast<double>(q + h * (kv_lora + dr) + kv_lora * a * (dqk - dr + dv) + a * dv * h);
+  }
+  // FLOPs of the attention core (scores and weighted values) per token per key, forward.
+  double core_flops_per_key() const { return 2.0 * static_cast<double>(a * (dqk + dv)); }
   // The dense FFN: two matrices, three when gated (SwiGLU).
   double mlp_params() const { return static_cast<double>((gated ? 3 : 2) * h * f); }
   // One expert's FFN.

@@ -59,31 +59,34 @@ collectives::Communicator Placement::group(Dim d, int g) const {
   return comm;
 }
 
+// Expert layers regroup a pipeline stage's tp x cp x dp ranks (Megatron-Core's parallel folding,
+// experts not split by TP): numbered tp fastest, then cp, then dp, consecutive runs of ep ranks
+// form the expert-parallel groups and ranks ep apart the expert-data-parallel ones.
+int Placement::dense_index(const Coord& c) const {
+  return c[Dim::tp] + size(Dim::tp) * (c[Dim::cp] + size(Dim::cp) * c[Dim::dp]);
+}
+
+Coord Placement::with_dense_index(Coord c, int i) const {
+  c[Dim::tp] = i % size(Dim::tp);
+  i /= size(Dim::tp);
+  c[Dim::cp] = i % size(Dim::cp);
+  c[Dim::dp] = i / size(Dim::cp);
+  return c;
+}
+
 collectives::Communicator Placement::ep_group(int g, int ep) const {
-  Coord c = coord(g);
-  const int base = (c[Dim::dp] / ep) * ep;
+  const Coord c = coord(g);
+  const int base = dense_index(c) / ep * ep;
   collectives::Communicator comm;
-  for (int i = 0; i < ep; ++i) {
-    c[Dim::dp] = base + i;
-    comm.ranks.push_back(gpu(c));
-  }
+  for (int i = 0; i < ep; ++i) comm.ranks.push_back(gpu(with_dense_index(c, base + i)));
   return comm;
 }
 
 collectives::Communicator Placement::expert_dp_group(int g, int ep) const {
-  Coord c = coord(g);
-  const int slot = c[Dim::dp] % ep;
+  const Coord c = coord(g);
+  const int n = size(Dim::tp) * size(Dim::cp) * size(Dim::dp);
   collectives::Communicator comm;
-  for (int d = slot; d < size(Dim::dp); d += ep) {
-    for (int cp = 0; cp < size(Dim::cp); ++cp) {
-      for (int tp = 0; tp < size(Dim::tp); ++tp) {
-        c[Dim::dp] = d;
-        c[Dim::cp] = cp;
-        c[Dim::tp] = tp;
-        comm.ranks.push_back(gpu(c));
-      }
-    }
-  }
+  for (int i = dense_index(c) % ep; i < n; i += ep) comm.ranks.push_back(gpu(with_dense_index(c, i)));
   return comm;
 }
 

@@ -32,10 +32,15 @@ class Placement {
   Coord coord(int gpu) const;
   // GPUs that differ from `gpu` only along `d`, in coordinate order.
   collectives::Communicator group(Dim d, int gpu) const;
-  // The expert-parallel group: `ep` consecutive DP indices. The expert-data-parallel group: the
-  // GPUs holding the same experts (same pp, same dp index modulo ep, every tp and cp index).
+  // Expert layers fold the stage's tp x cp x dp ranks into ep x (expert data parallel), experts
+  // not split by TP: the expert-parallel group is `ep` consecutive ranks of that fold (tp
+  // fastest, then cp, then dp); the expert-data-parallel group the ranks holding the same experts.
   collectives::Communicator ep_group(int gpu, int ep) const;
   collectives::Communicator expert_dp_group(int gpu, int ep) const;
+  // A rank's position among its stage's tp x cp x dp ranks (tp fastest), and the coordinate
+  // at position i of the same stage.
+  int dense_index(const Coord& c) const;
+  Coord with_dense_index(Coord c, int i) const;
 
  private:
   std::array<int, 4> size_{};

@@ -38,6 +38,22 @@ struct ModelSpec {
   int shared_experts = 0;            // always-active experts (DeepSeek)
   int first_dense_layers = 0;        // leading layers with a dense FFN in an MoE model
   bool gated_ffn = false;            // SwiGLU-style FFN (Llama, Mixtral): three weight matrices
+  // Attention head widths. head_dim is a query/key head's width (0: hidden / heads; Qwen3 and
+  // gpt-oss set it apart from hidden / heads); v_head_dim a value head's (0: head_dim).
+  int head_dim = 0;
+  int v_head_dim = 0;
+  // Multi-head latent attention (DeepSeek-V2/V3, Kimi K2): with kv_lora_rank > 0 keys and values
+  // are projected up from a kv_lora_rank latent (plus a shared qk_rope_head_dim rotary key), and
+  // queries from a q_lora_rank latent (0: straight from the hidden state). A query/key head is
+  // head_dim + qk_rope_head_dim wide.
+  int kv_lora_rank = 0;
+  int q_lora_rank = 0;
+  int qk_rope_head_dim = 0;
+  // Multi-token prediction (DeepSeek-V3): after the LM head, each of mtp_layers modules combines
+  // the hidden state with the next token's embedding (a 2 x hidden -> hidden projection), runs
+  // one more transformer layer (an MoE layer in an MoE model) and the shared LM head again.
+  int mtp_layers = 0;
+  bool mla() const { return kv_lora_rank > 0; }
 };
 
 struct ParallelSpec {
@@ -65,6 +81,13 @@ enum class Recompute { none, selective, full };
 // Transformer Engine picks it; on GPUs before Hopper it runs as flash2).
 enum class Attention { unfused, flash1, flash2, flash3 };
 
+// How MoE tokens reach their experts across nodes. alltoall: NCCL's all-to-all, one copy per
+// (token, expert) pair, so a token bound for k experts on another node crosses the network up
+// to k times (Megatron-Core's alltoall dispatcher). deduplicated: a token crosses to each remote
+// node once and is fanned out to that node's experts over NVLink (DeepEP, Megatron-Core's flex
+// dispatcher).
+enum class MoeDispatch { alltoall, deduplicated };
+
 struct TrainingSpec {
   ModelSpec model;
   ParallelSpec parallel;
@@ -82,6 +105,10 @@ struct TrainingSpec {
   bool overlap_grad_reduce = true;   // gradient reduction bucketed under the last backward pass
   bool overlap_param_gather = true;  // ZeRO/FSDP parameter all-gather prefetched under compute
   bool overlap_tp_comm = false;      // TP all-gather/reduce-scatter pipelined with their GEMMs (SP only)
+  // MoE: the dispatch and combine all-to-alls run beside expert computation instead of before and
+  // after it (Megatron-Core's --overlap-moe-expert-parallel-comm, DeepSeek's DualPipe).
+  bool overlap_ep_comm = false;
+  MoeDispatch moe_dispatch = MoeDispatch::alltoall;
   int64_t dp_bucket_params = 40'000'000;  // gradient bucket size in parameters (Megatron default)
 };
 

@@ -48,7 +48,8 @@ std::string fmt_seconds(double v, const char* format = "%.3f") {
 
 // Runs every dense row of a published-runs CSV and holds each prediction to 15% of the published
 // iteration time (or TFLOP/s per GPU where only that is published); a named miss to 30%.
-void check_runs(const std::string& path, bool (*known_miss)(const std::string&)) {
+void check_runs(const std::string& path, bool (*known_miss)(const std::string&), bool moe = false, double bound = 0.15,
+                double miss_bound = 0.30) {
   const auto runs = testing::read_published_runs(path);
   ASSERT_FALSE(runs.empty()) << path;
   const bool print = std::getenv("DTSIM_PRINT_TABLE") != nullptr;
@@ -59,7 +60,11 @@ void check_runs(const std::string& path, bool (*known_miss)(const std::string&))
   int within = 0, total = 0;
   double sum_abs = 0, worst = 0;
   for (const auto& run : runs) {
-    if (run.moe || (run.iteration_time_s <= 0 && run.tflops_per_gpu <= 0)) continue;
+    if (run.moe != moe || (run.iteration_time_s <= 0 && run.tflops_per_gpu <= 0)) continue;
+    if (!run.unsupported.empty()) {
+      if (print) std::printf("| %s | skipped: %s |\n", run.id.c_str(), run.unsupported.c_str());
+      continue;
+    }
     const collectives::ModelParameters params;
     const collectives::AnalyticalCollectiveModel comm(run.cluster, collectives::CollectiveOptions{}, params);
     TrainingResult r;
@@ -95,10 +100,10 @@ void check_runs(const std::string& path, bool (*known_miss)(const std::string&))
                   r.breakdown.exposed[4].seconds());
       for (const auto& c : r.critical_ops) std::printf("  %-28s %-8s %8.4f s x%d\n", c.label.c_str(), c.what.c_str(), c.time_s, c.count);
     }
-    EXPECT_LE(std::abs(err), known_miss(run.id) ? 0.30 : 0.15)
+    EXPECT_LE(std::abs(err), known_miss(run.id) ? miss_bound : bound)
         << run.id << ": predicted " << r.iteration_time_s << " s, " << r.tflops_per_gpu << " TFLOP/s per GPU";
   }
-  std::printf("dense runs: %d, within 15%%: %d, mean |error| %.1f%%, worst %.1f%%\n", total, within,
+  std::printf("runs: %d, within 15%%: %d, mean |error| %.1f%%, worst %.1f%%\n", total, within,
               100 * sum_abs / std::max(1, total), 100 * worst);
 }
 
@@ -113,6 +118,24 @@ TEST(PublishedRuns, EveryDenseRunPredictedWithinFifteenPercent) {
 // Hopper flash2/flash3 attention and FP8 figures were checked on them (docs/training.md).
 TEST(PublishedRuns, RunsOutsideTheDevSetPredictedWithinFifteenPercent) {
   check_runs(std::string(DTSIM_SOURCE_DIR) + "/tests/workloads/data/training_runs_extra.csv", known_extra_miss);
+}
+
+// MoE runs the model misses for a reason it does not represent (docs/training.md, "MoE runs").
+bool known_moe_miss(const std::string& id) {
+  return id == "mb2602_qwen3_30b_h100_fp8_16" ||           // 118 TFLOP/s FP8 where the same model reaches 277 in BF16 (Automodel)
+         id == "mz_qwen3_235b_h100_bf16_256_tp4pp8ep8" ||  // 1.5x the time of the same zoo's TP2 EP32 layout (within 6%)
+         id == "mb2602_gptoss120b_h100_bf16_64" ||         // gpt-oss: attention sinks and a 128-token window, no fused kernel
+         id == "am_gptoss120b_h100_bf16_64" ||             // gpt-oss, and its expert parallelism is not published (ep 1 assumed)
+         id == "deepseek_v3_h800_production_2048";         // a whole-run average under DualPipe's two-way schedule
+}
+
+// Mixture-of-experts runs (tests/workloads/data/training_runs_moe.csv): Megatron-Bridge, NeMo,
+// NeMo Automodel and Megatron-Core MoE model-zoo runs of DeepSeek-V3, Kimi K2, Moonlight, Qwen3,
+// gpt-oss and Mixtral, and DeepSeek-V3's own production run; rows on GPUs without a preset
+// (B300, GB300) are skipped. Held to 25% (15% is the dense bar), a named miss to 70%.
+TEST(PublishedRuns, MixtureOfExpertsRunsPredictedWithinTwentyFivePercent) {
+  check_runs(std::string(DTSIM_SOURCE_DIR) + "/tests/workloads/data/training_runs_moe.csv", known_moe_miss, true, 0.25,
+             0.70);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "workloads/alpha_beta_model.h"
 #include "workloads/executor.h"
 #include "workloads/model_catalog.h"
+#include "workloads/model_shape.h"
 
 namespace dtsim::workloads {
 namespace {
@@ -193,6 +194,142 @@ TEST(MegatronGenerator, MoeLayersDispatchAndCombineOverTheExpertGroup) {
   EXPECT_EQ(a2a, 2 * 4);  // 2 layers x (dispatch + combine) x (fwd + bwd)
 }
 
+// The presets' shapes give the parameter counts their papers publish: DeepSeek-V3 671B with
+// 37B active per token (MLA attention, 3 dense layers, 256 + 1 experts of which 8 + 1 run),
+// Qwen3-235B-A22B 235B and 22B (128-wide heads on a 4096 hidden).
+double total_params(const ModelShape& z, bool active) {
+  double p = 2.0 * static_cast<double>(z.V * z.h);  // embedding and LM head, untied
+  for (int64_t l = 0; l < z.L; ++l) {
+    p += z.attn_params();
+    if (!z.moe(l)) {
+      p += z.mlp_params();
+      continue;
+    }
+    const double experts = static_cast<double>(active ? z.topk : z.E) + static_cast<double>(z.shared);
+    p += experts * z.expert_params() + static_cast<double>(z.h * z.E);
+  }
+  return p;
+}
+
+TEST(MegatronGenerator, PresetsCountThePublishedParameters) {
+  TrainingSpec t;
+  t.model = *find_model_preset("deepseek-v3");
+  const ModelShape dsv3 = model_shape(resolve_training(t, cluster(64)));
+  EXPECT_NEAR(total_params(dsv3, false) / 671e9, 1.0, 0.005);
+  EXPECT_NEAR(total_params(dsv3, true) / 37e9, 1.0, 0.03);
+  t.model = *find_model_preset("qwen3-235b-a22b");
+  const ModelShape qwen = model_shape(resolve_training(t, cluster(64)));
+  EXPECT_NEAR(total_params(qwen, false) / 235e9, 1.0, 0.005);
+  EXPECT_NEAR(total_params(qwen, true) / 22e9, 1.0, 0.01);
+  EXPECT_EQ(qwen.qd, 64 * 128);  // wider than the 4096 hidden
+}
+
+// Megatron-LM's FLOP count with MLA: per token and layer, 2 x the attention weights plus the
+// scores and weighted values over the sequence at (qk head + v head) width.
+TEST(MegatronGenerator, ModelFlopsCountLatentAttentionAndMultiTokenPrediction) {
+  TrainingSpec t;
+  t.model = *find_model_preset("deepseek-v3");
+  t.model.mtp_layers = 0;
+  t.parallel.dp = 0;  // all 64 GPUs
+  t.parallel.ep = 8;
+  t.batch.global = 64;
+  const TrainingSpec r = resolve_training(t, cluster(8));
+  const ModelShape z = model_shape(r);
+  const double attn = 7168.0 * 1536 + 1536.0 * 128 * 192 + 7168.0 * 576 + 512.0 * 128 * 256 + 128.0 * 128 * 7168;
+  EXPECT_DOUBLE_EQ(z.attn_params(), attn);
+  const double tokens = 64.0 * 4096;
+  const double dense = 3 * 3 * 7168.0 * 18432, moe = 58 * (9 * 3 * 7168.0 * 2048 + 7168.0 * 256);
+  const double per_token = 2 * (61 * attn + dense + moe) + 61 * 4096.0 * 2 * 128 * (192 + 128) + 2 * 7168.0 * 129280;
+  EXPECT_NEAR(megatron_model_flops(r) / (3 * tokens * per_token), 1.0, 1e-12);
+  // One MTP module: one more MoE layer, its 2h x h projection and the LM head again.
+  t.model.mtp_layers = 1;
+  const double mtp = 2 * (attn + 2 * 7168.0 * 7168 + 9 * 3 * 7168.0 * 2048 + 7168.0 * 256) +
+                     4096.0 * 2 * 128 * (192 + 128) + 2 * 7168.0 * 129280;
+  EXPECT_NEAR(megatron_model_flops(resolve_training(t, cluster(8))) / (3 * tokens * (per_token + mtp)), 1.0, 1e-12);
+}
+
+TrainingSpec small_moe(int tp, int dp, int ep, int experts, int top_k) {
+  TrainingSpec t;
+  t.model.layers = 2;
+  t.model.hidden = 1024;
+  t.model.heads = 16;
+  t.model.seq_len = 1024;
+  t.model.vocab = 32000;
+  t.model.experts = experts;
+  t.model.top_k = top_k;
+  t.model.moe_ffn_hidden = 1024;
+  t.parallel.tp = tp;
+  t.parallel.dp = dp;
+  t.parallel.ep = ep;
+  t.batch.global = dp;
+  return t;
+}
+
+const Op* first_op(const Workload& w, std::string_view label) {
+  for (const Op& op : w.ranks[0].ops) {
+    if (w.ranks[0].labels[op.label] == label) return &op;
+  }
+  return nullptr;
+}
+
+// Parallel folding: an expert group larger than dp takes in the tensor-parallel ranks.
+TEST(MegatronGenerator, AnExpertGroupLargerThanDataParallelFoldsInTensorRanks) {
+  const Workload w = generate_megatron(small_moe(2, 4, 8, 8, 2), cluster(1));
+  const Op* d = first_op(w, "moe.dispatch.fwd");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(w.comms[d->comm].size(), 8);
+}
+
+// A deduplicating dispatcher (DeepEP) sends a token to each remote node once: with 16 experts
+// over 2 nodes and 8 active, a token reaches both nodes (all but 1 in 12,870 of them), so it
+// sends 2 copies where the all-to-all sends 8.
+TEST(MegatronGenerator, DeduplicatedDispatchSendsEachTokenToANodeOnce) {
+  TrainingSpec t = small_moe(1, 16, 16, 16, 8);
+  const Workload plain = generate_megatron(t, cluster(2));
+  t.moe_dispatch = MoeDispatch::deduplicated;
+  const Workload dedup = generate_megatron(t, cluster(2));
+  const double expected = 2 * (1 - 1.0 / 12870) / 8;
+  EXPECT_NEAR(static_cast<double>(first_op(dedup, "moe.dispatch.fwd")->bytes.count()) /
+                  static_cast<double>(first_op(plain, "moe.dispatch.fwd")->bytes.count()),
+              expected, 1e-6);
+  // Inside one node there is nothing to deduplicate.
+  TrainingSpec one = small_moe(1, 8, 8, 16, 8);
+  const int64_t all = first_op(generate_megatron(one, cluster(1)), "moe.dispatch.fwd")->bytes.count();
+  one.moe_dispatch = MoeDispatch::deduplicated;
+  EXPECT_EQ(first_op(generate_megatron(one, cluster(1)), "moe.dispatch.fwd")->bytes.count(), all);
+}
+
+// Overlapped, the expert exchanges hide behind the expert GEMMs: less exposed EP time and a
+// shorter iteration for the same work.
+TEST(MegatronGenerator, OverlappedExpertExchangesHideBehindCompute) {
+  TrainingSpec t = small_moe(1, 16, 16, 16, 4);
+  t.batch.global = 64;
+  const topology::ClusterSpec c = cluster(2);
+  const topology::GpuSpec& gpu = *topology::find_gpu_preset("h100-sxm");
+  AlphaBetaCollectiveModel comm(c);
+  ComputeModel cm(gpu);
+  const ExecutionResult plain = Executor(cm, comm).run(generate_megatron(t, c));
+  t.overlap_ep_comm = true;
+  const ExecutionResult overlapped = Executor(cm, comm).run(generate_megatron(t, c));
+  const auto ep = static_cast<size_t>(CommCategory::ep);
+  EXPECT_GT(plain.breakdown.exposed[ep], Time::zero());
+  EXPECT_LT(overlapped.breakdown.exposed[ep].seconds(), 0.5 * plain.breakdown.exposed[ep].seconds());
+  EXPECT_LT(overlapped.iteration, plain.iteration);
+}
+
+// Multi-token prediction runs on the stage with the LM head: its projection and its second
+// pass through the head, once per microbatch each way.
+TEST(MegatronGenerator, MultiTokenPredictionRunsAfterTheHead) {
+  TrainingSpec t = small_moe(1, 4, 4, 8, 2);
+  t.parallel.pp = 2;
+  t.model.mtp_layers = 1;
+  t.batch.global = 16;  // 4 microbatches
+  const Workload w = generate_megatron(t, cluster(1));
+  EXPECT_EQ(count_label(w.ranks[0], "mtp.logits.fwd"), 0);
+  EXPECT_EQ(count_label(w.ranks[1], "mtp.logits.fwd"), 4);
+  EXPECT_EQ(count_label(w.ranks[1], "mtp.proj.bwd"), 4);
+}
+
 }  // namespace
 }  // namespace dtsim::workloads
 
@@ -226,6 +363,17 @@ TEST(MegatronGenerator, EveryParallelismCombinationRunsToCompletion) {
                   t.model.moe_ffn_hidden = 512;
                   t.model.shared_experts = flags ? 1 : 0;
                   t.model.first_dense_layers = 1;
+                  // DeepSeek's features on the flagged runs: MLA, MTP, deduplicated and
+                  // overlapped expert exchanges.
+                  if (flags) {
+                    t.model.kv_heads = 0;
+                    t.model.kv_lora_rank = 64;
+                    t.model.q_lora_rank = 96;
+                    t.model.qk_rope_head_dim = 16;
+                    t.model.mtp_layers = 1;
+                    t.overlap_ep_comm = true;
+                    t.moe_dispatch = MoeDispatch::deduplicated;
+                  }
                 }
                 t.parallel = {tp, pp, 0, moe ? 2 : 1, cp, vp, flags, zero, "tp-cp-dp-pp"};
                 t.batch.global = 16;

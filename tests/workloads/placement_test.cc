@@ -47,5 +47,21 @@ TEST(Placement, ExpertGroupSpansConsecutiveDataParallelRanks) {
   EXPECT_EQ(pl.expert_dp_group(5, 4).ranks, (std::vector<int>{1, 5}));
 }
 
+// Megatron-Core's parallel folding: with tp 2 and dp 8 (16 GPUs a stage), ep 8 takes 8
+// consecutive ranks of the tp-fastest fold (two tp ranks of four dp ranks), more than dp alone
+// could give when ep > dp, and the experts' data-parallel group is every 8th rank.
+TEST(Placement, ExpertGroupFoldsTensorAndDataParallelRanks) {
+  Placement pl(grid(2, 1, 8, 2), "tp-cp-dp-pp");
+  EXPECT_EQ(pl.ep_group(5, 8).ranks, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(pl.expert_dp_group(5, 8).ranks, (std::vector<int>{5, 13}));
+  // Stage 1 (GPUs 16-31) folds its own ranks; ep 16 spans the whole stage.
+  EXPECT_EQ(pl.ep_group(20, 16).ranks.front(), 16);
+  EXPECT_EQ(pl.ep_group(20, 16).ranks.back(), 31);
+  EXPECT_EQ(pl.expert_dp_group(20, 16).ranks, (std::vector<int>{20}));
+  // Placement dp-tp-cp-pp (dp fastest on the GPUs): the fold still counts tp fastest.
+  Placement swapped(grid(2, 1, 4, 1), "dp-tp-cp-pp");
+  EXPECT_EQ(swapped.ep_group(0, 4).ranks, (std::vector<int>{0, 4, 1, 5}));
+}
+
 }  // namespace
 }  // namespace dtsim::workloads

@@ -80,7 +80,19 @@ std::vector<PublishedRun> read_published_runs(const std::string& path) {
     m.ffn_hidden = to_int(row["ffn_hidden"], 0);
     m.seq_len = to_int(row["seq_len"], 2048);
     m.vocab = to_int(row["vocab"], 50257);
-    r.moe = to_int(row["EP"], 1) > 1;
+    // MoE and attention-shape columns (training_runs_moe.csv); blank or absent for dense runs.
+    m.experts = to_int(row["experts"], 1);
+    m.top_k = to_int(row["top_k"], 1);
+    m.moe_ffn_hidden = to_int(row["moe_ffn_hidden"], 0);
+    m.shared_experts = to_int(row["shared_experts"], 0);
+    m.first_dense_layers = to_int(row["first_k_dense_layers"], 0);
+    m.head_dim = to_int(row["head_dim"], 0);
+    m.v_head_dim = to_int(row["v_head_dim"], 0);
+    m.kv_lora_rank = to_int(row["kv_lora_rank"], 0);
+    m.q_lora_rank = to_int(row["q_lora_rank"], 0);
+    m.qk_rope_head_dim = to_int(row["qk_rope_head_dim"], 0);
+    m.mtp_layers = to_int(row["mtp_layers"], 0);
+    r.moe = to_int(row["EP"], 1) > 1 || m.experts > 1;
     ParallelSpec& p = r.spec.parallel;
     p.tp = to_int(row["TP"], 1);
     p.pp = to_int(row["PP"], 1);
@@ -89,7 +101,11 @@ std::vector<PublishedRun> read_published_runs(const std::string& path) {
     p.cp = to_int(row["CP"], 1);
     p.vp = to_int(row["VP"], 1);
     const std::string& shard = row["FSDP_or_ZeRO"];
-    p.zero = shard == "FULL_SHARD" ? 3 : shard == "SHARD_GRAD_OP" ? 2 : contains(shard, "ZeRO-") ? shard.back() - '0' : 0;
+    const size_t zero_at = shard.find("ZeRO-");
+    p.zero = shard == "FULL_SHARD" || contains(shard, "FSDP2") || contains(shard, "Megatron-FSDP") ? 3
+             : shard == "SHARD_GRAD_OP"                                                         ? 2
+             : zero_at != std::string::npos && zero_at + 5 < shard.size()                       ? shard[zero_at + 5] - '0'
+                                                                                                : 0;
     r.spec.batch.global = to_int(row["global_batch_seqs"], 0);
     r.spec.batch.micro = to_int(row["micro_batch"], 1);
     const std::string& prec = row["precision"];
@@ -112,29 +128,54 @@ std::vector<PublishedRun> read_published_runs(const std::string& path) {
     r.spec.overlap_grad_reduce = !old_stack;
     p.sequence_parallel = !old_stack && !contains(notes, "no sequence parallel");
     r.spec.overlap_tp_comm = contains(notes, "tp_comm_overlap") || contains(notes, "tp-comm-overlap");
+    // MoE: DeepEP (and DeepSeek's own kernels) send a token to a remote node once; Megatron-Core's
+    // 1F1B EP overlap and DeepSeek's DualPipe hide the exchanges behind another microbatch.
+    r.spec.moe_dispatch = contains(notes, "DeepEP") || contains(r.framework, "DeepEP") ||
+                                  contains(r.framework, "custom all-to-all")
+                              ? MoeDispatch::deduplicated
+                              : MoeDispatch::alltoall;
+    r.spec.overlap_ep_comm = contains(notes, "overlap-moe-expert-parallel-comm") || contains(r.framework, "DualPipe");
     const bool full_recompute = contains(r.framework, "Megatron-LM (2021)") || contains(notes, "act_ckpt=True") ||
-                                contains(notes, "activation recompute") || contains(r.framework, "activation recompute");
+                                contains(notes, "activation recompute") || contains(r.framework, "activation recompute") ||
+                                contains(notes, "activation_checkpointing: true") || contains(notes, "full recompute");
     r.spec.activation_recompute = full_recompute                         ? Recompute::full
                                   : contains(notes, "selective recompute") ? Recompute::selective
                                                                            : Recompute::none;
     // SwiGLU families carry three FFN matrices; their FFN width is not 4 x hidden.
     const std::string& model = row["model"];
-    for (const char* family : {"Llama", "LLaMA", "llama", "Mistral", "Mixtral", "Qwen", "DeepSeek", "Gemma", "Nemotron"}) {
+    for (const char* family : {"Llama", "LLaMA", "llama", "Mistral", "Mixtral", "Qwen", "DeepSeek", "Gemma", "Nemotron",
+                               "gpt-oss", "Kimi", "Moonlight"}) {
       if (contains(model, family)) m.gated_ffn = true;
     }
     if (m.ffn_hidden > 0 && m.ffn_hidden != 4 * m.hidden && !contains(model, "BLOOM") && !contains(model, "GPT")) m.gated_ffn = true;
 
     const std::string& gpu = row["gpu_type"];
     auto has = [&](const char* a, const char* b) { return contains(gpu, a) || contains(gpu, b); };
-    const char* node = has("h100", "H100") ? "hgx-h100"
-                       : has("h200", "H200") ? "hgx-h200"
-                       : has("gb200", "GB200") ? "gb200-nvl72"
-                       : has("b200", "B200") ? "hgx-b200"
-                                             : "hgx-a100";
+    // H800: an H100 whose NVLink is cut to 400 GB/s (both directions together).
+    const char* node = has("h100", "H100") || has("h800", "H800") ? "hgx-h100"
+                       : has("h200", "H200")                       ? "hgx-h200"
+                       : has("gb200", "GB200")                     ? "gb200-nvl72"
+                       : has("b200", "B200")                       ? "hgx-b200"
+                       : has("a100", "A100")                       ? "hgx-a100"
+                                                                   : nullptr;
+    if (node == nullptr) {
+      r.unsupported = "no GPU preset for " + gpu;
+      node = "hgx-h100";
+    }
     r.cluster = *topology::find_node_preset(node);
     if (has("40gb", "40GB")) r.cluster.gpu = *topology::find_gpu_preset("a100-sxm-40g");
-    r.cluster.gpus_per_node = to_int(row["gpus_per_node"], r.cluster.gpus_per_node);
+    if (has("h800", "H800")) r.cluster.scale_up.bandwidth = Bandwidth::gbytes_per_s(200);
     const int gpus = to_int(row["gpus"], 8);
+    if (std::string(node) != "gb200-nvl72") {
+      r.cluster.gpus_per_node = to_int(row["gpus_per_node"], r.cluster.gpus_per_node);
+    } else if (gpus > 72) {
+      // An NVL72 rack is one scale-up domain whatever compute tray (4 GPUs) a row names. Jobs
+      // of 128 GPUs and more take 16-tray segments (64 GPUs) of a rack, as NVIDIA recommends
+      // for Slurm's topology/block plugin, so the job's NVLink domains are 64 GPUs.
+      r.cluster.gpus_per_node = 64;
+      r.cluster.scale_up.domain_gpus = 64;
+      r.cluster.nic.count = 64;
+    }
     r.cluster.nodes = std::max(1, (gpus + r.cluster.gpus_per_node - 1) / r.cluster.gpus_per_node);
     const std::string& net = row["inter_node"];
     if (contains(net, "RoCE")) {

@@ -1,4 +1,5 @@
-// Published training runs (shared/validation/training_runs_dev.csv) turned into the scenarios
+// Published training runs (shared/validation/training_runs_dev.csv and the CSVs under
+// tests/workloads/data, which add MoE and attention-shape columns) turned into the scenarios
 // dtsim would be given for them: a TrainingSpec and a ClusterSpec per row, with the published
 // iteration time to compare against. Framework features follow the row's framework column.
 #pragma once
@@ -20,6 +21,7 @@ struct PublishedRun {
   double iteration_time_s = 0;
   double tflops_per_gpu = 0;
   bool moe = false;
+  std::string unsupported;  // why dtsim cannot describe this run (its GPU has no preset); empty when it can
 };
 
 // The CSV's path: $DTSIM_TRAINING_RUNS, else shared/validation/ beside or inside the source tree.
