@@ -51,6 +51,16 @@ const std::vector<GpuSpec>& gpus() {
       // 1.8 TB/s bidirectional.
       gpu("gb200", 100, {{Dtype::fp32, 80 * T}, {Dtype::tf32, 1250 * T}, {Dtype::bf16, 2500 * T}, {Dtype::fp16, 2500 * T}, {Dtype::fp8, 5000 * T}, {Dtype::fp4, 10000 * T}},
           mib(186 * 1024), Bandwidth::gbytes_per_s(8000), 5, 18, Bandwidth::gbytes_per_s(900), 6),
+      // Blackwell Ultra, HGX B300 / DGX B300 datasheets per GPU (dense): TF32 1.1, BF16/FP16
+      // 2.25, FP8 4.5 PFLOP/s as B200; FP4 13.5 PFLOP/s; 288 GB HBM3e (2.3 TB per 8 GPUs) at
+      // 8 TB/s; NVLink5 18 links, 1.8 TB/s bidirectional; PCIe Gen6. Compute capability 10.3.
+      gpu("b300", 103, {{Dtype::fp32, 75 * T}, {Dtype::tf32, 1100 * T}, {Dtype::bf16, 2250 * T}, {Dtype::fp16, 2250 * T}, {Dtype::fp8, 4500 * T}, {Dtype::fp4, 13500 * T}},
+          Bytes(288'000'000'000), Bandwidth::gbytes_per_s(8000), 5, 18, Bandwidth::gbytes_per_s(900), 6),
+      // GB300 NVL72 datasheet divided by 72 GPUs (dense): 360 PFLOP/s FP8 -> 5 PFLOP/s, BF16
+      // 2.5, TF32 1.25; 1.1 EFLOP/s FP4 -> 15 PFLOP/s; 20 TB HBM3e -> 279 GB at 8 TB/s; NVLink5
+      // 1.8 TB/s bidirectional.
+      gpu("gb300", 103, {{Dtype::fp32, 80 * T}, {Dtype::tf32, 1250 * T}, {Dtype::bf16, 2500 * T}, {Dtype::fp16, 2500 * T}, {Dtype::fp8, 5000 * T}, {Dtype::fp4, 15000 * T}},
+          Bytes(279'000'000'000), Bandwidth::gbytes_per_s(8000), 5, 18, Bandwidth::gbytes_per_s(900), 6),
       // NVIDIA L40S datasheet: FP32 91.6, TF32 183, BF16/FP16 362.05, FP8 733 TFLOP/s dense;
       // 48 GB GDDR6 at 864 GB/s; no NVLink; PCIe Gen4 x16.
       gpu("l40s", 89, {{Dtype::fp32, 91.6 * T}, {Dtype::tf32, 183 * T}, {Dtype::bf16, 362.05 * T}, {Dtype::fp16, 362.05 * T}, {Dtype::fp8, 733 * T}},
@@ -102,6 +112,15 @@ const std::vector<ClusterSpec>& nodes() {
       node("gb200-nvl72", "gb200", 72,
            {ScaleUpKind::nvswitch, Bandwidth::gbytes_per_s(900), Time::ns(900), 72},
            {NicKind::infiniband, 72, Bandwidth::gbps(400), Time::us(2), Time::ns(500)}),
+      // DGX B300 / HGX B300: NVLink5 switches, 900 GB/s per GPU per direction; 8 ConnectX-8
+      // SuperNICs at 800 Gb/s (DGX B300 datasheet: 1.6 TB/s of networking per 8 GPUs).
+      node("hgx-b300", "b300", 8,
+           {ScaleUpKind::nvswitch, Bandwidth::gbytes_per_s(900), Time::ns(700), 8},
+           {NicKind::infiniband, 8, Bandwidth::gbps(800), Time::us(2), Time::ns(500)}),
+      // GB300 NVL72: as GB200 NVL72 with one ConnectX-8 800 Gb/s per GPU.
+      node("gb300-nvl72", "gb300", 72,
+           {ScaleUpKind::nvswitch, Bandwidth::gbytes_per_s(900), Time::ns(900), 72},
+           {NicKind::infiniband, 72, Bandwidth::gbps(800), Time::us(2), Time::ns(500)}),
       // A generic PCIe server: 8 L40S behind PCIe Gen4 switches (about 25 GB/s usable of 32 GB/s
       // per x16 direction), 2 x 200 Gb/s RoCE NICs. Set scale_up.kind: nvlink-bridge for GPUs
       // bridged in pairs (A40, H100 PCIe).

@@ -154,7 +154,9 @@ std::vector<PublishedRun> read_published_runs(const std::string& path) {
     // H800: an H100 whose NVLink is cut to 400 GB/s (both directions together).
     const char* node = has("h100", "H100") || has("h800", "H800") ? "hgx-h100"
                        : has("h200", "H200")                       ? "hgx-h200"
+                       : has("gb300", "GB300")                     ? "gb300-nvl72"
                        : has("gb200", "GB200")                     ? "gb200-nvl72"
+                       : has("b300", "B300")                       ? "hgx-b300"
                        : has("b200", "B200")                       ? "hgx-b200"
                        : has("a100", "A100")                       ? "hgx-a100"
                                                                    : nullptr;
@@ -166,7 +168,7 @@ std::vector<PublishedRun> read_published_runs(const std::string& path) {
     if (has("40gb", "40GB")) r.cluster.gpu = *topology::find_gpu_preset("a100-sxm-40g");
     if (has("h800", "H800")) r.cluster.scale_up.bandwidth = Bandwidth::gbytes_per_s(200);
     const int gpus = to_int(row["gpus"], 8);
-    if (std::string(node) != "gb200-nvl72") {
+    if (std::string(node) != "gb200-nvl72" && std::string(node) != "gb300-nvl72") {
       r.cluster.gpus_per_node = to_int(row["gpus_per_node"], r.cluster.gpus_per_node);
     } else if (gpus > 72) {
       // An NVL72 rack is one scale-up domain whatever compute tray (4 GPUs) a row names. Jobs
