@@ -301,13 +301,13 @@ class StageBuilder {
   }
 
   // One multi-token-prediction module (DeepSeek-V3): the next token's embedding and the hidden
-  // state, each normalised, projected from 2 x hidden to hidden, one more layer (MoE in an MoE
-  // model), and the shared LM head with its loss.
+  // state, each normalised, projected from 2 x hidden to hidden (split over TP like a layer's
+  // output projection), one more layer (MoE in an MoE model), and the shared LM head with its loss.
   uint32_t mtp_fwd(uint32_t x) {
     const bool moe = z_.E > 1;
     x = elem("mtp.norms.fwd", x, 1, 6 * Tsp_ * z_.h * B_);
     x = tp_enter("mtp.ag.fwd", x, 1);
-    x = gemm("mtp.proj.fwd", x, 1, T_, z_.h / tp_, 2 * z_.h);
+    x = gemm("mtp.proj.fwd", x, 1, T_, z_.h, 2 * z_.h / tp_);
     x = tp_exit("mtp.rs.fwd", x, 1);
     x = block_fwd(x, 1, moe, false);
     x = tp_enter("mtp.head.ag.fwd", x, 1);
@@ -322,7 +322,7 @@ class StageBuilder {
     if (t_.activation_recompute == Recompute::full) x = block_fwd(x, 1, moe, true);
     x = block_bwd(x, 1, moe);
     x = tp_enter("mtp.ag.bwd", x, 1);
-    x = gemm("mtp.proj.bwd", x, 1, T_, z_.h / tp_, 2 * z_.h, 1, 2);
+    x = gemm("mtp.proj.bwd", x, 1, T_, z_.h, 2 * z_.h / tp_, 1, 2);
     x = tp_exit("mtp.rs.bwd", x, 1);
     return elem("mtp.norms.bwd", x, 1, 7 * Tsp_ * z_.h * B_);
   }

@@ -130,6 +130,16 @@ MemoryEstimate estimate_memory(const TrainingSpec& t, const topology::ClusterSpe
     // a copy on the last stage even when they are tied).
     if (embedding) dense += vocab_params;
     if (head) dense += vocab_params;
+    // Multi-token-prediction modules on the last stage: one more layer of the last kind and the
+    // 2 x hidden -> hidden projection each.
+    const bool mtp_moe = z.moe(z.L - 1);
+    if (head && z.mtp > 0) {
+      const LayerParams lp = layer_params(z, p, mtp_moe);
+      dense += static_cast<double>(z.mtp) * (lp.dense + static_cast<double>(2 * z.h * z.h) / p.tp);
+      expert += static_cast<double>(z.mtp) * lp.expert;
+      // Its activations counted with every chunk-microbatch in flight: an upper bound.
+      stored += static_cast<double>(z.mtp) * stored_of[mtp_moe ? 1 : 0] * vp;
+    }
     // ZeRO-1 shards the optimizer states, ZeRO-2 the gradients too, ZeRO-3/FSDP the weights too.
     auto held = [&](int from_stage) {
       return dense / (p.zero >= from_stage ? shard : 1) + expert / (p.zero >= from_stage ? expert_shard : 1);

@@ -72,6 +72,23 @@ TEST(MemoryModel, TheFirstStageOf1F1BHoldsAMicrobatchPerStage) {
   EXPECT_EQ(estimate_memory(spec, cluster(8)).microbatches_in_flight, 7 * 2 + 8 + 1);
 }
 
+// A multi-token-prediction module is one more layer and a 2h x h projection on the last stage.
+TEST(MemoryModel, MultiTokenPredictionAddsALayerAndAProjectionToTheLastStage) {
+  TrainingSpec t;
+  t.model.layers = 4;
+  t.model.hidden = 1024;
+  t.model.heads = 16;
+  t.model.seq_len = 1024;
+  t.model.vocab = 32000;
+  t.batch.global = 64;
+  t.parallel.dp = 0;
+  const double without = estimate_memory(resolve_training(t, cluster(1)), cluster(1)).weights;
+  t.model.mtp_layers = 1;
+  const double with = estimate_memory(resolve_training(t, cluster(1)), cluster(1)).weights;
+  const double h = 1024;
+  EXPECT_DOUBLE_EQ(with - without, 2 * (12 * h * h + 2 * h * h));  // bf16: attention 4h^2, FFN 8h^2
+}
+
 TEST(MemoryModel, ZeroStagesShardOptimizerThenGradientsThenWeights) {
   // One stage, no TP, 64 data-parallel GPUs: 16 bytes per parameter unsharded (2 weights, 2
   // gradients, 12 Adam), then ZeRO-1 (12/dp), ZeRO-2 (14/dp), ZeRO-3 (16/dp).
