@@ -129,6 +129,7 @@ elseif(MODE STREQUAL "scenarios")
   check_sweep(llama3-70b-fabric.yaml 6 --set cluster.nodes=8 --set workload.batch.global=16)
   check_sweep(llama3-405b-layouts.yaml 6 ${SMALL})
   check_sweep(llama3-70b-scaling.yaml 24)  # already small: 256 to 2,048 GPUs, analytical in seconds
+  check_sweep(deepseek-v3-expert-layouts.yaml 16)  # 256 GPUs, well under a second
 else()
   message(FATAL_ERROR "unknown MODE ${MODE}")
 endif()
