@@ -66,5 +66,17 @@ void BM_Llama3_8B_1024Gpus_Fsdp(benchmark::State& state) {
 }
 BENCHMARK(BM_Llama3_8B_1024Gpus_Fsdp)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
 
+// DeepSeek-V3 as its report describes the production run: 2,048 H800-class GPUs (H100 here),
+// PP 16 x EP 64 x DP 128 with ZeRO-1, 15,360 sequences of 4,096 tokens, MLA, one MTP module,
+// deduplicated dispatch and the expert exchanges overlapped.
+void BM_DeepSeekV3_2048Gpus(benchmark::State& state) {
+  TrainingSpec t = llama("deepseek-v3", 1, 16, 128, 15360);
+  t.parallel.ep = 64;
+  t.moe_dispatch = MoeDispatch::deduplicated;
+  t.overlap_ep_comm = true;
+  run(state, t, 256, static_cast<int>(state.range(0)));
+}
+BENCHMARK(BM_DeepSeekV3_2048Gpus)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+
 }  // namespace
 }  // namespace dtsim::workloads
