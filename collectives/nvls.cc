@@ -1,6 +1,7 @@
 // NVLS (NVLink SHARP, Hopper and later with NVSwitch): the switch reduces (multimem.ld_reduce)
-// and multicasts (multimem.st), so each GPU moves its shard once instead of 2(n-1) times. Its
-// rate is a fixed share of the GPU's NVLink bandwidth (nvls_efficiency per GPU generation) and
+// and multicasts (multimem.st), so each GPU moves its buffer about once instead of 2(n-1)/n
+// times. Its rate is a share of the GPU's NVLink bandwidth (nvls_efficiency per GPU generation,
+// times n / (n + 1) for all_reduce) and
 // its latency one switch round. NVLS-tree adds NCCL's inter-node tree between domains: NVLS
 // inside each domain, then a tree across domains in which each node's NICs carry the buffer.
 #include <algorithm>
@@ -12,12 +13,19 @@ namespace dtsim::collectives {
 namespace {
 
 double nvls_algbw(const HardwareView& hw, const CostQuery& q) {
-  const double bw = hw.intra_raw_bw * hw.params.nvls_efficiency(hw.compute_capability);
-  if (q.kind == CollectiveKind::all_reduce) return bw;
-  // all_gather / reduce_scatter: one multicast (or one reduction load) per shard, so the bus
-  // rate, not the algorithm rate, is the NVLink share.
-  const double n = q.shape.ranks_per_node;
-  return n > 1 ? bw * n / (n - 1) : bw;
+  // The NVLink share NVLS's multimem loads and stores reach, per GPU and direction.
+  double link = hw.intra_raw_bw * hw.params.nvls_efficiency(hw.compute_capability);
+  if (hw.domain_gpus > 8) link *= hw.params.nvls_rack_efficiency;
+  // all_reduce: the switch's reducing loads read every GPU's copy of every shard, its own
+  // included, and its multicast stores write every shard back to every GPU: S + S/n through each
+  // GPU's links each way for a buffer of S, so the rate climbs with n as n / (n + 1) (H100, forced
+  // NVLS, algbw 207 / 251 / 266 / 273 GB/s at 2 / 4 / 6 / 8 GPUs: 0.76 / 0.92 / 0.97 / 1 of the
+  // 8-GPU figure, against 0.75 / 0.90 / 0.96 / 1 from n / (n + 1)).
+  // all_gather / reduce_scatter: one multicast store (or one reducing load) per shard, so S in
+  // (or out) through each GPU's links: the rate is the share itself.
+  if (q.kind != CollectiveKind::all_reduce) return link;
+  const double n = std::max(2, q.shape.ranks_per_node);
+  return link * n / (n + 1);
 }
 
 // The switch reduces a chunk only once every rank's copy of it has arrived, so the ranks'

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates docs/validation-errors.md: builds the validation_table program and writes the error
-# of the analytical collective model against every dataset in ../shared/validation/measured.
+# of the analytical collective model against every dataset in ../shared/validation/measured,
+# keeping the hand-written sections from "## Outside the shared set" on.
 #   scripts/validation_table.sh [BUILD_DIR]        (default build/coll-dev)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -10,6 +11,10 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
 fi
 cmake --build "$build" --target validation_table >/dev/null
 out="$root/docs/validation-errors.md"
+# Hand-written sections after the generated ones ("## Outside the shared set" onwards) are kept.
+kept="$(mktemp)"
+trap 'rm -f "$kept"' EXIT
+if [ -f "$out" ]; then sed -n '/^## Outside the shared set/,$p' "$out" > "$kept"; fi
 {
   echo "# Validation errors of the analytical collective model"
   echo
@@ -31,5 +36,9 @@ out="$root/docs/validation-errors.md"
   echo '```'
   "$build/tests/collectives/validation_table" --detail | grep -v '^|' | grep -v '^Worst' | sed '/^$/d'
   echo '```'
+  if [ -s "$kept" ]; then
+    echo
+    cat "$kept"
+  fi
 } > "$out"
 echo "wrote $out"
