@@ -25,7 +25,8 @@ SourceLocation location(const std::string& source, const YAML::Mark& mark) {
 // tracks only what decides "root position": flow depth, quotes, comments, document markers and
 // node properties. It can misfire only inside a block scalar (| or >) whose content line starts
 // with ',' right after a line ending in ']' or a quote, which no scenario needs. It also refuses
-// text glued to a closing quote ('a'b), which is never valid YAML and which yaml-cpp can loop on.
+// text glued to a closing quote ('a'b), which is never valid YAML and which yaml-cpp can loop on,
+// and a '[' or '{' after other text of a plain scalar ("n {"), valid YAML that yaml-cpp mis-scans.
 void reject_stray_root_comma(std::string_view text, const std::string& source) {
   enum class Last { start, property, closed, other };
   Last last = Last::start;
@@ -135,6 +136,15 @@ void reject_stray_root_comma(std::string_view text, const std::string& source) {
       continue;
     }
     if (token_start && (c == '[' || c == '{')) {
+      // In block context a '[' or '{' after other text on its line is part of a plain scalar
+      // ("n {"); yaml-cpp 0.7 opens a flow collection there and loops on a ',' lines later
+      // ("n {\n#\n,"). A scenario never needs one: the text can be quoted.
+      if (depth == 0 && !node_start && last != Last::property && last != Last::start) {
+        throw InputError(SourceLocation{source, line, static_cast<int>(i - line_start) + 1}, "",
+                         fmt::format("YAML syntax error: '{}' inside a plain scalar (quote the text, or start the "
+                                     "flow collection after ': ' or '- ')",
+                                     c));
+      }
       ++depth;
       token_start = true;
       continue;
