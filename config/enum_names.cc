@@ -34,7 +34,8 @@ EnumNames<Dtype> precision_names() {
 
 EnumNames<workloads::Recompute> recompute_names() {
   using R = workloads::Recompute;
-  return {{"none", R::none}, {"selective", R::selective}, {"full", R::full}, {"false", R::none}, {"true", R::full}};
+  return {{"none", R::none}, {"selective", R::selective}, {"full", R::full}, {"auto", R::fit},
+          {"false", R::none}, {"true", R::full}};
 }
 
 EnumNames<workloads::Attention> attention_names() {

@@ -35,6 +35,7 @@ nlohmann::json memory_json(const workloads::MemoryEstimate& m) {
           {"total_gib", m.total() / kGiB},
           {"capacity_gib", m.capacity / kGiB},
           {"microbatches_in_flight", m.microbatches_in_flight},
+          {"activation_recompute", std::string(workloads::name(m.recompute))},
           {"fits", m.fits()}};
 }
 
@@ -46,7 +47,8 @@ void write_memory_table(const workloads::MemoryEstimate& m, std::ostream& out) {
   line("weights", m.weights);
   line("gradients", m.gradients);
   line("optimizer states", m.optimizer);
-  line("activations", m.activations, fmt::format("({} microbatch chunks in flight)", m.microbatches_in_flight));
+  line("activations", m.activations,
+       fmt::format("({} microbatch chunks in flight, recompute {})", m.microbatches_in_flight, workloads::name(m.recompute)));
   line("transient", m.transient);
   line("runtime", m.runtime);
   out << fmt::format("  total             {:8.2f} GiB  of {:.0f} GiB HBM ({:.0f}%){}\n", m.total() / kGiB,

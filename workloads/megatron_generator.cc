@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "workloads/model_catalog.h"
+#include "workloads/memory_model.h"
 #include "workloads/model_shape.h"
 #include "workloads/placement.h"
 
@@ -729,6 +730,14 @@ TrainingSpec resolve_training(const TrainingSpec& spec, const topology::ClusterS
   const int M = t.batch.global / (t.batch.micro * p.dp);
   require(M >= 1, "no microbatches");
   if (p.tp == 1) p.sequence_parallel = false;
+  if (t.activation_recompute == Recompute::fit) {
+    // The least recomputation whose memory estimate fits (selective saves memory only with
+    // unfused attention; with flash attention it is the same as none).
+    for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
+      t.activation_recompute = r;
+      if (r == Recompute::full || estimate_memory(t, cluster).fits()) break;
+    }
+  }
   return t;
 }
 

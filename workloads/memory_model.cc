@@ -150,6 +150,7 @@ MemoryEstimate estimate_memory(const TrainingSpec& t, const topology::ClusterSpe
 
     // Activations: each chunk-microbatch in flight holds its chunk's layers (the stage's average).
     e.microbatches_in_flight = in_flight(s, P, M, vp);
+    e.recompute = t.activation_recompute;
     const double per_chunk = layers > 0 ? stored / vp : 0;
     e.activations = e.microbatches_in_flight * per_chunk * tokens;
     const bool sp = p.sequence_parallel && p.tp > 1;

@@ -23,6 +23,7 @@ struct MemoryEstimate {
   double transient = 0;        // peak working set on top: gathered FSDP layers, logits, recompute
   double runtime = 0;          // CUDA context, NCCL buffers, allocator slack
   int microbatches_in_flight = 0;  // chunk-microbatches whose activations the stage holds at once
+  Recompute recompute = Recompute::none;  // the recomputation assumed (what `auto` chose)
   double capacity = 0;         // HBM per GPU
 
   double total() const { return weights + gradients + optimizer + activations + transient + runtime; }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "collectives/collective.h"
 #include "sim/units.h"
@@ -72,7 +73,18 @@ struct BatchSpec {
 // Activation recomputation: none keeps every activation; selective recomputes only the attention
 // core in the backward pass (Megatron's --recompute-activations; free with flash attention, which
 // recomputes the scores anyway); full reruns each layer's forward pass before its backward.
-enum class Recompute { none, selective, full };
+// fit (scenario value `auto`) takes the first of none, selective, full whose memory estimate fits
+// the GPU's HBM (full when none does); resolve_training replaces it with the one it took.
+enum class Recompute { none, selective, full, fit };
+inline std::string_view name(Recompute r) {
+  switch (r) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::full: return "full";
+    case Recompute::fit: return "auto";
+  }
+  return "none";
+}
 
 // How attention runs. unfused: two batched GEMMs around a softmax that materialises the s x s
 // scores (Megatron-LM 2021). The fused kernels by generation: flash1 (FlashAttention 1 and the
