@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 
 #include "topology/catalog.h"
 
@@ -168,7 +169,8 @@ std::vector<PublishedRun> read_published_runs(const std::string& path) {
     if (has("40gb", "40GB")) r.cluster.gpu = *topology::find_gpu_preset("a100-sxm-40g");
     if (has("h800", "H800")) r.cluster.scale_up.bandwidth = Bandwidth::gbytes_per_s(200);
     const int gpus = to_int(row["gpus"], 8);
-    if (std::string(node) != "gb200-nvl72" && std::string(node) != "gb300-nvl72") {
+    const bool nvl72_rack = std::string_view(node).ends_with("-nvl72");
+    if (!nvl72_rack) {
       r.cluster.gpus_per_node = to_int(row["gpus_per_node"], r.cluster.gpus_per_node);
     } else if (gpus > 72) {
       // An NVL72 rack is one scale-up domain whatever compute tray (4 GPUs) a row names. Jobs
