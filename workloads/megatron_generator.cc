@@ -696,6 +696,12 @@ std::vector<int> pipeline_split(int L, int VS) {
   return first;
 }
 
+std::vector<int> decoder_split(int L, int mtp, int VS) {
+  std::vector<int> first = pipeline_split(L + mtp, VS);
+  for (int& f : first) f = std::min(f, L);
+  return first;
+}
+
 TrainingSpec resolve_training(const TrainingSpec& spec, const topology::ClusterSpec& cluster) {
   TrainingSpec t = spec;
   ModelSpec& m = t.model;
@@ -783,7 +789,7 @@ Workload generate_megatron(const TrainingSpec& spec, const topology::ClusterSpec
   w.tokens = static_cast<double>(t.batch.global) * static_cast<double>(z.s);
   w.ranks.resize(P);
 
-  const std::vector<int> first = pipeline_split(static_cast<int>(z.L), VS);
+  const std::vector<int> first = decoder_split(static_cast<int>(z.L), static_cast<int>(z.mtp), VS);
 
   std::vector<StageBuilder> builders;
   builders.reserve(P);

@@ -38,6 +38,10 @@ double megatron_model_flops(const TrainingSpec& resolved);
 // pipeline do): 126 layers on 16 x 8 chunks leave the first and the last chunk with the
 // embedding and the head alone.
 std::vector<int> pipeline_split(int layers, int virtual_stages);
+// The decoder layers' split when the last chunk also runs `mtp` multi-token-prediction modules:
+// each module takes a layer's place (as Megatron's pipeline layout counts it, "m"), so the last
+// chunk holds that many fewer decoder layers. Same form as pipeline_split.
+std::vector<int> decoder_split(int layers, int mtp, int virtual_stages);
 
 Workload generate_megatron(const TrainingSpec& spec, const topology::ClusterSpec& cluster,
                            const GeneratorOptions& options = {});

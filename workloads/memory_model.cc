@@ -97,7 +97,7 @@ MemoryEstimate estimate_memory(const TrainingSpec& t, const topology::ClusterSpe
   const double expert_shard = std::max(1.0, static_cast<double>(p.dp) / p.ep * p.cp * p.tp);
   const double master = B == 4 ? 8 : 12;  // Adam moments (+ fp32 master weights when training below fp32)
   const bool fsdp = p.zero >= 3;
-  const std::vector<int> first = pipeline_split(m.layers, VS);
+  const std::vector<int> first = decoder_split(m.layers, m.mtp_layers, VS);
   // Per token, stored and (for a recomputed layer) working, for a dense and an MoE layer.
   const double stored_of[2] = {activation_bytes_per_token(t, false), activation_bytes_per_token(t, true)};
   const double working_of[2] = {per_token(layer_activations(t, false), p), per_token(layer_activations(t, true), p)};
