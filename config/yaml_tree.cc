@@ -159,8 +159,16 @@ void reject_stray_root_comma(std::string_view text, const std::string& source) {
       continue;
     }
     if (token_start && depth == 0 && (c == '&' || c == '!') && (last == Last::start || node_start)) {
-      // A property ends at whitespace or a flow indicator (YAML 1.2 anchors exclude ,[]{}).
-      while (i + 1 < text.size() && std::string_view(" \t\r\n,[]{}").find(text[i + 1]) == std::string_view::npos) ++i;
+      // A property ends at whitespace or a flow indicator (YAML 1.2 anchors exclude ,[]{}). A
+      // quote is no tag character, and yaml-cpp 0.7 loops on one there ("!\"[\","): refused in
+      // anchors too, which no scenario needs.
+      while (i + 1 < text.size() && std::string_view(" \t\r\n,[]{}").find(text[i + 1]) == std::string_view::npos) {
+        ++i;
+        if (text[i] == '"' || text[i] == '\'') {
+          throw InputError(SourceLocation{source, line, static_cast<int>(i - line_start) + 1}, "",
+                           "YAML syntax error: a quote inside a tag or anchor");
+        }
+      }
       last = Last::property;
       token_start = false;
       node_start = false;
