@@ -13,6 +13,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "apps/cli_options.h"
 #include "apps/command_main.h"
 #include "sim/error.h"
 #include "validation/calibration_fit.h"
@@ -107,7 +108,7 @@ int run(int argc, char** argv) {
   bool no_cv = false;
   app.add_option("--scenario", scenario, "scenario for the MEASURED files");
   app.add_option("measured", measured, "measured files for --scenario");
-  app.add_option("--pair", pair_args, "SCENARIO:MEASURED[#LABEL], repeatable; one fit spans all");
+  apps::add_repeatable(app, "--pair", pair_args, "repeatable; one fit spans all", "SCENARIO:MEASURED[#LABEL]");
   app.add_option("--pairs", pairs_file, "file of 'SCENARIO MEASURED[#LABEL]' lines");
   app.add_option("-o,--output", output, "calibration.yaml to write")->required();
   app.add_option("--parameters", names, "fit only these parameters (default: all)")->delimiter(',');

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/cli_options.h"
 #include "apps/scenario_runner.h"
 #include "config/loader.h"
 #include "sim/error.h"
@@ -60,11 +61,7 @@ int main(int argc, char** argv) {
   bool fingerprint = false;
 
   app.add_option("scenario", scenario_path, "The scenario file (YAML)")->required();
-  app.add_option("--set", sets, "Override a key by its dotted path, e.g. --set cluster.nodes=64")
-      ->type_name("KEY=VALUE")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  dtsim::apps::add_repeatable(app, "--set", sets, "Override a key by its dotted path, e.g. --set cluster.nodes=64");
   app.add_option("--format", format, "How results print on stdout (dot: only with --describe)")
       ->check(CLI::IsMember({"table", "csv", "json", "dot"}));
   app.add_option("--out", out_dir, "Directory for output files (default: the scenario's output.dir)");

@@ -12,6 +12,7 @@
 #include <memory>
 #include <sstream>
 
+#include "apps/cli_options.h"
 #include "apps/progress.h"
 #include "apps/scenario_runner.h"
 #include "config/loader.h"
@@ -264,7 +265,7 @@ int main(int argc, char** argv) {
   app.add_option("--emit-slurm", f.emit_slurm, "write an sbatch job-array script and exit");
   app.add_option("--tasks", f.tasks, "array tasks (shards) for --emit-slurm (default 16)");
   app.add_option("--merge", f.merge, "merge shard tables into one (with --out)")->expected(1, -1);
-  app.add_option("--set", f.sets, "KEY=VALUE: override the base scenario for every point");
+  apps::add_repeatable(app, "--set", f.sets, "override the base scenario for every point");
   app.add_option("--html", f.html, "also write a self-contained HTML page of the results");
   app.add_flag("--mpi", f.mpi, "under mpirun: each rank runs a share, rank 0 writes the table");
   try {

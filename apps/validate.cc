@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "apps/cli_options.h"
 #include "apps/command_main.h"
 #include "sim/error.h"
 #include "validation/comparison_report.h"
@@ -67,7 +68,7 @@ int run(int argc, char** argv) {
   std::string format = "table";
   app.add_option("--scenario", scenario_path, "scenario describing the measured hardware")->required();
   app.add_option("measured", measured, "measured CSV, nccl-tests output or -J JSON files");
-  app.add_option("--set", sets, "override a scenario key, KEY=VALUE");
+  apps::add_repeatable(app, "--set", sets, "override a scenario key");
   app.add_option("--max-error", max_error, "exit 3 when a set's mean |error| exceeds PCT percent");
   app.add_option("--html", html, "write a self-contained HTML page with the bandwidth curves");
   app.add_option("--format", format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));

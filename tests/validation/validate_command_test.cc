@@ -34,6 +34,13 @@ class ValidateCommand : public ::testing::Test {
 
 TEST_F(ValidateCommand, ExitsZeroWhateverTheError) { EXPECT_EQ(run(base()), 0); }
 
+// --set takes one KEY=VALUE per use, so a measured file after it stays a measured file.
+TEST_F(ValidateCommand, ASetBeforeTheMeasuredFileLeavesItMeasured) {
+  EXPECT_EQ(run(app("validate") + " --scenario " + src("scenarios/validation/oci_a100_2node_roce_allreduce.yaml") +
+                " --set collectives.channels=8 " + measured("oci_a100_2node_roce_allreduce.csv")),
+            0);
+}
+
 TEST_F(ValidateCommand, ExitsThreeWhenMaxErrorIsExceeded) {
   EXPECT_EQ(run(base() + " --max-error 0.001"), 3);
   EXPECT_EQ(run(base() + " --max-error 1000"), 0);
