@@ -185,8 +185,7 @@ class StageBuilder {
       x = gemm(L("attn.q.fwd", "attn.q.bwd"), x, rep, T_, z_.qd / tp_, z_.h, 1, scale);
     }
     x = gemm(L("attn.kv_down.fwd", "attn.kv_down.bwd"), x, rep, T_, z_.kv_lora + z_.dr, z_.h, 1, scale);
-    return gemm(L("attn.kv_up.fwd", "attn.kv_up.bwd"), x, rep, T_, (z_.kd - z_.a * z_.dr + z_.vd) / tp_, z_.kv_lora, 1,
-                scale);
+    return gemm(L("attn.kv_up.fwd", "attn.kv_up.bwd"), x, rep, T_, z_.kv_up_width() / tp_, z_.kv_lora, 1, scale);
   }
   // With overlap_tp_comm (Megatron's --tp-comm-overlap, SP only) the all-gather runs beside the
   // GEMM that consumes it and the reduce-scatter beside the GEMM that produces it, chunk by chunk:
@@ -305,7 +304,7 @@ class StageBuilder {
   // state, each normalised, projected from 2 x hidden to hidden (split over TP like a layer's
   // output projection), one more layer (MoE in an MoE model), and the shared LM head with its loss.
   uint32_t mtp_fwd(uint32_t x) {
-    const bool moe = z_.E > 1;
+    const bool moe = z_.mtp_moe();
     x = elem("mtp.norms.fwd", x, 1, 6 * Tsp_ * z_.h * B_);
     x = tp_enter("mtp.ag.fwd", x, 1);
     x = gemm("mtp.proj.fwd", x, 1, T_, z_.h, 2 * z_.h / tp_);
@@ -316,7 +315,7 @@ class StageBuilder {
     return elem("mtp.cross_entropy.fwd", x, 1, 2 * T_ * z_.V / tp_ * 4);
   }
   uint32_t mtp_bwd(uint32_t x) {
-    const bool moe = z_.E > 1;
+    const bool moe = z_.mtp_moe();
     x = elem("mtp.cross_entropy.bwd", x, 1, 2 * T_ * z_.V / tp_ * 4);
     x = gemm("mtp.logits.bwd", x, 1, T_, z_.V / tp_, z_.h, 1, 2);
     x = tp_exit("mtp.head.rs.bwd", x, 1);
@@ -492,7 +491,7 @@ class StageBuilder {
     double tail_expert = 0;
     for (const Chunk& ch : chunks_) {
       if (!ch.head) continue;
-      const bool moe = z_.E > 1;
+      const bool moe = z_.mtp_moe();
       tail += static_cast<double>(z_.mtp) * (dense_params(moe) + static_cast<double>(2 * z_.h * z_.h / tp_));
       tail_expert += static_cast<double>(z_.mtp) * expert_params(moe);
     }
@@ -751,25 +750,13 @@ double megatron_model_flops(const TrainingSpec& t) {
   const ModelShape z = model_shape(t);
   const double tokens = static_cast<double>(t.batch.global) * static_cast<double>(z.s);
   double per_token = 0;
-  for (int64_t l = 0; l < z.L; ++l) {
-    double params = z.attn_params();
-    if (z.moe(l)) {
-      params += static_cast<double>(z.topk + z.shared) * z.expert_params() + static_cast<double>(z.h * z.E);
-    } else {
-      params += z.mlp_params();
-    }
-    per_token += 2 * params + static_cast<double>(z.s) * z.core_flops_per_key();
-  }
-  per_token += 2.0 * static_cast<double>(z.h) * static_cast<double>(z.V);
-  // Multi-token prediction: per module a projection, one more layer of the last kind, the head.
-  if (z.mtp > 0) {
-    double layer = z.attn_params() + static_cast<double>(2 * z.h * z.h);
-    layer += z.E > 1 ? static_cast<double>(z.topk + z.shared) * z.expert_params() + static_cast<double>(z.h * z.E)
-                     : z.mlp_params();
-    per_token += static_cast<double>(z.mtp) *
-                 (2 * layer + static_cast<double>(z.s) * z.core_flops_per_key() +
-                  2.0 * static_cast<double>(z.h) * static_cast<double>(z.V));
-  }
+  const double core = static_cast<double>(z.s) * z.core_flops_per_key();
+  const double head = 2.0 * static_cast<double>(z.h) * static_cast<double>(z.V);
+  for (int64_t l = 0; l < z.L; ++l) per_token += 2 * z.active_layer_params(z.moe(l)) + core;
+  per_token += head;
+  // Multi-token prediction: per module a 2h x h projection, one more layer, the head again.
+  const double mtp_proj = static_cast<double>(2 * z.h * z.h);
+  per_token += static_cast<double>(z.mtp) * (2 * (z.active_layer_params(z.mtp_moe()) + mtp_proj) + core + head);
   return 3 * tokens * per_token;
 }
 

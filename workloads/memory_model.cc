@@ -132,7 +132,7 @@ MemoryEstimate estimate_memory(const TrainingSpec& t, const topology::ClusterSpe
     if (head) dense += vocab_params;
     // Multi-token-prediction modules on the last stage: one more layer of the last kind and the
     // 2 x hidden -> hidden projection each.
-    const bool mtp_moe = z.moe(z.L - 1);
+    const bool mtp_moe = z.mtp_moe();
     if (head && z.mtp > 0) {
       const LayerParams lp = layer_params(z, p, mtp_moe);
       dense += static_cast<double>(z.mtp) * (lp.dense + static_cast<double>(2 * z.h * z.h) / p.tp);

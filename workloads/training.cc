@@ -59,22 +59,25 @@ TrainingResult evaluate_workload(const Workload& w, const topology::ClusterSpec&
 TrainingResult run_training_traced(const TrainingSpec& spec, const topology::ClusterSpec& cluster,
                                    const collectives::CollectiveCostModel& comm, TrainingTrace& trace,
                                    const GeneratorOptions& options) {
-  trace.workload = generate_megatron(spec, cluster, options);
-  const ComputeModel compute(cluster.gpu, spec.attention);
+  // Resolved once: `activation_recompute: auto` prices the memory estimate up to three times.
+  const TrainingSpec t = resolve_training(spec, cluster);
+  trace.workload = generate_megatron(t, cluster, options);
+  const ComputeModel compute(cluster.gpu, t.attention);
   ExecutorOptions eo;
   eo.record_ops = true;
   trace.execution = Executor(compute, comm, eo).run(trace.workload);
-  TrainingResult r = summarise(trace.workload, cluster, trace.execution, spec.precision, compute);
-  r.memory = estimate_memory(resolve_training(spec, cluster), cluster);
+  TrainingResult r = summarise(trace.workload, cluster, trace.execution, t.precision, compute);
+  r.memory = estimate_memory(t, cluster);
   return r;
 }
 
 TrainingResult run_training(const TrainingSpec& spec, const topology::ClusterSpec& cluster,
                             const collectives::CollectiveCostModel& comm, const GeneratorOptions& options) {
-  const Workload w = generate_megatron(spec, cluster, options);
-  const ComputeModel compute(cluster.gpu, spec.attention);
-  TrainingResult r = evaluate_workload(w, cluster, comm, spec.precision, compute);
-  r.memory = estimate_memory(resolve_training(spec, cluster), cluster);
+  const TrainingSpec t = resolve_training(spec, cluster);  // once, as above
+  const Workload w = generate_megatron(t, cluster, options);
+  const ComputeModel compute(cluster.gpu, t.attention);
+  TrainingResult r = evaluate_workload(w, cluster, comm, t.precision, compute);
+  r.memory = estimate_memory(t, cluster);
   return r;
 }
 
