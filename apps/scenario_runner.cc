@@ -235,7 +235,13 @@ workloads::TrainingResult run_training_workload(const config::Scenario& s,
     if (s.workload.trace.format != "chakra") {
       throw InputError(where(s), "workload.format", "expected chakra, got \"" + s.workload.trace.format + "\"");
     }
-    workloads::Workload w = workloads::read_chakra(s.workload.trace.path);
+    workloads::Workload w;
+    try {
+      w = workloads::read_chakra(s.workload.trace.path);
+    } catch (const std::runtime_error& e) {
+      // A missing, truncated or inconsistent trace is the input's fault: one line naming it.
+      throw InputError(where(s), "workload.path", e.what());
+    }
     workloads::ComputeModel compute(s.cluster.gpu, s.workload.training.attention);
     return workloads::evaluate_workload(w, s.cluster, model, s.workload.training.precision, compute);
   }

@@ -132,9 +132,7 @@ void add_training_timeline(const workloads::TrainingTrace& trace, Timeline& time
       if (end <= start) continue;
       const int s = static_cast<int>(op.stream);
       if (track[s] < 0) track[s] = timeline.track(process, std::string(workloads::name(op.stream)));
-      const std::string category = op.kind == workloads::OpKind::compute
-                                       ? std::string("compute")
-                                       : std::string(workloads::name(workloads::category_of(op.stream)));
+      const std::string category(workloads::activity(op));
       timeline.span(static_cast<uint32_t>(track[s]), op.label < g.labels.size() ? g.labels[op.label] : std::string(),
                     start, end, category);
     }

@@ -6,9 +6,15 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <map>
+#include <unordered_map>
 #include <sstream>
 #include <stdexcept>
+
+#include <fmt/format.h>
 
 #include "chakra_et.pb.h"
 
@@ -68,15 +74,52 @@ void meta(pb::GlobalMetadata& m, const std::string& name, double v) {
   a->set_double_val(v);
 }
 
+// A numeric attribute's value; NaN for text that is not a number (real traces carry text
+// attributes such as op_schema beside the numbers).
 double number(const pb::AttributeProto& a) {
   switch (a.value_case()) {
     case pb::AttributeProto::kDoubleVal: return a.double_val();
     case pb::AttributeProto::kInt64Val: return static_cast<double>(a.int64_val());
     case pb::AttributeProto::kUint64Val: return static_cast<double>(a.uint64_val());
+    case pb::AttributeProto::kInt32Val: return a.int32_val();
+    case pb::AttributeProto::kUint32Val: return a.uint32_val();
+    case pb::AttributeProto::kSint32Val: return a.sint32_val();
+    case pb::AttributeProto::kSint64Val: return static_cast<double>(a.sint64_val());
+    case pb::AttributeProto::kFixed32Val: return a.fixed32_val();
+    case pb::AttributeProto::kFixed64Val: return static_cast<double>(a.fixed64_val());
+    case pb::AttributeProto::kSfixed32Val: return a.sfixed32_val();
+    case pb::AttributeProto::kSfixed64Val: return static_cast<double>(a.sfixed64_val());
+    case pb::AttributeProto::kFloatVal: return a.float_val();
     case pb::AttributeProto::kBoolVal: return a.bool_val() ? 1 : 0;
-    case pb::AttributeProto::kStringVal: return std::stod(a.string_val());
-    default: return 0;
+    case pb::AttributeProto::kStringVal: {
+      const std::string& t = a.string_val();
+      double v = 0;
+      const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+      return ec == std::errc() && end == t.data() + t.size() ? v : std::numeric_limits<double>::quiet_NaN();
+    }
+    default: return std::numeric_limits<double>::quiet_NaN();
   }
+}
+
+// An attribute as text: strings as they are, numbers in decimal (pg_name is either).
+std::string text(const pb::AttributeProto& a) {
+  if (a.value_case() == pb::AttributeProto::kStringVal) return a.string_val();
+  const double v = number(a);
+  return std::isnan(v) ? std::string() : fmt::format("{}", v);
+}
+
+const pb::AttributeProto* find_attr(const pb::Node& n, std::string_view key) {
+  for (const auto& a : n.attr()) {
+    if (a.name() == key) return &a;
+  }
+  return nullptr;
+}
+
+double get(const pb::Node& n, std::string_view key, double fallback) {
+  const pb::AttributeProto* a = find_attr(n, key);
+  if (a == nullptr) return fallback;
+  const double v = number(*a);
+  return std::isnan(v) ? fallback : v;
 }
 
 std::string join(const std::vector<int>& v) {
@@ -190,6 +233,107 @@ void write_chakra(const Workload& w, const std::string& prefix) {
   }
 }
 
+namespace {
+
+// One rank's file, read whole: a node may depend on nodes later in the file.
+struct RankFile {
+  std::string path;
+  pb::GlobalMetadata meta;
+  std::vector<pb::Node> nodes;
+};
+
+// Reads PATH; false when it does not exist.
+bool read_rank_file(const std::string& path, RankFile& f) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return false;
+  f.path = path;
+  google::protobuf::io::IstreamInputStream stream(&file);
+  google::protobuf::io::CodedInputStream in(&stream);
+  in.SetTotalBytesLimit(std::numeric_limits<int>::max());
+  if (!read_message(in, f.meta)) throw std::runtime_error(path + ": no GlobalMetadata message");
+  pb::Node n;
+  while (read_message(in, n)) {
+    f.nodes.push_back(std::move(n));
+    n.Clear();
+  }
+  return true;
+}
+
+std::string node_name(const pb::Node& n) {
+  return "node " + std::to_string(n.id()) + (n.name().empty() ? "" : " (" + n.name() + ")");
+}
+
+// The order to run a file's nodes in: file order wherever the dependencies allow, every node
+// after the nodes it depends on. Data dependencies must name nodes of the file; control
+// dependencies on nodes it does not have (parents a converter dropped) are ignored. Fills
+// `deps` with each node's dependencies as indices into the file.
+std::vector<uint32_t> dependency_order(const RankFile& f, std::vector<std::vector<uint32_t>>& deps) {
+  const size_t n = f.nodes.size();
+  std::unordered_map<uint64_t, uint32_t> index;
+  index.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (!index.emplace(f.nodes[i].id(), static_cast<uint32_t>(i)).second) {
+      throw std::runtime_error(f.path + ": node id " + std::to_string(f.nodes[i].id()) + " appears twice");
+    }
+  }
+  deps.assign(n, {});
+  for (size_t i = 0; i < n; ++i) {
+    for (uint64_t d : f.nodes[i].data_deps()) {
+      auto it = index.find(d);
+      if (it == index.end()) {
+        throw std::runtime_error(f.path + ": " + node_name(f.nodes[i]) + " depends on node " + std::to_string(d) +
+                                 ", which the file does not have");
+      }
+      deps[i].push_back(it->second);
+    }
+    for (uint64_t d : f.nodes[i].ctrl_deps()) {
+      auto it = index.find(d);
+      if (it != index.end()) deps[i].push_back(it->second);
+    }
+  }
+  // Depth-first, iteratively: traces hold chains of 100k+ nodes.
+  enum : uint8_t { unseen, open, placed };
+  std::vector<uint8_t> state(n, unseen);
+  std::vector<std::pair<uint32_t, uint32_t>> stack;  // (node, next dependency to visit)
+  std::vector<uint32_t> order;
+  order.reserve(n);
+  for (uint32_t root = 0; root < n; ++root) {
+    if (state[root] != unseen) continue;
+    state[root] = open;
+    stack.emplace_back(root, 0);
+    while (!stack.empty()) {
+      const uint32_t v = stack.back().first;
+      if (stack.back().second < deps[v].size()) {
+        const uint32_t d = deps[v][stack.back().second++];
+        if (state[d] == unseen) {
+          state[d] = open;
+          stack.emplace_back(d, 0);
+        } else if (state[d] == open) {
+          throw std::runtime_error(f.path + ": " + node_name(f.nodes[v]) + " depends on " + node_name(f.nodes[d]) +
+                                   ", which depends back on it (a dependency cycle)");
+        }
+      } else {
+        state[v] = placed;
+        order.push_back(v);
+        stack.pop_back();
+      }
+    }
+  }
+  return order;
+}
+
+// An enumeration stored as a number: the fallback when absent, an error when out of range.
+int enum_attr(const RankFile& f, const pb::Node& n, std::string_view key, int fallback, int count) {
+  const double v = get(n, key, fallback);
+  if (!(v >= 0 && v < count) || v != static_cast<int>(v)) {
+    throw std::runtime_error(f.path + ": " + node_name(n) + " has " + std::string(key) + " " + fmt::format("{}", v) +
+                             ", expected 0 to " + std::to_string(count - 1));
+  }
+  return static_cast<int>(v);
+}
+
+}  // namespace
+
 Workload read_chakra(const std::string& prefix) {
   Workload w;
   w.name = std::filesystem::path(prefix).filename().string();
@@ -202,22 +346,26 @@ Workload read_chakra(const std::string& prefix) {
   };
   std::vector<PendingRecv> recvs;
   std::map<int, int> comm_of_trace;  // a comm id in dtsim attributes -> Workload comm
+  // Collectives named by a process group (PyTorch's pg_name): the group's members are the ranks
+  // whose traces issue collectives on it, resolved once every file is read.
+  struct PendingGroup {
+    int rank;
+    uint32_t op;
+    std::string group;
+  };
+  std::vector<PendingGroup> grouped;
+  std::map<std::string, std::vector<int>> group_members;
 
   for (size_t r = 0;; ++r) {
-    const std::string path = file_of(prefix, r);
-    std::ifstream file(path, std::ios::binary);
-    if (!file) {
-      if (r == 0) throw std::runtime_error("cannot open " + path);
+    RankFile f;
+    if (!read_rank_file(file_of(prefix, r), f)) {
+      if (r == 0) throw std::runtime_error("cannot open " + file_of(prefix, r));
       break;
     }
-    google::protobuf::io::IstreamInputStream stream(&file);
-    google::protobuf::io::CodedInputStream in(&stream);
-    in.SetTotalBytesLimit(std::numeric_limits<int>::max());
+    const std::string& path = f.path;
     RankGraph g;
     g.gpu = static_cast<int>(r);
-    pb::GlobalMetadata m;
-    if (!read_message(in, m)) throw std::runtime_error(path + ": no GlobalMetadata message");
-    for (const auto& a : m.attr()) {
+    for (const auto& a : f.meta.attr()) {
       const std::string& k = a.name();
       if (k == "dtsim.name") w.name = a.string_val();
       else if (k == "dtsim.total_gpus") w.total_gpus = static_cast<int>(number(a));
@@ -232,88 +380,98 @@ Workload read_chakra(const std::string& prefix) {
       }
     }
 
-    // Node ids may be sparse: map them to op indices in file order (dependencies point back).
-    std::map<uint64_t, uint32_t> index_of;
-    pb::Node n;
-    std::vector<std::vector<uint64_t>> deps_by_op;
-    while (true) {
-      n.Clear();
-      if (!read_message(in, n)) break;
+    std::vector<std::vector<uint32_t>> file_deps;
+    const std::vector<uint32_t> order = dependency_order(f, file_deps);
+    std::vector<uint32_t> op_of(f.nodes.size());
+    std::vector<uint32_t> deps;
+    for (uint32_t at : order) {
+      const pb::Node& n = f.nodes[at];
       Op op;
-      std::map<std::string, double> at;
-      for (const auto& a : n.attr()) at[a.name()] = number(a);
-      auto get = [&](const char* key, double fallback) {
-        auto it = at.find(key);
-        return it == at.end() ? fallback : it->second;
-      };
-      op.stream = static_cast<Stream>(static_cast<int>(get("dtsim.stream", 0)));
-      op.repeat = static_cast<int32_t>(get("dtsim.repeat", 1));
-      if (at.count("dtsim.measured_ps")) {
-        op.measured = Time::ps(static_cast<int64_t>(at["dtsim.measured_ps"]));
+      // PyTorch's CPU operators (the converter marks them is_cpu_op) and metadata run on the
+      // host thread, not on a GPU stream.
+      const bool host = get(n, "is_cpu_op", 0) != 0 || n.type() == pb::METADATA_NODE;
+      const int stream = find_attr(n, "dtsim.stream") ? enum_attr(f, n, "dtsim.stream", 0, kStreamCount) : -1;
+      op.repeat = enum_attr(f, n, "dtsim.repeat", 1, std::numeric_limits<int>::max());
+      if (op.repeat < 1) throw std::runtime_error(path + ": " + node_name(n) + " has dtsim.repeat 0, expected at least 1");
+      if (const pb::AttributeProto* ps = find_attr(n, "dtsim.measured_ps")) {
+        op.measured = Time::ps(static_cast<int64_t>(number(*ps)));
       } else if (n.duration_micros() > 0) {
         op.measured = Time::us(static_cast<double>(n.duration_micros()));
       }
       switch (n.type()) {
         case pb::COMP_NODE:
           op.kind = OpKind::compute;
-          op.compute = static_cast<ComputeKind>(static_cast<int>(get("dtsim.compute_kind", static_cast<double>(ComputeKind::gemm))));
-          op.dtype = static_cast<topology::Dtype>(static_cast<int>(get("dtsim.dtype", static_cast<double>(topology::Dtype::bf16))));
-          op.flops = get("dtsim.flops", get("num_ops", 0));
-          op.bytes = Bytes(static_cast<int64_t>(get("tensor_size", 0)));
-          op.m = static_cast<int64_t>(get("dtsim.m", 0));
-          op.n = static_cast<int64_t>(get("dtsim.n", 0));
-          op.k = static_cast<int64_t>(get("dtsim.k", 0));
-          op.batch = static_cast<int64_t>(get("dtsim.batch", 1));
-          op.causal = get("dtsim.causal", 1) != 0;
-          if (!op.has_measured() && op.flops == 0 && op.bytes.count() == 0) op.measured = Time::zero();
+          op.stream = host ? Stream::host : Stream::compute;
+          op.compute = static_cast<ComputeKind>(enum_attr(f, n, "dtsim.compute_kind", static_cast<int>(ComputeKind::gemm),
+                                                          static_cast<int>(ComputeKind::measured) + 1));
+          op.dtype = static_cast<topology::Dtype>(
+              enum_attr(f, n, "dtsim.dtype", static_cast<int>(topology::Dtype::bf16), static_cast<int>(topology::Dtype::fp4) + 1));
+          op.flops = get(n, "dtsim.flops", get(n, "num_ops", 0));
+          op.bytes = Bytes(static_cast<int64_t>(get(n, "tensor_size", 0)));
+          op.m = static_cast<int64_t>(get(n, "dtsim.m", 0));
+          op.n = static_cast<int64_t>(get(n, "dtsim.n", 0));
+          op.k = static_cast<int64_t>(get(n, "dtsim.k", 0));
+          op.batch = static_cast<int64_t>(get(n, "dtsim.batch", 1));
+          op.causal = get(n, "dtsim.causal", 1) != 0;
+          if (host || (!op.has_measured() && op.flops == 0 && op.bytes.count() == 0)) {
+            op.compute = ComputeKind::measured;
+            if (!op.has_measured()) op.measured = Time::zero();
+          }
           break;
         case pb::COMM_COLL_NODE: {
           op.kind = OpKind::collective;
-          if (!at.count("dtsim.stream")) op.stream = Stream::dp;
-          op.collective = from_chakra(static_cast<int64_t>(get("comm_type", 0)));
-          op.bytes = Bytes(static_cast<int64_t>(get("comm_size", 0)));
-          auto c = comm_of_trace.find(static_cast<int>(get("dtsim.comm", -1)));
+          op.stream = Stream::dp;
+          op.collective = from_chakra(static_cast<int64_t>(get(n, "comm_type", 0)));
+          op.bytes = Bytes(static_cast<int64_t>(get(n, "comm_size", 0)));
+          auto c = comm_of_trace.find(static_cast<int>(get(n, "dtsim.comm", -1)));
           op.comm = c == comm_of_trace.end() ? -1 : c->second;
+          if (op.comm < 0) {
+            if (const pb::AttributeProto* pg = find_attr(n, "pg_name")) {
+              const std::string group = text(*pg);
+              grouped.push_back({static_cast<int>(r), static_cast<uint32_t>(g.ops.size()), group});
+              std::vector<int>& m = group_members[group];
+              if (m.empty() || m.back() != g.gpu) m.push_back(g.gpu);
+            }
+          }
           break;
         }
         case pb::COMM_SEND_NODE:
         case pb::COMM_RECV_NODE: {
           const bool send = n.type() == pb::COMM_SEND_NODE;
           op.kind = send ? OpKind::send : OpKind::recv;
-          if (!at.count("dtsim.stream")) op.stream = Stream::pp;
+          op.stream = Stream::pp;
           op.collective = CollectiveKind::send_recv;
-          op.bytes = Bytes(static_cast<int64_t>(get("comm_size", 0)));
-          auto c = comm_of_trace.find(static_cast<int>(get("dtsim.comm", -1)));
+          op.bytes = Bytes(static_cast<int64_t>(get(n, "comm_size", 0)));
+          auto c = comm_of_trace.find(static_cast<int>(get(n, "dtsim.comm", -1)));
           op.comm = c == comm_of_trace.end() ? -1 : c->second;
-          const int src = static_cast<int>(get("comm_src", -1));
-          const int dst = static_cast<int>(get("comm_dst", -1));
-          const auto tag = static_cast<int64_t>(get("comm_tag", static_cast<double>(n.id())));
+          const int self = static_cast<int>(r);
+          const int src = static_cast<int>(get(n, "comm_src", send ? self : -1));
+          const int dst = static_cast<int>(get(n, "comm_dst", send ? -1 : self));
+          if ((send ? dst : src) < 0) {
+            throw std::runtime_error(path + ": " + node_name(n) + " is a " + (send ? "send without comm_dst" : "receive without comm_src") +
+                                     ": its peer rank is needed to match it");
+          }
+          const auto tag = static_cast<int64_t>(get(n, "comm_tag", static_cast<double>(n.id())));
           if (send) {
             op.peer_rank = dst;
-            send_at[{static_cast<int>(r), tag}] = static_cast<uint32_t>(g.ops.size());
+            send_at[{self, tag}] = static_cast<uint32_t>(g.ops.size());
           } else {
-            recvs.push_back({static_cast<int>(r), static_cast<uint32_t>(g.ops.size()), src, tag});
+            recvs.push_back({self, static_cast<uint32_t>(g.ops.size()), src, tag});
           }
-          if (op.comm < 0 && src >= 0 && dst >= 0) op.comm = w.add_comm({{std::min(src, dst), std::max(src, dst)}});
+          if (op.comm < 0) op.comm = w.add_comm({{std::min(src, dst), std::max(src, dst)}});
           break;
         }
         default:
           op.kind = OpKind::compute;
-          op.measured = op.has_measured() ? op.measured : Time::zero();
+          op.stream = host ? Stream::host : Stream::compute;
+          if (!op.has_measured()) op.measured = Time::zero();
           break;
       }
+      if (stream >= 0) op.stream = static_cast<Stream>(stream);
       op.label = g.label(n.name());
-      std::vector<uint32_t> deps;
-      for (uint64_t d : n.data_deps()) {
-        auto it = index_of.find(d);
-        if (it == index_of.end()) throw std::runtime_error(path + ": node " + std::to_string(n.id()) + " depends on a later or unknown node");
-        deps.push_back(it->second);
-      }
-      for (uint64_t d : n.ctrl_deps()) {
-        auto it = index_of.find(d);
-        if (it != index_of.end()) deps.push_back(it->second);
-      }
-      index_of[n.id()] = static_cast<uint32_t>(g.ops.size());
+      deps.clear();
+      for (uint32_t d : file_deps[at]) deps.push_back(op_of[d]);
+      op_of[at] = static_cast<uint32_t>(g.ops.size());
       g.add(op, deps);
     }
     w.ranks.push_back(std::move(g));
@@ -327,6 +485,16 @@ Workload read_chakra(const std::string& prefix) {
     Op& op = w.ranks[p.rank].ops[p.op];
     op.peer_rank = p.src;
     op.peer_op = static_cast<int32_t>(it->second);
+  }
+  for (auto& [group, members] : group_members) {
+    std::sort(members.begin(), members.end());
+    members.erase(std::unique(members.begin(), members.end()), members.end());
+  }
+  std::map<std::string, int> comm_of_group;
+  for (const PendingGroup& p : grouped) {
+    auto [it, fresh] = comm_of_group.emplace(p.group, -1);
+    if (fresh) it->second = w.add_comm({group_members[p.group]});
+    w.ranks[p.rank].ops[p.op].comm = it->second;
   }
   if (w.total_gpus == 0) w.total_gpus = static_cast<int>(w.ranks.size());
   // Collectives of a foreign trace that name no communicator run on every rank of the trace.

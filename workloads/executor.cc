@@ -16,8 +16,11 @@ bool same_shape(const Op& a, const Op& b) {
          a.batch == b.batch && a.flops == b.flops && a.bytes == b.bytes;
 }
 
-// Index of a stream's category in the breakdown sweep: 0 compute, then 1 + CommCategory.
+// Index of a stream's category in the breakdown sweep: 0 compute, then 1 + CommCategory, and
+// last the host, which is never charged (host-only time is GPU idle).
+constexpr int kHostSweep = 6;
 int sweep_index(Stream s) {
+  if (s == Stream::host) return kHostSweep;
   return s == Stream::compute ? 0 : 1 + static_cast<int>(category_of(s));
 }
 
@@ -162,9 +165,10 @@ class Run final : public sim::EventHandler {
     RankState& st = ranks_[r];
     st.start[i] = engine_->now();
     Time d = st.dur[i];
-    if (slowdown_ > 0 && w_.ranks[r].ops[i].kind == OpKind::compute) {
+    if (slowdown_ > 0 && w_.ranks[r].ops[i].kind == OpKind::compute &&
+        w_.ranks[r].ops[i].stream != Stream::host) {
       for (int s = 1; s < kStreamCount; ++s) {
-        if (st.busy[s]) {
+        if (st.busy[s] && s != static_cast<int>(Stream::host)) {
           d = d.scaled(1 + slowdown_);
           break;
         }
@@ -249,7 +253,7 @@ TimeBreakdown split(const RankGraph& g, const RankState& st, Time horizon) {
   TimeBreakdown out;
   std::array<size_t, kStreamCount> pos{};
   std::array<bool, kStreamCount> inside{};
-  std::array<int, 6> active{};
+  std::array<int, kHostSweep + 1> active{};
   // Exposed communication is charged in this order when several overlap: the collectives that
   // block the compute stream in the framework first, gradient traffic last.
   static constexpr std::array<int, 5> kPriority = {1 + static_cast<int>(CommCategory::tp),
@@ -379,7 +383,9 @@ ExecutionResult Executor::run(const Workload& w) const {
       const Op& op = g.ops[i];
       out.critical_path.push_back({r, i, st.start[i], st.end[i]});
       const Time d = st.end[i] - st.start[i];
-      if (op.kind == OpKind::compute) {
+      if (op.stream == Stream::host) {
+        out.critical_split.bubble += d;  // the GPU waits on the host
+      } else if (op.kind == OpKind::compute) {
         out.critical_split.compute += d;
       } else if (op.kind != OpKind::recv) {
         out.critical_split.exposed[static_cast<int>(category_of(op.stream))] += d;

@@ -69,7 +69,8 @@ CommCategory category_of(Stream s) {
     case Stream::pp: return CommCategory::pp;
     case Stream::dp:
     case Stream::dp_gather:
-    case Stream::compute: return CommCategory::dp;
+    case Stream::compute:
+    case Stream::host: return CommCategory::dp;
   }
   return CommCategory::dp;
 }
@@ -83,8 +84,15 @@ std::string_view name(Stream s) {
     case Stream::dp: return "dp";
     case Stream::dp_gather: return "dp_gather";
     case Stream::pp: return "pp";
+    case Stream::host: return "host";
   }
   return "?";
+}
+
+std::string_view activity(const Op& op) {
+  if (op.stream == Stream::host) return "host";
+  if (op.kind == OpKind::compute) return "compute";
+  return name(category_of(op.stream));
 }
 
 std::string_view name(CommCategory c) {

@@ -26,9 +26,11 @@ enum class OpKind : uint8_t { compute, collective, send, recv };
 
 // Streams run their ops in program order, one at a time, as CUDA streams do; ops on different
 // streams overlap. Communication streams are named for the parallelism they serve, which is also
-// how exposed communication is attributed.
-enum class Stream : uint8_t { compute, tp, cp, ep, dp, dp_gather, pp };
-inline constexpr int kStreamCount = 7;
+// how exposed communication is attributed. `host` is the CPU thread of a recorded trace (its
+// operators' own time, launches included): the GPU streams wait on it only through dependencies,
+// and time when nothing but the host is busy counts as GPU idle, not as compute.
+enum class Stream : uint8_t { compute, tp, cp, ep, dp, dp_gather, pp, host };
+inline constexpr int kStreamCount = 8;
 
 // What a compute op is, so the compute model can price it by shape.
 enum class ComputeKind : uint8_t { gemm, attention_fwd, attention_bwd, elementwise, optimizer, measured };
@@ -104,6 +106,9 @@ struct Workload {
 enum class CommCategory : uint8_t { tp, cp, ep, dp, pp };
 CommCategory category_of(Stream s);
 std::string_view name(Stream s);
+// What an op's time is, as the critical path and the timeline name it: "compute", "host", or
+// the parallelism of a communication op.
+std::string_view activity(const Op& op);
 std::string_view name(CommCategory c);
 
 }  // namespace dtsim::workloads

@@ -30,7 +30,7 @@ TrainingResult summarise(const Workload& w, const topology::ClusterSpec& cluster
     const Op& op = g.ops[s.op];
     const std::string& label = g.labels[op.label];
     auto key = std::make_pair(-1, op.label);
-    std::string what = op.kind == OpKind::compute ? "compute" : std::string(name(category_of(op.stream)));
+    std::string what(activity(op));
     if (op.kind == OpKind::recv) continue;
     size_t idx = r.critical_ops.size();
     for (size_t i = 0; i < r.critical_ops.size(); ++i) {

@@ -1,11 +1,14 @@
 #include "workloads/chakra_trace.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
 
+#include "chakra_et.pb.h"
 #include "topology/catalog.h"
 #include "workloads/alpha_beta_model.h"
 #include "workloads/megatron_generator.h"
@@ -78,6 +81,162 @@ TEST(ChakraTrace, TruncatedNodeEndsTheFileWithoutInventingOps) {
   const auto path = prefix + ".0.et";
   std::filesystem::resize_file(path, std::filesystem::file_size(path) - 3);
   EXPECT_EQ(read_chakra(prefix).ranks[0].ops.size(), 1u);
+}
+
+// Traces as other tools write them (MLCommons' PyTorch converter): no dtsim attributes, CPU
+// operators beside GPU kernels, process groups by name, nodes not in dependency order.
+namespace pb = ChakraProtoMsg;
+
+pb::Node node(uint64_t id, pb::NodeType type, uint64_t micros, std::vector<uint64_t> data_deps = {}) {
+  pb::Node n;
+  n.set_id(id);
+  n.set_name("op" + std::to_string(id));
+  n.set_type(type);
+  n.set_duration_micros(micros);
+  for (uint64_t d : data_deps) n.add_data_deps(d);
+  return n;
+}
+
+void set(pb::Node& n, const char* name, bool v) {
+  auto* a = n.add_attr();
+  a->set_name(name);
+  a->set_bool_val(v);
+}
+void set(pb::Node& n, const char* name, int64_t v) {
+  auto* a = n.add_attr();
+  a->set_name(name);
+  a->set_int64_val(v);
+}
+void set(pb::Node& n, const char* name, const std::string& v) {
+  auto* a = n.add_attr();
+  a->set_name(name);
+  a->set_string_val(v);
+}
+
+pb::Node cpu_op(uint64_t id, uint64_t micros, std::vector<uint64_t> deps = {}) {
+  pb::Node n = node(id, pb::COMP_NODE, micros, std::move(deps));
+  set(n, "is_cpu_op", true);
+  set(n, "op_schema", std::string("aten::mm(Tensor self, Tensor mat2) -> Tensor"));
+  return n;
+}
+
+pb::Node kernel(uint64_t id, uint64_t micros, std::vector<uint64_t> deps = {}) {
+  pb::Node n = node(id, pb::COMP_NODE, micros, std::move(deps));
+  set(n, "is_cpu_op", false);
+  set(n, "stream", int64_t{7});
+  return n;
+}
+
+pb::Node all_reduce(uint64_t id, int64_t bytes, const std::string& group, std::vector<uint64_t> deps = {}) {
+  pb::Node n = node(id, pb::COMM_COLL_NODE, 0, std::move(deps));
+  set(n, "comm_type", int64_t{pb::ALL_REDUCE});
+  set(n, "comm_size", bytes);
+  set(n, "pg_name", group);
+  return n;
+}
+
+void write_rank(const std::string& prefix, int rank, const std::vector<pb::Node>& nodes) {
+  std::ofstream file(prefix + "." + std::to_string(rank) + ".et", std::ios::binary | std::ios::trunc);
+  google::protobuf::io::OstreamOutputStream stream(&file);
+  google::protobuf::io::CodedOutputStream out(&stream);
+  auto put = [&](const google::protobuf::Message& m) {
+    out.WriteVarint32(static_cast<uint32_t>(m.ByteSizeLong()));
+    m.SerializeWithCachedSizes(&out);
+  };
+  pb::GlobalMetadata meta;
+  meta.set_version("0.0.4");
+  auto* schema = meta.add_attr();
+  schema->set_name("schema");
+  schema->set_string_val("1.1.1-chakra.0.0.4");
+  put(meta);
+  for (const pb::Node& n : nodes) put(n);
+}
+
+TrainingResult run(const Workload& w) {
+  topology::ClusterSpec c = *topology::find_node_preset("hgx-h100");
+  AlphaBetaCollectiveModel comm(c);
+  return evaluate_workload(w, c, comm, topology::Dtype::bf16, ComputeModel(c.gpu));
+}
+
+TEST(ChakraForeignTrace, CpuOperatorsRunOnTheHostBesideTheGpu) {
+  // Host: A (5 us) then B (5 us). GPU: K1 (20 us) after A, K2 (20 us) after B. The host runs B
+  // while K1 runs, so the iteration is 5 + 20 + 20 us; on one stream it would be 50 us.
+  const std::string prefix = temp_prefix("host");
+  write_rank(prefix, 0, {cpu_op(1, 5), kernel(2, 20, {1}), cpu_op(3, 5, {1}), kernel(4, 20, {3})});
+  const Workload w = read_chakra(prefix);
+  ASSERT_EQ(w.ranks[0].ops.size(), 4u);
+  EXPECT_EQ(w.ranks[0].ops[0].stream, Stream::host);
+  EXPECT_EQ(w.ranks[0].ops[1].stream, Stream::compute);
+  const TrainingResult r = run(w);
+  EXPECT_NEAR(r.iteration_time_s, 45e-6, 1e-12);
+  // Only the first 5 us, when the GPU waits for the host, are not compute.
+  EXPECT_NEAR(r.breakdown.compute.seconds(), 40e-6, 1e-12);
+  EXPECT_NEAR(r.breakdown.bubble.seconds(), 5e-6, 1e-12);
+}
+
+TEST(ChakraForeignTrace, NodesRunAfterTheirDependenciesWhateverTheFileOrder) {
+  // A CPU operator that waits for a kernel (a synchronisation) names a later node.
+  const std::string prefix = temp_prefix("order");
+  write_rank(prefix, 0, {cpu_op(1, 5, {3}), kernel(2, 10), kernel(3, 10, {2})});
+  const Workload w = read_chakra(prefix);
+  const RankGraph& g = w.ranks[0];
+  ASSERT_EQ(g.ops.size(), 3u);
+  EXPECT_EQ(g.labels[g.ops[0].label], "op2");
+  EXPECT_EQ(g.labels[g.ops[2].label], "op1");
+  EXPECT_NEAR(run(w).iteration_time_s, 25e-6, 1e-12);
+}
+
+TEST(ChakraForeignTrace, ProcessGroupsHoldTheRanksThatUseThem) {
+  const std::string prefix = temp_prefix("groups");
+  for (int r = 0; r < 4; ++r) {
+    write_rank(prefix, r, {kernel(1, 10), all_reduce(2, 1 << 20, r < 2 ? "1" : "2", {1}),
+                           all_reduce(3, 1 << 20, "0", {2})});
+  }
+  const Workload w = read_chakra(prefix);
+  ASSERT_EQ(w.ranks.size(), 4u);
+  EXPECT_EQ(w.comms[w.ranks[0].ops[1].comm].ranks, (std::vector<int>{0, 1}));
+  EXPECT_EQ(w.comms[w.ranks[3].ops[1].comm].ranks, (std::vector<int>{2, 3}));
+  EXPECT_EQ(w.comms[w.ranks[2].ops[2].comm].ranks, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(w.ranks[0].ops[2].comm, w.ranks[3].ops[2].comm);
+  EXPECT_GT(run(w).iteration_time_s, 10e-6);
+}
+
+TEST(ChakraForeignTrace, BrokenDependenciesAreErrorsNamingTheNode) {
+  const std::string prefix = temp_prefix("broken");
+  write_rank(prefix, 0, {kernel(1, 10, {2}), kernel(2, 10, {1})});
+  try {
+    read_chakra(prefix);
+    FAIL() << "a dependency cycle was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("dependency cycle"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("node 1 (op1)"), std::string::npos) << e.what();
+  }
+  write_rank(prefix, 0, {kernel(1, 10, {9})});
+  EXPECT_THROW(
+      {
+        try {
+          read_chakra(prefix);
+        } catch (const std::runtime_error& e) {
+          EXPECT_NE(std::string(e.what()).find("depends on node 9, which the file does not have"), std::string::npos)
+              << e.what();
+          throw;
+        }
+      },
+      std::runtime_error);
+}
+
+TEST(ChakraForeignTrace, SendWithoutItsPeerIsAnError) {
+  const std::string prefix = temp_prefix("send");
+  write_rank(prefix, 0, {node(1, pb::COMM_SEND_NODE, 0)});
+  EXPECT_THROW(read_chakra(prefix), std::runtime_error);
+}
+
+TEST(ChakraForeignTrace, OutOfRangeDtsimAttributesAreErrors) {
+  const std::string prefix = temp_prefix("range");
+  pb::Node n = kernel(1, 10);
+  set(n, "dtsim.stream", int64_t{99});
+  write_rank(prefix, 0, {n});
+  EXPECT_THROW(read_chakra(prefix), std::runtime_error);
 }
 
 }  // namespace
