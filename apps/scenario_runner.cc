@@ -242,6 +242,9 @@ workloads::TrainingResult run_training_workload(const config::Scenario& s,
       // A missing, truncated or inconsistent trace is the input's fault: one line naming it.
       throw InputError(where(s), "workload.path", e.what());
     }
+    if (const std::string why = w.misfit(s.cluster.total_gpus()); !why.empty()) {
+      throw InputError(where(s), "workload.path", s.workload.trace.path + ": " + why);
+    }
     workloads::ComputeModel compute(s.cluster.gpu, s.workload.training.attention);
     return workloads::evaluate_workload(w, s.cluster, model, s.workload.training.precision, compute);
   }

@@ -2,6 +2,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/stubs/logging.h>
 
 #include <filesystem>
 #include <fstream>
@@ -131,12 +132,17 @@ std::string join(const std::vector<int>& v) {
   return s.str();
 }
 
+// "0,1,2" -> {0, 1, 2}; empty when an item is not a non-negative number.
 std::vector<int> split_ints(const std::string& s) {
   std::vector<int> out;
   std::stringstream in(s);
   std::string item;
   while (std::getline(in, item, ',')) {
-    if (!item.empty()) out.push_back(std::stoi(item));
+    if (item.empty()) continue;
+    int v = -1;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (ec != std::errc() || end != item.data() + item.size() || v < 0) return {};
+    out.push_back(v);
   }
   return out;
 }
@@ -146,13 +152,21 @@ void write_message(google::protobuf::io::CodedOutputStream& out, const google::p
   m.SerializeWithCachedSizes(&out);
 }
 
-bool read_message(google::protobuf::io::CodedInputStream& in, google::protobuf::Message& m) {
+// How reading one length-delimited message went: `truncated` is a message cut off by the end of
+// the file (a trace whose writer was stopped), `corrupt` one whose bytes are all there but do not
+// parse.
+enum class ReadResult { ok, end, truncated, corrupt };
+
+ReadResult read_message(google::protobuf::io::CodedInputStream& in, int64_t file_size, google::protobuf::Message& m) {
+  const int64_t at = in.CurrentPosition();
+  if (at >= file_size) return ReadResult::end;
   uint32_t size = 0;
-  if (!in.ReadVarint32(&size)) return false;
+  if (!in.ReadVarint32(&size)) return file_size - at < 5 ? ReadResult::truncated : ReadResult::corrupt;
+  if (in.CurrentPosition() + static_cast<int64_t>(size) > file_size) return ReadResult::truncated;
   const auto limit = in.PushLimit(static_cast<int>(size));
   const bool ok = m.ParseFromCodedStream(&in) && in.ConsumedEntireMessage();
   in.PopLimit(limit);
-  return ok;
+  return ok ? ReadResult::ok : ReadResult::corrupt;
 }
 
 }  // namespace
@@ -247,12 +261,26 @@ bool read_rank_file(const std::string& path, RankFile& f) {
   std::ifstream file(path, std::ios::binary);
   if (!file) return false;
   f.path = path;
+  std::error_code size_error;
+  const auto size = std::filesystem::file_size(path, size_error);
+  if (size_error || size > static_cast<uintmax_t>(std::numeric_limits<int>::max())) {
+    throw std::runtime_error(path + ": not a regular file of under 2 GiB");
+  }
+  const auto file_size = static_cast<int64_t>(size);
   google::protobuf::io::IstreamInputStream stream(&file);
   google::protobuf::io::CodedInputStream in(&stream);
   in.SetTotalBytesLimit(std::numeric_limits<int>::max());
-  if (!read_message(in, f.meta)) throw std::runtime_error(path + ": no GlobalMetadata message");
+  const google::protobuf::LogSilencer quiet;  // a bad string would be logged to stderr besides
+  if (read_message(in, file_size, f.meta) != ReadResult::ok) throw std::runtime_error(path + ": no GlobalMetadata message");
   pb::Node n;
-  while (read_message(in, n)) {
+  for (;;) {
+    const int64_t at = in.CurrentPosition();
+    const ReadResult r = read_message(in, file_size, n);
+    if (r == ReadResult::end || r == ReadResult::truncated) break;  // a cut-off last node is dropped
+    if (r == ReadResult::corrupt) {
+      throw std::runtime_error(path + ": message " + std::to_string(f.nodes.size() + 2) + " (at byte " + std::to_string(at) +
+                               ") is not a Chakra node");
+    }
     f.nodes.push_back(std::move(n));
     n.Clear();
   }
@@ -322,15 +350,40 @@ std::vector<uint32_t> dependency_order(const RankFile& f, std::vector<std::vecto
   return order;
 }
 
-// An enumeration stored as a number: the fallback when absent, an error when out of range.
-int enum_attr(const RankFile& f, const pb::Node& n, std::string_view key, int fallback, int count) {
-  const double v = get(n, key, fallback);
-  if (!(v >= 0 && v < count) || v != static_cast<int>(v)) {
-    throw std::runtime_error(f.path + ": " + node_name(n) + " has " + std::string(key) + " " + fmt::format("{}", v) +
-                             ", expected 0 to " + std::to_string(count - 1));
+// A whole number in [lo, hi], as a trace must hold it; throws naming the place otherwise.
+int64_t checked_whole(const std::string& where, std::string_view key, double v, int64_t lo, int64_t hi) {
+  if (!(v >= static_cast<double>(lo) && v <= static_cast<double>(hi)) || v != std::floor(v)) {
+    throw std::runtime_error(where + " has " + std::string(key) + " " + fmt::format("{}", v) + ", expected a whole number from " +
+                             std::to_string(lo) + " to " + std::to_string(hi));
   }
-  return static_cast<int>(v);
+  return static_cast<int64_t>(v);
 }
+
+// A node's whole-number attribute: `fallback` when absent.
+int64_t whole(const RankFile& f, const pb::Node& n, std::string_view key, int64_t fallback, int64_t lo, int64_t hi) {
+  const pb::AttributeProto* a = find_attr(n, key);
+  if (a == nullptr) return fallback;
+  return checked_whole(f.path + ": " + node_name(n), key, number(*a), lo, hi);
+}
+
+// A non-negative amount (FLOPs) up to 1e30; throws naming the place otherwise.
+double checked_amount(const std::string& where, std::string_view key, double v) {
+  if (!(v >= 0 && v <= 1e30)) {
+    throw std::runtime_error(where + " has " + std::string(key) + " " + fmt::format("{}", v) +
+                             ", expected a number from 0 to 1e30");
+  }
+  return v;
+}
+
+// A node's amount: `fallback` when absent.
+double amount(const RankFile& f, const pb::Node& n, std::string_view key, double fallback) {
+  const pb::AttributeProto* a = find_attr(n, key);
+  return a == nullptr ? fallback : checked_amount(f.path + ": " + node_name(n), key, number(*a));
+}
+
+constexpr int64_t kMaxBytes = int64_t{1} << 50;  // a petabyte: more in one op is a broken trace
+constexpr int64_t kMaxDim = int64_t{1} << 40;
+constexpr int64_t kMaxRank = 1 << 24;
 
 }  // namespace
 
@@ -367,16 +420,25 @@ Workload read_chakra(const std::string& prefix) {
     g.gpu = static_cast<int>(r);
     for (const auto& a : f.meta.attr()) {
       const std::string& k = a.name();
+      const std::string where = path + ": GlobalMetadata";
+      auto int_of = [&](int64_t lo) { return static_cast<int>(checked_whole(where, k, number(a), lo, kMaxRank)); };
       if (k == "dtsim.name") w.name = a.string_val();
-      else if (k == "dtsim.total_gpus") w.total_gpus = static_cast<int>(number(a));
-      else if (k == "dtsim.model_flops") w.model_flops = number(a);
-      else if (k == "dtsim.tokens") w.tokens = number(a);
-      else if (k == "dtsim.gpu") g.gpu = static_cast<int>(number(a));
-      else if (k == "dtsim.represents") g.represents = static_cast<int>(number(a));
-      else if (k == "dtsim.stage") g.stage = static_cast<int>(number(a));
+      else if (k == "dtsim.total_gpus") w.total_gpus = int_of(0);
+      else if (k == "dtsim.model_flops") w.model_flops = checked_amount(where, k, number(a));
+      else if (k == "dtsim.tokens") w.tokens = static_cast<double>(checked_whole(where, k, number(a), 0, int64_t{1} << 62));
+      else if (k == "dtsim.gpu") g.gpu = int_of(0);
+      else if (k == "dtsim.represents") g.represents = int_of(1);
+      else if (k == "dtsim.stage") g.stage = int_of(0);
       else if (r == 0 && k.rfind("dtsim.comm.", 0) == 0) {
-        const int id = std::stoi(k.substr(11));
-        comm_of_trace[id] = w.add_comm({split_ints(a.string_val())});
+        const std::string id = k.substr(11);
+        int c = -1;
+        const auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), c);
+        const std::vector<int> ranks = split_ints(a.string_val());
+        if (ec != std::errc() || end != id.data() + id.size() || c < 0 || ranks.empty()) {
+          throw std::runtime_error(where + " has " + k + " \"" + a.string_val() +
+                                   "\", expected dtsim.comm.ID with ID a number and the value a list of GPU numbers");
+        }
+        comm_of_trace[c] = w.add_comm({ranks});
       }
     }
 
@@ -390,11 +452,10 @@ Workload read_chakra(const std::string& prefix) {
       // PyTorch's CPU operators (the converter marks them is_cpu_op) and metadata run on the
       // host thread, not on a GPU stream.
       const bool host = get(n, "is_cpu_op", 0) != 0 || n.type() == pb::METADATA_NODE;
-      const int stream = find_attr(n, "dtsim.stream") ? enum_attr(f, n, "dtsim.stream", 0, kStreamCount) : -1;
-      op.repeat = enum_attr(f, n, "dtsim.repeat", 1, std::numeric_limits<int>::max());
-      if (op.repeat < 1) throw std::runtime_error(path + ": " + node_name(n) + " has dtsim.repeat 0, expected at least 1");
-      if (const pb::AttributeProto* ps = find_attr(n, "dtsim.measured_ps")) {
-        op.measured = Time::ps(static_cast<int64_t>(number(*ps)));
+      const int stream = static_cast<int>(whole(f, n, "dtsim.stream", -1, 0, kStreamCount - 1));
+      op.repeat = static_cast<int32_t>(whole(f, n, "dtsim.repeat", 1, 1, 1 << 20));
+      if (find_attr(n, "dtsim.measured_ps")) {
+        op.measured = Time::ps(whole(f, n, "dtsim.measured_ps", 0, -1, int64_t{1} << 62));
       } else if (n.duration_micros() > 0) {
         op.measured = Time::us(static_cast<double>(n.duration_micros()));
       }
@@ -402,16 +463,16 @@ Workload read_chakra(const std::string& prefix) {
         case pb::COMP_NODE:
           op.kind = OpKind::compute;
           op.stream = host ? Stream::host : Stream::compute;
-          op.compute = static_cast<ComputeKind>(enum_attr(f, n, "dtsim.compute_kind", static_cast<int>(ComputeKind::gemm),
-                                                          static_cast<int>(ComputeKind::measured) + 1));
+          op.compute = static_cast<ComputeKind>(whole(f, n, "dtsim.compute_kind", static_cast<int>(ComputeKind::gemm), 0,
+                                                      static_cast<int>(ComputeKind::measured)));
           op.dtype = static_cast<topology::Dtype>(
-              enum_attr(f, n, "dtsim.dtype", static_cast<int>(topology::Dtype::bf16), static_cast<int>(topology::Dtype::fp4) + 1));
-          op.flops = get(n, "dtsim.flops", get(n, "num_ops", 0));
-          op.bytes = Bytes(static_cast<int64_t>(get(n, "tensor_size", 0)));
-          op.m = static_cast<int64_t>(get(n, "dtsim.m", 0));
-          op.n = static_cast<int64_t>(get(n, "dtsim.n", 0));
-          op.k = static_cast<int64_t>(get(n, "dtsim.k", 0));
-          op.batch = static_cast<int64_t>(get(n, "dtsim.batch", 1));
+              whole(f, n, "dtsim.dtype", static_cast<int>(topology::Dtype::bf16), 0, static_cast<int>(topology::Dtype::fp4)));
+          op.flops = amount(f, n, "dtsim.flops", amount(f, n, "num_ops", 0));
+          op.bytes = Bytes(whole(f, n, "tensor_size", 0, 0, kMaxBytes));
+          op.m = whole(f, n, "dtsim.m", 0, 0, kMaxDim);
+          op.n = whole(f, n, "dtsim.n", 0, 0, kMaxDim);
+          op.k = whole(f, n, "dtsim.k", 0, 0, kMaxDim);
+          op.batch = whole(f, n, "dtsim.batch", 1, 1, kMaxDim);
           op.causal = get(n, "dtsim.causal", 1) != 0;
           if (host || (!op.has_measured() && op.flops == 0 && op.bytes.count() == 0)) {
             op.compute = ComputeKind::measured;
@@ -421,9 +482,9 @@ Workload read_chakra(const std::string& prefix) {
         case pb::COMM_COLL_NODE: {
           op.kind = OpKind::collective;
           op.stream = Stream::dp;
-          op.collective = from_chakra(static_cast<int64_t>(get(n, "comm_type", 0)));
-          op.bytes = Bytes(static_cast<int64_t>(get(n, "comm_size", 0)));
-          auto c = comm_of_trace.find(static_cast<int>(get(n, "dtsim.comm", -1)));
+          op.collective = from_chakra(whole(f, n, "comm_type", pb::ALL_REDUCE, 0, pb::BARRIER));
+          op.bytes = Bytes(whole(f, n, "comm_size", 0, 0, kMaxBytes));
+          auto c = comm_of_trace.find(static_cast<int>(whole(f, n, "dtsim.comm", -1, -1, kMaxRank)));
           op.comm = c == comm_of_trace.end() ? -1 : c->second;
           if (op.comm < 0) {
             if (const pb::AttributeProto* pg = find_attr(n, "pg_name")) {
@@ -441,17 +502,18 @@ Workload read_chakra(const std::string& prefix) {
           op.kind = send ? OpKind::send : OpKind::recv;
           op.stream = Stream::pp;
           op.collective = CollectiveKind::send_recv;
-          op.bytes = Bytes(static_cast<int64_t>(get(n, "comm_size", 0)));
-          auto c = comm_of_trace.find(static_cast<int>(get(n, "dtsim.comm", -1)));
+          op.bytes = Bytes(whole(f, n, "comm_size", 0, 0, kMaxBytes));
+          auto c = comm_of_trace.find(static_cast<int>(whole(f, n, "dtsim.comm", -1, -1, kMaxRank)));
           op.comm = c == comm_of_trace.end() ? -1 : c->second;
           const int self = static_cast<int>(r);
-          const int src = static_cast<int>(get(n, "comm_src", send ? self : -1));
-          const int dst = static_cast<int>(get(n, "comm_dst", send ? -1 : self));
+          const int src = static_cast<int>(whole(f, n, "comm_src", send ? self : -1, 0, kMaxRank));
+          const int dst = static_cast<int>(whole(f, n, "comm_dst", send ? -1 : self, 0, kMaxRank));
           if ((send ? dst : src) < 0) {
             throw std::runtime_error(path + ": " + node_name(n) + " is a " + (send ? "send without comm_dst" : "receive without comm_src") +
                                      ": its peer rank is needed to match it");
           }
-          const auto tag = static_cast<int64_t>(get(n, "comm_tag", static_cast<double>(n.id())));
+          const int64_t tag = find_attr(n, "comm_tag") ? whole(f, n, "comm_tag", 0, 0, int64_t{1} << 62)
+                                                        : static_cast<int64_t>(n.id());
           if (send) {
             op.peer_rank = dst;
             send_at[{self, tag}] = static_cast<uint32_t>(g.ops.size());
@@ -475,6 +537,13 @@ Workload read_chakra(const std::string& prefix) {
       g.add(op, deps);
     }
     w.ranks.push_back(std::move(g));
+  }
+  for (const auto& [from, op] : send_at) {
+    const int to = w.ranks[from.first].ops[op].peer_rank;
+    if (to >= static_cast<int>(w.ranks.size())) {
+      throw std::runtime_error(file_of(prefix, from.first) + ": a send (tag " + std::to_string(from.second) + ") to rank " +
+                               std::to_string(to) + ", which has no trace file");
+    }
   }
   for (const PendingRecv& p : recvs) {
     auto it = send_at.find({p.src, p.tag});

@@ -61,6 +61,28 @@ size_t Workload::op_count() const {
   return n;
 }
 
+std::string Workload::misfit(int gpus) const {
+  const int needed = std::max(total_gpus, static_cast<int>(ranks.size()));
+  if (needed > gpus) {
+    return "the workload runs on " + std::to_string(needed) + " GPUs but the cluster has " + std::to_string(gpus);
+  }
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    if (ranks[r].gpu < 0 || ranks[r].gpu >= gpus) {
+      return "rank " + std::to_string(r) + " is on GPU " + std::to_string(ranks[r].gpu) + " but the cluster has " +
+             std::to_string(gpus) + " GPUs";
+    }
+  }
+  for (size_t c = 0; c < comms.size(); ++c) {
+    for (int g : comms[c].ranks) {
+      if (g < 0 || g >= gpus) {
+        return "communicator " + std::to_string(c) + " names GPU " + std::to_string(g) + " but the cluster has " +
+               std::to_string(gpus) + " GPUs";
+      }
+    }
+  }
+  return {};
+}
+
 CommCategory category_of(Stream s) {
   switch (s) {
     case Stream::tp: return CommCategory::tp;

@@ -100,6 +100,9 @@ struct Workload {
 
   int add_comm(collectives::Communicator c);
   size_t op_count() const;
+  // Why the workload cannot run on a cluster of `gpus` GPUs (a rank or communicator member names
+  // a GPU it does not have, or more ranks than GPUs); empty when it can.
+  std::string misfit(int gpus) const;
 };
 
 // Which parallelism a communication stream's time is charged to in the breakdown.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <stdexcept>
 
 namespace dtsim::workloads {
 
@@ -52,6 +53,7 @@ TrainingResult summarise(const Workload& w, const topology::ClusterSpec& cluster
 TrainingResult evaluate_workload(const Workload& w, const topology::ClusterSpec& cluster,
                                  const collectives::CollectiveCostModel& comm,
                                  topology::Dtype precision, const ComputeModel& compute) {
+  if (const std::string why = w.misfit(cluster.total_gpus()); !why.empty()) throw std::invalid_argument(why);
   Executor ex(compute, comm);
   return summarise(w, cluster, ex.run(w), precision, compute);
 }

@@ -239,5 +239,42 @@ TEST(ChakraForeignTrace, OutOfRangeDtsimAttributesAreErrors) {
   EXPECT_THROW(read_chakra(prefix), std::runtime_error);
 }
 
+TEST(ChakraForeignTrace, MoreRanksThanTheClusterHasGpusIsRefused) {
+  const std::string prefix = temp_prefix("misfit");
+  for (int r = 0; r < 4; ++r) write_rank(prefix, r, {all_reduce(1, 1 << 20, "0")});
+  const Workload w = read_chakra(prefix);
+  topology::ClusterSpec two = *topology::find_node_preset("hgx-h100");
+  two.nodes = 1;
+  two.gpus_per_node = 2;
+  ASSERT_EQ(w.ranks.size(), 4u);
+  ASSERT_EQ(two.total_gpus(), 2);
+  EXPECT_EQ(w.misfit(two.total_gpus()), "the workload runs on 4 GPUs but the cluster has 2");
+  EXPECT_EQ(w.misfit(8), "");
+  AlphaBetaCollectiveModel comm(two);
+  EXPECT_THROW(evaluate_workload(w, two, comm, topology::Dtype::bf16, ComputeModel(two.gpu)), std::invalid_argument);
+}
+
+TEST(ChakraForeignTrace, ACorruptNodeBeforeTheEndIsAnErrorNotTheEndOfTheFile) {
+  const std::string prefix = temp_prefix("corrupt");
+  write_rank(prefix, 0, {kernel(1, 10), kernel(2, 10, {1})});
+  const auto path = prefix + ".0.et";
+  // Overwrite the first node's bytes after its length with a field of wire type 7 (invalid).
+  std::fstream f(path, std::ios::binary | std::ios::in | std::ios::out);
+  pb::GlobalMetadata meta;
+  meta.set_version("0.0.4");
+  auto* schema = meta.add_attr();
+  schema->set_name("schema");
+  schema->set_string_val("1.1.1-chakra.0.0.4");
+  f.seekp(static_cast<std::streamoff>(1 + meta.ByteSizeLong() + 1));
+  f.put(static_cast<char>(0x0f));
+  f.close();
+  try {
+    read_chakra(prefix);
+    FAIL() << "a corrupt node was read";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("message 2 (at byte"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace dtsim::workloads
