@@ -16,18 +16,12 @@
 #include <string>
 
 #include "collectives/analytical_model.h"
+#include "fuzz/finding.h"
 #include "topology/catalog.h"
 #include "workloads/chakra_trace.h"
 #include "workloads/training.h"
 
-namespace {
-
-[[noreturn]] void finding(const char* what, const std::string& detail) {
-  std::fprintf(stderr, "finding: %s: %s\n", what, detail.c_str());
-  std::abort();
-}
-
-}  // namespace
+using dtsim::fuzz::finding;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string prefix = "/tmp/dtsim_chakra_fuzz_" + std::to_string(::getpid());

@@ -10,16 +10,10 @@
 #include <string_view>
 
 #include "config/loader.h"
+#include "fuzz/finding.h"
 #include "sim/error.h"
 
-namespace {
-
-[[noreturn]] void finding(const char* what, const std::string& detail) {
-  std::fprintf(stderr, "finding: %s: %s\n", what, detail.c_str());
-  std::abort();
-}
-
-}  // namespace
+using dtsim::fuzz::finding;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
