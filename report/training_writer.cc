@@ -56,26 +56,43 @@ void write_memory_table(const workloads::MemoryEstimate& m, std::ostream& out) {
                      m.fits() ? "" : ": DOES NOT FIT");
 }
 
+// The unit the table's times are printed in: seconds, or ms / us for short iterations (a small
+// trace), so that four decimals keep three significant digits.
+struct TimeUnit {
+  const char* name;
+  double per_second;
+};
+TimeUnit table_unit(double iteration_s) {
+  if (iteration_s >= 0.1 || iteration_s <= 0) return {"s", 1};
+  if (iteration_s >= 1e-4) return {"ms", 1e3};
+  return {"us", 1e6};
+}
+
 void write_table(const workloads::TrainingResult& r, std::ostream& out) {
   const double it = r.iteration_time_s > 0 ? r.iteration_time_s : 1;
   auto pct = [&](Time t) { return 100 * t.seconds() / it; };
+  const TimeUnit u = table_unit(r.iteration_time_s);
+  auto in_unit = [&](double seconds) { return seconds * u.per_second; };
   out << fmt::format("workload            {}\n", r.workload);
   out << fmt::format("GPUs                {} ({} simulated ranks, {} ops)\n", r.gpus, r.simulated_ranks, r.ops);
-  out << fmt::format("iteration time      {:.4f} s\n", r.iteration_time_s);
+  out << fmt::format("iteration time      {:.4f} {}\n", in_unit(r.iteration_time_s), u.name);
   out << fmt::format("TFLOP/s per GPU     {:.1f}\n", r.tflops_per_gpu);
   out << fmt::format("MFU                 {:.1f}%\n", 100 * r.mfu);
   out << fmt::format("tokens/s per GPU    {:.0f}\n", r.tokens_per_s_per_gpu);
   out << "where the time goes (per GPU)\n";
-  out << fmt::format("  compute           {:8.4f} s  {:5.1f}%\n", r.breakdown.compute.seconds(), pct(r.breakdown.compute));
+  out << fmt::format("  compute           {:8.4f} {:<2} {:5.1f}%\n", in_unit(r.breakdown.compute.seconds()), u.name,
+                     pct(r.breakdown.compute));
   for (CommCategory c : kCategories) {
     const Time t = r.breakdown.exposed[static_cast<int>(c)];
-    out << fmt::format("  exposed {:<9} {:8.4f} s  {:5.1f}%\n", workloads::name(c), t.seconds(), pct(t));
+    out << fmt::format("  exposed {:<9} {:8.4f} {:<2} {:5.1f}%\n", workloads::name(c), in_unit(t.seconds()), u.name,
+                       pct(t));
   }
-  out << fmt::format("  pipeline bubble   {:8.4f} s  {:5.1f}%\n", r.breakdown.bubble.seconds(), pct(r.breakdown.bubble));
+  out << fmt::format("  pipeline bubble   {:8.4f} {:<2} {:5.1f}%\n", in_unit(r.breakdown.bubble.seconds()), u.name,
+                     pct(r.breakdown.bubble));
   if (!r.critical_ops.empty()) {
     out << "critical path, largest contributors\n";
     for (const auto& c : r.critical_ops) {
-      out << fmt::format("  {:<28} {:<8} {:8.4f} s  x{}\n", c.label, c.what, c.time_s, c.count);
+      out << fmt::format("  {:<28} {:<8} {:8.4f} {:<2} x{}\n", c.label, c.what, in_unit(c.time_s), u.name, c.count);
     }
   }
   if (r.memory) write_memory_table(*r.memory, out);

@@ -116,6 +116,26 @@ TEST(TrainingWriter, TimelineHasASpanPerTimedOp) {
   EXPECT_NEAR(last.seconds(), r.iteration_time_s, 1e-12);
 }
 
+TEST(TrainingWriter, TableShowsShortIterationsInMillisecondsOrMicroseconds) {
+  TrainingResult r;
+  r.iteration_time_s = 45e-6;
+  r.breakdown.compute = Time::us(40);
+  r.breakdown.bubble = Time::us(5);
+  std::ostringstream small;
+  report::write_training(r, "table", small);
+  EXPECT_NE(small.str().find("iteration time      45.0000 us"), std::string::npos) << small.str();
+  EXPECT_NE(small.str().find("  compute            40.0000 us  88.9%"), std::string::npos) << small.str();
+  r.iteration_time_s = 0.0125;
+  std::ostringstream mid;
+  report::write_training(r, "table", mid);
+  EXPECT_NE(mid.str().find("iteration time      12.5000 ms"), std::string::npos) << mid.str();
+  r.iteration_time_s = 1.5;
+  std::ostringstream large;
+  report::write_training(r, "table", large);
+  EXPECT_NE(large.str().find("iteration time      1.5000 s\n"), std::string::npos) << large.str();
+  EXPECT_NE(large.str().find("  compute             0.0000 s    0.0%"), std::string::npos) << large.str();
+}
+
 TEST(TrainingWriter, RejectsAnUnknownFormat) {
   std::ostringstream out;
   EXPECT_THROW(report::write_training(TrainingResult{}, "xml", out), std::invalid_argument);
