@@ -46,15 +46,19 @@ SourceLocation where(const config::Scenario& s) { return SourceLocation{s.source
 // minute on one core at the speed measured in bench/network.md.
 constexpr uint64_t kMaxPacketHops = 300'000'000;
 
-collectives::ModelParameters model_parameters(const config::Scenario& s) {
-  if (!s.calibration) return collectives::ModelParameters{};
-  // A relative path is relative to the scenario file, so a scenario and its calibration move
-  // together.
-  std::filesystem::path path = *s.calibration;
+// A file a scenario names (its calibration, its traces): a relative path is relative to the
+// scenario file, so a scenario and the files it names move together.
+std::string beside_scenario(const config::Scenario& s, const std::string& name) {
+  std::filesystem::path path = name;
   if (path.is_relative() && !s.source_file.empty()) {
     path = std::filesystem::path(s.source_file).parent_path() / path;
   }
-  return collectives::load_calibration(path.string());
+  return path.lexically_normal().string();
+}
+
+collectives::ModelParameters model_parameters(const config::Scenario& s) {
+  if (!s.calibration) return collectives::ModelParameters{};
+  return collectives::load_calibration(beside_scenario(s, *s.calibration));
 }
 
 // The packet model runs collective sweeps only, with the options it models (docs/packet-model.md).
@@ -236,14 +240,17 @@ workloads::TrainingResult run_training_workload(const config::Scenario& s,
       throw InputError(where(s), "workload.format", "expected chakra, got \"" + s.workload.trace.format + "\"");
     }
     workloads::Workload w;
+    const std::string prefix = beside_scenario(s, s.workload.trace.path);
     try {
-      w = workloads::read_chakra(s.workload.trace.path);
+      w = workloads::read_chakra(prefix);
     } catch (const std::runtime_error& e) {
       // A missing, truncated or inconsistent trace is the input's fault: one line naming it.
       throw InputError(where(s), "workload.path", e.what());
     }
+    // A trace that does not name itself (dtsim's own traces do) takes the scenario's name.
+    if (w.name == std::filesystem::path(prefix).filename().string()) w.name = s.name;
     if (const std::string why = w.misfit(s.cluster.total_gpus()); !why.empty()) {
-      throw InputError(where(s), "workload.path", s.workload.trace.path + ": " + why);
+      throw InputError(where(s), "workload.path", prefix + ": " + why);
     }
     workloads::ComputeModel compute(s.cluster.gpu, s.workload.training.attention);
     return workloads::evaluate_workload(w, s.cluster, model, s.workload.training.precision, compute);

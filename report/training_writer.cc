@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <array>
 #include <stdexcept>
 
@@ -76,9 +77,13 @@ void write_table(const workloads::TrainingResult& r, std::ostream& out) {
   out << fmt::format("workload            {}\n", r.workload);
   out << fmt::format("GPUs                {} ({} simulated ranks, {} ops)\n", r.gpus, r.simulated_ranks, r.ops);
   out << fmt::format("iteration time      {:.4f} {}\n", in_unit(r.iteration_time_s), u.name);
-  out << fmt::format("TFLOP/s per GPU     {:.1f}\n", r.tflops_per_gpu);
-  out << fmt::format("MFU                 {:.1f}%\n", 100 * r.mfu);
-  out << fmt::format("tokens/s per GPU    {:.0f}\n", r.tokens_per_s_per_gpu);
+  if (r.tflops_per_gpu > 0 || r.tokens_per_s_per_gpu > 0) {
+    out << fmt::format("TFLOP/s per GPU     {:.1f}\n", r.tflops_per_gpu);
+    out << fmt::format("MFU                 {:.1f}%\n", 100 * r.mfu);
+    out << fmt::format("tokens/s per GPU    {:.0f}\n", r.tokens_per_s_per_gpu);
+  } else {
+    out << "TFLOP/s, MFU        n/a: the workload carries no model FLOPs or tokens (a foreign trace)\n";
+  }
   out << "where the time goes (per GPU)\n";
   out << fmt::format("  compute           {:8.4f} {:<2} {:5.1f}%\n", in_unit(r.breakdown.compute.seconds()), u.name,
                      pct(r.breakdown.compute));
@@ -91,8 +96,12 @@ void write_table(const workloads::TrainingResult& r, std::ostream& out) {
                      pct(r.breakdown.bubble));
   if (!r.critical_ops.empty()) {
     out << "critical path, largest contributors\n";
+    // Kernel names from traces run long: the column widens to the longest (up to 80).
+    size_t width = 28;
+    for (const auto& c : r.critical_ops) width = std::max(width, std::min<size_t>(c.label.size(), 80));
     for (const auto& c : r.critical_ops) {
-      out << fmt::format("  {:<28} {:<8} {:8.4f} {:<2} x{}\n", c.label, c.what, in_unit(c.time_s), u.name, c.count);
+      const std::string label = c.label.size() <= width ? c.label : c.label.substr(0, width - 2) + "..";
+      out << fmt::format("  {:<{}} {:<8} {:8.4f} {:<2} x{}\n", label, width, c.what, in_unit(c.time_s), u.name, c.count);
     }
   }
   if (r.memory) write_memory_table(*r.memory, out);

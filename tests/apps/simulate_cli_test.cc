@@ -201,4 +201,14 @@ TEST(Simulate, EveryExampleScenarioPassesDryRun) {
   }
 }
 
+TEST(Simulate, TheExampleTraceRunsFromBesideItsScenario) {
+  // scenarios/chakra-ddp-4gpu.yaml names traces/ddp-4gpu/rank, relative to itself.
+  RunResult r = run_simulate({"scenarios/chakra-ddp-4gpu.yaml", "--set", "output.formats=[table]"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* text : {"workload            chakra-ddp-4gpu", "GPUs                4 (4 simulated ranks",
+                           "TFLOP/s, MFU        n/a", "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", " host "}) {
+    EXPECT_NE(r.out.find(text), std::string::npos) << text << " in\n" << r.out;
+  }
+}
+
 }  // namespace
