@@ -137,5 +137,26 @@ TEST(PublishedRuns, MixtureOfExpertsRunsPredictedWithinTwentyFivePercent) {
              0.70);
 }
 
+// Recent runs the model misses by more than 25%, by class (docs/training.md, "Recent NeMo and
+// Megatron-Bridge runs").
+bool known_recent_miss(const std::string& id) {
+  return id.find("_nvfp4") != std::string::npos ||                   // NVFP4 GEMMs run far below 2x (3x) the FP8 rate
+         id == "mbridge2604_llama3_70b_gb300_64_fsdp_fp8" ||            // GB300: 1.27x GB200 on the same layout and FP8 peak
+         id.rfind("mbridge2606_llama31_405b_gb300_256_", 0) == 0 ||     //   the same, 405B
+         id == "mbridge260201_llama31_405b_gb300_256_fp8_cp2" ||        //   the same, 405B with CP 2
+         id.rfind("nemo2407_nemotron4_340b_", 0) == 0 ||                // Nemotron-4 340B: 1.3-1.4x too slow on H100 and B200
+         id.rfind("nemo2502_nemotron4_340b_", 0) == 0 ||
+         id == "nemo240301_llama2_7b_h100_64_seq64k";                  // 64K context with CP 8 (2024 kernels): -26%
+}
+
+// Recent NeMo and Megatron-Bridge dense runs (tests/workloads/data/training_runs_recent.csv),
+// gathered after the model was set and never used to choose a parameter: Llama 3 8B/70B, Llama 3.1
+// 405B, Nemotron-3/4 and a Llama 2 context-parallel sweep to 1M tokens, on H100, B200, GB200 and
+// GB300 in FP8, MXFP8 and NVFP4. Held to 25%, a named miss to 50%.
+TEST(PublishedRuns, RecentNeMoAndMegatronBridgeRunsPredictedWithinTwentyFivePercent) {
+  check_runs(std::string(DTSIM_SOURCE_DIR) + "/tests/workloads/data/training_runs_recent.csv", known_recent_miss, false,
+             0.25, 0.50);
+}
+
 }  // namespace
 }  // namespace dtsim::workloads

@@ -110,7 +110,9 @@ std::vector<PublishedRun> read_published_runs(const std::string& path) {
     r.spec.batch.global = to_int(row["global_batch_seqs"], 0);
     r.spec.batch.micro = to_int(row["micro_batch"], 1);
     const std::string& prec = row["precision"];
-    r.spec.precision = contains(prec, "fp8") || contains(prec, "FP8") ? topology::Dtype::fp8 : topology::Dtype::bf16;
+    r.spec.precision = contains(prec, "fp4") || contains(prec, "FP4")   ? topology::Dtype::fp4
+                       : contains(prec, "fp8") || contains(prec, "FP8") ? topology::Dtype::fp8
+                                                                        : topology::Dtype::bf16;
     // Framework features of the release that produced the run: the 2021-2022 Megatron stacks
     // had no fused attention, no sequence parallelism and no overlapped gradient reduction;
     // everything since (llm-foundry, Megatron-Core, NeMo, torchtitan, ...) has them.
@@ -128,7 +130,12 @@ std::vector<PublishedRun> read_published_runs(const std::string& path) {
     r.spec.fp8_fused_casts = !foundry;
     r.spec.overlap_grad_reduce = !old_stack;
     p.sequence_parallel = !old_stack && !contains(notes, "no sequence parallel");
-    r.spec.overlap_tp_comm = contains(notes, "tp_comm_overlap") || contains(notes, "tp-comm-overlap");
+    // NeMo's and Megatron-Bridge's performance recipes for dense models turn on userbuffers TP
+    // overlap (tp_comm_overlap) wherever TP > 1 with sequence parallelism; elsewhere it is on
+    // only where the notes say so.
+    const bool nemo_stack = contains(r.framework, "NeMo") || contains(r.framework, "Megatron-Bridge");
+    r.spec.overlap_tp_comm = contains(notes, "tp_comm_overlap") || contains(notes, "tp-comm-overlap") ||
+                             (nemo_stack && m.experts <= 1);
     // MoE: DeepEP (and DeepSeek's own kernels) send a token to a remote node once; Megatron-Core's
     // 1F1B EP overlap and DeepSeek's DualPipe hide the exchanges behind another microbatch.
     r.spec.moe_dispatch = contains(notes, "DeepEP") || contains(r.framework, "DeepEP") ||
