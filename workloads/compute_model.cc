@@ -35,12 +35,13 @@ ComputeModelParams ComputeModelParams::for_gpu(const topology::GpuSpec& gpu, Att
       p.gemm_efficiency = 0.58;
       break;
     case 100:  // B200 / GB200
-      p.sm_count = 148;
+    case 103:  // B300 / GB300 (Blackwell Ultra): the same SM and tensor-core design, 160 SMs
+      p.sm_count = gpu.compute_capability == 103 ? 160 : 148;
       p.gemm_efficiency = 0.65;
       // cuDNN's Blackwell attention; the older kernels are not tuned for it (not validated).
       attention_efficiency(0.30, 0.22, 0.35, 0.28, 0.50, 0.40);
       break;
-    default:  // Hopper (90) and anything newer not listed
+    default:  // Hopper (90) and anything not listed
       p.sm_count = gpu.name.find("pcie") != std::string::npos ? 114 : 132;
       p.gemm_efficiency = 0.58;
       p.gemm_k_half = 128;

@@ -90,5 +90,21 @@ TEST(ComputeModel, AttentionKernelGenerationsOrderByHardwareGeneration) {
   EXPECT_GT(time(a100, Attention::flash1), time(a100, Attention::flash2));
 }
 
+TEST(ComputeModel, BlackwellUltraTakesBlackwellEfficienciesNotHoppers) {
+  // B300/GB300 report compute capability 10.3; they once fell through to the Hopper branch.
+  const auto b200 = ComputeModelParams::for_gpu(*topology::find_gpu_preset("b200"));
+  const auto b300 = ComputeModelParams::for_gpu(*topology::find_gpu_preset("b300"));
+  const auto gb300 = ComputeModelParams::for_gpu(*topology::find_gpu_preset("gb300"));
+  const auto hopper = ComputeModelParams::for_gpu(h100());
+  for (const auto* p : {&b300, &gb300}) {
+    EXPECT_EQ(p->gemm_efficiency, b200.gemm_efficiency);
+    EXPECT_EQ(p->fp8_efficiency_scale, b200.fp8_efficiency_scale);
+    EXPECT_EQ(p->attention_fwd_efficiency, b200.attention_fwd_efficiency);
+    EXPECT_NE(p->gemm_efficiency, hopper.gemm_efficiency);
+    EXPECT_EQ(p->sm_count, 160);
+  }
+  EXPECT_EQ(b200.sm_count, 148);
+}
+
 }  // namespace
 }  // namespace dtsim::workloads
