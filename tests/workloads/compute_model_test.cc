@@ -90,7 +90,7 @@ TEST(ComputeModel, AttentionKernelGenerationsOrderByHardwareGeneration) {
   EXPECT_GT(time(a100, Attention::flash1), time(a100, Attention::flash2));
 }
 
-TEST(ComputeModel, BlackwellUltraTakesBlackwellEfficienciesNotHoppers) {
+TEST(ComputeModel, BlackwellUltraTakesBlackwellEfficienciesNotHoppersAndAFasterSoftmax) {
   // B300/GB300 report compute capability 10.3; they once fell through to the Hopper branch.
   const auto b200 = ComputeModelParams::for_gpu(*topology::find_gpu_preset("b200"));
   const auto b300 = ComputeModelParams::for_gpu(*topology::find_gpu_preset("b300"));
@@ -99,7 +99,9 @@ TEST(ComputeModel, BlackwellUltraTakesBlackwellEfficienciesNotHoppers) {
   for (const auto* p : {&b300, &gb300}) {
     EXPECT_EQ(p->gemm_efficiency, b200.gemm_efficiency);
     EXPECT_EQ(p->fp8_efficiency_scale, b200.fp8_efficiency_scale);
-    EXPECT_EQ(p->attention_fwd_efficiency, b200.attention_fwd_efficiency);
+    // Blackwell Ultra's doubled exponent rate: the forward pass 35% faster, the backward as B200.
+    EXPECT_DOUBLE_EQ(p->attention_fwd_efficiency, 1.35 * b200.attention_fwd_efficiency);
+    EXPECT_EQ(p->attention_bwd_efficiency, b200.attention_bwd_efficiency);
     EXPECT_NE(p->gemm_efficiency, hopper.gemm_efficiency);
     EXPECT_EQ(p->sm_count, 160);
   }
