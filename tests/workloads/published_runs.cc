@@ -149,13 +149,16 @@ std::vector<PublishedRun> read_published_runs(const std::string& path) {
     r.spec.activation_recompute = full_recompute                         ? Recompute::full
                                   : contains(notes, "selective recompute") ? Recompute::selective
                                                                            : Recompute::none;
-    // SwiGLU families carry three FFN matrices; their FFN width is not 4 x hidden.
+    // SwiGLU families carry three FFN matrices; their FFN width is not 4 x hidden. Nemotron-3/-4
+    // (squared ReLU) and GPT/BLOOM (GELU) have two, whatever the width (Llama-based Nemotrons
+    // carry "Llama" in their names).
     const std::string& model = row["model"];
-    for (const char* family : {"Llama", "LLaMA", "llama", "Mistral", "Mixtral", "Qwen", "DeepSeek", "Gemma", "Nemotron",
+    for (const char* family : {"Llama", "LLaMA", "llama", "Mistral", "Mixtral", "Qwen", "DeepSeek", "Gemma",
                                "gpt-oss", "Kimi", "Moonlight"}) {
       if (contains(model, family)) m.gated_ffn = true;
     }
-    if (m.ffn_hidden > 0 && m.ffn_hidden != 4 * m.hidden && !contains(model, "BLOOM") && !contains(model, "GPT")) m.gated_ffn = true;
+    const bool two_matrix = contains(model, "BLOOM") || contains(model, "GPT") || contains(model, "Nemotron");
+    if (m.ffn_hidden > 0 && m.ffn_hidden != 4 * m.hidden && !two_matrix) m.gated_ffn = true;
 
     const std::string& gpu = row["gpu_type"];
     auto has = [&](const char* a, const char* b) { return contains(gpu, a) || contains(gpu, b); };
