@@ -19,7 +19,11 @@ ComputeModelParams ComputeModelParams::for_gpu(const topology::GpuSpec& gpu, Att
       default: p.attention_fwd_efficiency = f3; p.attention_bwd_efficiency = b3; break;
     }
   };
-  switch (gpu.compute_capability) {
+  // The generation a compute capability belongs to: a GPU not in the catalog (a custom `gpu:`)
+  // takes the figures of its generation, and one older than Ampere takes Ampere's (not validated).
+  const int cc = gpu.compute_capability;
+  const int generation = cc >= 100 ? 100 : cc >= 90 ? 90 : cc == 89 ? 89 : (cc == 86 || cc == 87) ? 86 : 80;
+  switch (generation) {
     case 80:  // A100: 108 SMs; cuBLAS reaches ~80% of 312 TFLOP/s on large bf16 GEMMs
       p.sm_count = 108;
       p.gemm_efficiency = 0.75;
@@ -34,9 +38,8 @@ ComputeModelParams ComputeModelParams::for_gpu(const topology::GpuSpec& gpu, Att
       p.sm_count = 142;
       p.gemm_efficiency = 0.58;
       break;
-    case 100:  // B200 / GB200
-    case 103:  // B300 / GB300 (Blackwell Ultra): the same SM and tensor-core design, 160 SMs
-      p.sm_count = gpu.compute_capability == 103 ? 160 : 148;
+    case 100:  // B200 / GB200, and B300 / GB300 (Blackwell Ultra, 10.3): one SM design; 148 and 160 SMs
+      p.sm_count = cc == 103 ? 160 : 148;
       p.gemm_efficiency = 0.65;
       // cuDNN's Blackwell attention; the older kernels are not tuned for it (not validated).
       attention_efficiency(0.30, 0.22, 0.35, 0.28, 0.50, 0.40);
@@ -44,9 +47,9 @@ ComputeModelParams ComputeModelParams::for_gpu(const topology::GpuSpec& gpu, Att
       // measures attention forward ~35% faster than on GB200 (FP8, DeepSeek-V3's attention;
       // "Making Softmax More Efficient with NVIDIA Blackwell Ultra"). The backward pass does 2.5x
       // the tensor work per exponent and keeps Blackwell's figure.
-      if (gpu.compute_capability == 103) p.attention_fwd_efficiency *= 1.35;
+      if (cc == 103) p.attention_fwd_efficiency *= 1.35;
       break;
-    default:  // Hopper (90) and anything not listed
+    default:  // Hopper (90)
       p.sm_count = gpu.name.find("pcie") != std::string::npos ? 114 : 132;
       p.gemm_efficiency = 0.58;
       p.gemm_k_half = 128;

@@ -108,5 +108,20 @@ TEST(ComputeModel, BlackwellUltraTakesBlackwellEfficienciesNotHoppersAndAFasterS
   EXPECT_EQ(b200.sm_count, 148);
 }
 
+TEST(ComputeModel, AGpuOutsideTheCatalogTakesItsGenerationsFigures) {
+  topology::GpuSpec volta = *topology::find_gpu_preset("a100-sxm-80g");
+  volta.name = "v100-custom";
+  volta.compute_capability = 70;
+  topology::GpuSpec hopper_like = h100();
+  hopper_like.name = "h20-custom";
+  topology::GpuSpec consumer_blackwell = *topology::find_gpu_preset("b200");
+  consumer_blackwell.compute_capability = 120;
+  const auto a100 = ComputeModelParams::for_gpu(*topology::find_gpu_preset("a100-sxm-80g"));
+  EXPECT_EQ(ComputeModelParams::for_gpu(volta).gemm_efficiency, a100.gemm_efficiency);  // not Hopper's
+  EXPECT_EQ(ComputeModelParams::for_gpu(hopper_like).gemm_efficiency, ComputeModelParams::for_gpu(h100()).gemm_efficiency);
+  EXPECT_EQ(ComputeModelParams::for_gpu(consumer_blackwell).gemm_efficiency,
+            ComputeModelParams::for_gpu(*topology::find_gpu_preset("b200")).gemm_efficiency);
+}
+
 }  // namespace
 }  // namespace dtsim::workloads
