@@ -156,5 +156,24 @@ TEST(PublishedRuns, RecentNeMoAndMegatronBridgeRunsPredictedWithinTwentyFivePerc
              0.25, 0.50);
 }
 
+// Recent MoE runs more than 60% off: each contradicts another release's figure for its model and
+// system (docs/training.md, "Recent Megatron-Bridge MoE runs").
+bool known_recent_moe_miss(const std::string& id) {
+  return id == "mb2602_qwen3_30b_b200_mxfp8_8" ||        // MBS 1: 2.8x the time of 26.04.01's MBS 4 run (-18%)
+         id == "mb2511_qwen3_30b_h100_fp8_16" ||         // 26.02.01 ran the same layout 1.8x faster
+         id == "mb260201_qwen3_235b_b300_mxfp8_256";     // 2.2x the time of 26.04.01's run on the same system (-4%)
+}
+
+// Recent Megatron-Bridge MoE runs (tests/workloads/data/training_runs_moe_recent.csv), gathered
+// after the model was set: DeepSeek-V3, Kimi K2, Qwen3-30B/235B and gpt-oss-120b on H100, B200,
+// B300, GB200 and GB300. Published MoE throughput moved up to 2-3x between releases on one
+// system, so this holds each run only to 60% (a named miss to 75%): a guard against regressions
+// and against configurations the model cannot run, not an accuracy claim (the docs give the
+// errors).
+TEST(PublishedRuns, RecentMegatronBridgeMoeRunsPredictedWithinSixtyPercent) {
+  check_runs(std::string(DTSIM_SOURCE_DIR) + "/tests/workloads/data/training_runs_moe_recent.csv", known_recent_moe_miss,
+             true, 0.60, 0.75);
+}
+
 }  // namespace
 }  // namespace dtsim::workloads
