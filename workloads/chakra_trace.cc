@@ -350,35 +350,38 @@ std::vector<uint32_t> dependency_order(const RankFile& f, std::vector<std::vecto
   return order;
 }
 
-// A whole number in [lo, hi], as a trace must hold it; throws naming the place otherwise.
-int64_t checked_whole(const std::string& where, std::string_view key, double v, int64_t lo, int64_t hi) {
+// A whole number in [lo, hi], as a trace must hold it; throws naming the place (where(), built
+// only then: the readers run once per attribute of every node) otherwise.
+template <class Where>
+int64_t checked_whole(const Where& where, std::string_view key, double v, int64_t lo, int64_t hi) {
   if (!(v >= static_cast<double>(lo) && v <= static_cast<double>(hi)) || v != std::floor(v)) {
-    throw std::runtime_error(where + " has " + std::string(key) + " " + fmt::format("{}", v) + ", expected a whole number from " +
-                             std::to_string(lo) + " to " + std::to_string(hi));
+    throw std::runtime_error(where() + " has " + std::string(key) + " " + fmt::format("{}", v) +
+                             ", expected a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
   }
   return static_cast<int64_t>(v);
+}
+
+// A non-negative amount (FLOPs) up to 1e30; throws naming the place otherwise.
+template <class Where>
+double checked_amount(const Where& where, std::string_view key, double v) {
+  if (!(v >= 0 && v <= 1e30)) {
+    throw std::runtime_error(where() + " has " + std::string(key) + " " + fmt::format("{}", v) +
+                             ", expected a number from 0 to 1e30");
+  }
+  return v;
 }
 
 // A node's whole-number attribute: `fallback` when absent.
 int64_t whole(const RankFile& f, const pb::Node& n, std::string_view key, int64_t fallback, int64_t lo, int64_t hi) {
   const pb::AttributeProto* a = find_attr(n, key);
   if (a == nullptr) return fallback;
-  return checked_whole(f.path + ": " + node_name(n), key, number(*a), lo, hi);
-}
-
-// A non-negative amount (FLOPs) up to 1e30; throws naming the place otherwise.
-double checked_amount(const std::string& where, std::string_view key, double v) {
-  if (!(v >= 0 && v <= 1e30)) {
-    throw std::runtime_error(where + " has " + std::string(key) + " " + fmt::format("{}", v) +
-                             ", expected a number from 0 to 1e30");
-  }
-  return v;
+  return checked_whole([&] { return f.path + ": " + node_name(n); }, key, number(*a), lo, hi);
 }
 
 // A node's amount: `fallback` when absent.
 double amount(const RankFile& f, const pb::Node& n, std::string_view key, double fallback) {
   const pb::AttributeProto* a = find_attr(n, key);
-  return a == nullptr ? fallback : checked_amount(f.path + ": " + node_name(n), key, number(*a));
+  return a == nullptr ? fallback : checked_amount([&] { return f.path + ": " + node_name(n); }, key, number(*a));
 }
 
 constexpr int64_t kMaxBytes = int64_t{1} << 50;  // a petabyte: more in one op is a broken trace
@@ -420,7 +423,7 @@ Workload read_chakra(const std::string& prefix) {
     g.gpu = static_cast<int>(r);
     for (const auto& a : f.meta.attr()) {
       const std::string& k = a.name();
-      const std::string where = path + ": GlobalMetadata";
+      auto where = [&] { return path + ": GlobalMetadata"; };
       auto int_of = [&](int64_t lo) { return static_cast<int>(checked_whole(where, k, number(a), lo, kMaxRank)); };
       if (k == "dtsim.name") w.name = a.string_val();
       else if (k == "dtsim.total_gpus") w.total_gpus = int_of(0);
@@ -435,7 +438,7 @@ Workload read_chakra(const std::string& prefix) {
         const auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), c);
         const std::vector<int> ranks = split_ints(a.string_val());
         if (ec != std::errc() || end != id.data() + id.size() || c < 0 || ranks.empty()) {
-          throw std::runtime_error(where + " has " + k + " \"" + a.string_val() +
+          throw std::runtime_error(where() + " has " + k + " \"" + a.string_val() +
                                    "\", expected dtsim.comm.ID with ID a number and the value a list of GPU numbers");
         }
         comm_of_trace[c] = w.add_comm({ranks});
