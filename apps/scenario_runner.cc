@@ -248,7 +248,7 @@ workloads::TrainingResult run_training_workload(const config::Scenario& s,
       throw InputError(where(s), "workload.path", e.what());
     }
     // A trace that does not name itself (dtsim's own traces do) takes the scenario's name.
-    if (w.name == std::filesystem::path(prefix).filename().string()) w.name = s.name;
+    if (w.name.empty()) w.name = s.name;
     if (const std::string why = w.misfit(s.cluster.total_gpus()); !why.empty()) {
       throw InputError(where(s), "workload.path", prefix + ": " + why);
     }

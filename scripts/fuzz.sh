@@ -21,18 +21,14 @@ fi
 # Warnings stay errors in the normal builds; here a clang-only warning elsewhere must not stop fuzzing.
 cmake --preset fuzz -DDTSIM_WERROR=OFF >/dev/null
 if [[ "$target" == chakra ]]; then
-  program=chakra_reader_fuzzer
-  corpus=build/fuzz/corpus-chakra
-  findings=build/fuzz/findings-chakra
-  mkdir -p "$corpus" "$findings"
-  cp -n fuzz/chakra_seeds/*.et "$corpus"/ 2>/dev/null || true
+  program=chakra_reader_fuzzer suffix=-chakra seeds=(fuzz/chakra_seeds/*.et)
 else
-  program=scenario_loader_fuzzer
-  corpus=build/fuzz/corpus
-  findings=build/fuzz/findings
-  mkdir -p "$corpus" "$findings"
-  cp -n scenarios/*.yaml tests/config/malformed/*.yaml "$corpus"/ 2>/dev/null || true
+  program=scenario_loader_fuzzer suffix= seeds=(scenarios/*.yaml tests/config/malformed/*.yaml)
 fi
+corpus=build/fuzz/corpus$suffix
+findings=build/fuzz/findings$suffix
+mkdir -p "$corpus" "$findings"
+cp -n "${seeds[@]}" "$corpus"/ 2>/dev/null || true
 cmake --build --preset fuzz --target "$program" -j "$(nproc)"
 
 build/fuzz/fuzz/"$program" "$corpus" \

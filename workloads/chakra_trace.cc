@@ -392,7 +392,7 @@ constexpr int64_t kMaxRank = 1 << 24;
 
 Workload read_chakra(const std::string& prefix) {
   Workload w;
-  w.name = std::filesystem::path(prefix).filename().string();
+  // The name stays empty unless the trace carries one (dtsim.name): the caller names the rest.
   std::map<std::pair<int, int64_t>, uint32_t> send_at;  // (rank, tag) -> send op
   struct PendingRecv {
     int rank;

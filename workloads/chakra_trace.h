@@ -27,7 +27,8 @@ void write_chakra(const Workload& w, const std::string& prefix);
 // Reads PREFIX.0.et, PREFIX.1.et, ... until one is missing. Throws std::runtime_error naming the
 // file (and the node) on a missing first file, a missing GlobalMetadata, a duplicate node id, an
 // unknown dependency, a dependency cycle, a dtsim attribute out of range, or a send or receive
-// that cannot be matched. A truncated last message ends the file.
+// that cannot be matched. A truncated last message ends the file. The workload's name is the
+// trace's own (dtsim.name), or empty for a trace that carries none.
 Workload read_chakra(const std::string& prefix);
 
 }  // namespace dtsim::workloads

@@ -14,6 +14,20 @@ topology::ClusterSpec cluster(int nodes) {
   return c;
 }
 
+// A four-layer model of hidden size h, 1,024-token sequences, 64 of them per step, data parallel
+// over every GPU of the cluster.
+TrainingSpec four_layers(int h, int heads) {
+  TrainingSpec t;
+  t.model.layers = 4;
+  t.model.hidden = h;
+  t.model.heads = heads;
+  t.model.seq_len = 1024;
+  t.model.vocab = 32000;
+  t.batch.global = 64;
+  t.parallel.dp = 0;
+  return t;
+}
+
 // GPT-3 175B's layer (Korthikanti et al. 2022, table 3): h 12288, 96 heads, s 2048, FFN 4h.
 TrainingSpec gpt175b(int tp, bool sp) {
   TrainingSpec t;
@@ -74,14 +88,7 @@ TEST(MemoryModel, TheFirstStageOf1F1BHoldsAMicrobatchPerStage) {
 
 // A multi-token-prediction module is one more layer and a 2h x h projection on the last stage.
 TEST(MemoryModel, MultiTokenPredictionAddsALayerAndAProjectionToTheLastStage) {
-  TrainingSpec t;
-  t.model.layers = 4;
-  t.model.hidden = 1024;
-  t.model.heads = 16;
-  t.model.seq_len = 1024;
-  t.model.vocab = 32000;
-  t.batch.global = 64;
-  t.parallel.dp = 0;
+  TrainingSpec t = four_layers(1024, 16);
   const double without = estimate_memory(resolve_training(t, cluster(1)), cluster(1)).weights;
   t.model.mtp_layers = 1;
   const double with = estimate_memory(resolve_training(t, cluster(1)), cluster(1)).weights;
@@ -111,14 +118,7 @@ TEST(MemoryModel, AutoRecomputeTakesTheLeastThatFits) {
 TEST(MemoryModel, ZeroStagesShardOptimizerThenGradientsThenWeights) {
   // One stage, no TP, 64 data-parallel GPUs: 16 bytes per parameter unsharded (2 weights, 2
   // gradients, 12 Adam), then ZeRO-1 (12/dp), ZeRO-2 (14/dp), ZeRO-3 (16/dp).
-  TrainingSpec t;
-  t.model.layers = 4;
-  t.model.hidden = 4096;
-  t.model.heads = 32;
-  t.model.seq_len = 1024;
-  t.model.vocab = 32000;
-  t.batch.global = 64;
-  t.parallel.dp = 0;  // every GPU of the cluster
+  TrainingSpec t = four_layers(4096, 32);
   const topology::ClusterSpec c = cluster(8);
   double params = 0;
   for (int zero = 0; zero <= 3; ++zero) {
