@@ -253,20 +253,32 @@ workloads::TrainingResult run_training_workload(const config::Scenario& s,
       throw InputError(where(s), "workload.path", prefix + ": " + why);
     }
     workloads::ComputeModel compute(s.cluster.gpu, s.workload.training.attention);
-    return workloads::evaluate_workload(w, s.cluster, model, s.workload.training.precision, compute);
+    const topology::Dtype precision = s.workload.training.precision;
+    if (trace) return workloads::evaluate_workload_traced(std::move(w), s.cluster, model, precision, compute, *trace);
+    return workloads::evaluate_workload(w, s.cluster, model, precision, compute);
   }
   if (trace) return workloads::run_training_traced(s.workload.training, s.cluster, model, *trace);
   return workloads::run_training(s.workload.training, s.cluster, model);
 }
 
-// The trace and html outputs of a training run: a Chrome/Perfetto trace of every simulated
-// rank's streams, and a self-contained page with the summary, breakdown and timeline.
+// The files of a training or trace run besides its summary: the per-op table (NAME.ops.csv,
+// NAME.ops.json), a Chrome/Perfetto trace of every simulated rank's streams, and a
+// self-contained page with the summary, breakdown and timeline.
 void write_training_views(const config::Scenario& s, const RunOptions& options,
                           const workloads::TrainingResult& r, const workloads::TrainingTrace& trace) {
+  const auto dir = output_dir(s, options);
+  if (wants(s, "csv") || wants(s, "json")) {
+    const auto ops = workloads::op_totals(trace);
+    for (const char* f : {"csv", "json"}) {
+      if (!wants(s, f)) continue;
+      auto out = open_output(dir, s.name + ".ops." + f);
+      report::write_op_table(r, ops, f, out);
+    }
+  }
+  if (!wants(s, "trace") && !wants(s, "html")) return;
   report::Timeline timeline;
   report::add_training_timeline(trace, timeline);
   const std::string resolved = config::dump_scenario(s);
-  const auto dir = output_dir(s, options);
   if (wants(s, "trace")) {
     auto out = open_output(dir, s.name + ".trace.json");
     report::write_chrome_trace(timeline, {s.name, resolved}, out);
@@ -328,7 +340,8 @@ void write_files(const config::Scenario& s, const RunOptions& options,
     else if (f == "json") fmt_kind = OutputFormat::json;
     else continue;  // table prints on stdout; trace and html are written by their own writers
     auto file = open_output(dir, s.name + "." + f);
-    file << "# scenario: " << s.name << "\n";
+    // CSV opens with a comment naming the scenario; JSON has no comments (the object names it).
+    if (fmt_kind == OutputFormat::csv) file << "# scenario: " << s.name << "\n";
     write(fmt_kind, file);
   }
 }
@@ -430,8 +443,7 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
     if (options.fingerprint) out << fmt::format("fingerprint {:016x}\n", engine.fingerprint());
     return 0;
   }
-  const bool views = s.workload.kind == workloads::WorkloadKind::training &&
-                     (wants(s, "trace") || wants(s, "html"));
+  const bool views = wants(s, "trace") || wants(s, "html") || wants(s, "csv") || wants(s, "json");
   workloads::TrainingTrace trace;
   auto result = run_training_workload(s, views ? &trace : nullptr);
   if (views) write_training_views(s, options, result, trace);

@@ -11,21 +11,12 @@
 #include <set>
 #include <sstream>
 
+#include "report/csv_field.h"
 #include "report/pareto.h"
 #include "sim/error.h"
 
 namespace dtsim::report {
 namespace {
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 // Shortest text that reads back to the same double, so a resumed or merged table is identical.
 std::string number(double v) {

@@ -7,6 +7,8 @@
 #include <array>
 #include <stdexcept>
 
+#include "report/csv_field.h"
+
 namespace dtsim::report {
 namespace {
 
@@ -140,6 +142,40 @@ void write_training(const workloads::TrainingResult& r, std::string_view format,
                        r.memory ? (r.memory->fits() ? "true" : "false") : "");
   } else {
     throw std::invalid_argument("training output format must be table, json or csv, got '" + std::string(format) + "'");
+  }
+}
+
+void write_op_table(const workloads::TrainingResult& r, const std::vector<workloads::OpTotal>& ops,
+                    std::string_view format, std::ostream& out) {
+  const double iteration = r.iteration_time_s;
+  auto share = [&](const workloads::OpTotal& t) { return iteration > 0 ? t.busy_s / iteration : 0.0; };
+  auto mean_us = [](const workloads::OpTotal& t) { return t.count > 0 ? t.busy_s / t.count * 1e6 : 0.0; };
+  if (format == "csv") {
+    out << "stage,stream,activity,op,count,busy_s,mean_us,share,critical_s\n";
+    for (const auto& t : ops) {
+      out << fmt::format("{},{},{},{},{:.6g},{:.9f},{:.3f},{:.5f},{:.9f}\n", t.stage, t.stream, t.what,
+                         csv_field(t.label), t.count, t.busy_s, mean_us(t), share(t), t.critical_s);
+    }
+  } else if (format == "json") {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& t : ops) {
+      rows.push_back({{"stage", t.stage},
+                      {"stream", t.stream},
+                      {"activity", t.what},
+                      {"op", t.label},
+                      {"count", t.count},
+                      {"busy_s", t.busy_s},
+                      {"mean_us", mean_us(t)},
+                      {"share", share(t)},
+                      {"critical_s", t.critical_s}});
+    }
+    nlohmann::json j = {{"schema_version", kTrainingSchemaVersion},
+                        {"workload", r.workload},
+                        {"iteration_time_s", iteration},
+                        {"ops", rows}};
+    out << j.dump(2) << '\n';
+  } else {
+    throw std::invalid_argument("op table format must be csv or json, got '" + std::string(format) + "'");
   }
 }
 

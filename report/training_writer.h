@@ -6,6 +6,7 @@
 
 #include <ostream>
 #include <string_view>
+#include <vector>
 
 #include "report/timeline.h"
 #include "workloads/training.h"
@@ -16,6 +17,13 @@ inline constexpr int kTrainingSchemaVersion = 1;
 
 // format: "table", "json" or "csv"; throws std::invalid_argument for anything else.
 void write_training(const workloads::TrainingResult& result, std::string_view format, std::ostream& out);
+
+// The per-op table of a traced run (workloads::op_totals): "csv" or "json"; throws
+// std::invalid_argument for anything else. Columns, per GPU of a pipeline stage:
+//   stage,stream,activity,op,count,busy_s,mean_us,share,critical_s
+// share is busy_s over the iteration time; critical_s is the op's time on the critical path.
+void write_op_table(const workloads::TrainingResult& result, const std::vector<workloads::OpTotal>& ops,
+                    std::string_view format, std::ostream& out);
 
 // Appends one track per simulated GPU and stream ("gpu3/stage1", "tp") with a span per op,
 // categorised compute / tp / cp / ep / dp / pp, for the Chrome/Perfetto and HTML writers.

@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <map>
 #include <stdexcept>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
 
 namespace dtsim::workloads {
 
@@ -25,22 +29,16 @@ TrainingResult summarise(const Workload& w, const topology::ClusterSpec& cluster
   }
   r.breakdown = run.breakdown;
   r.critical_split = run.critical_split;
-  std::map<std::pair<int, uint32_t>, size_t> at;  // (rank, label) -> index
+  std::unordered_map<std::string_view, size_t> at;  // label -> index in critical_ops
   for (const CriticalStep& s : run.critical_path) {
     const RankGraph& g = w.ranks[s.rank];
     const Op& op = g.ops[s.op];
-    const std::string& label = g.labels[op.label];
-    auto key = std::make_pair(-1, op.label);
-    std::string what(activity(op));
     if (op.kind == OpKind::recv) continue;
-    size_t idx = r.critical_ops.size();
-    for (size_t i = 0; i < r.critical_ops.size(); ++i) {
-      if (r.critical_ops[i].label == label) { idx = i; break; }
-    }
-    if (idx == r.critical_ops.size()) r.critical_ops.push_back({label, what, 0, 0});
-    r.critical_ops[idx].time_s += (s.end - s.start).seconds();
-    r.critical_ops[idx].count += 1;
-    (void)key;
+    const std::string& label = g.labels[op.label];
+    auto [it, added] = at.try_emplace(label, r.critical_ops.size());
+    if (added) r.critical_ops.push_back({label, std::string(activity(op)), 0, 0});
+    r.critical_ops[it->second].time_s += (s.end - s.start).seconds();
+    r.critical_ops[it->second].count += 1;
   }
   std::stable_sort(r.critical_ops.begin(), r.critical_ops.end(),
                    [](const CriticalOp& a, const CriticalOp& b) { return a.time_s > b.time_s; });
@@ -56,6 +54,61 @@ TrainingResult evaluate_workload(const Workload& w, const topology::ClusterSpec&
   if (const std::string why = w.misfit(cluster.total_gpus()); !why.empty()) throw std::invalid_argument(why);
   Executor ex(compute, comm);
   return summarise(w, cluster, ex.run(w), precision, compute);
+}
+
+TrainingResult evaluate_workload_traced(Workload w, const topology::ClusterSpec& cluster,
+                                        const collectives::CollectiveCostModel& comm, topology::Dtype precision,
+                                        const ComputeModel& compute, TrainingTrace& trace) {
+  if (const std::string why = w.misfit(cluster.total_gpus()); !why.empty()) throw std::invalid_argument(why);
+  trace.workload = std::move(w);
+  ExecutorOptions eo;
+  eo.record_ops = true;
+  trace.execution = Executor(compute, comm, eo).run(trace.workload);
+  return summarise(trace.workload, cluster, trace.execution, precision, compute);
+}
+
+std::vector<OpTotal> op_totals(const TrainingTrace& trace) {
+  const Workload& w = trace.workload;
+  const auto& times = trace.execution.op_times;
+  std::map<std::tuple<int, int, std::string_view>, OpTotal> rows;  // (stage, stream, label)
+  std::map<int, double> stage_weight;                              // GPUs the stage's ranks stand for
+  auto row = [&](const RankGraph& g, const Op& op) -> OpTotal& {
+    const std::string& label = g.labels[op.label];
+    auto [it, added] = rows.try_emplace({g.stage, static_cast<int>(op.stream), label});
+    if (added) it->second = {g.stage, std::string(name(op.stream)), std::string(activity(op)), label, 0, 0, 0};
+    return it->second;
+  };
+  for (size_t r = 0; r < w.ranks.size() && r < times.size(); ++r) {
+    const RankGraph& g = w.ranks[r];
+    const double weight = g.represents;
+    stage_weight[g.stage] += weight;
+    for (size_t i = 0; i < g.ops.size() && i < times[r].size(); ++i) {
+      if (g.ops[i].kind == OpKind::recv) continue;
+      OpTotal& t = row(g, g.ops[i]);
+      t.count += weight;
+      t.busy_s += weight * (times[r][i].second - times[r][i].first).seconds();
+    }
+  }
+  for (const CriticalStep& s : trace.execution.critical_path) {
+    const RankGraph& g = w.ranks[s.rank];
+    if (g.ops[s.op].kind == OpKind::recv) continue;
+    row(g, g.ops[s.op]).critical_s += (s.end - s.start).seconds();
+  }
+  std::vector<OpTotal> out;
+  out.reserve(rows.size());
+  for (auto& [key, t] : rows) {
+    const double weight = stage_weight[t.stage];
+    if (weight > 0) {
+      t.count /= weight;
+      t.busy_s /= weight;
+    }
+    out.push_back(std::move(t));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const OpTotal& a, const OpTotal& b) {
+    if (a.stage != b.stage) return a.stage < b.stage;
+    return a.busy_s > b.busy_s;
+  });
+  return out;
 }
 
 TrainingResult run_training_traced(const TrainingSpec& spec, const topology::ClusterSpec& cluster,

@@ -63,5 +63,25 @@ TrainingResult run_training_traced(const TrainingSpec& spec, const topology::Clu
 TrainingResult evaluate_workload(const Workload& w, const topology::ClusterSpec& cluster,
                                  const collectives::CollectiveCostModel& comm,
                                  topology::Dtype precision, const ComputeModel& compute);
+// The same, keeping the workload and every op's start and end in `trace`.
+TrainingResult evaluate_workload_traced(Workload w, const topology::ClusterSpec& cluster,
+                                        const collectives::CollectiveCostModel& comm, topology::Dtype precision,
+                                        const ComputeModel& compute, TrainingTrace& trace);
+
+// One row of the per-op table: every op of one label on one stream of one pipeline stage, per
+// GPU (the mean over the stage's simulated ranks, weighted by the GPUs each stands for).
+struct OpTotal {
+  int stage = 0;
+  std::string stream;      // compute, tp, dp, dp_gather, pp, host, ...
+  std::string what;        // compute | tp | cp | ep | dp | pp | host
+  std::string label;       // e.g. "mlp.fc1.bwd"
+  double count = 0;        // ops per iteration on one GPU
+  double busy_s = 0;       // their summed duration on one GPU
+  double critical_s = 0;   // their time on the iteration's critical path
+};
+
+// Every (stage, stream, label) of a traced run, by stage, then busiest first. Receives are
+// left out: their time is waiting for the sender, which the send's row already holds.
+std::vector<OpTotal> op_totals(const TrainingTrace& trace);
 
 }  // namespace dtsim::workloads

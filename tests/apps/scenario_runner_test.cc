@@ -120,6 +120,36 @@ TEST(ScenarioRunner, TrainingWritesTraceAndHtml) {
   EXPECT_TRUE(std::filesystem::exists(dir / (s.name + ".html")));
 }
 
+std::string slurp(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A Chakra trace workload writes every file a generated one does; the trace and html were once
+// skipped without a word. JSON files are plain JSON (no comment line before the object).
+TEST(ScenarioRunner, TraceWorkloadWritesEveryOutputFile) {
+  auto dir = fresh_dir("chakra");
+  auto s = config::load_scenario(kScenarios + "chakra-ddp-4gpu.yaml",
+                                 {{"output.formats", "[table, csv, json, trace, html]"}});
+  RunOptions options;
+  options.out_dir = dir.string();
+  run(s, options);
+  for (const char* suffix : {".csv", ".json", ".ops.csv", ".ops.json", ".trace.json", ".html"}) {
+    EXPECT_TRUE(std::filesystem::exists(dir / (s.name + suffix))) << suffix;
+  }
+  EXPECT_EQ(slurp(dir / (s.name + ".json")).front(), '{');
+  EXPECT_EQ(slurp(dir / (s.name + ".ops.json")).front(), '{');
+  EXPECT_NE(slurp(dir / (s.name + ".trace.json")).find("\"ph\":\"X\""), std::string::npos);
+  // The per-op table: the converter's GEMM kernels on the compute stream, the gradient
+  // all-reduces on the dp stream, the CPU operators on the host stream.
+  const std::string ops = slurp(dir / (s.name + ".ops.csv"));
+  EXPECT_EQ(ops.rfind("stage,stream,activity,op,count,busy_s,mean_us,share,critical_s\n", 0), 0u) << ops;
+  EXPECT_NE(ops.find("\n0,dp,dp,ncclDevKernel_AllReduce"), std::string::npos) << ops;
+  EXPECT_NE(ops.find("\n0,host,host,aten::linear,16,"), std::string::npos) << ops;
+}
+
 TEST(ScenarioRunner, TrainingHeadlineHasTheFourFiguresAndTheMemoryEstimate) {
   auto s = config::load_scenario(kScenarios + "llama3-8b-64gpu.yaml",
                                  {{"workload.model.layers", "2"}, {"workload.batch.global", "16"}});

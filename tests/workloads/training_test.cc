@@ -137,6 +137,109 @@ TEST(TrainingWriter, TableShowsShortIterationsInMillisecondsOrMicroseconds) {
   EXPECT_NE(large.str().find("  compute             0.0000 s    0.0%"), std::string::npos) << large.str();
 }
 
+// Every collective and transfer takes 10 us: the per-op table is about bookkeeping, not pricing.
+class TenMicroseconds final : public collectives::CollectiveCostModel {
+ public:
+  collectives::CollectiveEstimate estimate(collectives::CollectiveKind, Bytes,
+                                           const collectives::Communicator&) const override {
+    return {Time::us(10)};
+  }
+};
+
+Op measured(RankGraph& g, const char* label, int us) {
+  Op op;
+  op.measured = Time::us(us);
+  op.label = g.label(label);
+  return op;
+}
+
+// Two pipeline stages: stage 0 runs two 20 us GEMMs and sends (10 us) to stage 1, whose first
+// rank waits for it and runs a 5 us GEMM; a second stage-1 rank, standing for three GPUs, runs
+// a 9 us GEMM on its own. The iteration is 20 + 20 + 10 + 5 = 55 us.
+TrainingTrace two_stage_run(TrainingResult& r) {
+  Workload w;
+  w.name = "two-stage";
+  w.total_gpus = 5;
+  w.ranks.resize(3);
+  for (int i = 0; i < 3; ++i) {
+    w.ranks[i].gpu = i;
+    w.ranks[i].stage = i == 0 ? 0 : 1;
+  }
+  w.ranks[2].represents = 3;
+  const int pair = w.add_comm({{0, 1}});
+  RankGraph& a = w.ranks[0];
+  const uint32_t g1 = a.add(measured(a, "gemm, fused", 20));
+  const uint32_t g2 = a.add(measured(a, "gemm, fused", 20), {g1});
+  Op send;
+  send.kind = OpKind::send;
+  send.stream = Stream::pp;
+  send.comm = pair;
+  send.label = a.label("pp.send");
+  const uint32_t sent = a.add(send, {g2});
+  RankGraph& b = w.ranks[1];
+  Op recv;
+  recv.kind = OpKind::recv;
+  recv.stream = Stream::pp;
+  recv.peer_rank = 0;
+  recv.peer_op = static_cast<int32_t>(sent);
+  recv.label = b.label("pp.recv");
+  const uint32_t got = b.add(recv);
+  b.add(measured(b, "gemm, fused", 5), {got});
+  w.ranks[2].add(measured(w.ranks[2], "gemm, fused", 9));
+
+  const auto c = cluster(1);
+  ComputeModelParams params;
+  params.comm_overlap_slowdown = 0;
+  const ComputeModel compute(c.gpu, params);
+  TenMicroseconds comm;
+  TrainingTrace trace;
+  r = evaluate_workload_traced(std::move(w), c, comm, topology::Dtype::bf16, compute, trace);
+  return trace;
+}
+
+TEST(OpTotals, CountTimeAndCriticalPathPerStageStreamAndLabel) {
+  TrainingResult r;
+  const TrainingTrace trace = two_stage_run(r);
+  ASSERT_NEAR(r.iteration_time_s, 55e-6, 1e-12);
+  const std::vector<OpTotal> ops = op_totals(trace);
+  ASSERT_EQ(ops.size(), 3u);  // the receive has no row: its time is the send's
+  // Stage 0, busiest first: the GEMMs, then the send; all of it on the critical path.
+  EXPECT_EQ(ops[0].stage, 0);
+  EXPECT_EQ(ops[0].label, "gemm, fused");
+  EXPECT_EQ(ops[0].stream, "compute");
+  EXPECT_DOUBLE_EQ(ops[0].count, 2);
+  EXPECT_NEAR(ops[0].busy_s, 40e-6, 1e-12);
+  EXPECT_NEAR(ops[0].critical_s, 40e-6, 1e-12);
+  EXPECT_EQ(ops[1].label, "pp.send");
+  EXPECT_EQ(ops[1].what, "pp");
+  EXPECT_NEAR(ops[1].busy_s, 10e-6, 1e-12);
+  EXPECT_NEAR(ops[1].critical_s, 10e-6, 1e-12);
+  // Stage 1 per GPU: (1 x 5 us + 3 x 9 us) / 4 GPUs; only the first rank's GEMM is critical.
+  EXPECT_EQ(ops[2].stage, 1);
+  EXPECT_DOUBLE_EQ(ops[2].count, 1);
+  EXPECT_NEAR(ops[2].busy_s, 8e-6, 1e-12);
+  EXPECT_NEAR(ops[2].critical_s, 5e-6, 1e-12);
+}
+
+TEST(OpTotals, CsvQuotesLabelsAndJsonCarriesTheSchema) {
+  TrainingResult r;
+  const TrainingTrace trace = two_stage_run(r);
+  const std::vector<OpTotal> ops = op_totals(trace);
+  std::ostringstream csv;
+  report::write_op_table(r, ops, "csv", csv);
+  EXPECT_EQ(csv.str().substr(0, csv.str().find('\n')),
+            "stage,stream,activity,op,count,busy_s,mean_us,share,critical_s");
+  EXPECT_NE(csv.str().find("\n0,compute,compute,\"gemm, fused\",2,0.000040000,20.000,0.72727,0.000040000\n"),
+            std::string::npos)
+      << csv.str();
+  std::ostringstream json;
+  report::write_op_table(r, ops, "json", json);
+  EXPECT_EQ(json.str().front(), '{');
+  EXPECT_NE(json.str().find("\"schema_version\": 1"), std::string::npos) << json.str();
+  EXPECT_NE(json.str().find("\"op\": \"pp.send\""), std::string::npos) << json.str();
+  EXPECT_THROW(report::write_op_table(r, ops, "table", json), std::invalid_argument);
+}
+
 TEST(TrainingWriter, RejectsAnUnknownFormat) {
   std::ostringstream out;
   EXPECT_THROW(report::write_training(TrainingResult{}, "xml", out), std::invalid_argument);
