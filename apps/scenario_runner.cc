@@ -23,6 +23,7 @@
 #include "report/svg_plot.h"
 #include "report/training_writer.h"
 #include "network/flow/flow_model.h"
+#include "network/link_ledger.h"
 #include "network/packet/packet_model.h"
 #include "sim/engine.h"
 #include "sim/error.h"
@@ -106,10 +107,14 @@ SweepPlan plan_row(const config::Scenario& s, const collectives::AnalyticalColle
 
 // Runs each row's schedule on `net`, one after another on the same engine, and fills in the
 // row's time and bandwidths from when its last transfer lands. `plans` holds the rows' schedules
-// when the caller already built them; otherwise each is built when its row runs.
+// when the caller already built them; otherwise each is built when its row runs. With `links`,
+// each row's bytes per link are appended there.
 void run_sweep_on_network(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
                           std::vector<workloads::SweepRow>& rows, sim::Engine& engine,
-                          network::NetworkModel& net, bool quiet, std::vector<SweepPlan> plans = {}) {
+                          network::NetworkModel& model_net, const topology::Cluster& cluster, bool quiet,
+                          std::vector<report::SweepLinkLoad>* links, std::vector<SweepPlan> plans = {}) {
+  network::LinkLedger ledger(cluster, model_net);
+  network::NetworkModel& net = links ? static_cast<network::NetworkModel&>(ledger) : model_net;
   Progress progress(static_cast<int64_t>(rows.size()),
                     std::string(collectives::name(s.workload.sweep.collective)) +
                         (net.name() == "packet" ? " on packets" : " on flows"),
@@ -131,6 +136,10 @@ void run_sweep_on_network(const config::Scenario& s, const collectives::Analytic
     row.time = exec.finish_time() - begin;
     row.algbw_gbytes = row.time.ps() > 0 ? row.bytes.as_double() / row.time.seconds() * 1e-9 : 0;
     row.busbw_gbytes = row.algbw_gbytes * collectives::busbw_factor(kind, row.ranks);
+    if (links) {
+      for (auto& load : ledger.loads(row.time)) links->push_back({i, std::move(load)});
+      ledger.clear();
+    }
     progress.advance();
   }
 }
@@ -140,19 +149,21 @@ void run_sweep_on_network(const config::Scenario& s, const collectives::Analytic
 // in-switch reductions (NVLS, CollNet) and PAT have none, so those sizes run the cheaper of ring
 // and tree instead, and the row says which ran.
 void run_sweep_on_flows(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
-                        std::vector<workloads::SweepRow>& rows, sim::Engine& engine, bool quiet) {
+                        std::vector<workloads::SweepRow>& rows, sim::Engine& engine, bool quiet,
+                        std::vector<report::SweepLinkLoad>* links) {
   if (rows.empty()) return;
   auto cluster = topology::build_cluster(s.cluster);
   network::FlowModelOptions options;
   options.accelerator = flow_accelerator();
   network::FlowNetworkModel net(*cluster, options);
-  run_sweep_on_network(s, model, rows, engine, net, quiet);
+  run_sweep_on_network(s, model, rows, engine, net, *cluster, quiet, links);
 }
 
 // The packet model runs the same schedules as the flow model, packet by packet; a sweep whose
 // packet hops would take more than minutes is refused before it starts.
 void run_sweep_on_packets(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
-                          std::vector<workloads::SweepRow>& rows, sim::Engine& engine, bool quiet) {
+                          std::vector<workloads::SweepRow>& rows, sim::Engine& engine, bool quiet,
+                          std::vector<report::SweepLinkLoad>* links) {
   if (rows.empty()) return;
   auto cluster = topology::build_cluster(s.cluster);
   const config::PacketSpec& p = s.network.packet;
@@ -173,7 +184,7 @@ void run_sweep_on_packets(const config::Scenario& s, const collectives::Analytic
                                  static_cast<double>(hops), static_cast<double>(kMaxPacketHops)));
   }
   network::PacketNetworkModel net(*cluster, {.mtu = p.mtu, .buffer_per_port = p.buffer_per_port});
-  run_sweep_on_network(s, model, rows, engine, net, quiet, std::move(plans));
+  run_sweep_on_network(s, model, rows, engine, net, *cluster, quiet, links, std::move(plans));
 }
 
 // The analytical sweep is one engine event per collective, completing after its estimated time,
@@ -182,16 +193,17 @@ struct SweepClock final : sim::EventHandler {
   void on_event(sim::Engine&, uint64_t) override {}
 };
 
-std::vector<workloads::SweepRow> run_sweep(const config::Scenario& s, sim::Engine& engine,
-                                           bool quiet = true) {
+// With `links`, the flow and packet models append each row's bytes per link there.
+std::vector<workloads::SweepRow> run_sweep(const config::Scenario& s, sim::Engine& engine, bool quiet = true,
+                                           std::vector<report::SweepLinkLoad>* links = nullptr) {
   collectives::AnalyticalCollectiveModel model(s.cluster, s.collectives, model_parameters(s));
   auto rows = workloads::run_collective_sweep(s.workload.sweep, s.cluster, model);
   if (s.network.model == config::NetworkModelKind::flow) {
-    run_sweep_on_flows(s, model, rows, engine, quiet);
+    run_sweep_on_flows(s, model, rows, engine, quiet, links);
     return rows;
   }
   if (s.network.model == config::NetworkModelKind::packet) {
-    run_sweep_on_packets(s, model, rows, engine, quiet);
+    run_sweep_on_packets(s, model, rows, engine, quiet, links);
     return rows;
   }
   SweepClock clock;
@@ -434,11 +446,23 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
   }
   if (s.workload.kind == workloads::WorkloadKind::collective_sweep) {
     sim::Engine engine;
-    auto rows = run_sweep(s, engine, options.quiet);
+    // The flow and packet models route every transfer, so their csv and json files come with
+    // the per-link table; the analytical model routes nothing.
+    const bool link_table =
+        s.network.model != config::NetworkModelKind::analytical && (wants(s, "csv") || wants(s, "json"));
+    std::vector<report::SweepLinkLoad> links;
+    auto rows = run_sweep(s, engine, options.quiet, link_table ? &links : nullptr);
     report::write_sweep(rows, sweep_format(options.format), out);
     write_files(s, options, [&](OutputFormat f, std::ostream& file) {
       report::write_sweep(rows, sweep_format(f), file);
     });
+    if (link_table) {
+      for (const OutputFormat f : {OutputFormat::csv, OutputFormat::json}) {
+        if (!wants(s, format_name(f))) continue;
+        auto file = open_output(output_dir(s, options), s.name + ".links." + std::string(format_name(f)));
+        report::write_sweep_links(rows, links, sweep_format(f), file);
+      }
+    }
     write_sweep_views(s, options, rows);
     if (options.fingerprint) out << fmt::format("fingerprint {:016x}\n", engine.fingerprint());
     return 0;

@@ -113,14 +113,17 @@ double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kin
     it->second += b;
   };
   const std::vector<Communicator> groups = sibling_groups(comm, spec_.gpus_per_node, cluster_->gpu_count());
+  double cap_scale = 1;
   if (algo == Algorithm::ring) {
     // Every edge of every channel's ring carries the same bytes; no need to lower each step.
     const int n = comm.size();
     const bool chain = kind == CollectiveKind::broadcast || kind == CollectiveKind::reduce;
     const double factor = kind == CollectiveKind::all_reduce ? 2.0 * (n - 1) / n : chain ? 1.0 : (n - 1.0) / n;
-    const double per_edge = bytes.as_double() * factor / channels;
+    const int rings = ring_lowering_channels(channels, n, per_node);
+    cap_scale = static_cast<double>(channels) / rings;  // the tuned channels' bandwidth, over more rings
+    const double per_edge = bytes.as_double() * factor / rings;
     for (const Communicator& group : groups) {
-      for (int c = 0; c < channels; ++c) {
+      for (int c = 0; c < rings; ++c) {
         const std::vector<int> ring = ring_order(group, c, per_node);
         for (int i = 0; i + (chain ? 1 : 0) < n; ++i) {
           add(ring[static_cast<size_t>(i)], ring[static_cast<size_t>((i + 1) % n)], c, per_edge);
@@ -143,7 +146,8 @@ double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kin
   if (order.empty()) return 0;
 
   const ModelParameters& p = analytical_.parameters();
-  const double channel_cap = (protocol == Protocol::ll ? p.ll_channel_bandwidth : p.channel_bandwidth) * 1e9;
+  const double channel_cap =
+      (protocol == Protocol::ll ? p.ll_channel_bandwidth : p.channel_bandwidth) * 1e9 * cap_scale;
   network::flow::FlowProblem problem;
   std::unordered_map<topology::LinkId, uint32_t> dense;  // graph link -> problem link
   std::vector<uint32_t> links;

@@ -63,11 +63,18 @@ std::vector<int> ring_order(const Communicator& comm, int channel, int ranks_per
   return order;
 }
 
-Schedule ring_schedule(CollectiveKind kind, Bytes bytes, const Communicator& comm, int channels,
+int ring_lowering_channels(int channels, int ranks, int ranks_per_node) {
+  const int g = ranks_per_node;
+  if (g <= 1 || ranks % g != 0 || ranks == g) return channels;
+  return (std::max(channels, 1) + g - 1) / g * g;
+}
+
+Schedule ring_schedule(CollectiveKind kind, Bytes bytes, const Communicator& comm, int tuned_channels,
                        int ranks_per_node) {
   Schedule s;
   const int n = comm.size();
   if (n <= 1) return s;
+  const int channels = ring_lowering_channels(tuned_channels, n, ranks_per_node);
   const bool chain = kind == CollectiveKind::broadcast || kind == CollectiveKind::reduce;
   if (chain) {
     // The buffer is cut into slices that flow down the chain root -> ... -> last; a slice

@@ -4,6 +4,9 @@
 
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <stdexcept>
+
+#include "report/csv_field.h"
 
 namespace dtsim::report {
 namespace {
@@ -73,6 +76,47 @@ void write_sweep(const std::vector<workloads::SweepRow>& rows, SweepFormat forma
     case SweepFormat::json:
       write_json(rows, out);
       return;
+  }
+}
+
+namespace {
+
+std::string_view kind_name(topology::LinkKind k) {
+  switch (k) {
+    case topology::LinkKind::nvlink: return "nvlink";
+    case topology::LinkKind::pcie: return "pcie";
+    case topology::LinkKind::network: return "network";
+  }
+  return "network";
+}
+
+}  // namespace
+
+void write_sweep_links(const std::vector<workloads::SweepRow>& rows, const std::vector<SweepLinkLoad>& links,
+                       SweepFormat format, std::ostream& out) {
+  if (format == SweepFormat::csv) {
+    out << "collective,size_bytes,link,kind,bandwidth_GBps,bytes,utilisation\n";
+    for (const auto& l : links) {
+      const auto& r = rows.at(l.row);
+      out << fmt::format("{},{},{},{},{:.3f},{},{:.5f}\n", collectives::name(r.collective), r.bytes.count(),
+                         csv_field(l.load.name), kind_name(l.load.kind), l.load.bandwidth.gbytes_per_s(),
+                         l.load.bytes.count(), l.load.utilisation);
+    }
+  } else if (format == SweepFormat::json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& l : links) {
+      const auto& r = rows.at(l.row);
+      arr.push_back({{"collective", std::string(collectives::name(r.collective))},
+                     {"size_bytes", r.bytes.count()},
+                     {"link", l.load.name},
+                     {"kind", std::string(kind_name(l.load.kind))},
+                     {"bandwidth_GBps", l.load.bandwidth.gbytes_per_s()},
+                     {"bytes", l.load.bytes.count()},
+                     {"utilisation", l.load.utilisation}});
+    }
+    out << nlohmann::json{{"schema_version", 1}, {"links", arr}}.dump(2) << '\n';
+  } else {
+    throw std::invalid_argument("the link table is written as csv or json");
   }
 }
 

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "network/link_ledger.h"
 #include "workloads/collective_sweep.h"
 
 namespace dtsim::report {
@@ -16,5 +17,18 @@ enum class SweepFormat { table, csv, json };
 
 void write_sweep(const std::vector<workloads::SweepRow>& rows, SweepFormat format,
                  std::ostream& out);
+
+// What one sweep row put on one link (flow and packet models only: the analytical model routes
+// nothing). `row` indexes the sweep's rows.
+struct SweepLinkLoad {
+  size_t row = 0;
+  network::LinkLoad load;
+};
+
+// The per-link table of a sweep, csv or json (table throws std::invalid_argument). CSV columns:
+//   collective,size_bytes,link,kind,bandwidth_GBps,bytes,utilisation
+// utilisation: the link's bytes over what it could carry during that size's collective.
+void write_sweep_links(const std::vector<workloads::SweepRow>& rows, const std::vector<SweepLinkLoad>& links,
+                       SweepFormat format, std::ostream& out);
 
 }  // namespace dtsim::report

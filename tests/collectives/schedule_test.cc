@@ -105,6 +105,26 @@ TEST(Schedule, RingAllReduceMovesTwiceTheBufferPerRankMinusOneShare) {
   EXPECT_EQ(s.total_bytes(), Bytes(2 * (n - 1) * b));
 }
 
+// Two nodes of eight ranks on 10 channels: the lowering runs 16 rings (two per rotation), so
+// every GPU leaves its node for the other as often as every other GPU, and each NIC below it
+// carries the same bytes. With 10 rings two rotations ran twice and their NICs carried double.
+TEST(Schedule, RingAcrossNodesLeavesEachNodeThroughEveryGpuEqually) {
+  EXPECT_EQ(ring_lowering_channels(10, 16, 8), 16);
+  EXPECT_EQ(ring_lowering_channels(16, 16, 8), 16);
+  EXPECT_EQ(ring_lowering_channels(10, 8, 8), 10);   // one node: no node crossings to spread
+  EXPECT_EQ(ring_lowering_channels(10, 16, 1), 10);  // one rank per node: one NIC each anyway
+  const int64_t b = int64_t{16} << 20;
+  const auto s = build_schedule(Algorithm::ring, CollectiveKind::all_gather, Bytes(b), world(16), 10, 8);
+  std::vector<int64_t> leaving(16, 0);
+  for (const auto& t : s.transfers()) {
+    if (t.src_gpu / 8 != t.dst_gpu / 8) leaving[static_cast<size_t>(t.src_gpu)] += t.bytes.count();
+  }
+  for (int g = 0; g < 16; ++g) EXPECT_EQ(leaving[static_cast<size_t>(g)], leaving[0]) << "gpu " << g;
+  EXPECT_GT(leaving[0], 0);
+  // More rings, same traffic: each of the 16 ranks receives the 15 shares it lacks.
+  EXPECT_EQ(s.total_bytes(), Bytes(15 * b));
+}
+
 TEST(Schedule, ExecutorDeliversEveryByteItSends) {
   const int n = 8;
   const auto s =

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "network/analytical/analytical_network.h"
+#include "network/link_ledger.h"
 #include "sim/rng.h"
 #include "tests/network/line_cluster.h"
 #include "tests/network/star_cluster.h"
@@ -213,6 +214,35 @@ TEST(FlowNetworkModel, OnlySolvesWithManyFlowsGoToTheAccelerator) {
   EXPECT_EQ(accelerator->calls, 1);
   EXPECT_EQ(net.accelerated_solves(), 1u);
   EXPECT_EQ(net.solves(), 4u);
+}
+
+// The ledger adds each transfer's bytes to the links of its path, both directions apart, and
+// leaves the timing to the model it wraps.
+TEST(LinkLedger, CountsBytesOnEveryLinkOfThePathAndLeavesTheTimingAlone) {
+  const testing_support::LineCluster c(
+      {{Bandwidth::gbytes_per_s(10), Time::zero()}, {Bandwidth::gbytes_per_s(10), Time::zero()}});
+  FlowNetworkModel flows(c);
+  LinkLedger ledger(c, flows);
+  EXPECT_EQ(ledger.name(), "flow");
+  Driver d(ledger, {{Time::zero(), {0, 2, Bytes(1'000'000)}}, {Time::zero(), {1, 0, Bytes(500'000)}}});
+  sim::Engine engine;
+  d.schedule_all(engine);
+  engine.run();
+  ASSERT_EQ(d.recorder.done.size(), 2u);
+  const Time elapsed = engine.now();
+  EXPECT_EQ(elapsed, Time::us(100));  // 1 MB at 10 GB/s; the reverse transfer shares no link
+  const std::vector<LinkLoad> loads = ledger.loads(elapsed);
+  ASSERT_EQ(loads.size(), 3u);  // gpu0->gpu1, gpu1->gpu0, gpu1->gpu2
+  EXPECT_EQ(loads[0].name, "gpu0->gpu1");
+  EXPECT_EQ(loads[0].bytes, Bytes(1'000'000));
+  EXPECT_NEAR(loads[0].utilisation, 1.0, 1e-9);
+  EXPECT_EQ(loads[1].name, "gpu1->gpu0");
+  EXPECT_EQ(loads[1].bytes, Bytes(500'000));
+  EXPECT_NEAR(loads[1].utilisation, 0.5, 1e-9);
+  EXPECT_EQ(loads[2].name, "gpu1->gpu2");
+  EXPECT_EQ(ledger.bytes_delivered(), Bytes(1'500'000));
+  ledger.clear();
+  EXPECT_TRUE(ledger.loads(elapsed).empty());
 }
 
 }  // namespace

@@ -1,0 +1,35 @@
+#include "network/link_ledger.h"
+
+#include <algorithm>
+
+namespace dtsim::network {
+
+LinkLedger::LinkLedger(const topology::Cluster& cluster, NetworkModel& inner)
+    : cluster_(cluster), inner_(inner), bytes_(cluster.links().size(), 0) {}
+
+void LinkLedger::start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done, uint64_t payload) {
+  for (topology::LinkId l : transfer_path(cluster_, t)) bytes_[l] += t.bytes.count();
+  inner_.start(engine, t, done, payload);
+}
+
+std::vector<LinkLoad> LinkLedger::loads(Time elapsed) const {
+  std::vector<LinkLoad> out;
+  for (topology::LinkId l = 0; l < bytes_.size(); ++l) {
+    if (bytes_[l] == 0) continue;
+    const topology::Link& link = cluster_.link(l);
+    LinkLoad load;
+    load.link = l;
+    load.name = cluster_.device(link.from).name + "->" + cluster_.device(link.to).name;
+    load.kind = link.kind;
+    load.bandwidth = link.bandwidth;
+    load.bytes = Bytes(bytes_[l]);
+    const double capacity = link.bandwidth.bytes_per_s() * elapsed.seconds();
+    load.utilisation = capacity > 0 ? static_cast<double>(bytes_[l]) / capacity : 0;
+    out.push_back(std::move(load));
+  }
+  return out;
+}
+
+void LinkLedger::clear() { std::fill(bytes_.begin(), bytes_.end(), 0); }
+
+}  // namespace dtsim::network
