@@ -119,7 +119,7 @@ double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kin
     const int n = comm.size();
     const bool chain = kind == CollectiveKind::broadcast || kind == CollectiveKind::reduce;
     const double factor = kind == CollectiveKind::all_reduce ? 2.0 * (n - 1) / n : chain ? 1.0 : (n - 1.0) / n;
-    const int rings = ring_lowering_channels(channels, n, per_node);
+    const int rings = spread_channels(channels, n, per_node);
     cap_scale = static_cast<double>(channels) / rings;  // the tuned channels' bandwidth, over more rings
     const double per_edge = bytes.as_double() * factor / rings;
     for (const Communicator& group : groups) {
@@ -134,6 +134,9 @@ double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kin
     // Lower once; each sibling runs the same transfers on its own GPUs (position i of the
     // communicator maps to position i of the sibling).
     const Schedule s = build_schedule(algo, kind, bytes, comm, channels, per_node);
+    int lowered = channels;  // a tree spread over the NICs runs more channels than tuned
+    for (const ScheduledTransfer& t : s.transfers()) lowered = std::max(lowered, t.channel + 1);
+    cap_scale = static_cast<double>(channels) / lowered;
     std::unordered_map<int, size_t> position;
     for (size_t i = 0; i < comm.ranks.size(); ++i) position.emplace(comm.ranks[i], i);
     for (const Communicator& group : groups) {

@@ -63,9 +63,9 @@ std::vector<int> ring_order(const Communicator& comm, int channel, int ranks_per
   return order;
 }
 
-int ring_lowering_channels(int channels, int ranks, int ranks_per_node) {
+int spread_channels(int channels, int ranks, int ranks_per_node) {
   const int g = ranks_per_node;
-  if (g <= 1 || ranks % g != 0 || ranks == g) return channels;
+  if (g <= 1 || ranks <= g || channels <= g) return channels;  // at most one channel per NIC
   return (std::max(channels, 1) + g - 1) / g * g;
 }
 
@@ -74,7 +74,7 @@ Schedule ring_schedule(CollectiveKind kind, Bytes bytes, const Communicator& com
   Schedule s;
   const int n = comm.size();
   if (n <= 1) return s;
-  const int channels = ring_lowering_channels(tuned_channels, n, ranks_per_node);
+  const int channels = spread_channels(tuned_channels, n, ranks_per_node);
   const bool chain = kind == CollectiveKind::broadcast || kind == CollectiveKind::reduce;
   if (chain) {
     // The buffer is cut into slices that flow down the chain root -> ... -> last; a slice

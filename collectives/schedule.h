@@ -49,12 +49,13 @@ class Schedule {
 // through different GPUs (and NICs), as NCCL lays its rings across the rails.
 std::vector<int> ring_order(const Communicator& comm, int channel, int ranks_per_node);
 
-// How many rings a ring collective over `channels` channels is lowered to: where the rings
-// span nodes, the next multiple of `ranks_per_node`, so every rotation (every GPU, and so every
-// NIC, as a node's exit and entry) carries the same share. NCCL's inter-node rings come in
-// such multiples (one per NIC, duplicated); 10 rings over 8 NICs would put two rings' traffic
-// on two NICs and one on the rest, and the fullest NIC would set the time.
-int ring_lowering_channels(int channels, int ranks, int ranks_per_node);
+// How many channels a ring or tree collective over `channels` tuned channels is lowered to:
+// where it spans nodes with more channels than ranks per node, the next multiple of
+// `ranks_per_node`, so every rotation (every GPU, and so every NIC, as a node's exit and entry)
+// carries the same share. Fewer channels than that stay as tuned: each uses its own NIC. NCCL's inter-node rings and
+// trees come in such multiples (one per NIC, duplicated); 10 channels over 8 NICs would put two
+// channels' traffic on two NICs and one on the rest, and the fullest NIC would set the time.
+int spread_channels(int channels, int ranks, int ranks_per_node);
 
 // Lowers `kind` run with `algo` on `comm` over `channels` parallel channels. `bytes` is the
 // nccl-tests size. Supported: ring (all_reduce, all_gather, reduce_scatter, broadcast, reduce),

@@ -60,11 +60,12 @@ int tree_slices(Bytes piece) {
 
 }  // namespace
 
-Schedule tree_schedule(Bytes bytes, const Communicator& comm, int channels, int ranks_per_node) {
+Schedule tree_schedule(Bytes bytes, const Communicator& comm, int tuned_channels, int ranks_per_node) {
   Schedule s;
   const int n = comm.size();
   if (n <= 1) return s;
   const int g = std::max(1, std::min(ranks_per_node, n));
+  const int channels = spread_channels(tuned_channels, n, g);
   const int nodes = (n + g - 1) / g;
   auto locals = [&](int node) { return std::min(g, n - node * g); };
   const Bytes piece(bytes.count() / channels);

@@ -109,10 +109,11 @@ TEST(Schedule, RingAllReduceMovesTwiceTheBufferPerRankMinusOneShare) {
 // every GPU leaves its node for the other as often as every other GPU, and each NIC below it
 // carries the same bytes. With 10 rings two rotations ran twice and their NICs carried double.
 TEST(Schedule, RingAcrossNodesLeavesEachNodeThroughEveryGpuEqually) {
-  EXPECT_EQ(ring_lowering_channels(10, 16, 8), 16);
-  EXPECT_EQ(ring_lowering_channels(16, 16, 8), 16);
-  EXPECT_EQ(ring_lowering_channels(10, 8, 8), 10);   // one node: no node crossings to spread
-  EXPECT_EQ(ring_lowering_channels(10, 16, 1), 10);  // one rank per node: one NIC each anyway
+  EXPECT_EQ(spread_channels(10, 16, 8), 16);
+  EXPECT_EQ(spread_channels(16, 16, 8), 16);
+  EXPECT_EQ(spread_channels(10, 8, 8), 10);   // one node: no node crossings to spread
+  EXPECT_EQ(spread_channels(10, 16, 1), 10);  // one rank per node: one NIC each anyway
+  EXPECT_EQ(spread_channels(4, 16, 8), 4);    // fewer channels than NICs: one NIC each
   const int64_t b = int64_t{16} << 20;
   const auto s = build_schedule(Algorithm::ring, CollectiveKind::all_gather, Bytes(b), world(16), 10, 8);
   std::vector<int64_t> leaving(16, 0);
@@ -123,6 +124,27 @@ TEST(Schedule, RingAcrossNodesLeavesEachNodeThroughEveryGpuEqually) {
   EXPECT_GT(leaving[0], 0);
   // More rings, same traffic: each of the 16 ranks receives the 15 shares it lacks.
   EXPECT_EQ(s.total_bytes(), Bytes(15 * b));
+}
+
+// The tree rotates its node leader by channel, so the same spreading holds: 10 channels run as
+// 16, and every GPU of a node sends and receives the same inter-node bytes.
+TEST(Schedule, TreeAcrossNodesLeavesEachNodeThroughEveryGpuEqually) {
+  const int64_t b = int64_t{64} << 20;
+  const auto s = build_schedule(Algorithm::tree, CollectiveKind::all_reduce, Bytes(b), world(16), 10, 8);
+  std::vector<int64_t> leaving(16, 0), entering(16, 0);
+  int channels = 0;
+  for (const auto& t : s.transfers()) {
+    channels = std::max(channels, t.channel + 1);
+    if (t.src_gpu / 8 == t.dst_gpu / 8) continue;
+    leaving[static_cast<size_t>(t.src_gpu)] += t.bytes.count();
+    entering[static_cast<size_t>(t.dst_gpu)] += t.bytes.count();
+  }
+  EXPECT_EQ(channels, 16);
+  for (int g = 0; g < 16; ++g) {
+    EXPECT_EQ(leaving[static_cast<size_t>(g)], leaving[0]) << "gpu " << g;
+    EXPECT_EQ(entering[static_cast<size_t>(g)], entering[0]) << "gpu " << g;
+  }
+  EXPECT_GT(leaving[0], 0);
 }
 
 TEST(Schedule, ExecutorDeliversEveryByteItSends) {
