@@ -1,5 +1,6 @@
 #include "apps/scenario_runner.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -273,14 +274,32 @@ workloads::TrainingResult run_training_workload(const config::Scenario& s,
   return workloads::run_training(s.workload.training, s.cluster, model);
 }
 
+// The page's op table: the `limit` busiest (stage, stream, op) rows per GPU, busiest first.
+report::TableSection busiest_ops(const workloads::TrainingResult& r, std::vector<workloads::OpTotal> ops,
+                                 size_t limit) {
+  std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.busy_s > b.busy_s; });
+  if (ops.size() > limit) ops.resize(limit);
+  report::TableSection t{"Busiest ops (per GPU)",
+                         {"stage", "stream", "op", "count", "busy", "share", "on critical path"},
+                         {}};
+  for (const auto& o : ops) {
+    t.rows.push_back({std::to_string(o.stage), o.stream, o.label, fmt::format("{:.4g}", o.count),
+                      fmt::format("{:.4g} s", o.busy_s),
+                      fmt::format("{:.1f}%", r.iteration_time_s > 0 ? 100 * o.busy_s / r.iteration_time_s : 0.0),
+                      fmt::format("{:.4g} s", o.critical_s)});
+  }
+  return t;
+}
+
 // The files of a training or trace run besides its summary: the per-op table (NAME.ops.csv,
 // NAME.ops.json), a Chrome/Perfetto trace of every simulated rank's streams, and a
 // self-contained page with the summary, breakdown and timeline.
 void write_training_views(const config::Scenario& s, const RunOptions& options,
                           const workloads::TrainingResult& r, const workloads::TrainingTrace& trace) {
   const auto dir = output_dir(s, options);
-  if (wants(s, "csv") || wants(s, "json")) {
-    const auto ops = workloads::op_totals(trace);
+  const bool tables = wants(s, "csv") || wants(s, "json");
+  const auto ops = tables || wants(s, "html") ? workloads::op_totals(trace) : std::vector<workloads::OpTotal>{};
+  if (tables) {
     for (const char* f : {"csv", "json"}) {
       if (!wants(s, f)) continue;
       auto out = open_output(dir, s.name + ".ops." + f);
@@ -318,6 +337,7 @@ void write_training_views(const config::Scenario& s, const RunOptions& options,
     }
     bar.parts.emplace_back("bubble", r.breakdown.bubble.seconds());
     page.breakdown.push_back(std::move(bar));
+    page.tables.push_back(busiest_ops(r, ops, 25));
     page.timeline = &timeline;
     auto out = open_output(dir, s.name + ".html");
     report::write_run_html(page, out);

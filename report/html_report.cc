@@ -18,6 +18,19 @@ void HtmlPage::key_values(const std::string& heading,
   section(heading, t + "</table>\n");
 }
 
+void HtmlPage::table(const std::string& heading, const std::vector<std::string>& columns,
+                     const std::vector<std::vector<std::string>>& rows) {
+  std::string t = "<table>\n<tr>";
+  for (const std::string& c : columns) t += "<th>" + xml_escape(c) + "</th>";
+  t += "</tr>\n";
+  for (const auto& row : rows) {
+    t += "<tr>";
+    for (const std::string& cell : row) t += "<td>" + xml_escape(cell) + "</td>";
+    t += "</tr>\n";
+  }
+  section(heading, t + "</table>\n");
+}
+
 void HtmlPage::section(const std::string& heading, const std::string& html) {
   body_ += fmt::format("<section>\n<h2>{}</h2>\n{}</section>\n", xml_escape(heading), html);
 }
@@ -112,6 +125,7 @@ void write_run_html(const RunReport& report, std::ostream& out) {
     page.section("Time breakdown",
                  stacked_bars_svg("Where the time goes", "seconds", bars, segments));
   }
+  for (const TableSection& t : report.tables) page.table(t.heading, t.columns, t.rows);
   if (report.timeline) {
     const UtilisationGrid g = link_utilisation(*report.timeline, 60);
     if (!g.rows.empty()) {

@@ -26,6 +26,9 @@ class HtmlPage {
   void key_values(const std::string& heading,
                   const std::vector<std::pair<std::string, std::string>>& rows);
   void section(const std::string& heading, const std::string& html);
+  // A table with a header row; every cell is escaped.
+  void table(const std::string& heading, const std::vector<std::string>& columns,
+             const std::vector<std::vector<std::string>>& rows);
   void scenario(const std::string& yaml) { scenario_ = yaml; }
   std::string render() const;
 
@@ -41,11 +44,19 @@ struct TimeBreakdown {
   std::vector<std::pair<std::string, double>> parts;
 };
 
+// A table section of a run page, after the breakdown (e.g. the busiest ops).
+struct TableSection {
+  std::string heading;
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::string>> rows;
+};
+
 struct RunReport {
   std::string name;
   std::string scenario;  // the resolved scenario (YAML)
   std::vector<std::pair<std::string, std::string>> summary;
   std::vector<TimeBreakdown> breakdown;
+  std::vector<TableSection> tables;
   const Timeline* timeline = nullptr;  // heat map and timeline view when set
 };
 

@@ -164,7 +164,10 @@ TEST(ScenarioRunner, TrainingWritesTraceAndHtml) {
   text << trace.rdbuf();
   EXPECT_NE(text.str().find("\"traceEvents\""), std::string::npos);
   EXPECT_NE(text.str().find("\"ph\":\"X\""), std::string::npos);
-  EXPECT_TRUE(std::filesystem::exists(dir / (s.name + ".html")));
+  // The page lists the busiest ops: the MLP GEMMs lead a Llama iteration.
+  const std::string html = slurp(dir / (s.name + ".html"));
+  EXPECT_NE(html.find("<h2>Busiest ops (per GPU)</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<td>mlp.fc1.bwd</td>"), std::string::npos);
 }
 
 // A Chakra trace workload writes every file a generated one does; the trace and html were once
