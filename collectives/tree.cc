@@ -46,9 +46,12 @@ AlgoCost tree_cost(const HardwareView& hw, const CostQuery& q) {
 
 namespace dtsim::collectives {
 
-// A chain inside each node reduces to its first rank; node leaders form a binary tree (node k's
-// children are 2k+1 and 2k+2) that reduces to node 0 and broadcasts back; each chain then
-// broadcasts inside its node. Every channel carries bytes/channels.
+// A chain inside each node reduces to its first rank; node leaders form a binary tree (tree
+// position k's children are 2k+1 and 2k+2) that reduces to the root and broadcasts back; each
+// chain then broadcasts inside its node. Every channel carries bytes/channels. Half the channels
+// run the tree with its nodes in order (node k at position k), the other half mirrored (node
+// nodes-1-k at position k): the nodes that are interior in one are leaves in the other, NCCL's
+// double binary tree, so every node sends and receives about the same bytes.
 namespace {
 
 // Slices a channel's share is cut into so that the hops of the chain and the tree overlap, as
@@ -65,8 +68,12 @@ Schedule tree_schedule(Bytes bytes, const Communicator& comm, int tuned_channels
   const int n = comm.size();
   if (n <= 1) return s;
   const int g = std::max(1, std::min(ranks_per_node, n));
-  const int channels = spread_channels(tuned_channels, n, g);
   const int nodes = (n + g - 1) / g;
+  // Both trees on every rotation: more channels than ranks per node run as a multiple of twice
+  // that (spread_channels), so each GPU's NIC carries as many mirrored channels as plain ones.
+  const int channels =
+      nodes > 2 && tuned_channels > g ? (tuned_channels + 2 * g - 1) / (2 * g) * (2 * g)
+                                      : spread_channels(tuned_channels, n, g);
   auto locals = [&](int node) { return std::min(g, n - node * g); };
   const Bytes piece(bytes.count() / channels);
   const int slices = tree_slices(piece);
@@ -75,9 +82,14 @@ Schedule tree_schedule(Bytes bytes, const Communicator& comm, int tuned_channels
   for (int c = 0; c < channels; ++c) {
     // Channel c enters and leaves each node through local GPU c (mod the node's size), so the
     // channels spread over the node's NICs as NCCL's trees do.
-    auto rank = [&](int node, int i) {
-      const int m = locals(node);
-      return comm.ranks[static_cast<size_t>(node * g + (i + c) % m)];
+    // Tree position k holds node k, or node nodes-1-k in the mirrored tree; the parity flips
+    // every g channels so that a rotation's channels alternate between the two trees.
+    const bool mirrored = nodes > 2 && (c + c / g) % 2 == 1;
+    auto node_at = [&](int position) { return mirrored ? nodes - 1 - position : position; };
+    auto size_at = [&](int position) { return locals(node_at(position)); };
+    auto rank = [&](int position, int i) {
+      const int node = node_at(position);
+      return comm.ranks[static_cast<size_t>(node * g + (i + c) % locals(node))];
     };
     // prev[hop]: this channel's previous slice on that hop, which the next slice follows.
     std::vector<uint32_t> prev;
@@ -94,7 +106,7 @@ Schedule tree_schedule(Bytes bytes, const Communicator& comm, int tuned_channels
       std::vector<std::vector<uint32_t>> ready(static_cast<size_t>(nodes));
       for (int k = nodes - 1; k >= 0; --k) {
         std::vector<uint32_t> deps;
-        for (int i = locals(k) - 1; i >= 1; --i) deps = {add(rank(k, i), rank(k, i - 1), deps, slice, 0)};
+        for (int i = size_at(k) - 1; i >= 1; --i) deps = {add(rank(k, i), rank(k, i - 1), deps, slice, 0)};
         ready[static_cast<size_t>(k)] = deps;
         for (int child : {2 * k + 1, 2 * k + 2}) {
           if (child >= nodes) continue;
@@ -111,7 +123,7 @@ Schedule tree_schedule(Bytes bytes, const Communicator& comm, int tuned_channels
               add(rank(k, 0), rank(child, 0), down[static_cast<size_t>(k)], Bytes(0), 2)};
         }
         std::vector<uint32_t> deps = down[static_cast<size_t>(k)];
-        for (int i = 0; i + 1 < locals(k); ++i) deps = {add(rank(k, i), rank(k, i + 1), deps, Bytes(0), 3)};
+        for (int i = 0; i + 1 < size_at(k); ++i) deps = {add(rank(k, i), rank(k, i + 1), deps, Bytes(0), 3)};
       }
     }
   }
