@@ -77,24 +77,32 @@ Schedule ring_schedule(CollectiveKind kind, Bytes bytes, const Communicator& com
   const int channels = spread_channels(tuned_channels, n, ranks_per_node);
   const bool chain = kind == CollectiveKind::broadcast || kind == CollectiveKind::reduce;
   if (chain) {
-    // The buffer is cut into slices that flow down the chain root -> ... -> last; a slice
-    // leaves a rank once it has arrived there (and, for reduce, been added to the local one).
-    const int slices = n;
-    const Bytes piece(bytes.count() / (int64_t{channels} * slices));
+    // Each channel's chain follows its ring from the root (comm.ranks[0]): root -> ... -> the
+    // rank before it, so channels leave and enter nodes through different GPUs as the rings do.
+    // The buffer is cut into slices that follow each other down the chain: a slice leaves a rank
+    // once it has arrived there (and, for reduce, been added to the local one), and a hop carries
+    // a channel's slices in order, so the hops work at once on different slices. Slices of about
+    // 256 KiB, at most 32 per channel, as NCCL pipelines its chunks.
+    const Bytes per_channel(bytes.count() / channels);
+    const int slices = static_cast<int>(std::clamp<int64_t>(per_channel.count() / (256 * 1024), 1, 32));
+    const Bytes piece(per_channel.count() / slices);
     const Bytes reduce = kind == CollectiveKind::reduce ? piece : Bytes(0);
     for (int c = 0; c < channels; ++c) {
+      const std::vector<int> ring = ring_order(comm, c, ranks_per_node);
+      const auto root_at = static_cast<int>(std::find(ring.begin(), ring.end(), comm.ranks[0]) - ring.begin());
+      auto at = [&](int i) { return ring[static_cast<size_t>((root_at + i) % n)]; };
       std::vector<uint32_t> prev_hop(static_cast<size_t>(slices), UINT32_MAX);
       for (int h = 0; h + 1 < n; ++h) {
         // reduce flows towards the root: last -> ... -> root; broadcast away from it.
-        const int from = kind == CollectiveKind::reduce ? comm.ranks[static_cast<size_t>(n - 1 - h)]
-                                                        : comm.ranks[static_cast<size_t>(h)];
-        const int to = kind == CollectiveKind::reduce ? comm.ranks[static_cast<size_t>(n - 2 - h)]
-                                                      : comm.ranks[static_cast<size_t>(h + 1)];
+        const int from = kind == CollectiveKind::reduce ? at(n - 1 - h) : at(h);
+        const int to = kind == CollectiveKind::reduce ? at(n - 2 - h) : at(h + 1);
+        uint32_t last_on_hop = UINT32_MAX;
         for (int j = 0; j < slices; ++j) {
           std::vector<uint32_t> deps;
-          if (prev_hop[static_cast<size_t>(j)] != UINT32_MAX)
-            deps.push_back(prev_hop[static_cast<size_t>(j)]);
-          prev_hop[static_cast<size_t>(j)] = s.add(from, to, piece, deps, reduce, h, c);
+          if (prev_hop[static_cast<size_t>(j)] != UINT32_MAX) deps.push_back(prev_hop[static_cast<size_t>(j)]);
+          if (last_on_hop != UINT32_MAX) deps.push_back(last_on_hop);
+          last_on_hop = s.add(from, to, piece, deps, reduce, h, c);
+          prev_hop[static_cast<size_t>(j)] = last_on_hop;
         }
       }
     }
