@@ -155,22 +155,24 @@ EcmpRouter::EcmpRouter(std::span<const Device> devices, std::span<const Link> li
     if (!candidates.empty()) {
       IntraDag dag = intra_dag(n, g, g);
       for (DeviceId e : candidates) best = std::min(best, dag.dist[local_[e]]);
-      // Among equally near NICs, GPU i takes NIC i * nics / gpus, as NCCL pairs them (on an
-      // HGX board two GPUs and two NICs share a PCIe switch, and GPU i uses NIC i).
-      const int own = static_cast<int>(int64_t{devices[g].local} * nics_in[static_cast<size_t>(n)] /
-                                       std::max(gpus_in[static_cast<size_t>(n)], 1));
+      // Among equally near NICs, GPU i takes its own share of the node's NICs, as NCCL pairs
+      // them: NIC i * nics / gpus, and the next ones up to (i + 1) * nics / gpus where a node has
+      // more NICs than GPUs (P5: four EFA NICs per GPU, flows spread over them by hash). On an
+      // HGX board two GPUs and two NICs share a PCIe switch, and GPU i uses NIC i.
+      const int64_t nics = nics_in[static_cast<size_t>(n)];
+      const int64_t per_node = std::max(gpus_in[static_cast<size_t>(n)], 1);
+      const int64_t own_lo = devices[g].local * nics / per_node;
+      const int64_t own_hi = std::max(own_lo + 1, (devices[g].local + 1) * nics / per_node);
       size_t first = exits_.size();
       for (DeviceId e : candidates) {
         if (best != kInf && dag.dist[local_[e]] == best) exits_.push_back(e);
       }
+      size_t kept = first;
       for (size_t i = first; i < exits_.size(); ++i) {
         const Device& e = devices[exits_[i]];
-        if (e.kind == DeviceKind::nic && e.local == own) {
-          exits_[first] = exits_[i];
-          exits_.resize(first + 1);
-          break;
-        }
+        if (e.kind == DeviceKind::nic && e.local >= own_lo && e.local < own_hi) exits_[kept++] = exits_[i];
       }
+      if (kept > first) exits_.resize(kept);  // else no NIC of its own is nearest: keep them all
     }
     exit_cost_.push_back(best);
     exit_offset_.push_back(static_cast<uint32_t>(exits_.size()));

@@ -4,6 +4,7 @@
 #include <boost/range/iterator_range.hpp>
 #include <map>
 #include <set>
+#include <string>
 #include <thread>
 
 #include "spec_helpers.h"
@@ -109,6 +110,29 @@ TEST(Routing, GpuLeavesThroughItsOwnNic) {
   EXPECT_EQ(c->device(c->link(r[0]).to).kind, DeviceKind::pcie_switch);
   EXPECT_EQ(c->device(c->link(r[1]).to).name, "node0/nic5");
   EXPECT_EQ(c->device(c->link(r[r.size() - 2]).from).name, "node1/nic5");
+}
+
+// With more NICs than GPUs (AWS P5: 32 EFA NICs for 8 GPUs) each GPU leaves through its own
+// four, NICs 4i..4i+3, and flows spread over all of them; it once kept only NIC 4i.
+TEST(Routing, GpuWithSeveralNicsOfItsOwnSpreadsFlowsOverAllOfThem) {
+  ClusterSpec spec = hgx(2, FabricKind::fat_tree);
+  spec.nic.count = 32;
+  spec.nic.bandwidth = Bandwidth::gbps(100);
+  auto c = build_cluster(spec);
+  for (int gpu : {0, 5}) {
+    std::set<std::string> nics;
+    for (uint64_t hash = 0; hash < 256; ++hash) {
+      auto r = c->route(gpu, 8 + gpu, hash * 0x9e3779b97f4a7c15ULL);
+      expect_contiguous(*c, r, c->gpu_device(gpu), c->gpu_device(8 + gpu));
+      for (LinkId l : r) {
+        const Device& d = c->device(c->link(l).from);
+        if (d.kind == DeviceKind::nic && d.node == 0) nics.insert(d.name);
+      }
+    }
+    std::set<std::string> own;
+    for (int k = 0; k < 4; ++k) own.insert("node0/nic" + std::to_string(4 * gpu + k));
+    EXPECT_EQ(nics, own) << "GPU " << gpu;
+  }
 }
 
 TEST(Routing, RailOptimizedSameRailStaysOnTheRailSwitch) {
