@@ -464,6 +464,12 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
     std::cerr << "simulate: warning: network.packet: ECN marking and congestion control (cc: " << packet.cc
               << ") are not modelled by the packet model yet; it runs lossless (credits/PFC) without them\n";
   }
+  if (s.network.model != config::NetworkModelKind::analytical && s.cluster.gpus_per_node > 1 &&
+      s.cluster.scale_up.kind == topology::ScaleUpKind::none && !options.quiet) {
+    std::cerr << "simulate: warning: cluster.scale_up.kind: none stages GPU-to-GPU copies through host memory, "
+                 "which the flow and packet models move at PCIe line rate; they are optimistic here (up to 20x "
+                 "at large sizes), use the analytical model\n";
+  }
   if (s.workload.kind == workloads::WorkloadKind::collective_sweep) {
     sim::Engine engine;
     // The flow and packet models route every transfer, so their csv and json files come with

@@ -211,4 +211,19 @@ TEST(Simulate, TheExampleTraceRunsFromBesideItsScenario) {
   }
 }
 
+// Host-staged copies (NCCL_P2P_DISABLE) are priced by the closed form's Little's-law limit; the
+// flow and packet models move them at PCIe line rate, and say so in one line.
+TEST(Simulate, FlowsOnHostStagedCopiesWarnThatTheyAreOptimistic) {
+  const std::string scenario = "scenarios/validation/a40_4gpu_sys_p2p_disabled_allreduce.yaml";
+  RunResult flow = run_simulate({scenario, "--model", "flow", "--set", "workload.max_bytes=1GiB"});
+  ASSERT_EQ(flow.status, 0) << flow.err;
+  EXPECT_NE(flow.err.find("simulate: warning: cluster.scale_up.kind: none stages GPU-to-GPU copies through host "
+                          "memory"),
+            std::string::npos)
+      << flow.err;
+  RunResult closed = run_simulate({scenario, "--set", "workload.max_bytes=1GiB"});
+  ASSERT_EQ(closed.status, 0) << closed.err;
+  EXPECT_EQ(closed.err.find("warning"), std::string::npos) << closed.err;
+}
+
 }  // namespace
