@@ -93,6 +93,9 @@ FlowCollectiveModel::FlowCollectiveModel(const topology::ClusterSpec& spec, cons
 double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kind, Bytes bytes,
                                               const Communicator& comm, Protocol protocol, int channels) const {
   const int per_node = analytical_.hardware().shape_of(comm).ranks_per_node;
+  // Rings and trees pin channel c to NIC slot (c / per_node) mod the NICs each GPU has (schedule.h).
+  const int nics_per_gpu = std::max(1, spec_.nic.count / std::max(1, spec_.gpus_per_node));
+  const bool pinned = algo == Algorithm::ring || algo == Algorithm::tree;
   // Bytes each (sender, receiver, channel) moves over the whole collective, every group at once.
   struct Key {
     int src, dst, channel;
@@ -119,7 +122,7 @@ double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kin
     const int n = comm.size();
     const bool chain = kind == CollectiveKind::broadcast || kind == CollectiveKind::reduce;
     const double factor = kind == CollectiveKind::all_reduce ? 2.0 * (n - 1) / n : chain ? 1.0 : (n - 1.0) / n;
-    const int rings = spread_channels(channels, n, per_node);
+    const int rings = spread_channels(channels, n, per_node, nics_per_gpu);
     cap_scale = static_cast<double>(channels) / rings;  // the tuned channels' bandwidth, over more rings
     const double per_edge = bytes.as_double() * factor / rings;
     for (const Communicator& group : groups) {
@@ -133,7 +136,7 @@ double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kin
   } else {
     // Lower once; each sibling runs the same transfers on its own GPUs (position i of the
     // communicator maps to position i of the sibling).
-    const Schedule s = build_schedule(algo, kind, bytes, comm, channels, per_node);
+    const Schedule s = build_schedule(algo, kind, bytes, comm, channels, per_node, nics_per_gpu);
     int lowered = channels;  // a tree spread over the NICs runs more channels than tuned
     for (const ScheduledTransfer& t : s.transfers()) lowered = std::max(lowered, t.channel + 1);
     cap_scale = static_cast<double>(channels) / lowered;
@@ -159,7 +162,8 @@ double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kin
     const uint64_t hash = (static_cast<uint64_t>(k.channel) * 0x9e3779b97f4a7c15ull) & 0xffff;
     double pcie_peer = std::numeric_limits<double>::infinity();
     bool network = false;
-    for (topology::LinkId l : cluster_->route(k.src, k.dst, hash)) {
+    const int nic = pinned && per_node > 0 ? (k.channel / per_node) % nics_per_gpu : -1;
+    for (topology::LinkId l : cluster_->route_nic(k.src, k.dst, hash, nic)) {
       auto [it, fresh] = dense.try_emplace(l, static_cast<uint32_t>(problem.capacity.size()));
       if (fresh) problem.capacity.push_back(link_capacity_[l]);
       links.push_back(it->second);

@@ -63,18 +63,21 @@ std::vector<int> ring_order(const Communicator& comm, int channel, int ranks_per
   return order;
 }
 
-int spread_channels(int channels, int ranks, int ranks_per_node) {
+int spread_channels(int channels, int ranks, int ranks_per_node, int nics_per_gpu) {
   const int g = ranks_per_node;
   if (g <= 1 || ranks <= g || channels <= g) return channels;  // at most one channel per NIC
-  return (std::max(channels, 1) + g - 1) / g * g;
+  const int unit = g * std::max(1, nics_per_gpu);
+  return (channels + unit - 1) / unit * unit;
 }
 
 Schedule ring_schedule(CollectiveKind kind, Bytes bytes, const Communicator& comm, int tuned_channels,
-                       int ranks_per_node) {
+                       int ranks_per_node, int nics_per_gpu) {
   Schedule s;
   const int n = comm.size();
   if (n <= 1) return s;
-  const int channels = spread_channels(tuned_channels, n, ranks_per_node);
+  const int channels = spread_channels(tuned_channels, n, ranks_per_node, nics_per_gpu);
+  const int k = std::max(1, nics_per_gpu);
+  auto nic_of = [&](int c) { return ranks_per_node > 0 ? (c / ranks_per_node) % k : 0; };
   const bool chain = kind == CollectiveKind::broadcast || kind == CollectiveKind::reduce;
   if (chain) {
     // Each channel's chain follows its ring from the root (comm.ranks[0]): root -> ... -> the
@@ -101,7 +104,7 @@ Schedule ring_schedule(CollectiveKind kind, Bytes bytes, const Communicator& com
           std::vector<uint32_t> deps;
           if (prev_hop[static_cast<size_t>(j)] != UINT32_MAX) deps.push_back(prev_hop[static_cast<size_t>(j)]);
           if (last_on_hop != UINT32_MAX) deps.push_back(last_on_hop);
-          last_on_hop = s.add(from, to, piece, deps, reduce, h, c);
+          last_on_hop = s.add(from, to, piece, deps, reduce, h, c, nic_of(c));
           prev_hop[static_cast<size_t>(j)] = last_on_hop;
         }
       }
@@ -125,7 +128,7 @@ Schedule ring_schedule(CollectiveKind kind, Bytes bytes, const Communicator& com
         const int next = (r + 1) % n;
         now[static_cast<size_t>(next)] =
             s.add(ring[static_cast<size_t>(r)], ring[static_cast<size_t>(next)], chunk, deps,
-                  st < reducing_steps ? chunk : Bytes(0), st, c);
+                  st < reducing_steps ? chunk : Bytes(0), st, c, nic_of(c));
       }
       last_into = now;
     }

@@ -7,7 +7,7 @@
 namespace dtsim::collectives {
 
 uint32_t Schedule::add(int src, int dst, Bytes bytes, std::span<const uint32_t> deps, Bytes reduce,
-                       int step, int channel) {
+                       int step, int channel, int nic) {
   ScheduledTransfer t;
   t.src_gpu = src;
   t.dst_gpu = dst;
@@ -15,6 +15,7 @@ uint32_t Schedule::add(int src, int dst, Bytes bytes, std::span<const uint32_t> 
   t.reduce_bytes = reduce;
   t.step = step;
   t.channel = channel;
+  t.nic = nic;
   t.deps_begin = static_cast<uint32_t>(deps_.size());
   t.deps_count = static_cast<uint32_t>(deps.size());
   deps_.insert(deps_.end(), deps.begin(), deps.end());
@@ -30,14 +31,14 @@ Bytes Schedule::total_bytes() const {
 
 // The builders live beside their algorithms (ring.cc, tree.cc, ...).
 Schedule ring_schedule(CollectiveKind kind, Bytes bytes, const Communicator& comm, int channels,
-                       int ranks_per_node);
-Schedule tree_schedule(Bytes bytes, const Communicator& comm, int channels, int ranks_per_node);
+                       int ranks_per_node, int nics_per_gpu);
+Schedule tree_schedule(Bytes bytes, const Communicator& comm, int channels, int ranks_per_node, int nics_per_gpu);
 Schedule halving_doubling_schedule(Bytes bytes, const Communicator& comm, int channels);
 Schedule all_to_all_schedule(Bytes bytes, const Communicator& comm, int channels);
 Schedule send_recv_schedule(Bytes bytes, const Communicator& comm, int channels);
 
 Schedule build_schedule(Algorithm algo, CollectiveKind kind, Bytes bytes, const Communicator& comm,
-                        int channels, int ranks_per_node) {
+                        int channels, int ranks_per_node, int nics_per_gpu) {
   if (channels < 1) throw InputError({}, "collectives.channels", "expected at least 1 channel");
   auto refuse = [&] {
     return InputError({}, "collectives.algorithm",
@@ -48,10 +49,10 @@ Schedule build_schedule(Algorithm algo, CollectiveKind kind, Bytes bytes, const 
   switch (algo) {
     case Algorithm::ring:
       if (kind == CollectiveKind::all_to_all || kind == CollectiveKind::send_recv) throw refuse();
-      return ring_schedule(kind, bytes, comm, channels, ranks_per_node);
+      return ring_schedule(kind, bytes, comm, channels, ranks_per_node, nics_per_gpu);
     case Algorithm::tree:
       if (kind != CollectiveKind::all_reduce) throw refuse();
-      return tree_schedule(bytes, comm, channels, ranks_per_node);
+      return tree_schedule(bytes, comm, channels, ranks_per_node, nics_per_gpu);
     case Algorithm::halving_doubling:
       if (kind != CollectiveKind::all_reduce) throw refuse();
       return halving_doubling_schedule(bytes, comm, channels);

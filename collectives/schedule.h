@@ -24,6 +24,7 @@ struct ScheduledTransfer {
   Bytes reduce_bytes;  // reduced into the destination's buffer once arrived (0: a copy)
   int step = 0;        // algorithm step, for traces
   int channel = 0;
+  int nic = -1;        // which of its GPU's own NICs it leaves and enters a node by (-1: any, by hash)
   uint32_t deps_begin = 0;  // into Schedule::deps
   uint32_t deps_count = 0;
 };
@@ -32,7 +33,7 @@ class Schedule {
  public:
   // Appends a transfer that starts after every transfer in `deps` (indices of earlier ones).
   uint32_t add(int src, int dst, Bytes bytes, std::span<const uint32_t> deps,
-               Bytes reduce = Bytes(0), int step = 0, int channel = 0);
+               Bytes reduce = Bytes(0), int step = 0, int channel = 0, int nic = -1);
   const std::vector<ScheduledTransfer>& transfers() const { return transfers_; }
   std::span<const uint32_t> deps_of(const ScheduledTransfer& t) const {
     return std::span<const uint32_t>(deps_).subspan(t.deps_begin, t.deps_count);
@@ -49,20 +50,25 @@ class Schedule {
 // through different GPUs (and NICs), as NCCL lays its rings across the rails.
 std::vector<int> ring_order(const Communicator& comm, int channel, int ranks_per_node);
 
-// How many channels a ring or tree collective over `channels` tuned channels is lowered to:
-// where it spans nodes with more channels than ranks per node, the next multiple of
-// `ranks_per_node`, so every rotation (every GPU, and so every NIC, as a node's exit and entry)
-// carries the same share. Fewer channels than that stay as tuned: each uses its own NIC. NCCL's inter-node rings and
-// trees come in such multiples (one per NIC, duplicated); 10 channels over 8 NICs would put two
-// channels' traffic on two NICs and one on the rest, and the fullest NIC would set the time.
-int spread_channels(int channels, int ranks, int ranks_per_node);
+// How many channels a ring or tree collective over `channels` tuned channels is lowered to, and
+// which NIC each uses. Channel c enters and leaves each node through GPU c mod `ranks_per_node`
+// (its rotation) and, where a GPU has several NICs of its own, through the GPU's NIC
+// (c / ranks_per_node) mod `nics_per_gpu` (its slot: ScheduledTransfer::nic). Where the
+// collective spans nodes with more channels than ranks per node, the channels are rounded up to
+// a multiple of ranks_per_node x nics_per_gpu, so every NIC carries the same share, as NCCL's
+// inter-node rings and trees come one per NIC, duplicated; 10 channels over 8 NICs would put
+// two channels' traffic on two NICs and one on the rest, and the fullest NIC would set the time.
+// Fewer channels stay as tuned, each on a NIC of its own.
+int spread_channels(int channels, int ranks, int ranks_per_node, int nics_per_gpu = 1);
 
 // Lowers `kind` run with `algo` on `comm` over `channels` parallel channels. `bytes` is the
 // nccl-tests size. Supported: ring (all_reduce, all_gather, reduce_scatter, broadcast, reduce),
 // tree (all_reduce: chain in each node, binary tree across nodes), halving_doubling
 // (all_reduce, power-of-two ranks), pairwise (all_to_all), p2p (send_recv: rank i to i+1).
-// Throws InputError for other combinations. `ranks_per_node` groups ranks into nodes for tree.
+// Throws InputError for other combinations. `ranks_per_node` groups ranks into nodes for ring
+// and tree, whose channels are spread over the nodes' GPUs and their `nics_per_gpu` NICs each
+// (spread_channels).
 Schedule build_schedule(Algorithm algo, CollectiveKind kind, Bytes bytes, const Communicator& comm,
-                        int channels, int ranks_per_node = 1);
+                        int channels, int ranks_per_node = 1, int nics_per_gpu = 1);
 
 }  // namespace dtsim::collectives

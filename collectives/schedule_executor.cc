@@ -40,8 +40,9 @@ void ScheduleExecutor::start(sim::Engine& engine) {
 void ScheduleExecutor::launch(sim::Engine& engine, uint32_t i) {
   const auto& t = schedule_.transfers()[i];
   sent_ += t.bytes;
-  // Each transfer gets its own flow hash so that ECMP spreads concurrent flows.
-  network_.start(engine, {t.src_gpu, t.dst_gpu, t.bytes, uint64_t{i} * 0x9e3779b97f4a7c15ULL},
+  // Each transfer gets its own flow hash so that ECMP spreads concurrent flows in the fabric;
+  // its NIC slot picks the NICs at both ends, as NCCL pins a channel to a NIC.
+  network_.start(engine, {t.src_gpu, t.dst_gpu, t.bytes, uint64_t{i} * 0x9e3779b97f4a7c15ULL, t.nic},
                  *this, i);
 }
 

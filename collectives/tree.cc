@@ -63,17 +63,20 @@ int tree_slices(Bytes piece) {
 
 }  // namespace
 
-Schedule tree_schedule(Bytes bytes, const Communicator& comm, int tuned_channels, int ranks_per_node) {
+Schedule tree_schedule(Bytes bytes, const Communicator& comm, int tuned_channels, int ranks_per_node,
+                       int nics_per_gpu) {
   Schedule s;
   const int n = comm.size();
   if (n <= 1) return s;
   const int g = std::max(1, std::min(ranks_per_node, n));
   const int nodes = (n + g - 1) / g;
-  // Both trees on every rotation: more channels than ranks per node run as a multiple of twice
-  // that (spread_channels), so each GPU's NIC carries as many mirrored channels as plain ones.
-  const int channels =
-      nodes > 2 && tuned_channels > g ? (tuned_channels + 2 * g - 1) / (2 * g) * (2 * g)
-                                      : spread_channels(tuned_channels, n, g);
+  // Both trees on every NIC: more channels than ranks per node run as a multiple of twice
+  // the channels one round over every GPU's NICs takes (spread_channels), so each NIC carries as
+  // many mirrored channels as plain ones.
+  const int nics = std::max(1, nics_per_gpu);
+  const int round = g * nics;
+  const int channels = nodes > 2 && tuned_channels > g ? (tuned_channels + 2 * round - 1) / (2 * round) * (2 * round)
+                                                       : spread_channels(tuned_channels, n, g, nics);
   auto locals = [&](int node) { return std::min(g, n - node * g); };
   const Bytes piece(bytes.count() / channels);
   const int slices = tree_slices(piece);
@@ -83,8 +86,9 @@ Schedule tree_schedule(Bytes bytes, const Communicator& comm, int tuned_channels
     // Channel c enters and leaves each node through local GPU c (mod the node's size), so the
     // channels spread over the node's NICs as NCCL's trees do.
     // Tree position k holds node k, or node nodes-1-k in the mirrored tree; the parity flips
-    // every g channels so that a rotation's channels alternate between the two trees.
-    const bool mirrored = nodes > 2 && (c + c / g) % 2 == 1;
+    // every round over the NICs so that a NIC's channels alternate between the two trees.
+    const bool mirrored = nodes > 2 && (c + c / round) % 2 == 1;
+    const int nic = (c / g) % nics;
     auto node_at = [&](int position) { return mirrored ? nodes - 1 - position : position; };
     auto size_at = [&](int position) { return locals(node_at(position)); };
     auto rank = [&](int position, int i) {
@@ -97,7 +101,7 @@ Schedule tree_schedule(Bytes bytes, const Communicator& comm, int tuned_channels
     auto add = [&](int src, int dst, std::vector<uint32_t> deps, Bytes reduce, int step) {
       if (hop == prev.size()) prev.push_back(kNone);
       if (prev[hop] != kNone) deps.push_back(prev[hop]);
-      const uint32_t t = s.add(src, dst, slice, deps, reduce, step, c);
+      const uint32_t t = s.add(src, dst, slice, deps, reduce, step, c, nic);
       prev[hop++] = t;
       return t;
     };

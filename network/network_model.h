@@ -21,12 +21,15 @@ struct Transfer {
   int dst_gpu = 0;
   Bytes bytes;
   uint64_t flow_hash = 0;  // picks among equal-cost paths; give each concurrent flow its own
+  int nic = -1;            // the NIC slot its channel is pinned to (Cluster::route_nic); -1: by hash
 };
 
 // The links a transfer crosses: its routed path, ECMP keyed by the low 16 bits of its flow hash
-// (the key the route cache and every model share); empty for a transfer to itself or of no bytes.
+// (the key the route cache and every model share) and its NIC slot; empty for a transfer to
+// itself or of no bytes.
 inline std::vector<topology::LinkId> transfer_path(const topology::Cluster& cluster, const Transfer& t) {
   if (t.src_gpu == t.dst_gpu || t.bytes.count() <= 0) return {};
+  if (t.nic >= 0) return cluster.route_nic(t.src_gpu, t.dst_gpu, t.flow_hash & 0xffff, t.nic);
   return cluster.route(t.src_gpu, t.dst_gpu, t.flow_hash & 0xffff);
 }
 

@@ -60,6 +60,16 @@ class Cluster {
   // path index), so repeated queries are cheap.
   virtual std::vector<LinkId> route(int src_gpu, int dst_gpu, uint64_t flow_hash = 0) const = 0;
 
+  // The route of a transfer pinned to NIC slot `nic`: where a GPU has several equally near NICs
+  // of its own (AWS P5: four per GPU), it leaves through the nic-th of the source GPU's and
+  // enters through the nic-th of the destination GPU's (each mod their number), as NCCL pins
+  // each channel to a NIC; the rest of the path is chosen by `flow_hash` as in route(). The same
+  // as route() for clusters without such a choice.
+  virtual std::vector<LinkId> route_nic(int src_gpu, int dst_gpu, uint64_t flow_hash, int nic) const {
+    (void)nic;
+    return route(src_gpu, dst_gpu, flow_hash);
+  }
+
   // NCCL's PXN: when the destination sits on another rail, the source first hands the data over
   // NVLink to its peer on the destination's rail (the GPU with the destination's local index),
   // which sends through its own NIC, so the transfer never crosses rails in the fabric. Falls

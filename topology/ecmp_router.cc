@@ -540,22 +540,55 @@ std::vector<LinkId> EcmpRouter::unrank(const Plan& p, uint64_t index) const {
   throw std::logic_error("EcmpRouter: path index out of range");
 }
 
-std::vector<LinkId> EcmpRouter::route(int src_gpu, int dst_gpu, uint64_t flow_hash,
-                                      bool pxn) const {
+uint64_t EcmpRouter::pick(const Plan& p, uint64_t h, int nic) const {
+  if (nic < 0 || p.alternatives.size() <= 1) return h % p.total;
+  // A cross-node alternative's fabric segment: its ends are the exits it leaves and enters by.
+  auto fabric_segment = [](const Alternative& a) -> const Segment* {
+    for (const Segment& s : a.segments) {
+      if (s.fabric) return &s;
+    }
+    return nullptr;
+  };
+  // The distinct exits the alternatives leave and enter by, in device order (a node's NICs in
+  // their local order): slot i takes the i-th of each, then the hash picks among its paths.
+  std::vector<DeviceId> outs, ins;
+  for (const Alternative& a : p.alternatives) {
+    if (const auto* f = fabric_segment(a)) {
+      outs.push_back(f->from);
+      ins.push_back(f->to);
+    }
+  }
+  if (outs.empty()) return h % p.total;
+  for (auto* v : {&outs, &ins}) {
+    std::sort(v->begin(), v->end());
+    v->erase(std::unique(v->begin(), v->end()), v->end());
+  }
+  const DeviceId out = outs[static_cast<size_t>(nic) % outs.size()];
+  const DeviceId in = ins[static_cast<size_t>(nic) % ins.size()];
+  uint64_t offset = 0;
+  for (const Alternative& a : p.alternatives) {
+    const auto* f = fabric_segment(a);
+    if (f && f->from == out && f->to == in) return offset + h % a.count;
+    offset += a.count;
+  }
+  return h % p.total;  // that pair of exits is not among the least-cost ones
+}
+
+std::vector<LinkId> EcmpRouter::route(int src_gpu, int dst_gpu, uint64_t flow_hash, bool pxn, int nic) const {
   const uint64_t pair = pair_key(src_gpu, dst_gpu, pxn);
   const uint64_t h =
       mix(flow_hash ^ mix((static_cast<uint64_t>(src_gpu) << 32) | static_cast<uint32_t>(dst_gpu)));
   {
     std::shared_lock read(mutex_);
     if (auto p = plans_.find(pair); p != plans_.end()) {
-      if (auto it = routes_.find(RouteKey{pair, h % p->second->total}); it != routes_.end()) {
+      if (auto it = routes_.find(RouteKey{pair, pick(*p->second, h, nic)}); it != routes_.end()) {
         return it->second;
       }
     }
   }
   std::unique_lock lock(mutex_);
   auto p = plan(src_gpu, dst_gpu, pxn);
-  RouteKey key{pair, h % p->total};
+  RouteKey key{pair, pick(*p, h, nic)};
   if (auto it = routes_.find(key); it != routes_.end()) return it->second;
   std::vector<LinkId> r = unrank(*p, key.index);
   if (route_links_ + r.size() > kMaxRouteLinks) {

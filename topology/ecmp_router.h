@@ -32,7 +32,10 @@ class EcmpRouter {
   EcmpRouter(const EcmpRouter&) = delete;
   EcmpRouter& operator=(const EcmpRouter&) = delete;
 
-  std::vector<LinkId> route(int src_gpu, int dst_gpu, uint64_t flow_hash, bool pxn) const;
+  // With `nic` >= 0, the route leaves through the nic-th of the source's nearest exits and
+  // enters through the nic-th of the destination's (each mod their number), as NCCL pins a
+  // channel to a NIC; `flow_hash` picks among what remains (Cluster::route_nic).
+  std::vector<LinkId> route(int src_gpu, int dst_gpu, uint64_t flow_hash, bool pxn, int nic = -1) const;
   uint64_t path_count(int src_gpu, int dst_gpu, bool pxn) const;
   std::vector<std::vector<LinkId>> paths(int src_gpu, int dst_gpu, size_t limit, bool pxn) const;
 
@@ -63,6 +66,9 @@ class EcmpRouter {
   void add_cross_node(Plan& p, DeviceId src, std::span<const DeviceId> exits, uint64_t lead_cost,
                       const std::vector<Segment>& lead, DeviceId dst, int dst_gpu) const;
   std::vector<LinkId> unrank(const Plan& p, uint64_t index) const;
+  // The index of the route `route()` takes: the hash's among all, or with a NIC slot, the
+  // hash's among those through the slot's exits.
+  uint64_t pick(const Plan& p, uint64_t hash, int nic) const;
   bool is_fabric(DeviceId d) const { return devices_[d].node < 0; }
 
   std::span<const Device> devices_;

@@ -15,6 +15,10 @@ std::vector<LinkId> GraphCluster::route(int src_gpu, int dst_gpu, uint64_t flow_
   return router_->route(src_gpu, dst_gpu, flow_hash, false);
 }
 
+std::vector<LinkId> GraphCluster::route_nic(int src_gpu, int dst_gpu, uint64_t flow_hash, int nic) const {
+  return router_->route(src_gpu, dst_gpu, flow_hash, false, nic);
+}
+
 std::vector<LinkId> GraphCluster::route_pxn(int src_gpu, int dst_gpu, uint64_t flow_hash) const {
   return router_->route(src_gpu, dst_gpu, flow_hash, true);
 }

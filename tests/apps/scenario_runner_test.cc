@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "config/loader.h"
@@ -22,7 +23,8 @@ std::filesystem::path fresh_dir(const std::string& name) {
   return dir;
 }
 
-// One CSV row per size: collective,size_bytes,time_us,algbw_GBps,busbw_GBps,algorithm,protocol.
+// The rows of a CSV the runner writes, split into cells: one per size in a sweep's
+// (collective,size_bytes,time_us,...), one per link and size in its link table.
 std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
   std::vector<std::vector<std::string>> rows;
   std::istringstream in(text);
@@ -36,6 +38,13 @@ std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
     rows.push_back(cells);
   }
   return rows;
+}
+
+std::string slurp(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 std::string run(const config::Scenario& s, RunOptions options = {}) {
@@ -73,6 +82,40 @@ TEST(ScenarioRunner, FlowRingAcrossNodesIsBoundByTheNics) {
   EXPECT_NEAR(std::stod(rows[0][4]), 400.0, 400.0 * 0.03);
 }
 
+// An AWS P5 node has four EFA NICs per GPU. NCCL pins each channel to one of them, so a ring
+// all_reduce keeps all 32 NICs of a node equally busy; the flow lowering does the same (rings
+// rounded up to 32, channel c on NIC slot c / 8 of its GPU). With every GPU on its first NIC
+// only, it ran at a quarter of the node's network bandwidth (5.04 ms for 256 MiB).
+// One size of a scenario's sweep on flows, its files written to `dir`: the CSV row's cells.
+std::vector<std::string> flow_row(const config::Scenario& s, const std::filesystem::path& dir) {
+  RunOptions options;
+  options.out_dir = dir.string();
+  options.format = OutputFormat::csv;
+  auto rows = csv_rows(run(s, options));
+  EXPECT_EQ(rows.size(), 1u);
+  return rows.empty() ? std::vector<std::string>(7) : rows[0];
+}
+
+config::Scenario one_size_on_flows(const std::string& file, const std::string& size, const std::string& formats) {
+  return config::load_scenario(kScenarios + file, {{"network.model", "flow"}, {"workload.min_bytes", size},
+                                                   {"workload.max_bytes", size}, {"output.formats", formats}});
+}
+
+TEST(ScenarioRunner, FlowRingsOnP5UseEveryNicEqually) {
+  auto dir = fresh_dir("p5");
+  auto s = one_size_on_flows("validation_extra/aws_p5_2node_efa_allreduce.yaml", "256MiB", "[csv]");
+  EXPECT_LT(std::stod(flow_row(s, dir)[2]), 2000.0);  // us
+  std::set<std::string> bytes;
+  int uplinks = 0;
+  for (const auto& cells : csv_rows(slurp(dir / (s.name + ".links.csv")))) {
+    if (cells.at(2).find("/nic") == std::string::npos || cells[2].find("->leaf") == std::string::npos) continue;
+    ++uplinks;
+    bytes.insert(cells.at(5));
+  }
+  EXPECT_EQ(uplinks, 64);       // 32 NICs on each of 2 nodes
+  EXPECT_EQ(bytes.size(), 1u);  // all carrying the same bytes
+}
+
 // Broadcast and reduce run as a chain along each channel's ring, cut into slices that follow
 // each other hop by hop. The flow lowering once let every slice start each hop at once, so the
 // whole buffer was stored and forwarded at every rank: 19.5 GB/s on two nodes, 64 GB/s on one,
@@ -97,49 +140,31 @@ TEST(ScenarioRunner, FlowBroadcastAndReducePipelineAlongTheChain) {
   }
 }
 
-std::string slurp(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // Two A100 nodes, 8 x 200 Gb/s RoCE: the tuner picks 10 channels, which the flow lowering
 // spreads over 16 rings so all eight NICs carry the same bytes. The link table shows it: at
 // 1 GiB every NIC uplink carries 1/8 of the buffer's 15/16 and is busy nearly all the time.
 TEST(ScenarioRunner, FlowSweepWritesTheLinkTableAndEveryNicCarriesItsShare) {
   auto dir = fresh_dir("links");
-  auto s = config::load_scenario(kScenarios + "a100-2node-roce.yaml",
-                                 {{"network.model", "flow"}, {"workload.min_bytes", "1GiB"},
-                                  {"workload.max_bytes", "1GiB"}, {"output.formats", "[csv, json]"}});
-  RunOptions options;
-  options.out_dir = dir.string();
-  options.format = OutputFormat::csv;
-  auto rows = csv_rows(run(s, options));
-  ASSERT_EQ(rows.size(), 1u);
-  EXPECT_NEAR(std::stod(rows[0][4]), 200.0, 200.0 * 0.03);
+  auto s = one_size_on_flows("a100-2node-roce.yaml", "1GiB", "[csv, json]");
+  EXPECT_NEAR(std::stod(flow_row(s, dir)[4]), 200.0, 200.0 * 0.03);
   const std::string links = slurp(dir / (s.name + ".links.csv"));
   EXPECT_EQ(links.rfind("collective,size_bytes,link,kind,bandwidth_GBps,bytes,utilisation\n", 0), 0u);
   EXPECT_EQ(slurp(dir / (s.name + ".links.json")).front(), '{');
   int uplinks = 0;
-  std::istringstream in(links);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.find("/nic") == std::string::npos || line.find("->switch") == std::string::npos) continue;
+  for (const auto& cells : csv_rows(links)) {
+    ASSERT_EQ(cells.size(), 7u);
+    if (cells[2].find("/nic") == std::string::npos || cells[2].find("->switch") == std::string::npos) continue;
     ++uplinks;
-    std::vector<std::string> cells;
-    std::istringstream cells_in(line);
-    for (std::string cell; std::getline(cells_in, cell, ',');) cells.push_back(cell);
-    ASSERT_EQ(cells.size(), 7u) << line;
     EXPECT_EQ(cells[3], "network");
-    EXPECT_EQ(std::stoll(cells[5]), (int64_t{1} << 30) / 16 * 15 / 8) << line;
-    EXPECT_GT(std::stod(cells[6]), 0.9) << line;
-    EXPECT_LE(std::stod(cells[6]), 1.0) << line;
+    EXPECT_EQ(std::stoll(cells[5]), (int64_t{1} << 30) / 16 * 15 / 8) << cells[2];
+    EXPECT_GT(std::stod(cells[6]), 0.9) << cells[2];
+    EXPECT_LE(std::stod(cells[6]), 1.0) << cells[2];
   }
   EXPECT_EQ(uplinks, 16);  // 8 NICs on each of 2 nodes
   // The analytical model routes nothing, so it writes no link table.
   auto analytical = fresh_dir("links_analytical");
   s.network.model = config::NetworkModelKind::analytical;
+  RunOptions options;
   options.out_dir = analytical.string();
   run(s, options);
   EXPECT_TRUE(std::filesystem::exists(analytical / (s.name + ".csv")));

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 
 #include "collectives/schedule_executor.h"
@@ -118,6 +119,7 @@ TEST(Schedule, RingAcrossNodesLeavesEachNodeThroughEveryGpuEqually) {
   EXPECT_EQ(spread_channels(10, 8, 8), 10);   // one node: no node crossings to spread
   EXPECT_EQ(spread_channels(10, 16, 1), 10);  // one rank per node: one NIC each anyway
   EXPECT_EQ(spread_channels(4, 16, 8), 4);    // fewer channels than NICs: one NIC each
+  EXPECT_EQ(spread_channels(20, 16, 8, 4), 32);  // four NICs per GPU: a round is 32 channels
   const int64_t b = int64_t{16} << 20;
   const auto s = build_schedule(Algorithm::ring, CollectiveKind::all_gather, Bytes(b), world(16), 10, 8);
   std::vector<int64_t> leaving(16, 0);
@@ -128,6 +130,20 @@ TEST(Schedule, RingAcrossNodesLeavesEachNodeThroughEveryGpuEqually) {
   EXPECT_GT(leaving[0], 0);
   // More rings, same traffic: each of the 16 ranks receives the 15 shares it lacks.
   EXPECT_EQ(s.total_bytes(), Bytes(15 * b));
+}
+
+// With four NICs per GPU, channel c leaves through GPU c mod 8 on its NIC slot (c / 8) mod 4: over
+// 32 rings every (GPU, slot) pair of a node carries the same bytes across the network.
+TEST(Schedule, RingAcrossNodesUsesEveryNicSlotOfEveryGpuEqually) {
+  const auto s = build_schedule(Algorithm::ring, CollectiveKind::all_gather, Bytes(int64_t{64} << 20), world(16),
+                                20, 8, 4);
+  std::map<std::pair<int, int>, int64_t> leaving;  // (gpu, slot) -> bytes
+  for (const auto& t : s.transfers()) {
+    EXPECT_EQ(t.nic, (t.channel / 8) % 4);
+    if (t.src_gpu / 8 != t.dst_gpu / 8) leaving[{t.src_gpu, t.nic}] += t.bytes.count();
+  }
+  EXPECT_EQ(leaving.size(), 16u * 4u);
+  for (const auto& [key, bytes] : leaving) EXPECT_EQ(bytes, leaving.begin()->second);
 }
 
 // The tree rotates its node leader by channel, so the same spreading holds: 10 channels run as

@@ -135,6 +135,30 @@ TEST(Routing, GpuWithSeveralNicsOfItsOwnSpreadsFlowsOverAllOfThem) {
   }
 }
 
+// A transfer pinned to NIC slot s leaves through the s-th of its GPU's own NICs and enters
+// through the s-th of the destination GPU's, whatever its hash, as NCCL pins a channel to a NIC.
+TEST(Routing, NicSlotPicksTheNicsAtBothEnds) {
+  ClusterSpec spec = hgx(2, FabricKind::fat_tree);
+  spec.nic.count = 32;
+  spec.nic.bandwidth = Bandwidth::gbps(100);
+  auto c = build_cluster(spec);
+  for (int slot = 0; slot < 8; ++slot) {
+    for (uint64_t hash : {0ULL, 12345ULL, 0x9e3779b97f4a7c15ULL}) {
+      auto r = c->route_nic(5, 13, hash, slot);
+      expect_contiguous(*c, r, c->gpu_device(5), c->gpu_device(13));
+      std::vector<std::string> nics;
+      for (LinkId l : r) {
+        if (c->device(c->link(l).to).kind == DeviceKind::nic) nics.push_back(c->device(c->link(l).to).name);
+      }
+      ASSERT_EQ(nics.size(), 2u);
+      EXPECT_EQ(nics[0], "node0/nic" + std::to_string(20 + slot % 4)) << slot;
+      EXPECT_EQ(nics[1], "node1/nic" + std::to_string(20 + slot % 4)) << slot;
+    }
+  }
+  // Without a slot the hash picks, as route() does.
+  EXPECT_EQ(c->route_nic(5, 13, 99, -1), c->route(5, 13, 99));
+}
+
 TEST(Routing, RailOptimizedSameRailStaysOnTheRailSwitch) {
   auto c = build_cluster(hgx(4, FabricKind::rail_optimized));
   auto r = c->route(3, 3 + 8 * 2);
