@@ -83,9 +83,9 @@ Schedule tree_schedule(Bytes bytes, const Communicator& comm, int tuned_channels
   const Bytes slice(piece.count() / slices);
   constexpr uint32_t kNone = UINT32_MAX;
   for (int c = 0; c < channels; ++c) {
-    // Channel c enters and leaves each node through local GPU c (mod the node's size), so the
-    // channels spread over the node's NICs as NCCL's trees do.
-    // Tree position k holds node k, or node nodes-1-k in the mirrored tree; the parity flips
+    // Channel c enters and leaves each node through local GPU c (mod the node's size) and that
+    // GPU's NIC slot (c / g) mod its NICs, so the channels spread over the node's NICs as NCCL's
+    // trees do. Tree position k holds node k, or node nodes-1-k in the mirrored tree; the parity flips
     // every round over the NICs so that a NIC's channels alternate between the two trees.
     const bool mirrored = nodes > 2 && (c + c / round) % 2 == 1;
     const int nic = (c / g) % nics;
