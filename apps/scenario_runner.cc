@@ -246,10 +246,29 @@ std::unique_ptr<collectives::CollectiveCostModel> workload_comm_model(const conf
   return std::make_unique<collectives::AnalyticalCollectiveModel>(s.cluster, s.collectives, model_parameters(s));
 }
 
-workloads::TrainingResult run_training_workload(const config::Scenario& s,
-                                                workloads::TrainingTrace* trace = nullptr) {
-  const auto comm_model = workload_comm_model(s);
-  const collectives::CollectiveCostModel& model = *comm_model;
+// A training or trace run: its result and, when traced on flows, the links its communication
+// crossed (with the model's cluster graph, which names them).
+struct TrainingRun {
+  workloads::TrainingResult result;
+  std::vector<workloads::LinkTraffic> links;
+  std::unique_ptr<collectives::CollectiveCostModel> model;
+};
+
+workloads::TrainingResult evaluate_training(const config::Scenario& s, const collectives::CollectiveCostModel& model,
+                                            workloads::TrainingTrace* trace);
+
+TrainingRun run_training_workload(const config::Scenario& s, workloads::TrainingTrace* trace = nullptr) {
+  TrainingRun run;
+  run.model = workload_comm_model(s);
+  run.result = evaluate_training(s, *run.model, trace);
+  if (const auto* flows = dynamic_cast<const collectives::FlowCollectiveModel*>(run.model.get()); flows && trace) {
+    run.links = workloads::link_traffic(trace->workload, *flows);
+  }
+  return run;
+}
+
+workloads::TrainingResult evaluate_training(const config::Scenario& s, const collectives::CollectiveCostModel& model,
+                                            workloads::TrainingTrace* trace) {
   if (s.workload.kind == workloads::WorkloadKind::trace) {
     if (s.workload.trace.format != "chakra") {
       throw InputError(where(s), "workload.format", "expected chakra, got \"" + s.workload.trace.format + "\"");
@@ -294,18 +313,25 @@ report::TableSection busiest_ops(const workloads::TrainingResult& r, std::vector
 }
 
 // The files of a training or trace run besides its summary: the per-op table (NAME.ops.csv,
-// NAME.ops.json), a Chrome/Perfetto trace of every simulated rank's streams, and a
-// self-contained page with the summary, breakdown and timeline.
-void write_training_views(const config::Scenario& s, const RunOptions& options,
-                          const workloads::TrainingResult& r, const workloads::TrainingTrace& trace) {
+// NAME.ops.json), on flows the per-link table (NAME.links.csv, NAME.links.json), a
+// Chrome/Perfetto trace of every simulated rank's streams, and a self-contained page with the
+// summary, breakdown and timeline.
+void write_training_views(const config::Scenario& s, const RunOptions& options, const TrainingRun& run,
+                          const workloads::TrainingTrace& trace) {
+  const workloads::TrainingResult& r = run.result;
   const auto dir = output_dir(s, options);
   const bool tables = wants(s, "csv") || wants(s, "json");
   const auto ops = tables || wants(s, "html") ? workloads::op_totals(trace) : std::vector<workloads::OpTotal>{};
   if (tables) {
+    const auto* flows = dynamic_cast<const collectives::FlowCollectiveModel*>(run.model.get());
     for (const char* f : {"csv", "json"}) {
       if (!wants(s, f)) continue;
       auto out = open_output(dir, s.name + ".ops." + f);
       report::write_op_table(r, ops, f, out);
+      if (flows) {
+        auto links = open_output(dir, s.name + ".links." + f);
+        report::write_link_table(r, run.links, flows->cluster(), f, links);
+      }
     }
   }
   if (!wants(s, "trace") && !wants(s, "html")) return;
@@ -440,7 +466,7 @@ Headline evaluate_scenario(const config::Scenario& s) {
                  {"busbw_GBps", last.busbw_gbytes}};
     return h;
   }
-  auto r = run_training_workload(s);
+  const auto r = run_training_workload(s).result;
   h.metrics = {{"iteration_time_s", r.iteration_time_s},
                {"tflops_per_gpu", r.tflops_per_gpu},
                {"mfu", r.mfu},
@@ -497,8 +523,9 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
   }
   const bool views = wants(s, "trace") || wants(s, "html") || wants(s, "csv") || wants(s, "json");
   workloads::TrainingTrace trace;
-  auto result = run_training_workload(s, views ? &trace : nullptr);
-  if (views) write_training_views(s, options, result, trace);
+  const TrainingRun run = run_training_workload(s, views ? &trace : nullptr);
+  const workloads::TrainingResult& result = run.result;
+  if (views) write_training_views(s, options, run, trace);
   if (result.memory && !result.memory->fits() && !options.quiet) {
     const double gib = 1024.0 * 1024.0 * 1024.0;
     std::cerr << fmt::format(

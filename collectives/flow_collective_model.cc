@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <unordered_map>
 
 #include "collectives/schedule.h"
@@ -90,8 +91,8 @@ FlowCollectiveModel::FlowCollectiveModel(const topology::ClusterSpec& spec, cons
   }
 }
 
-double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kind, Bytes bytes,
-                                              const Communicator& comm, Protocol protocol, int channels) const {
+FlowCollectiveModel::FlowSet FlowCollectiveModel::flow_set(Algorithm algo, CollectiveKind kind, Bytes bytes,
+                                                          const Communicator& comm, int channels) const {
   const int per_node = analytical_.hardware().shape_of(comm).ranks_per_node;
   // Rings and trees pin channel c to NIC slot (c / per_node) mod the NICs each GPU has (schedule.h).
   const int nics_per_gpu = std::max(1, spec_.nic.count / std::max(1, spec_.gpus_per_node));
@@ -116,14 +117,14 @@ double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kin
     it->second += b;
   };
   const std::vector<Communicator> groups = sibling_groups(comm, spec_.gpus_per_node, cluster_->gpu_count());
-  double cap_scale = 1;
+  FlowSet set;
   if (algo == Algorithm::ring) {
     // Every edge of every channel's ring carries the same bytes; no need to lower each step.
     const int n = comm.size();
     const bool chain = kind == CollectiveKind::broadcast || kind == CollectiveKind::reduce;
     const double factor = kind == CollectiveKind::all_reduce ? 2.0 * (n - 1) / n : chain ? 1.0 : (n - 1.0) / n;
     const int rings = spread_channels(channels, n, per_node, nics_per_gpu);
-    cap_scale = static_cast<double>(channels) / rings;  // the tuned channels' bandwidth, over more rings
+    set.cap_scale = static_cast<double>(channels) / rings;  // the tuned channels' bandwidth, over more rings
     const double per_edge = bytes.as_double() * factor / rings;
     for (const Communicator& group : groups) {
       for (int c = 0; c < rings; ++c) {
@@ -139,7 +140,7 @@ double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kin
     const Schedule s = build_schedule(algo, kind, bytes, comm, channels, per_node, nics_per_gpu);
     int lowered = channels;  // a tree spread over the NICs runs more channels than tuned
     for (const ScheduledTransfer& t : s.transfers()) lowered = std::max(lowered, t.channel + 1);
-    cap_scale = static_cast<double>(channels) / lowered;
+    set.cap_scale = static_cast<double>(channels) / lowered;
     std::unordered_map<int, size_t> position;
     for (size_t i = 0; i < comm.ranks.size(); ++i) position.emplace(comm.ranks[i], i);
     for (const Communicator& group : groups) {
@@ -149,21 +150,44 @@ double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kin
       }
     }
   }
-  if (order.empty()) return 0;
+  for (const Key& k : order) {
+    const uint64_t hash = (static_cast<uint64_t>(k.channel) * 0x9e3779b97f4a7c15ull) & 0xffff;
+    const int nic = pinned && per_node > 0 ? (k.channel / per_node) % nics_per_gpu : -1;
+    set.bytes.push_back(pair_bytes[k]);
+    set.paths.push_back(cluster_->route_nic(k.src, k.dst, hash, nic));
+  }
+  return set;
+}
+
+std::vector<std::pair<topology::LinkId, double>> FlowCollectiveModel::link_bytes(CollectiveKind kind, Bytes bytes,
+                                                                                 const Communicator& comm) const {
+  if (comm.size() <= 1 || bytes.count() <= 0) return {};
+  const std::lock_guard lock(mutex_);
+  const CollectiveEstimate e = analytical_.estimate(kind, bytes, comm);
+  const FlowSet set = flow_set(flow_algorithm(analytical_, kind, bytes, comm, e), kind, bytes, comm, e.channels);
+  std::map<topology::LinkId, double> on;
+  for (size_t f = 0; f < set.paths.size(); ++f) {
+    for (topology::LinkId l : set.paths[f]) on[l] += set.bytes[f];
+  }
+  return {on.begin(), on.end()};
+}
+
+double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kind, Bytes bytes,
+                                              const Communicator& comm, Protocol protocol, int channels) const {
+  const FlowSet set = flow_set(algo, kind, bytes, comm, channels);
+  if (set.paths.empty()) return 0;
 
   const ModelParameters& p = analytical_.parameters();
   const double channel_cap =
-      (protocol == Protocol::ll ? p.ll_channel_bandwidth : p.channel_bandwidth) * 1e9 * cap_scale;
+      (protocol == Protocol::ll ? p.ll_channel_bandwidth : p.channel_bandwidth) * 1e9 * set.cap_scale;
   network::flow::FlowProblem problem;
   std::unordered_map<topology::LinkId, uint32_t> dense;  // graph link -> problem link
   std::vector<uint32_t> links;
-  for (const Key& k : order) {
+  for (const std::vector<topology::LinkId>& path : set.paths) {
     links.clear();
-    const uint64_t hash = (static_cast<uint64_t>(k.channel) * 0x9e3779b97f4a7c15ull) & 0xffff;
     double pcie_peer = std::numeric_limits<double>::infinity();
     bool network = false;
-    const int nic = pinned && per_node > 0 ? (k.channel / per_node) % nics_per_gpu : -1;
-    for (topology::LinkId l : cluster_->route_nic(k.src, k.dst, hash, nic)) {
+    for (topology::LinkId l : path) {
       auto [it, fresh] = dense.try_emplace(l, static_cast<uint32_t>(problem.capacity.size()));
       if (fresh) problem.capacity.push_back(link_capacity_[l]);
       links.push_back(it->second);
@@ -185,10 +209,10 @@ double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kin
     cpu_.solve(problem, rates);
   }
   double seconds = 0;
-  for (size_t f = 0; f < order.size(); ++f) {
+  for (size_t f = 0; f < set.bytes.size(); ++f) {
     const double rate = rates[f] * p.bandwidth_fraction(protocol);
     if (rate <= 0) throw InputError({}, "network.model", "a collective's flow crosses a link with no capacity");
-    seconds = std::max(seconds, pair_bytes[order[f]] / rate);
+    seconds = std::max(seconds, set.bytes[f] / rate);
   }
   return seconds;
 }

@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "collectives/analytical_model.h"
@@ -57,10 +58,25 @@ class FlowCollectiveModel final : public CollectiveCostModel {
   double bandwidth_seconds(Algorithm algo, CollectiveKind kind, Bytes bytes, const Communicator& comm,
                            Protocol protocol, int channels) const;
 
+  // The bytes each link carries while this collective runs as estimate() prices it: its flows and
+  // its sibling groups' (sibling_groups), by link, in link order. Empty for one rank or no bytes.
+  // For the per-link table of a training run on flows.
+  std::vector<std::pair<topology::LinkId, double>> link_bytes(CollectiveKind kind, Bytes bytes,
+                                                               const Communicator& comm) const;
+
   const AnalyticalCollectiveModel& analytical() const { return analytical_; }
   const topology::Cluster& cluster() const { return *cluster_; }
 
  private:
+  // A collective's flows: one per (sender, receiver, channel) of it and its sibling groups, with
+  // the bytes it moves and its routed path; cap_scale is tuned channels over lowered channels.
+  struct FlowSet {
+    std::vector<double> bytes;
+    std::vector<std::vector<topology::LinkId>> paths;
+    double cap_scale = 1;
+  };
+  FlowSet flow_set(Algorithm algo, CollectiveKind kind, Bytes bytes, const Communicator& comm, int channels) const;
+
   topology::ClusterSpec spec_;
   AnalyticalCollectiveModel analytical_;
   std::unique_ptr<topology::Cluster> cluster_;

@@ -79,19 +79,6 @@ void write_sweep(const std::vector<workloads::SweepRow>& rows, SweepFormat forma
   }
 }
 
-namespace {
-
-std::string_view kind_name(topology::LinkKind k) {
-  switch (k) {
-    case topology::LinkKind::nvlink: return "nvlink";
-    case topology::LinkKind::pcie: return "pcie";
-    case topology::LinkKind::network: return "network";
-  }
-  return "network";
-}
-
-}  // namespace
-
 void write_sweep_links(const std::vector<workloads::SweepRow>& rows, const std::vector<SweepLinkLoad>& links,
                        SweepFormat format, std::ostream& out) {
   if (format == SweepFormat::csv) {
@@ -99,7 +86,7 @@ void write_sweep_links(const std::vector<workloads::SweepRow>& rows, const std::
     for (const auto& l : links) {
       const auto& r = rows.at(l.row);
       out << fmt::format("{},{},{},{},{:.3f},{},{:.5f}\n", collectives::name(r.collective), r.bytes.count(),
-                         csv_field(l.load.name), kind_name(l.load.kind), l.load.bandwidth.gbytes_per_s(),
+                         csv_field(l.load.name), topology::name(l.load.kind), l.load.bandwidth.gbytes_per_s(),
                          l.load.bytes.count(), l.load.utilisation);
     }
   } else if (format == SweepFormat::json) {
@@ -109,7 +96,7 @@ void write_sweep_links(const std::vector<workloads::SweepRow>& rows, const std::
       arr.push_back({{"collective", std::string(collectives::name(r.collective))},
                      {"size_bytes", r.bytes.count()},
                      {"link", l.load.name},
-                     {"kind", std::string(kind_name(l.load.kind))},
+                     {"kind", std::string(topology::name(l.load.kind))},
                      {"bandwidth_GBps", l.load.bandwidth.gbytes_per_s()},
                      {"bytes", l.load.bytes.count()},
                      {"utilisation", l.load.utilisation}});

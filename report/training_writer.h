@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "report/timeline.h"
+#include "topology/cluster.h"
 #include "workloads/training.h"
 
 namespace dtsim::report {
@@ -24,6 +25,14 @@ void write_training(const workloads::TrainingResult& result, std::string_view fo
 // share is busy_s over the iteration time; critical_s is the op's time on the critical path.
 void write_op_table(const workloads::TrainingResult& result, const std::vector<workloads::OpTotal>& ops,
                     std::string_view format, std::ostream& out);
+
+// The per-link table of a training run on flows (workloads::link_traffic), "csv" or "json";
+// throws std::invalid_argument for anything else. Columns:
+//   link,kind,bandwidth_GBps,bytes,busy_s,utilisation_busy,utilisation_iteration
+// utilisation_busy: the bytes over what the link could carry while operations using it ran;
+// utilisation_iteration: over the whole iteration.
+void write_link_table(const workloads::TrainingResult& result, const std::vector<workloads::LinkTraffic>& links,
+                      const topology::Cluster& cluster, std::string_view format, std::ostream& out);
 
 // Appends one track per simulated GPU and stream ("gpu3/stage1", "tp") with a span per op,
 // categorised compute / tp / cp / ep / dp / pp, for the Chrome/Perfetto and HTML writers.

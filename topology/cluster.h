@@ -10,6 +10,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/units.h"
@@ -22,6 +23,15 @@ using LinkId = uint32_t;
 
 enum class DeviceKind { gpu, nvswitch, pcie_switch, host, nic, network_switch };
 enum class LinkKind { nvlink, pcie, network };
+
+inline std::string_view name(LinkKind k) {
+  switch (k) {
+    case LinkKind::nvlink: return "nvlink";
+    case LinkKind::pcie: return "pcie";
+    case LinkKind::network: return "network";
+  }
+  return "network";
+}
 
 struct Device {
   DeviceKind kind = DeviceKind::gpu;

@@ -111,6 +111,45 @@ std::vector<OpTotal> op_totals(const TrainingTrace& trace) {
   return out;
 }
 
+std::vector<LinkTraffic> link_traffic(const Workload& w, const collectives::FlowCollectiveModel& flows) {
+  // How many simulated ranks issue each communicator's collectives: each issues the same one.
+  std::vector<int> simulated(w.comms.size(), 0);
+  for (const RankGraph& g : w.ranks) {
+    for (size_t c = 0; c < w.comms.size(); ++c) {
+      const auto& members = w.comms[c].ranks;
+      if (std::find(members.begin(), members.end(), g.gpu) != members.end()) ++simulated[c];
+    }
+  }
+  // Instances per distinct (kind, bytes, communicator).
+  std::map<std::tuple<int, int64_t, int>, double> count;
+  for (const RankGraph& g : w.ranks) {
+    for (const Op& op : g.ops) {
+      if (op.comm < 0 || op.bytes.count() <= 0) continue;
+      if (op.kind != OpKind::collective && op.kind != OpKind::send) continue;
+      const auto kind = op.kind == OpKind::send ? collectives::CollectiveKind::send_recv : op.collective;
+      const double issuers = op.kind == OpKind::send ? 1.0 : std::max(1, simulated[static_cast<size_t>(op.comm)]);
+      count[{static_cast<int>(kind), op.bytes.count(), op.comm}] += op.repeat / issuers;
+    }
+  }
+  std::map<topology::LinkId, LinkTraffic> on;
+  for (const auto& [key, n] : count) {
+    const auto kind = static_cast<collectives::CollectiveKind>(std::get<0>(key));
+    const Bytes bytes(std::get<1>(key));
+    const collectives::Communicator& comm = w.comms[static_cast<size_t>(std::get<2>(key))];
+    const double seconds = flows.estimate(kind, bytes, comm).time.seconds();
+    for (const auto& [link, b] : flows.link_bytes(kind, bytes, comm)) {
+      LinkTraffic& t = on[link];
+      t.link = link;
+      t.bytes += n * b;
+      t.busy_s += n * seconds;
+    }
+  }
+  std::vector<LinkTraffic> out;
+  out.reserve(on.size());
+  for (const auto& [link, t] : on) out.push_back(t);
+  return out;
+}
+
 TrainingResult run_training_traced(const TrainingSpec& spec, const topology::ClusterSpec& cluster,
                                    const collectives::CollectiveCostModel& comm, TrainingTrace& trace,
                                    const GeneratorOptions& options) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "collectives/cost_model.h"
+#include "collectives/flow_collective_model.h"
 #include "topology/cluster_spec.h"
 #include "workloads/compute_model.h"
 #include "workloads/executor.h"
@@ -79,6 +80,22 @@ struct OpTotal {
   double busy_s = 0;       // their summed duration on one GPU
   double critical_s = 0;   // their time on the iteration's critical path
 };
+
+// What one link carried over an iteration run on flows: the bytes of every collective and send
+// whose flows cross it, and the summed time of those operations as the flow model prices them
+// (a trace's measured durations aside).
+struct LinkTraffic {
+  topology::LinkId link = 0;
+  double bytes = 0;
+  double busy_s = 0;
+};
+
+// The links the workload's communication crosses, in link order: every collective and send of
+// the simulated ranks (a collective once, however many simulated ranks it has; merged layers
+// count `repeat` times), each with the flows `flows` prices it with, its sibling groups' included
+// (FlowCollectiveModel::link_bytes). Links of GPUs that only a simulated rank stands for (other
+// DP replicas) do not appear; by symmetry theirs look alike.
+std::vector<LinkTraffic> link_traffic(const Workload& w, const collectives::FlowCollectiveModel& flows);
 
 // Every (stage, stream, label) of a traced run, by stage, then busiest first. Receives are
 // left out: their time is waiting for the sender, which the send's row already holds.

@@ -288,6 +288,53 @@ TEST(ScenarioRunner, TrainingOnFlowsSeesAnOversubscribedFabric) {
   EXPECT_NEAR(closed_thin / closed_full, 1.0, 0.01);
 }
 
+// The same job on flows with 4:1 leaves, asked for csv: the per-link table shows the leaf uplinks
+// (leaf -> spine) the gradients cross, each at most fully busy while the all-reduces run, with
+// more traffic than any NIC: a node's eight NICs share its leaf's four uplinks. The closed form
+// routes nothing and writes no link table.
+TEST(ScenarioRunner, TrainingOnFlowsWritesTheLinkTable) {
+  auto dir = fresh_dir("training_links");
+  auto s = config::load_scenario(kScenarios + "llama3-8b-64gpu.yaml",
+                                 {{"workload.model.layers", "4"}, {"workload.batch.global", "64"},
+                                  {"cluster.fabric.kind", "fat-tree"}, {"cluster.fabric.radix", "16"},
+                                  {"cluster.fabric.oversubscription", "4"}, {"network.model", "flow"},
+                                  {"output.formats", "[csv, json]"}});
+  RunOptions options;
+  options.out_dir = dir.string();
+  run(s, options);
+  const std::string links = slurp(dir / (s.name + ".links.csv"));
+  ASSERT_EQ(links.rfind("link,kind,bandwidth_GBps,bytes,busy_s,utilisation_busy,utilisation_iteration\n", 0), 0u)
+      << links.substr(0, 200);
+  EXPECT_EQ(slurp(dir / (s.name + ".links.json")).front(), '{');
+  double uplink = 0, nic = 0;
+  int rows = 0;
+  std::istringstream in(links);
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::istringstream cells_in(line);
+    for (std::string cell; std::getline(cells_in, cell, ',');) cells.push_back(cell);
+    ASSERT_EQ(cells.size(), 7u) << line;
+    ++rows;
+    EXPECT_LE(std::stod(cells[5]), 1.0 + 1e-9) << line;
+    EXPECT_LE(std::stod(cells[6]), std::stod(cells[5]) + 1e-9) << line;
+    if (cells[0].find("leaf") == 0 && cells[0].find("spine") != std::string::npos)
+      uplink = std::max(uplink, std::stod(cells[3]));
+    if (cells[0].find("/nic") != std::string::npos && cells[0].find("->leaf") != std::string::npos)
+      nic = std::max(nic, std::stod(cells[3]));
+  }
+  EXPECT_GT(rows, 0);
+  EXPECT_GT(nic, 0);
+  EXPECT_GT(uplink, nic);
+  auto closed = fresh_dir("training_links_closed");
+  s.network.model = config::NetworkModelKind::analytical;
+  options.out_dir = closed.string();
+  run(s, options);
+  EXPECT_TRUE(std::filesystem::exists(closed / (s.name + ".ops.csv")));
+  EXPECT_FALSE(std::filesystem::exists(closed / (s.name + ".links.csv")));
+}
+
 TEST(ScenarioRunner, EveryShippedScenarioRuns) {
   // scenarios/ is what users copy: each one loads and runs to a result.
   int ran = 0;

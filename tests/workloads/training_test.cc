@@ -240,6 +240,47 @@ TEST(OpTotals, CsvQuotesLabelsAndJsonCarriesTheSchema) {
   EXPECT_THROW(report::write_op_table(r, ops, "table", json), std::invalid_argument);
 }
 
+// Two simulated ranks on two nodes all-reduce 64 MiB once (each issues it: one collective) and
+// GPU 0 sends 1 MiB to GPU 8 three times (a merged op, repeat 3). On flows each ring edge of a
+// two-rank all_reduce carries the whole buffer, and the seven sibling groups (GPUs 1-7 with
+// 9-15) run beside it, as they do beside the sends: each of node 0's eight NIC uplinks carries
+// 64 MiB + 3 x 1 MiB, and was busy at least as long as the all_reduce took.
+TEST(LinkTraffic, CountsEachCollectiveOnceAndEachSendItsRepeats) {
+  topology::ClusterSpec spec = cluster(2);
+  collectives::CollectiveOptions ring;
+  ring.algorithm = collectives::Algorithm::ring;
+  ring.protocol = collectives::Protocol::simple;
+  const collectives::FlowCollectiveModel flows(spec, ring, {});
+  Workload w;
+  w.total_gpus = 16;
+  w.ranks.resize(2);
+  w.ranks[1].gpu = 8;
+  const int dp = w.add_comm({{0, 8}});
+  for (RankGraph& g : w.ranks) g.add(Op::collective_on(Stream::dp, collectives::CollectiveKind::all_reduce, dp,
+                                                       topology::Dtype::bf16, Bytes::mib(64)));
+  Op send;
+  send.kind = OpKind::send;
+  send.stream = Stream::pp;
+  send.comm = dp;
+  send.bytes = Bytes::mib(1);
+  send.repeat = 3;
+  w.ranks[0].add(send);
+  const std::vector<LinkTraffic> links = link_traffic(w, flows);
+  const topology::Cluster& c = flows.cluster();
+  const double all_reduce_s =
+      flows.estimate(collectives::CollectiveKind::all_reduce, Bytes::mib(64), w.comms[0]).time.seconds();
+  int uplinks = 0;
+  for (const LinkTraffic& t : links) {
+    const topology::Link& l = c.link(t.link);
+    const std::string from = c.device(l.from).name;
+    if (l.kind != topology::LinkKind::network || from.rfind("node0/nic", 0) != 0) continue;
+    ++uplinks;
+    EXPECT_NEAR(t.bytes, Bytes::mib(67).as_double(), 64) << from;  // the sends' chunks round down
+    EXPECT_GT(t.busy_s, all_reduce_s) << from;
+  }
+  EXPECT_EQ(uplinks, 8);
+}
+
 TEST(TrainingWriter, RejectsAnUnknownFormat) {
   std::ostringstream out;
   EXPECT_THROW(report::write_training(TrainingResult{}, "xml", out), std::invalid_argument);
