@@ -158,6 +158,8 @@ void run_sweep_on_flows(const config::Scenario& s, const collectives::Analytical
   auto cluster = topology::build_cluster(s.cluster);
   network::FlowModelOptions options;
   options.accelerator = flow_accelerator();
+  // Without peer access, copies inside a node go through host memory at the closed form's rate.
+  if (model.hardware().host_staged_intra) options.host_staged_rate = model.hardware().intra_bw * 1e9;
   network::FlowNetworkModel net(*cluster, options);
   run_sweep_on_network(s, model, rows, engine, net, *cluster, quiet, links);
 }
@@ -492,11 +494,11 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
     std::cerr << "simulate: warning: network.packet: ECN marking and congestion control (cc: " << packet.cc
               << ") are not modelled by the packet model yet; it runs lossless (credits/PFC) without them\n";
   }
-  if (s.network.model != config::NetworkModelKind::analytical && s.cluster.gpus_per_node > 1 &&
+  if (s.network.model == config::NetworkModelKind::packet && s.cluster.gpus_per_node > 1 &&
       s.cluster.scale_up.kind == topology::ScaleUpKind::none && !options.quiet) {
     std::cerr << "simulate: warning: cluster.scale_up.kind: none stages GPU-to-GPU copies through host memory, "
-                 "which the flow and packet models move at PCIe line rate; they are optimistic here (up to 20x "
-                 "at large sizes), use the analytical model\n";
+                 "which the packet model moves at PCIe line rate; it is optimistic here (up to 20x at large "
+                 "sizes), use flow or analytical\n";
   }
   if (s.workload.kind == workloads::WorkloadKind::collective_sweep) {
     sim::Engine engine;

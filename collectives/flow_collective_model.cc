@@ -155,6 +155,8 @@ FlowCollectiveModel::FlowSet FlowCollectiveModel::flow_set(Algorithm algo, Colle
     const int nic = pinned && per_node > 0 ? (k.channel / per_node) % nics_per_gpu : -1;
     set.bytes.push_back(pair_bytes[k]);
     set.paths.push_back(cluster_->route_nic(k.src, k.dst, hash, nic));
+    const bool staged = analytical_.hardware().host_staged_intra && cluster_->node_of(k.src) == cluster_->node_of(k.dst);
+    set.staged_pair.push_back(staged ? int64_t{k.src} * cluster_->gpu_count() + k.dst : -1);
   }
   return set;
 }
@@ -182,8 +184,10 @@ double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kin
       (protocol == Protocol::ll ? p.ll_channel_bandwidth : p.channel_bandwidth) * 1e9 * set.cap_scale;
   network::flow::FlowProblem problem;
   std::unordered_map<topology::LinkId, uint32_t> dense;  // graph link -> problem link
+  std::unordered_map<int64_t, uint32_t> staged;          // host-staged GPU pair -> problem link
   std::vector<uint32_t> links;
-  for (const std::vector<topology::LinkId>& path : set.paths) {
+  for (size_t f = 0; f < set.paths.size(); ++f) {
+    const std::vector<topology::LinkId>& path = set.paths[f];
     links.clear();
     double pcie_peer = std::numeric_limits<double>::infinity();
     bool network = false;
@@ -194,6 +198,13 @@ double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kin
       const topology::Link& link = cluster_->link(l);
       network = network || link.kind == topology::LinkKind::network;
       if (link.kind == topology::LinkKind::pcie) pcie_peer = std::min(pcie_peer, link.bandwidth.bytes_per_s());
+    }
+    // Without peer access a GPU pair's copies, every channel's, share the closed form's
+    // host-staged rate (latency bound: bytes in flight over the host round trip).
+    if (set.staged_pair[f] >= 0) {
+      auto [it, fresh] = staged.try_emplace(set.staged_pair[f], static_cast<uint32_t>(problem.capacity.size()));
+      if (fresh) problem.capacity.push_back(analytical_.hardware().intra_bw * 1e9);
+      links.push_back(it->second);
     }
     // The flow's own limit: one channel (thread block) moves at most channel_bandwidth, and a
     // GPU-GPU copy over PCIe reaches pcie_efficiency of the slowest PCIe link it crosses.

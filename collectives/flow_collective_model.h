@@ -73,6 +73,7 @@ class FlowCollectiveModel final : public CollectiveCostModel {
   struct FlowSet {
     std::vector<double> bytes;
     std::vector<std::vector<topology::LinkId>> paths;
+    std::vector<int64_t> staged_pair;  // src * gpus + dst of a host-staged copy in one node, else -1
     double cap_scale = 1;
   };
   FlowSet flow_set(Algorithm algo, CollectiveKind kind, Bytes bytes, const Communicator& comm, int channels) const;

@@ -37,6 +37,9 @@ void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventH
   f.bytes = t.bytes;
   f.done = &done;
   f.payload = payload;
+  if (options_.host_staged_rate > 0 && cluster_.node_of(t.src_gpu) == cluster_.node_of(t.dst_gpu)) {
+    f.staged_pair = int64_t{t.src_gpu} * cluster_.gpu_count() + t.dst_gpu;
+  }
   flows_.push_back(std::move(f));
   // Defer the solve to an event at the current time: every start of this instant joins one solve.
   schedule(engine, engine.now());
@@ -88,8 +91,15 @@ void FlowNetworkModel::solve() {
       }
       dense_path_.push_back(static_cast<uint32_t>(dense_link_[l]));
     }
+    if (f.staged_pair >= 0) {
+      // The GPU pair's host-staged copies share one virtual link of the host-staged rate.
+      auto [it, fresh] = staged_links_.try_emplace(f.staged_pair, static_cast<uint32_t>(problem_.capacity.size()));
+      if (fresh) problem_.capacity.push_back(options_.host_staged_rate);
+      dense_path_.push_back(it->second);
+    }
     problem_.add_flow(dense_path_);
   }
+  staged_links_.clear();
   for (const ActiveFlow& f : flows_) {
     for (topology::LinkId l : f.path) dense_link_[l] = -1;
   }

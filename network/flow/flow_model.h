@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "network/flow/max_min_solver.h"
@@ -24,6 +25,11 @@ struct FlowModelOptions {
   // Solves with at least this many active flows go to the accelerator; smaller ones stay on the
   // CPU, where they finish before a kernel launch would.
   size_t accelerator_min_flows = 8192;
+  // Bytes per second: where GPUs of a node have no peer access (scale_up.kind: none, what
+  // NCCL_P2P_DISABLE gives), a copy goes through pinned host memory and its rate is latency
+  // bound, not the PCIe links'; all copies from one GPU to another of its node share this rate
+  // (the closed form's host-staged rate, hardware_view.h). 0: copies take the links' rate.
+  double host_staged_rate = 0;
 };
 
 class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
@@ -57,6 +63,7 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
     Time latency;
     sim::EventHandler* done = nullptr;
     uint64_t payload = 0;
+    int64_t staged_pair = -1;  // src * gpus + dst of a host-staged copy; -1 otherwise
   };
 
   // One event at a time is live: the solve after a burst of starts, or the next completion.
@@ -84,6 +91,7 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   std::vector<double> rates_;
   std::vector<int32_t> dense_link_;  // cluster link id -> problem link id, -1 when unused
   std::vector<uint32_t> dense_path_;
+  std::unordered_map<int64_t, uint32_t> staged_links_;  // host-staged GPU pair -> problem link id
 };
 
 }  // namespace dtsim::network

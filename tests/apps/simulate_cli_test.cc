@@ -211,19 +211,22 @@ TEST(Simulate, TheExampleTraceRunsFromBesideItsScenario) {
   }
 }
 
-// Host-staged copies (NCCL_P2P_DISABLE) are priced by the closed form's Little's-law limit; the
-// flow and packet models move them at PCIe line rate, and say so in one line.
-TEST(Simulate, FlowsOnHostStagedCopiesWarnThatTheyAreOptimistic) {
+// Host-staged copies (NCCL_P2P_DISABLE) are priced at a latency-bound rate by the closed form and
+// the flow model; the packet model moves them at PCIe line rate, and says so in one line.
+TEST(Simulate, PacketsOnHostStagedCopiesWarnThatTheyAreOptimistic) {
   const std::string scenario = "scenarios/validation/a40_4gpu_sys_p2p_disabled_allreduce.yaml";
-  RunResult flow = run_simulate({scenario, "--model", "flow", "--set", "workload.max_bytes=1GiB"});
-  ASSERT_EQ(flow.status, 0) << flow.err;
-  EXPECT_NE(flow.err.find("simulate: warning: cluster.scale_up.kind: none stages GPU-to-GPU copies through host "
-                          "memory"),
+  RunResult packets = run_simulate({scenario, "--model", "packet", "--set", "workload.min_bytes=16MiB", "--set",
+                                    "workload.max_bytes=16MiB"});
+  ASSERT_EQ(packets.status, 0) << packets.err;
+  EXPECT_NE(packets.err.find("simulate: warning: cluster.scale_up.kind: none stages GPU-to-GPU copies through "
+                             "host memory, which the packet model"),
             std::string::npos)
-      << flow.err;
-  RunResult closed = run_simulate({scenario, "--set", "workload.max_bytes=1GiB"});
-  ASSERT_EQ(closed.status, 0) << closed.err;
-  EXPECT_EQ(closed.err.find("warning"), std::string::npos) << closed.err;
+      << packets.err;
+  for (const char* model : {"flow", "analytical"}) {
+    RunResult r = run_simulate({scenario, "--model", model, "--set", "workload.max_bytes=1GiB"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err.find("warning"), std::string::npos) << model << ": " << r.err;
+  }
 }
 
 }  // namespace

@@ -55,6 +55,17 @@ TEST(FlowCollectiveModel, UncontendedRingMatchesTheClosedForm) {
   EXPECT_NEAR(ratio(h100(2), CollectiveKind::all_gather, Bytes::gib(1), first(16)), 1.0, 0.05);
 }
 
+// Without peer access (scale_up.kind: none) copies go through host memory, latency bound: a GPU
+// pair's channels share the closed form's host-staged rate instead of running at the PCIe
+// links' rate (which made flows 5-20x faster than the closed form and the measurements).
+TEST(FlowCollectiveModel, HostStagedCopiesShareTheClosedFormsRate) {
+  topology::ClusterSpec spec = *topology::find_node_preset("pcie-server");
+  spec.gpus_per_node = 4;
+  spec.scale_up.kind = topology::ScaleUpKind::none;
+  spec.scale_up.latency = Time::us(6);
+  EXPECT_NEAR(ratio(spec, CollectiveKind::all_reduce, Bytes::mib(256), first(4)), 1.0, 0.05);
+}
+
 TEST(FlowCollectiveModel, SiblingGroupsShareTheNics) {
   // A data-parallel group of one GPU per node: with a NIC per GPU the eight groups use eight
   // rails; with one NIC per node they queue on it, about 8x slower. (The analytical model gives a
