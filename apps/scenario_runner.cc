@@ -103,9 +103,8 @@ SweepPlan plan_row(const config::Scenario& s, const collectives::AnalyticalColle
   tuned.algorithm = row.algorithm;
   tuned.protocol = row.protocol;
   const collectives::Algorithm algo = collectives::flow_algorithm(model, kind, row.bytes, comm, tuned);
-  const int nics_per_gpu = std::max(1, s.cluster.nic.count / std::max(1, s.cluster.gpus_per_node));
   return {algo, collectives::build_schedule(algo, kind, row.bytes, comm, row.channels, s.cluster.gpus_per_node,
-                                            nics_per_gpu)};
+                                            s.cluster.nics_per_gpu())};
 }
 
 // Runs each row's schedule on `net`, one after another on the same engine, and fills in the

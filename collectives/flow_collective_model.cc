@@ -95,7 +95,7 @@ FlowCollectiveModel::FlowSet FlowCollectiveModel::flow_set(Algorithm algo, Colle
                                                           const Communicator& comm, int channels) const {
   const int per_node = analytical_.hardware().shape_of(comm).ranks_per_node;
   // Rings and trees pin channel c to NIC slot (c / per_node) mod the NICs each GPU has (schedule.h).
-  const int nics_per_gpu = std::max(1, spec_.nic.count / std::max(1, spec_.gpus_per_node));
+  const int nics_per_gpu = spec_.nics_per_gpu();
   const bool pinned = algo == Algorithm::ring || algo == Algorithm::tree;
   // Bytes each (sender, receiver, channel) moves over the whole collective, every group at once.
   struct Key {
@@ -152,7 +152,7 @@ FlowCollectiveModel::FlowSet FlowCollectiveModel::flow_set(Algorithm algo, Colle
   }
   for (const Key& k : order) {
     const uint64_t hash = (static_cast<uint64_t>(k.channel) * 0x9e3779b97f4a7c15ull) & 0xffff;
-    const int nic = pinned && per_node > 0 ? (k.channel / per_node) % nics_per_gpu : -1;
+    const int nic = pinned ? nic_slot(k.channel, per_node, nics_per_gpu) : -1;
     set.bytes.push_back(pair_bytes[k]);
     set.paths.push_back(cluster_->route_nic(k.src, k.dst, hash, nic));
     const bool staged = analytical_.hardware().host_staged_intra && cluster_->node_of(k.src) == cluster_->node_of(k.dst);

@@ -76,8 +76,7 @@ Schedule ring_schedule(CollectiveKind kind, Bytes bytes, const Communicator& com
   const int n = comm.size();
   if (n <= 1) return s;
   const int channels = spread_channels(tuned_channels, n, ranks_per_node, nics_per_gpu);
-  const int k = std::max(1, nics_per_gpu);
-  auto nic_of = [&](int c) { return ranks_per_node > 0 ? (c / ranks_per_node) % k : 0; };
+  auto nic_of = [&](int c) { return nic_slot(c, ranks_per_node, std::max(1, nics_per_gpu)); };
   const bool chain = kind == CollectiveKind::broadcast || kind == CollectiveKind::reduce;
   if (chain) {
     // Each channel's chain follows its ring from the root (comm.ranks[0]): root -> ... -> the

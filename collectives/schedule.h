@@ -61,6 +61,11 @@ std::vector<int> ring_order(const Communicator& comm, int channel, int ranks_per
 // Fewer channels stay as tuned, each on a NIC of its own.
 int spread_channels(int channels, int ranks, int ranks_per_node, int nics_per_gpu = 1);
 
+// The NIC slot of channel `channel` (above): (channel / ranks_per_node) mod nics_per_gpu.
+inline int nic_slot(int channel, int ranks_per_node, int nics_per_gpu) {
+  return ranks_per_node > 0 && nics_per_gpu > 0 ? (channel / ranks_per_node) % nics_per_gpu : 0;
+}
+
 // Lowers `kind` run with `algo` on `comm` over `channels` parallel channels. `bytes` is the
 // nccl-tests size. Supported: ring (all_reduce, all_gather, reduce_scatter, broadcast, reduce),
 // tree (all_reduce: chain in each node, binary tree across nodes), halving_doubling

@@ -88,7 +88,7 @@ Schedule tree_schedule(Bytes bytes, const Communicator& comm, int tuned_channels
     // trees do. Tree position k holds node k, or node nodes-1-k in the mirrored tree; the parity flips
     // every round over the NICs so that a NIC's channels alternate between the two trees.
     const bool mirrored = nodes > 2 && (c + c / round) % 2 == 1;
-    const int nic = (c / g) % nics;
+    const int nic = nic_slot(c, g, nics);
     auto node_at = [&](int position) { return mirrored ? nodes - 1 - position : position; };
     auto size_at = [&](int position) { return locals(node_at(position)); };
     auto rank = [&](int position, int i) {

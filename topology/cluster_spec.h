@@ -4,6 +4,7 @@
 // topology/ builds the cluster graph from it; the network models read link figures from it.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -71,6 +72,8 @@ struct ClusterSpec {
   std::optional<std::string> topology_file;
 
   int total_gpus() const { return nodes * gpus_per_node; }
+  // NICs each GPU has of its own (AWS P5: 4); 1 where GPUs share NICs or have none.
+  int nics_per_gpu() const { return std::max(1, nic.count / std::max(1, gpus_per_node)); }
 };
 
 }  // namespace dtsim::topology
