@@ -313,6 +313,36 @@ report::TableSection busiest_ops(const workloads::TrainingResult& r, std::vector
   return t;
 }
 
+// The page's link table on flows: the `limit` links busiest while in use (then by bytes).
+report::TableSection busiest_links(const TrainingRun& run, const topology::Cluster& cluster, size_t limit) {
+  struct Row {
+    const workloads::LinkTraffic* t;
+    double busy;  // utilisation while in use
+  };
+  std::vector<Row> rows;
+  for (const auto& t : run.links) {
+    const double bw = cluster.link(t.link).bandwidth.bytes_per_s();
+    rows.push_back({&t, t.busy_s > 0 && bw > 0 ? t.bytes / (bw * t.busy_s) : 0.0});
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+    return a.busy != b.busy ? a.busy > b.busy : a.t->bytes > b.t->bytes;
+  });
+  if (rows.size() > limit) rows.resize(limit);
+  report::TableSection table{"Busiest links (flows)",
+                             {"link", "kind", "GB per iteration", "in use", "utilisation in use", "over the iteration"},
+                             {}};
+  const double iteration = run.result.iteration_time_s;
+  for (const Row& row : rows) {
+    const topology::Link& l = cluster.link(row.t->link);
+    const double bw = l.bandwidth.bytes_per_s();
+    table.rows.push_back({cluster.device(l.from).name + "->" + cluster.device(l.to).name,
+                          std::string(topology::name(l.kind)), fmt::format("{:.4g}", row.t->bytes * 1e-9),
+                          fmt::format("{:.4g} s", row.t->busy_s), fmt::format("{:.1f}%", 100 * row.busy),
+                          fmt::format("{:.1f}%", iteration > 0 && bw > 0 ? 100 * row.t->bytes / (bw * iteration) : 0.0)});
+  }
+  return table;
+}
+
 // The files of a training or trace run besides its summary: the per-op table (NAME.ops.csv,
 // NAME.ops.json), on flows the per-link table (NAME.links.csv, NAME.links.json), a
 // Chrome/Perfetto trace of every simulated rank's streams, and a self-contained page with the
@@ -367,6 +397,9 @@ void write_training_views(const config::Scenario& s, const RunOptions& options, 
     bar.parts.emplace_back("bubble", r.breakdown.bubble.seconds());
     page.breakdown.push_back(std::move(bar));
     page.tables.push_back(busiest_ops(r, ops, 25));
+    if (const auto* flows = dynamic_cast<const collectives::FlowCollectiveModel*>(run.model.get()); flows) {
+      page.tables.push_back(busiest_links(run, flows->cluster(), 25));
+    }
     page.timeline = &timeline;
     auto out = open_output(dir, s.name + ".html");
     report::write_run_html(page, out);

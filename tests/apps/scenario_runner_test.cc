@@ -319,7 +319,7 @@ TEST(ScenarioRunner, TrainingOnFlowsWritesTheLinkTable) {
                                  {{"workload.model.layers", "4"}, {"workload.batch.global", "64"},
                                   {"cluster.fabric.kind", "fat-tree"}, {"cluster.fabric.radix", "16"},
                                   {"cluster.fabric.oversubscription", "4"}, {"network.model", "flow"},
-                                  {"output.formats", "[csv, json]"}});
+                                  {"output.formats", "[csv, json, html]"}});
   RunOptions options;
   options.out_dir = dir.string();
   run(s, options);
@@ -327,6 +327,7 @@ TEST(ScenarioRunner, TrainingOnFlowsWritesTheLinkTable) {
   ASSERT_EQ(links.rfind("link,kind,bandwidth_GBps,bytes,busy_s,utilisation_busy,utilisation_iteration\n", 0), 0u)
       << links.substr(0, 200);
   EXPECT_EQ(slurp(dir / (s.name + ".links.json")).front(), '{');
+  EXPECT_NE(slurp(dir / (s.name + ".html")).find("<h2>Busiest links (flows)</h2>"), std::string::npos);
   double uplink = 0, nic = 0;
   int rows = 0;
   std::istringstream in(links);
