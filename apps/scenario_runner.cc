@@ -7,6 +7,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
@@ -115,8 +116,9 @@ void run_sweep_on_network(const config::Scenario& s, const collectives::Analytic
                           std::vector<workloads::SweepRow>& rows, sim::Engine& engine,
                           network::NetworkModel& model_net, const topology::Cluster& cluster, bool quiet,
                           std::vector<report::SweepLinkLoad>* links, std::vector<SweepPlan> plans = {}) {
-  network::LinkLedger ledger(cluster, model_net);
-  network::NetworkModel& net = links ? static_cast<network::NetworkModel&>(ledger) : model_net;
+  std::optional<network::LinkLedger> ledger;
+  if (links) ledger.emplace(cluster, model_net);
+  network::NetworkModel& net = ledger ? static_cast<network::NetworkModel&>(*ledger) : model_net;
   Progress progress(static_cast<int64_t>(rows.size()),
                     std::string(collectives::name(s.workload.sweep.collective)) +
                         (net.name() == "packet" ? " on packets" : " on flows"),
@@ -138,9 +140,9 @@ void run_sweep_on_network(const config::Scenario& s, const collectives::Analytic
     row.time = exec.finish_time() - begin;
     row.algbw_gbytes = row.time.ps() > 0 ? row.bytes.as_double() / row.time.seconds() * 1e-9 : 0;
     row.busbw_gbytes = row.algbw_gbytes * collectives::busbw_factor(kind, row.ranks);
-    if (links) {
-      for (auto& load : ledger.loads(row.time)) links->push_back({i, std::move(load)});
-      ledger.clear();
+    if (ledger) {
+      for (auto& load : ledger->loads(row.time)) links->push_back({i, std::move(load)});
+      ledger->clear();
     }
     progress.advance();
   }
@@ -315,30 +317,18 @@ report::TableSection busiest_ops(const workloads::TrainingResult& r, std::vector
 
 // The page's link table on flows: the `limit` links busiest while in use (then by bytes).
 report::TableSection busiest_links(const TrainingRun& run, const topology::Cluster& cluster, size_t limit) {
-  struct Row {
-    const workloads::LinkTraffic* t;
-    double busy;  // utilisation while in use
-  };
-  std::vector<Row> rows;
-  for (const auto& t : run.links) {
-    const double bw = cluster.link(t.link).bandwidth.bytes_per_s();
-    rows.push_back({&t, t.busy_s > 0 && bw > 0 ? t.bytes / (bw * t.busy_s) : 0.0});
-  }
-  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
-    return a.busy != b.busy ? a.busy > b.busy : a.t->bytes > b.t->bytes;
+  std::vector<report::LinkRow> rows = report::link_rows(run.result, run.links, cluster);
+  std::stable_sort(rows.begin(), rows.end(), [](const report::LinkRow& a, const report::LinkRow& b) {
+    return a.utilisation_busy != b.utilisation_busy ? a.utilisation_busy > b.utilisation_busy : a.bytes > b.bytes;
   });
   if (rows.size() > limit) rows.resize(limit);
   report::TableSection table{"Busiest links (flows)",
                              {"link", "kind", "GB per iteration", "in use", "utilisation in use", "over the iteration"},
                              {}};
-  const double iteration = run.result.iteration_time_s;
-  for (const Row& row : rows) {
-    const topology::Link& l = cluster.link(row.t->link);
-    const double bw = l.bandwidth.bytes_per_s();
-    table.rows.push_back({cluster.device(l.from).name + "->" + cluster.device(l.to).name,
-                          std::string(topology::name(l.kind)), fmt::format("{:.4g}", row.t->bytes * 1e-9),
-                          fmt::format("{:.4g} s", row.t->busy_s), fmt::format("{:.1f}%", 100 * row.busy),
-                          fmt::format("{:.1f}%", iteration > 0 && bw > 0 ? 100 * row.t->bytes / (bw * iteration) : 0.0)});
+  for (const report::LinkRow& row : rows) {
+    table.rows.push_back({row.name, std::string(row.kind), fmt::format("{:.4g}", row.bytes * 1e-9),
+                          fmt::format("{:.4g} s", row.busy_s), fmt::format("{:.1f}%", 100 * row.utilisation_busy),
+                          fmt::format("{:.1f}%", 100 * row.utilisation_iteration)});
   }
   return table;
 }

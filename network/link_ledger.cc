@@ -19,7 +19,7 @@ std::vector<LinkLoad> LinkLedger::loads(Time elapsed) const {
     const topology::Link& link = cluster_.link(l);
     LinkLoad load;
     load.link = l;
-    load.name = cluster_.device(link.from).name + "->" + cluster_.device(link.to).name;
+    load.name = cluster_.link_name(l);
     load.kind = link.kind;
     load.bandwidth = link.bandwidth;
     load.bytes = Bytes(bytes_[l]);

@@ -179,40 +179,39 @@ void write_op_table(const workloads::TrainingResult& r, const std::vector<worklo
   }
 }
 
-void write_link_table(const workloads::TrainingResult& r, const std::vector<workloads::LinkTraffic>& links,
-                      const topology::Cluster& cluster, std::string_view format, std::ostream& out) {
-  struct Row {
-    std::string name;
-    std::string_view kind;
-    double gbytes_per_s;
-    const workloads::LinkTraffic* t;
-    double busy, iteration;  // utilisations
-  };
-  std::vector<Row> rows;
+std::vector<LinkRow> link_rows(const workloads::TrainingResult& r, const std::vector<workloads::LinkTraffic>& links,
+                               const topology::Cluster& cluster) {
+  std::vector<LinkRow> rows;
+  rows.reserve(links.size());
   for (const auto& t : links) {
     const topology::Link& l = cluster.link(t.link);
     const double bw = l.bandwidth.bytes_per_s();
-    rows.push_back({cluster.device(l.from).name + "->" + cluster.device(l.to).name, topology::name(l.kind),
-                    l.bandwidth.gbytes_per_s(),
-                    &t, t.busy_s > 0 && bw > 0 ? t.bytes / (bw * t.busy_s) : 0.0,
+    rows.push_back({cluster.link_name(t.link), topology::name(l.kind), l.bandwidth.gbytes_per_s(), t.bytes, t.busy_s,
+                    t.busy_s > 0 && bw > 0 ? t.bytes / (bw * t.busy_s) : 0.0,
                     r.iteration_time_s > 0 && bw > 0 ? t.bytes / (bw * r.iteration_time_s) : 0.0});
   }
+  return rows;
+}
+
+void write_link_table(const workloads::TrainingResult& r, const std::vector<workloads::LinkTraffic>& links,
+                      const topology::Cluster& cluster, std::string_view format, std::ostream& out) {
+  const std::vector<LinkRow> rows = link_rows(r, links, cluster);
   if (format == "csv") {
     out << "link,kind,bandwidth_GBps,bytes,busy_s,utilisation_busy,utilisation_iteration\n";
-    for (const Row& row : rows) {
-      out << fmt::format("{},{},{:.3f},{:.0f},{:.9f},{:.5f},{:.5f}\n", csv_field(row.name), row.kind, row.gbytes_per_s,
-                         row.t->bytes, row.t->busy_s, row.busy, row.iteration);
+    for (const LinkRow& row : rows) {
+      out << fmt::format("{},{},{:.3f},{:.0f},{:.9f},{:.5f},{:.5f}\n", csv_field(row.name), row.kind,
+                         row.bandwidth_gbytes, row.bytes, row.busy_s, row.utilisation_busy, row.utilisation_iteration);
     }
   } else if (format == "json") {
     nlohmann::json arr = nlohmann::json::array();
-    for (const Row& row : rows) {
+    for (const LinkRow& row : rows) {
       arr.push_back({{"link", row.name},
                      {"kind", std::string(row.kind)},
-                     {"bandwidth_GBps", row.gbytes_per_s},
-                     {"bytes", row.t->bytes},
-                     {"busy_s", row.t->busy_s},
-                     {"utilisation_busy", row.busy},
-                     {"utilisation_iteration", row.iteration}});
+                     {"bandwidth_GBps", row.bandwidth_gbytes},
+                     {"bytes", row.bytes},
+                     {"busy_s", row.busy_s},
+                     {"utilisation_busy", row.utilisation_busy},
+                     {"utilisation_iteration", row.utilisation_iteration}});
     }
     out << nlohmann::json{{"schema_version", kTrainingSchemaVersion},
                           {"workload", r.workload},

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <ostream>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -25,6 +26,20 @@ void write_training(const workloads::TrainingResult& result, std::string_view fo
 // share is busy_s over the iteration time; critical_s is the op's time on the critical path.
 void write_op_table(const workloads::TrainingResult& result, const std::vector<workloads::OpTotal>& ops,
                     std::string_view format, std::ostream& out);
+
+// One row of the per-link table: a link's traffic with its name, kind and utilisations.
+struct LinkRow {
+  std::string name;            // "node0/nic3->leaf1"
+  std::string_view kind;       // nvlink, pcie, network
+  double bandwidth_gbytes = 0;
+  double bytes = 0;
+  double busy_s = 0;
+  double utilisation_busy = 0;       // bytes over what the link carries in busy_s
+  double utilisation_iteration = 0;  // bytes over what it carries in the iteration
+};
+// The rows of `links`, in their order.
+std::vector<LinkRow> link_rows(const workloads::TrainingResult& result, const std::vector<workloads::LinkTraffic>& links,
+                               const topology::Cluster& cluster);
 
 // The per-link table of a training run on flows (workloads::link_traffic), "csv" or "json";
 // throws std::invalid_argument for anything else. Columns:

@@ -59,6 +59,8 @@ class Cluster {
   virtual std::span<const Link> links() const = 0;
   const Device& device(DeviceId d) const { return devices()[d]; }
   const Link& link(LinkId l) const { return links()[l]; }
+  // "node0/nic3->leaf1": the names of the devices a link joins, in its direction.
+  std::string link_name(LinkId l) const { return device(link(l).from).name + "->" + device(link(l).to).name; }
 
   // GPUs are numbered by global rank: node-major, GPU index within the node inner.
   virtual int gpu_count() const = 0;

@@ -48,22 +48,30 @@ TrainingResult summarise(const Workload& w, const topology::ClusterSpec& cluster
 
 }  // namespace
 
+namespace {
+
+// Runs `w` (refused when it names GPUs the cluster lacks) and returns what the executor saw.
+ExecutionResult execute(const Workload& w, const topology::ClusterSpec& cluster,
+                        const collectives::CollectiveCostModel& comm, const ComputeModel& compute, bool record_ops) {
+  if (const std::string why = w.misfit(cluster.total_gpus()); !why.empty()) throw std::invalid_argument(why);
+  ExecutorOptions eo;
+  eo.record_ops = record_ops;
+  return Executor(compute, comm, eo).run(w);
+}
+
+}  // namespace
+
 TrainingResult evaluate_workload(const Workload& w, const topology::ClusterSpec& cluster,
                                  const collectives::CollectiveCostModel& comm,
                                  topology::Dtype precision, const ComputeModel& compute) {
-  if (const std::string why = w.misfit(cluster.total_gpus()); !why.empty()) throw std::invalid_argument(why);
-  Executor ex(compute, comm);
-  return summarise(w, cluster, ex.run(w), precision, compute);
+  return summarise(w, cluster, execute(w, cluster, comm, compute, false), precision, compute);
 }
 
 TrainingResult evaluate_workload_traced(Workload w, const topology::ClusterSpec& cluster,
                                         const collectives::CollectiveCostModel& comm, topology::Dtype precision,
                                         const ComputeModel& compute, TrainingTrace& trace) {
-  if (const std::string why = w.misfit(cluster.total_gpus()); !why.empty()) throw std::invalid_argument(why);
   trace.workload = std::move(w);
-  ExecutorOptions eo;
-  eo.record_ops = true;
-  trace.execution = Executor(compute, comm, eo).run(trace.workload);
+  trace.execution = execute(trace.workload, cluster, comm, compute, true);
   return summarise(trace.workload, cluster, trace.execution, precision, compute);
 }
 
@@ -157,9 +165,7 @@ TrainingResult run_training_traced(const TrainingSpec& spec, const topology::Clu
   const TrainingSpec t = resolve_training(spec, cluster);
   trace.workload = generate_megatron(t, cluster, options);
   const ComputeModel compute(cluster.gpu, t.attention);
-  ExecutorOptions eo;
-  eo.record_ops = true;
-  trace.execution = Executor(compute, comm, eo).run(trace.workload);
+  trace.execution = execute(trace.workload, cluster, comm, compute, true);
   TrainingResult r = summarise(trace.workload, cluster, trace.execution, t.precision, compute);
   r.memory = estimate_memory(t, cluster);
   return r;
