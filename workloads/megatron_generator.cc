@@ -44,7 +44,9 @@ class StageBuilder {
     sp_ = p.sequence_parallel && tp_ > 1;
     B_ = bytes_per_element(t.precision);
     gemm_dtype_ = t.precision;
-    act_dtype_ = t.precision == topology::Dtype::fp8 ? topology::Dtype::bf16 : t.precision;
+    // FP8 and FP4 recipes quantize only the GEMM inputs: attention, elementwise work and
+    // communication stay in BF16 (Transformer Engine's NVFP4 recipe has no FP4 attention).
+    act_dtype_ = t.precision == topology::Dtype::fp8 || t.precision == topology::Dtype::fp4 ? topology::Dtype::bf16 : t.precision;
     T_ = static_cast<int64_t>(t.batch.micro) * z.s / cp_;
     Tsp_ = sp_ ? T_ / tp_ : T_;
     const int gpu = r.gpu;
@@ -117,6 +119,15 @@ class StageBuilder {
       // the FP8 input, weight and gradient (read 1 + write 1) for the wgrad and dgrad GEMMs.
       const int64_t bytes = flop_scale > 1 ? 5 * m * n + 2 * m * k + 2 * k * n : 3 * m * k + 3 * k * n;
       prev = elem("fp8.cast", prev, rep, bytes);
+    }
+    if (gemm_dtype_ == topology::Dtype::fp4 && batch == 1) {
+      // NVFP4 (Transformer Engine's recipe) adds to what an FP8 recipe does a random Hadamard
+      // transform of the weight-gradient GEMM's operands before they are quantized column-wise:
+      // a kernel of its own that reads the BF16 input (forward, kept for the backward) or output
+      // gradient (backward) and writes 4-bit values plus an FP8 scale per 16 (2 + 9/16 bytes an
+      // element). It is memory bound, so unlike the GEMM it does not speed up with FP4's peak.
+      const int64_t operand = flop_scale > 1 ? m * n : m * k;
+      prev = elem("fp4.hadamard_quantize", prev, rep, operand * 41 / 16);
     }
     Op op;
     op.compute = ComputeKind::gemm;

@@ -162,6 +162,44 @@ TEST(MegatronGenerator, UnfusedFp8CastsAddAKernelBeforeEachGemm) {
   EXPECT_EQ(count_label(generate_megatron(t, cluster(1)).ranks[0], "fp8.cast"), 0);
 }
 
+TEST(MegatronGenerator, Nvfp4QuantizesOnlyGemmInputsAndAddsTheHadamardKernel) {
+  TrainingSpec t = gpt(2, 1, 1, 4, 2);
+  t.precision = topology::Dtype::fp4;
+  const Workload w = generate_megatron(t, cluster(1));
+  const RankGraph& r = w.ranks[0];
+  int gemms = 0, quantizes = 0, attention = 0;
+  for (size_t i = 0; i < r.ops.size(); ++i) {
+    const Op& op = r.ops[i];
+    if (op.compute == ComputeKind::gemm) {
+      ++gemms;
+      EXPECT_EQ(op.dtype, topology::Dtype::fp4);
+    } else if (op.compute == ComputeKind::attention_fwd || op.compute == ComputeKind::attention_bwd) {
+      // Attention runs in BF16: it used to be priced at the FP4 peak, 2-3x too fast.
+      ++attention;
+      EXPECT_EQ(op.dtype, topology::Dtype::bf16);
+    } else if (r.labels[op.label] == "fp4.hadamard_quantize") {
+      ++quantizes;
+      // Each feeds the GEMM after it: its input (forward) or output gradient (backward), read
+      // in BF16 and written as 4 bits plus a scale per 16 elements.
+      ASSERT_LT(i + 1, r.ops.size());
+      const Op& g = r.ops[i + 1];
+      ASSERT_EQ(g.compute, ComputeKind::gemm);
+      const bool backward = r.labels[g.label].ends_with(".bwd");
+      EXPECT_EQ(op.bytes.count(), (backward ? g.m * g.n : g.m * g.k) * 41 / 16) << r.labels[g.label];
+    }
+    if (op.compute != ComputeKind::gemm) {
+      EXPECT_NE(op.dtype, topology::Dtype::fp4) << r.labels[op.label];
+    }
+  }
+  // 4 linear layers a block forward and backward, for 2 layers, plus the LM head's two.
+  EXPECT_EQ(gemms, 2 * 4 * 2 + 2);
+  EXPECT_EQ(quantizes, gemms);
+  EXPECT_EQ(attention, 2 * 2);
+  // FP8 recipes have no such kernel.
+  t.precision = topology::Dtype::fp8;
+  EXPECT_EQ(count_label(generate_megatron(t, cluster(1)).ranks[0], "fp4.hadamard_quantize"), 0);
+}
+
 TEST(MegatronGenerator, RejectsAJobLargerThanTheCluster) {
   TrainingSpec t = gpt(8, 2, 1, 16);
   t.parallel.dp = 2;
