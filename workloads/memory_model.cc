@@ -40,8 +40,9 @@ LayerActivations layer_activations(const TrainingSpec& t, bool moe) {
   const double f = static_cast<double>(z.f), fm = static_cast<double>(z.fm);
   const double B = element_bytes(t.precision);
   // FP8 training keeps the FP8 copy of each GEMM's input for its weight gradient (Transformer
-  // Engine's linear layers): a byte an element for the four GEMM inputs.
-  const double G = t.precision == topology::Dtype::fp8 ? 1 : B;
+  // Engine's linear layers): a byte an element for the four GEMM inputs. NVFP4 keeps the
+  // Hadamard-transformed FP4 copy: half a byte, plus an FP8 scale per 16 elements.
+  const double G = t.precision == topology::Dtype::fp8 ? 1 : t.precision == topology::Dtype::fp4 ? 9.0 / 16 : B;
   LayerActivations a;
   // Inputs of the two layer norms and of the two input projections (QKV, FC1), and the two
   // dropout masks (a byte per element): what sequence parallelism shards and TP alone replicates.

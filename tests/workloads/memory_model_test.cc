@@ -67,6 +67,9 @@ TEST(MemoryModel, ActivationsPerLayerFollowKorthikantisTable2) {
   const double bf16 = activation_bytes_per_token(spec, false);
   spec.precision = topology::Dtype::fp8;
   EXPECT_DOUBLE_EQ(bf16 - activation_bytes_per_token(spec, false), (3 * h + 4 * h) / t);
+  // NVFP4 keeps them at 4 bits plus a one-byte scale per 16 elements.
+  spec.precision = topology::Dtype::fp4;
+  EXPECT_DOUBLE_EQ(bf16 - activation_bytes_per_token(spec, false), (2 - 9.0 / 16) * (3 * h + 4 * h) / t);
 }
 
 TEST(MemoryModel, TheFirstStageOf1F1BHoldsAMicrobatchPerStage) {
