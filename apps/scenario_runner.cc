@@ -315,17 +315,30 @@ report::TableSection busiest_ops(const workloads::TrainingResult& r, std::vector
   return t;
 }
 
+// The `limit` rows of a run's per-link table busiest while in use (then by bytes), busiest
+// first, as indices into it (and into TrainingRun::links, which it follows).
+std::vector<size_t> busiest(const std::vector<report::LinkRow>& rows, size_t limit) {
+  std::vector<size_t> order(rows.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const report::LinkRow &x = rows[a], &y = rows[b];
+    return x.utilisation_busy != y.utilisation_busy ? x.utilisation_busy > y.utilisation_busy : x.bytes > y.bytes;
+  });
+  if (order.size() > limit) order.resize(limit);
+  return order;
+}
+
+// Links of a run on flows that get a track in its trace and page: the busiest while in use.
+constexpr size_t kTimelineLinks = 32;
+
 // The page's link table on flows: the `limit` links busiest while in use (then by bytes).
 report::TableSection busiest_links(const TrainingRun& run, const topology::Cluster& cluster, size_t limit) {
-  std::vector<report::LinkRow> rows = report::link_rows(run.result, run.links, cluster);
-  std::stable_sort(rows.begin(), rows.end(), [](const report::LinkRow& a, const report::LinkRow& b) {
-    return a.utilisation_busy != b.utilisation_busy ? a.utilisation_busy > b.utilisation_busy : a.bytes > b.bytes;
-  });
-  if (rows.size() > limit) rows.resize(limit);
+  const std::vector<report::LinkRow> rows = report::link_rows(run.result, run.links, cluster);
   report::TableSection table{"Busiest links (flows)",
                              {"link", "kind", "GB per iteration", "in use", "utilisation in use", "over the iteration"},
                              {}};
-  for (const report::LinkRow& row : rows) {
+  for (size_t i : busiest(rows, limit)) {
+    const report::LinkRow& row = rows[i];
     table.rows.push_back({row.name, std::string(row.kind), fmt::format("{:.4g}", row.bytes * 1e-9),
                           fmt::format("{:.4g} s", row.busy_s), fmt::format("{:.1f}%", 100 * row.utilisation_busy),
                           fmt::format("{:.1f}%", 100 * row.utilisation_iteration)});
@@ -358,6 +371,14 @@ void write_training_views(const config::Scenario& s, const RunOptions& options, 
   if (!wants(s, "trace") && !wants(s, "html")) return;
   report::Timeline timeline;
   report::add_training_timeline(trace, timeline);
+  if (const auto* flows = dynamic_cast<const collectives::FlowCollectiveModel*>(run.model.get()); flows) {
+    // The busiest links get a track each: when each operation used them, and their utilisation.
+    std::vector<topology::LinkId> wanted;
+    for (size_t i : busiest(report::link_rows(r, run.links, flows->cluster()), kTimelineLinks)) {
+      wanted.push_back(run.links[i].link);
+    }
+    report::add_link_timeline(trace, workloads::link_uses(trace, *flows, wanted), flows->cluster(), timeline);
+  }
   const std::string resolved = config::dump_scenario(s);
   if (wants(s, "trace")) {
     auto out = open_output(dir, s.name + ".trace.json");

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <stdexcept>
+#include <utility>
 
 #include "report/csv_field.h"
 
@@ -243,6 +244,38 @@ void add_training_timeline(const workloads::TrainingTrace& trace, Timeline& time
       timeline.span(static_cast<uint32_t>(track[s]), op.label < g.labels.size() ? g.labels[op.label] : std::string(),
                     start, end, category);
     }
+  }
+}
+
+void add_link_timeline(const workloads::TrainingTrace& trace, const std::vector<workloads::LinkUse>& uses,
+                       const topology::Cluster& cluster, Timeline& timeline) {
+  const auto& ranks = trace.workload.ranks;
+  for (size_t first = 0; first < uses.size();) {
+    const topology::LinkId link = uses[first].link;
+    size_t last = first;
+    while (last < uses.size() && uses[last].link == link) ++last;
+    const uint32_t track = timeline.track("links", cluster.link_name(link));
+    const double capacity = cluster.link(link).bandwidth.bytes_per_s();
+    std::vector<std::pair<Time, double>> steps;  // utilisation changes: +u at a start, -u at an end
+    for (size_t i = first; i < last; ++i) {
+      const workloads::LinkUse& u = uses[i];
+      if (u.end <= u.start || u.rank >= ranks.size() || u.op >= ranks[u.rank].ops.size()) continue;
+      const auto& g = ranks[u.rank];
+      const auto& op = g.ops[u.op];
+      timeline.span(track, op.label < g.labels.size() ? g.labels[op.label] : std::string(), u.start, u.end,
+                    std::string(workloads::activity(op)));
+      const double share = capacity > 0 ? u.bytes / (capacity * (u.end - u.start).seconds()) : 0;
+      steps.emplace_back(u.start, share);
+      steps.emplace_back(u.end, -share);
+    }
+    std::stable_sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    double level = 0;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      level += steps[i].second;
+      if (i + 1 < steps.size() && steps[i + 1].first == steps[i].first) continue;  // one sample per instant
+      timeline.counter(track, "utilisation", steps[i].first, level > 1e-12 ? level : 0.0);
+    }
+    first = last;
   }
 }
 

@@ -53,4 +53,12 @@ void write_link_table(const workloads::TrainingResult& result, const std::vector
 // categorised compute / tp / cp / ep / dp / pp, for the Chrome/Perfetto and HTML writers.
 void add_training_timeline(const workloads::TrainingTrace& trace, Timeline& timeline);
 
+// Appends a track per link of `uses` (workloads::link_uses) under the process "links", named as
+// the link ("node0/nic3->leaf1"), with a span per operation that used it and a "utilisation"
+// counter: the sum, over the operations running at the time, of each one's bytes on the link
+// over what the link carries in its duration. Each operation is priced as if alone, so where the
+// executor runs two at once over one link the sum can pass 1: contention the price leaves out.
+void add_link_timeline(const workloads::TrainingTrace& trace, const std::vector<workloads::LinkUse>& uses,
+                       const topology::Cluster& cluster, Timeline& timeline);
+
 }  // namespace dtsim::report

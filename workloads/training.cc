@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string_view>
 #include <tuple>
@@ -156,6 +157,54 @@ std::vector<LinkTraffic> link_traffic(const Workload& w, const collectives::Flow
   out.reserve(on.size());
   for (const auto& [link, t] : on) out.push_back(t);
   return out;
+}
+
+std::vector<LinkUse> link_uses(const TrainingTrace& trace, const collectives::FlowCollectiveModel& flows,
+                               const std::vector<topology::LinkId>& wanted) {
+  const Workload& w = trace.workload;
+  const auto& times = trace.execution.op_times;
+  // The simulated rank that speaks for each communicator's collectives: its first member.
+  std::vector<int> speaker(w.comms.size(), -1);
+  for (size_t r = 0; r < w.ranks.size(); ++r) {
+    for (size_t c = 0; c < w.comms.size(); ++c) {
+      const auto& members = w.comms[c].ranks;
+      if (speaker[c] < 0 && std::find(members.begin(), members.end(), w.ranks[r].gpu) != members.end()) {
+        speaker[c] = static_cast<int>(r);
+      }
+    }
+  }
+  const std::set<topology::LinkId> want(wanted.begin(), wanted.end());
+  // The wanted links' bytes per distinct (kind, bytes, communicator), routed once.
+  std::map<std::tuple<int, int64_t, int>, std::vector<std::pair<topology::LinkId, double>>> routed;
+  std::vector<LinkUse> uses;
+  for (size_t r = 0; r < w.ranks.size() && r < times.size(); ++r) {
+    const RankGraph& g = w.ranks[r];
+    for (size_t i = 0; i < g.ops.size() && i < times[r].size(); ++i) {
+      const Op& op = g.ops[i];
+      if (op.comm < 0 || op.bytes.count() <= 0) continue;
+      if (op.kind != OpKind::send && (op.kind != OpKind::collective || speaker[static_cast<size_t>(op.comm)] != static_cast<int>(r))) {
+        continue;
+      }
+      const auto kind = op.kind == OpKind::send ? collectives::CollectiveKind::send_recv : op.collective;
+      const std::tuple<int, int64_t, int> key{static_cast<int>(kind), op.bytes.count(), op.comm};
+      auto it = routed.find(key);
+      if (it == routed.end()) {
+        std::vector<std::pair<topology::LinkId, double>> on;
+        for (const auto& [link, b] : flows.link_bytes(kind, op.bytes, w.comms[static_cast<size_t>(op.comm)])) {
+          if (want.contains(link)) on.emplace_back(link, b);
+        }
+        it = routed.emplace(key, std::move(on)).first;
+      }
+      const auto [start, end] = times[r][i];
+      for (const auto& [link, b] : it->second) {
+        uses.push_back({link, start, end, b * op.repeat, static_cast<uint32_t>(r), static_cast<uint32_t>(i)});
+      }
+    }
+  }
+  std::stable_sort(uses.begin(), uses.end(), [](const LinkUse& a, const LinkUse& b) {
+    return a.link != b.link ? a.link < b.link : a.start < b.start;
+  });
+  return uses;
 }
 
 TrainingResult run_training_traced(const TrainingSpec& spec, const topology::ClusterSpec& cluster,

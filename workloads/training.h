@@ -97,6 +97,23 @@ struct LinkTraffic {
 // DP replicas) do not appear; by symmetry theirs look alike.
 std::vector<LinkTraffic> link_traffic(const Workload& w, const collectives::FlowCollectiveModel& flows);
 
+// One operation's use of a link in a traced run on flows: when it ran, and the bytes its flows
+// put on the link over that time (a merged op's `repeat` instances together).
+struct LinkUse {
+  topology::LinkId link = 0;
+  Time start;
+  Time end;
+  double bytes = 0;
+  uint32_t rank = 0;  // the simulated rank whose op it is (index into the workload's ranks)
+  uint32_t op = 0;    // the op's index in that rank's graph
+};
+
+// Every use of the links in `wanted` by the traced run's collectives and sends, with the flows
+// `flows` prices each with (as link_traffic counts them), in (link, start) order. A collective
+// that several simulated ranks issue counts once, from the first of them; receives never.
+std::vector<LinkUse> link_uses(const TrainingTrace& trace, const collectives::FlowCollectiveModel& flows,
+                               const std::vector<topology::LinkId>& wanted);
+
 // Every (stage, stream, label) of a traced run, by stage, then busiest first. Receives are
 // left out: their time is waiting for the sender, which the send's row already holds.
 std::vector<OpTotal> op_totals(const TrainingTrace& trace);

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -355,6 +357,52 @@ TEST(ScenarioRunner, TrainingOnFlowsWritesTheLinkTable) {
   run(s, options);
   EXPECT_TRUE(std::filesystem::exists(closed / (s.name + ".ops.csv")));
   EXPECT_FALSE(std::filesystem::exists(closed / (s.name + ".links.csv")));
+}
+
+// On flows the trace and the page show the busiest links over time: a track each (at most 32,
+// under the process "links") with the operations that used it and a utilisation counter, which
+// the page draws as its heat map. The closed form routes nothing and shows no link.
+TEST(ScenarioRunner, TrainingOnFlowsTracesItsBusiestLinks) {
+  auto dir = fresh_dir("training_link_tracks");
+  auto s = config::load_scenario(kScenarios + "llama3-8b-64gpu.yaml",
+                                 {{"workload.model.layers", "4"}, {"workload.batch.global", "64"},
+                                  {"network.model", "flow"}, {"output.formats", "[trace, html]"}});
+  RunOptions options;
+  options.out_dir = dir.string();
+  run(s, options);
+  const nlohmann::json trace = nlohmann::json::parse(slurp(dir / (s.name + ".trace.json")));
+  int links_pid = -1;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name" && e["args"]["name"] == "links") links_pid = e["pid"];
+  }
+  ASSERT_GE(links_pid, 0);
+  std::set<std::string> tracks;
+  int counters = 0, spans = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["pid"] != links_pid) continue;
+    if (e["ph"] == "M" && e["name"] == "thread_name") {
+      const std::string name = e["args"]["name"];
+      tracks.insert(name.substr(0, name.find(" (")));  // a link's extra lanes are "(2)", "(3)"...
+    }
+    if (e["ph"] == "C") {
+      ++counters;
+      EXPECT_GE(e["args"]["utilisation"].get<double>(), 0.0);
+    }
+    if (e["ph"] == "X") ++spans;
+  }
+  EXPECT_GE(tracks.size(), 1u);
+  EXPECT_LE(tracks.size(), 32u);
+  for (const std::string& t : tracks) EXPECT_NE(t.find("->"), std::string::npos) << t;
+  EXPECT_GT(spans, 0);
+  EXPECT_GT(counters, 0);
+  EXPECT_NE(slurp(dir / (s.name + ".html")).find("<h2>Link utilisation</h2>"), std::string::npos);
+
+  auto closed = fresh_dir("training_link_tracks_closed");
+  s.network.model = config::NetworkModelKind::analytical;
+  options.out_dir = closed.string();
+  run(s, options);
+  EXPECT_EQ(slurp(closed / (s.name + ".trace.json")).find("\"ph\":\"C\""), std::string::npos);
+  EXPECT_EQ(slurp(closed / (s.name + ".html")).find("<h2>Link utilisation</h2>"), std::string::npos);
 }
 
 TEST(ScenarioRunner, EveryShippedScenarioRuns) {

@@ -240,17 +240,16 @@ TEST(OpTotals, CsvQuotesLabelsAndJsonCarriesTheSchema) {
   EXPECT_THROW(report::write_op_table(r, ops, "table", json), std::invalid_argument);
 }
 
-// Two simulated ranks on two nodes all-reduce 64 MiB once (each issues it: one collective) and
-// GPU 0 sends 1 MiB to GPU 8 three times (a merged op, repeat 3). On flows each ring edge of a
-// two-rank all_reduce carries the whole buffer, and the seven sibling groups (GPUs 1-7 with
-// 9-15) run beside it, as they do beside the sends: each of node 0's eight NIC uplinks carries
-// 64 MiB + 3 x 1 MiB, and was busy at least as long as the all_reduce took.
-TEST(LinkTraffic, CountsEachCollectiveOnceAndEachSendItsRepeats) {
-  topology::ClusterSpec spec = cluster(2);
+// A ring-only flow model of two HGX H100 nodes, and two simulated ranks on them (GPUs 0 and 8)
+// that all-reduce 64 MiB once (each issues it: one collective), GPU 0 then sending 1 MiB to GPU 8
+// three times (a merged op, repeat 3).
+collectives::FlowCollectiveModel two_node_ring_flows() {
   collectives::CollectiveOptions ring;
   ring.algorithm = collectives::Algorithm::ring;
   ring.protocol = collectives::Protocol::simple;
-  const collectives::FlowCollectiveModel flows(spec, ring, {});
+  return collectives::FlowCollectiveModel(cluster(2), ring, {});
+}
+Workload all_reduce_then_sends() {
   Workload w;
   w.total_gpus = 16;
   w.ranks.resize(2);
@@ -265,6 +264,17 @@ TEST(LinkTraffic, CountsEachCollectiveOnceAndEachSendItsRepeats) {
   send.bytes = Bytes::mib(1);
   send.repeat = 3;
   w.ranks[0].add(send);
+  return w;
+}
+
+// Two simulated ranks on two nodes all-reduce 64 MiB once (each issues it: one collective) and
+// GPU 0 sends 1 MiB to GPU 8 three times (a merged op, repeat 3). On flows each ring edge of a
+// two-rank all_reduce carries the whole buffer, and the seven sibling groups (GPUs 1-7 with
+// 9-15) run beside it, as they do beside the sends: each of node 0's eight NIC uplinks carries
+// 64 MiB + 3 x 1 MiB, and was busy at least as long as the all_reduce took.
+TEST(LinkTraffic, CountsEachCollectiveOnceAndEachSendItsRepeats) {
+  const collectives::FlowCollectiveModel flows = two_node_ring_flows();
+  const Workload w = all_reduce_then_sends();
   const std::vector<LinkTraffic> links = link_traffic(w, flows);
   const topology::Cluster& c = flows.cluster();
   const double all_reduce_s =
@@ -279,6 +289,81 @@ TEST(LinkTraffic, CountsEachCollectiveOnceAndEachSendItsRepeats) {
     EXPECT_GT(t.busy_s, all_reduce_s) << from;
   }
   EXPECT_EQ(uplinks, 8);
+}
+
+// The same two ranks, traced: node 0's NIC uplinks see the all_reduce once (both simulated
+// ranks issue it; the first speaks for it) over its recorded start and end, and the send with
+// its three repeats; the receive never.
+TEST(LinkUses, FollowTheRecordedTimesAndCountEachCollectiveOnce) {
+  const collectives::FlowCollectiveModel flows = two_node_ring_flows();
+  TrainingTrace trace;
+  trace.workload = all_reduce_then_sends();
+  Workload& w = trace.workload;
+  Op recv = w.ranks[0].ops[1];
+  recv.kind = OpKind::recv;
+  w.ranks[1].add(recv);
+  trace.execution.op_times = {{{Time::us(10), Time::us(110)}, {Time::us(120), Time::us(130)}},
+                              {{Time::us(12), Time::us(111)}, {Time::us(120), Time::us(130)}}};
+  const topology::Cluster& c = flows.cluster();
+  std::vector<topology::LinkId> uplinks;
+  for (topology::LinkId l = 0; l < c.links().size(); ++l) {
+    if (c.link(l).kind == topology::LinkKind::network && c.device(c.link(l).from).name.rfind("node0/nic", 0) == 0) {
+      uplinks.push_back(l);
+    }
+  }
+  ASSERT_EQ(uplinks.size(), 8u);
+  const std::vector<LinkUse> uses = link_uses(trace, flows, uplinks);
+  ASSERT_EQ(uses.size(), 2 * uplinks.size());
+  for (size_t i = 0; i < uses.size(); i += 2) {
+    const LinkUse& all_reduce = uses[i];
+    const LinkUse& sends = uses[i + 1];
+    EXPECT_EQ(all_reduce.link, sends.link);
+    EXPECT_EQ(all_reduce.rank, 0u);
+    EXPECT_EQ(all_reduce.op, 0u);
+    EXPECT_EQ(all_reduce.start, Time::us(10));
+    EXPECT_EQ(all_reduce.end, Time::us(110));
+    EXPECT_NEAR(all_reduce.bytes, Bytes::mib(64).as_double(), 64);
+    EXPECT_EQ(sends.op, 1u);
+    EXPECT_EQ(sends.start, Time::us(120));
+    EXPECT_NEAR(sends.bytes, Bytes::mib(3).as_double(), 64);  // the chunks round down
+  }
+  // Links not asked for are not listed.
+  EXPECT_TRUE(link_uses(trace, flows, {}).empty());
+}
+
+// Two operations overlap on one link: the track shows both, and the utilisation counter adds
+// their shares while both run (0.5, then 0.75, then 0.25, then 0).
+TEST(LinkTimeline, UtilisationAddsTheSharesOfOverlappingOperations) {
+  const topology::ClusterSpec spec = cluster(2);
+  const collectives::FlowCollectiveModel flows(spec, {}, {});
+  const topology::Cluster& c = flows.cluster();
+  TrainingTrace trace;
+  trace.workload.ranks.resize(1);
+  RankGraph& g = trace.workload.ranks[0];
+  for (const char* label : {"grads.all_reduce", "params.all_gather"}) {
+    Op op = Op::collective_on(Stream::dp, collectives::CollectiveKind::all_reduce, 0, topology::Dtype::bf16, Bytes::mib(1));
+    op.label = g.label(label);
+    g.add(op);
+  }
+  const topology::LinkId link = 0;
+  const double per_us = c.link(link).bandwidth.bytes_per_s() * 1e-6;  // bytes the link carries in 1 us
+  const std::vector<LinkUse> uses = {{link, Time::us(0), Time::us(100), 0.5 * 100 * per_us, 0, 0},
+                                     {link, Time::us(50), Time::us(150), 0.25 * 100 * per_us, 0, 1}};
+  report::Timeline timeline;
+  report::add_link_timeline(trace, uses, c, timeline);
+  ASSERT_EQ(timeline.tracks().size(), 1u);
+  EXPECT_EQ(timeline.tracks()[0].process, "links");
+  EXPECT_EQ(timeline.tracks()[0].thread, c.link_name(link));
+  ASSERT_EQ(timeline.spans().size(), 2u);
+  EXPECT_EQ(timeline.spans()[1].name, "params.all_gather");
+  EXPECT_EQ(timeline.spans()[1].category, "dp");
+  const std::vector<std::pair<Time, double>> expected = {
+      {Time::us(0), 0.5}, {Time::us(50), 0.75}, {Time::us(100), 0.25}, {Time::us(150), 0.0}};
+  ASSERT_EQ(timeline.counters().size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(timeline.counters()[i].at, expected[i].first);
+    EXPECT_NEAR(timeline.counters()[i].value, expected[i].second, 1e-9) << i;
+  }
 }
 
 TEST(TrainingWriter, RejectsAnUnknownFormat) {
