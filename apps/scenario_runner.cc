@@ -462,11 +462,6 @@ void describe_cluster(const config::Scenario& s, OutputFormat format, std::ostre
 // The html output of a collective sweep: busbw and time against size, with the table.
 void write_sweep_views(const config::Scenario& s, const RunOptions& options,
                        const std::vector<workloads::SweepRow>& rows) {
-  if (wants(s, "trace")) {
-    throw InputError(where(s), "output.formats",
-                     "trace is written for training and trace workloads; a collective sweep "
-                     "writes table, csv, json or html");
-  }
   if (!wants(s, "html") || rows.empty()) return;
   std::vector<std::pair<double, double>> busbw, time_us;
   for (const auto& r : rows) {
@@ -544,6 +539,12 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
                  "sizes), use flow or analytical\n";
   }
   if (s.workload.kind == workloads::WorkloadKind::collective_sweep) {
+    // Refused before the sweep runs, not after its table is printed.
+    if (wants(s, "trace")) {
+      throw InputError(where(s), "output.formats",
+                       "trace is written for training and trace workloads; a collective sweep "
+                       "writes table, csv, json or html");
+    }
     sim::Engine engine;
     // The flow and packet models route every transfer, so their csv and json files come with
     // the per-link table; the analytical model routes nothing.

@@ -461,6 +461,8 @@ TEST(ScenarioRunner, TraceOutputOfACollectiveSweepIsRefused) {
   options.out_dir = fresh_dir("refused").string();
   std::ostringstream out;
   EXPECT_THROW(run_scenario(s, options, out), InputError);
+  // Before anything is printed: the table never reaches the output.
+  EXPECT_EQ(out.str(), "");
 }
 
 }  // namespace
