@@ -120,15 +120,26 @@ std::vector<OpTotal> op_totals(const TrainingTrace& trace) {
   return out;
 }
 
-std::vector<LinkTraffic> link_traffic(const Workload& w, const collectives::FlowCollectiveModel& flows) {
-  // How many simulated ranks issue each communicator's collectives: each issues the same one.
-  std::vector<int> simulated(w.comms.size(), 0);
-  for (const RankGraph& g : w.ranks) {
+namespace {
+// Per communicator, the simulated ranks (indices into w.ranks) that are its members, in order:
+// each issues the same collectives.
+std::vector<std::vector<uint32_t>> simulated_members(const Workload& w) {
+  std::vector<std::vector<uint32_t>> members(w.comms.size());
+  for (size_t r = 0; r < w.ranks.size(); ++r) {
     for (size_t c = 0; c < w.comms.size(); ++c) {
-      const auto& members = w.comms[c].ranks;
-      if (std::find(members.begin(), members.end(), g.gpu) != members.end()) ++simulated[c];
+      const auto& ranks = w.comms[c].ranks;
+      if (std::find(ranks.begin(), ranks.end(), w.ranks[r].gpu) != ranks.end()) {
+        members[c].push_back(static_cast<uint32_t>(r));
+      }
     }
   }
+  return members;
+}
+}  // namespace
+
+std::vector<LinkTraffic> link_traffic(const Workload& w, const collectives::FlowCollectiveModel& flows) {
+  // How many simulated ranks issue each communicator's collectives: each issues the same one.
+  const std::vector<std::vector<uint32_t>> simulated = simulated_members(w);
   // Instances per distinct (kind, bytes, communicator).
   std::map<std::tuple<int, int64_t, int>, double> count;
   for (const RankGraph& g : w.ranks) {
@@ -136,7 +147,8 @@ std::vector<LinkTraffic> link_traffic(const Workload& w, const collectives::Flow
       if (op.comm < 0 || op.bytes.count() <= 0) continue;
       if (op.kind != OpKind::collective && op.kind != OpKind::send) continue;
       const auto kind = op.kind == OpKind::send ? collectives::CollectiveKind::send_recv : op.collective;
-      const double issuers = op.kind == OpKind::send ? 1.0 : std::max(1, simulated[static_cast<size_t>(op.comm)]);
+      const double issuers =
+          op.kind == OpKind::send ? 1.0 : std::max<double>(1, simulated[static_cast<size_t>(op.comm)].size());
       count[{static_cast<int>(kind), op.bytes.count(), op.comm}] += op.repeat / issuers;
     }
   }
@@ -163,16 +175,12 @@ std::vector<LinkUse> link_uses(const TrainingTrace& trace, const collectives::Fl
                                const std::vector<topology::LinkId>& wanted) {
   const Workload& w = trace.workload;
   const auto& times = trace.execution.op_times;
-  // The simulated rank that speaks for each communicator's collectives: its first member.
-  std::vector<int> speaker(w.comms.size(), -1);
-  for (size_t r = 0; r < w.ranks.size(); ++r) {
-    for (size_t c = 0; c < w.comms.size(); ++c) {
-      const auto& members = w.comms[c].ranks;
-      if (speaker[c] < 0 && std::find(members.begin(), members.end(), w.ranks[r].gpu) != members.end()) {
-        speaker[c] = static_cast<int>(r);
-      }
-    }
-  }
+  // A communicator's collectives count once: from the first simulated rank among its members.
+  const std::vector<std::vector<uint32_t>> simulated = simulated_members(w);
+  auto speaks = [&](const Op& op, size_t r) {
+    const auto& members = simulated[static_cast<size_t>(op.comm)];
+    return op.kind == OpKind::send || (op.kind == OpKind::collective && !members.empty() && members.front() == r);
+  };
   const std::set<topology::LinkId> want(wanted.begin(), wanted.end());
   // The wanted links' bytes per distinct (kind, bytes, communicator), routed once.
   std::map<std::tuple<int, int64_t, int>, std::vector<std::pair<topology::LinkId, double>>> routed;
@@ -181,10 +189,7 @@ std::vector<LinkUse> link_uses(const TrainingTrace& trace, const collectives::Fl
     const RankGraph& g = w.ranks[r];
     for (size_t i = 0; i < g.ops.size() && i < times[r].size(); ++i) {
       const Op& op = g.ops[i];
-      if (op.comm < 0 || op.bytes.count() <= 0) continue;
-      if (op.kind != OpKind::send && (op.kind != OpKind::collective || speaker[static_cast<size_t>(op.comm)] != static_cast<int>(r))) {
-        continue;
-      }
+      if (op.comm < 0 || op.bytes.count() <= 0 || !speaks(op, r)) continue;
       const auto kind = op.kind == OpKind::send ? collectives::CollectiveKind::send_recv : op.collective;
       const std::tuple<int, int64_t, int> key{static_cast<int>(kind), op.bytes.count(), op.comm};
       auto it = routed.find(key);
