@@ -138,6 +138,7 @@ std::string dump_scenario(const Scenario& s) {
   w.key(2, "sharp", boolean(c.fabric.sharp));
   w.key(2, "dragonfly_groups", std::to_string(c.fabric.dragonfly_groups));
   w.key(2, "torus_dims", std::to_string(c.fabric.torus_dims));
+  w.key(2, "routing", std::string(enum_name(c.fabric.routing, routing_names())));
   w.key(1, "topology_file", c.topology_file ? yaml_string(*c.topology_file) : "null");
 
   const auto& n = s.network;

@@ -25,6 +25,11 @@ EnumNames<topology::FabricKind> fabric_kind_names() {
           {"rail-optimized", K::rail_optimized}, {"dragonfly", K::dragonfly}, {"torus", K::torus}};
 }
 
+EnumNames<topology::Routing> routing_names() {
+  using K = topology::Routing;
+  return {{"ecmp", K::ecmp}, {"adaptive", K::adaptive}, {"auto", K::automatic}};
+}
+
 EnumNames<Dtype> precision_names() {
   return {{"fp32", Dtype::fp32},     {"tf32", Dtype::tf32},    {"bf16", Dtype::bf16},
           {"fp16", Dtype::fp16},     {"fp8", Dtype::fp8},      {"fp4", Dtype::fp4},

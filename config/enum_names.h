@@ -14,6 +14,8 @@ namespace dtsim::config {
 EnumNames<topology::ScaleUpKind> scale_up_kind_names();
 EnumNames<topology::NicKind> nic_kind_names();
 EnumNames<topology::FabricKind> fabric_kind_names();
+// ecmp | adaptive | auto (cluster.fabric.routing).
+EnumNames<topology::Routing> routing_names();
 // Training precision: fp32 | tf32 | bf16 | fp16 | fp8 | fp4 (also float32, bfloat16, ...).
 EnumNames<topology::Dtype> precision_names();
 // none | selective | full; YAML's false and true read as none and full.

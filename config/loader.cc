@@ -145,6 +145,7 @@ ClusterSpec read_cluster(MapReader r) {
   fabric.read("sharp", c.fabric.sharp);
   fabric.read("dragonfly_groups", c.fabric.dragonfly_groups, Range{0, kMaxCount});
   fabric.read("torus_dims", c.fabric.torus_dims, Range{2, 3});
+  fabric.read("routing", c.fabric.routing, routing_names());
   fabric.finish();
 
   if (r.has("topology_file")) {

@@ -16,6 +16,9 @@ namespace dtsim::topology {
 enum class ScaleUpKind { nvswitch, nvlink_bridge, pcie, none };
 enum class NicKind { infiniband, roce, efa, tcp };
 enum class FabricKind { single_switch, fat_tree, rail_optimized, dragonfly, torus };
+// How a transfer that crosses the fabric uses its equal-cost routes: ECMP hashes it onto one;
+// adaptive routing sprays it over many; automatic is ClusterSpec::adaptive_routing()'s choice.
+enum class Routing { automatic, ecmp, adaptive };
 enum class Dtype { fp32, tf32, bf16, fp16, fp8, fp4 };
 
 struct GpuSpec {
@@ -59,6 +62,7 @@ struct FabricSpec {
   bool sharp = false;                // in-network reduction (CollNet)
   int dragonfly_groups = 0;          // 0: derived from nodes and radix
   int torus_dims = 2;                // 2 or 3
+  Routing routing = Routing::automatic;
 };
 
 struct ClusterSpec {
@@ -74,6 +78,12 @@ struct ClusterSpec {
   int total_gpus() const { return nodes * gpus_per_node; }
   // NICs each GPU has of its own (AWS P5: 4); 1 where GPUs share NICs or have none.
   int nics_per_gpu() const { return std::max(1, nic.count / std::max(1, gpus_per_node)); }
+  // Whether transfers between nodes are sprayed over equal-cost routes (fabric.routing, with
+  // `auto` resolved by the NIC kind: EFA's SRD sprays every flow; InfiniBand adaptive routing and
+  // Spectrum-X are switch options that many fabrics leave off, so ECMP is the default there).
+  bool adaptive_routing() const {
+    return fabric.routing == Routing::adaptive || (fabric.routing == Routing::automatic && nic.kind == NicKind::efa);
+  }
 };
 
 }  // namespace dtsim::topology

@@ -51,7 +51,7 @@ name: "yes"
 cluster:
   node: pcie-server
   nic: {bandwidth: 12.5Gbps, latency: 1.234567us}
-  fabric: {oversubscription: 1.5, link: {bandwidth: 3.3TB/s}}
+  fabric: {oversubscription: 1.5, link: {bandwidth: 3.3TB/s}, routing: adaptive}
   topology_file: "dir with spaces/topo.xml"
 workload: {min_bytes: 3, max_bytes: 1000001, dtype: bf16}
 calibration: "cal: #1.yaml"
@@ -63,6 +63,7 @@ calibration: "cal: #1.yaml"
   EXPECT_EQ(again.cluster.nic.bandwidth, Bandwidth::gbps(12.5));
   EXPECT_EQ(again.cluster.nic.latency, Time::ps(1'234'567));
   EXPECT_EQ(again.cluster.topology_file, "dir with spaces/topo.xml");
+  EXPECT_EQ(again.cluster.fabric.routing, topology::Routing::adaptive);
   EXPECT_EQ(again.calibration, "cal: #1.yaml");
   EXPECT_EQ(again.workload.sweep.max_bytes, Bytes(1'000'001));
 }

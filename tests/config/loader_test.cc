@@ -242,6 +242,26 @@ TEST(Loader, EnumErrorsListTheCanonicalNamesOnce) {
       << e;
 }
 
+TEST(Loader, FabricRoutingReadsEachValueAndDefaultsToAuto) {
+  auto routing = [](const std::string& value) {
+    return load("cluster: {fabric: {routing: " + value + "}}\n").cluster.fabric.routing;
+  };
+  EXPECT_EQ(routing("ecmp"), topology::Routing::ecmp);
+  EXPECT_EQ(routing("adaptive"), topology::Routing::adaptive);
+  EXPECT_EQ(routing("auto"), topology::Routing::automatic);
+  EXPECT_EQ(load("seed: 1\n").cluster.fabric.routing, topology::Routing::automatic);
+  // auto sprays on EFA only.
+  EXPECT_FALSE(load("seed: 1\n").cluster.adaptive_routing());
+  EXPECT_TRUE(load("cluster: {nic: {kind: efa}}\n").cluster.adaptive_routing());
+  EXPECT_FALSE(load("cluster: {nic: {kind: efa}, fabric: {routing: ecmp}}\n").cluster.adaptive_routing());
+  EXPECT_TRUE(load("cluster: {nic: {kind: roce}, fabric: {routing: adaptive}}\n").cluster.adaptive_routing());
+}
+
+TEST(Loader, WrongFabricRoutingNamesTheKey) {
+  EXPECT_EQ(error_of("cluster:\n  fabric:\n    routing: spray\n"),
+            "test/example.yaml:3:14: cluster.fabric.routing: expected one of ecmp, adaptive or auto, got \"spray\"");
+}
+
 TEST(Loader, KeyWithoutValueIsAnError) {
   EXPECT_NE(error_of("cluster:\n  nodes:\n").find("cluster.nodes: expected a value"), std::string::npos);
 }
