@@ -21,6 +21,14 @@ namespace dtsim::topology {
 using DeviceId = uint32_t;
 using LinkId = uint32_t;
 
+// Routes a sprayed transfer uses at most (Cluster::sprayed_routes): every leaf uplink of a
+// radix-64 switch (32), the common 400G leaf, so on a 2-tier fat-tree of such switches a sprayed
+// flow loads every uplink equally, as per-packet adaptive routing does. With 16, flows sprayed
+// over half the spines each (the half their hash picks) loaded the two halves unevenly: the
+// 2 x P5 all_reduce priced on flows stayed 12% behind the closed form. Each route is a sub-flow
+// in the flow models, so K bounds their solver's growth.
+inline constexpr size_t kSprayRoutes = 32;
+
 enum class DeviceKind { gpu, nvswitch, pcie_switch, host, nic, network_switch };
 enum class LinkKind { nvlink, pcie, network };
 
@@ -88,6 +96,18 @@ class Cluster {
   // back to route() when the two GPUs share a node or the peer is not reachable over NVLink.
   virtual std::vector<LinkId> route_pxn(int src_gpu, int dst_gpu, uint64_t flow_hash = 0) const {
     return route(src_gpu, dst_gpu, flow_hash);
+  }
+  // Adaptive routing (packet spraying): up to `k` equal-cost routes for one transfer, all leaving
+  // and entering through the NICs of the route route_nic() (route() when `nic` < 0) picks and
+  // crossing the same links inside the nodes, so they share their first link; only the fabric
+  // part differs. The picked route comes first; the others are spread evenly over the routes
+  // between those NICs from there (distinct leaf uplinks where the fabric has at least `k`), so
+  // flows with different hashes use different subsets. All of them when there are at most `k`.
+  // One route for a transfer inside a node. The default: the picked route alone.
+  virtual std::vector<std::vector<LinkId>> sprayed_routes(int src_gpu, int dst_gpu, uint64_t flow_hash, int nic,
+                                                          size_t k) const {
+    (void)k;
+    return {nic >= 0 ? route_nic(src_gpu, dst_gpu, flow_hash, nic) : route(src_gpu, dst_gpu, flow_hash)};
   }
   // How many distinct equal-cost routes route() (or route_pxn()) chooses among for this pair:
   // the path diversity ECMP can spread flows over.

@@ -574,23 +574,40 @@ uint64_t EcmpRouter::pick(const Plan& p, uint64_t h, int nic) const {
   return h % p.total;  // that pair of exits is not among the least-cost ones
 }
 
-std::vector<LinkId> EcmpRouter::route(int src_gpu, int dst_gpu, uint64_t flow_hash, bool pxn, int nic) const {
-  const uint64_t pair = pair_key(src_gpu, dst_gpu, pxn);
-  const uint64_t h =
-      mix(flow_hash ^ mix((static_cast<uint64_t>(src_gpu) << 32) | static_cast<uint32_t>(dst_gpu)));
-  {
-    std::shared_lock read(mutex_);
-    if (auto p = plans_.find(pair); p != plans_.end()) {
-      if (auto it = routes_.find(RouteKey{pair, pick(*p->second, h, nic)}); it != routes_.end()) {
-        return it->second;
-      }
+std::vector<uint64_t> EcmpRouter::spread(const Plan& p, uint64_t index, size_t k) const {
+  std::vector<uint64_t> out{index};
+  if (k <= 1) return out;
+  uint64_t offset = 0;
+  for (const Alternative& a : p.alternatives) {
+    if (index - offset >= a.count) {
+      offset += a.count;
+      continue;
     }
+    // unrank() reads the index within an alternative as mixed radix over its segments, the first
+    // segment's sub-index least significant; only the fabric segment's changes here.
+    const uint64_t local = index - offset;
+    uint64_t stride = 1;
+    for (const Segment& s : a.segments) {
+      if (!s.fabric) {
+        stride = sat_mul(stride, s.count);
+        continue;
+      }
+      const uint64_t sub = local / stride % s.count;
+      const uint64_t n = std::min<uint64_t>(k, s.count);
+      for (uint64_t j = 1; j < n; ++j) {
+        const uint64_t step = s.count / n * j + s.count % n * j / n;  // floor(j * count / n)
+        out.push_back(offset + local - sub * stride + (sub + step) % s.count * stride);
+      }
+      break;
+    }
+    break;
   }
-  std::unique_lock lock(mutex_);
-  auto p = plan(src_gpu, dst_gpu, pxn);
-  RouteKey key{pair, pick(*p, h, nic)};
+  return out;
+}
+
+std::vector<LinkId> EcmpRouter::cached_route(const RouteKey& key, const Plan& p) const {
   if (auto it = routes_.find(key); it != routes_.end()) return it->second;
-  std::vector<LinkId> r = unrank(*p, key.index);
+  std::vector<LinkId> r = unrank(p, key.index);
   if (route_links_ + r.size() > kMaxRouteLinks) {
     routes_.clear();
     route_links_ = 0;
@@ -598,6 +615,40 @@ std::vector<LinkId> EcmpRouter::route(int src_gpu, int dst_gpu, uint64_t flow_ha
   route_links_ += r.size();
   routes_.emplace(key, r);
   return r;
+}
+
+std::vector<LinkId> EcmpRouter::route(int src_gpu, int dst_gpu, uint64_t flow_hash, bool pxn, int nic) const {
+  return std::move(routes(src_gpu, dst_gpu, flow_hash, pxn, nic, 1).front());
+}
+
+std::vector<std::vector<LinkId>> EcmpRouter::spray(int src_gpu, int dst_gpu, uint64_t flow_hash, int nic,
+                                                   size_t k) const {
+  return routes(src_gpu, dst_gpu, flow_hash, false, nic, k);
+}
+
+std::vector<std::vector<LinkId>> EcmpRouter::routes(int src_gpu, int dst_gpu, uint64_t flow_hash, bool pxn,
+                                                    int nic, size_t k) const {
+  const uint64_t pair = pair_key(src_gpu, dst_gpu, pxn);
+  const uint64_t h =
+      mix(flow_hash ^ mix((static_cast<uint64_t>(src_gpu) << 32) | static_cast<uint32_t>(dst_gpu)));
+  std::vector<std::vector<LinkId>> out;
+  {
+    std::shared_lock read(mutex_);
+    if (auto p = plans_.find(pair); p != plans_.end()) {
+      const std::vector<uint64_t> indices = spread(*p->second, pick(*p->second, h, nic), k);
+      for (uint64_t i : indices) {
+        auto it = routes_.find(RouteKey{pair, i});
+        if (it == routes_.end()) break;
+        out.push_back(it->second);
+      }
+      if (out.size() == indices.size()) return out;
+      out.clear();
+    }
+  }
+  std::unique_lock lock(mutex_);
+  auto p = plan(src_gpu, dst_gpu, pxn);
+  for (uint64_t i : spread(*p, pick(*p, h, nic), k)) out.push_back(cached_route(RouteKey{pair, i}, *p));
+  return out;
 }
 
 uint64_t EcmpRouter::path_count(int src_gpu, int dst_gpu, bool pxn) const {

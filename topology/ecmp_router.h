@@ -36,6 +36,9 @@ class EcmpRouter {
   // enters through the nic-th of the destination's (each mod their number), as NCCL pins a
   // channel to a NIC; `flow_hash` picks among what remains (Cluster::route_nic).
   std::vector<LinkId> route(int src_gpu, int dst_gpu, uint64_t flow_hash, bool pxn, int nic = -1) const;
+  // Up to `k` routes for one transfer (Cluster::sprayed_routes): route()'s pick first, then others
+  // of its alternative that differ only in the fabric segment, evenly spaced from the pick's.
+  std::vector<std::vector<LinkId>> spray(int src_gpu, int dst_gpu, uint64_t flow_hash, int nic, size_t k) const;
   uint64_t path_count(int src_gpu, int dst_gpu, bool pxn) const;
   std::vector<std::vector<LinkId>> paths(int src_gpu, int dst_gpu, size_t limit, bool pxn) const;
 
@@ -50,6 +53,11 @@ class EcmpRouter {
   struct Segment;
   struct Alternative;
   struct Plan;
+  struct RouteKey {
+    uint64_t pair;
+    uint64_t index;
+    bool operator==(const RouteKey&) const = default;
+  };
 
   IntraDag intra_dag(int node, DeviceId from, DeviceId to) const;
   void intra_walk(const IntraDag& dag, uint64_t index, std::vector<LinkId>& out) const;
@@ -69,6 +77,16 @@ class EcmpRouter {
   // The index of the route `route()` takes: the hash's among all, or with a NIC slot, the
   // hash's among those through the slot's exits.
   uint64_t pick(const Plan& p, uint64_t hash, int nic) const;
+  // The indices spray() takes: `index` first, then up to k - 1 more of its alternative, differing
+  // from it only in the fabric segment's sub-index, spaced evenly over that segment's routes.
+  std::vector<uint64_t> spread(const Plan& p, uint64_t index, size_t k) const;
+  // The links of route `key.index` of plan `p`, from the cache or unranked into it. Needs the
+  // exclusive lock.
+  std::vector<LinkId> cached_route(const RouteKey& key, const Plan& p) const;
+  // route() and spray() alike: the routes of `spread` around the pick, cached ones under the
+  // shared lock, missing ones computed under the exclusive lock.
+  std::vector<std::vector<LinkId>> routes(int src_gpu, int dst_gpu, uint64_t flow_hash, bool pxn, int nic,
+                                          size_t k) const;
   bool is_fabric(DeviceId d) const { return devices_[d].node < 0; }
 
   std::span<const Device> devices_;
@@ -98,11 +116,6 @@ class EcmpRouter {
   mutable std::unordered_map<uint64_t, std::shared_ptr<const FabricTarget>> targets_;
   mutable size_t target_bytes_ = 0;
   mutable std::unordered_map<uint64_t, std::shared_ptr<const Plan>> plans_;
-  struct RouteKey {
-    uint64_t pair;
-    uint64_t index;
-    bool operator==(const RouteKey&) const = default;
-  };
   struct RouteKeyHash {
     size_t operator()(const RouteKey& k) const;
   };

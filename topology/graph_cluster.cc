@@ -23,6 +23,11 @@ std::vector<LinkId> GraphCluster::route_pxn(int src_gpu, int dst_gpu, uint64_t f
   return router_->route(src_gpu, dst_gpu, flow_hash, true);
 }
 
+std::vector<std::vector<LinkId>> GraphCluster::sprayed_routes(int src_gpu, int dst_gpu, uint64_t flow_hash,
+                                                              int nic, size_t k) const {
+  return router_->spray(src_gpu, dst_gpu, flow_hash, nic, k);
+}
+
 uint64_t GraphCluster::path_count(int src_gpu, int dst_gpu, bool pxn) const {
   return router_->path_count(src_gpu, dst_gpu, pxn);
 }

@@ -159,6 +159,59 @@ TEST(Routing, NicSlotPicksTheNicsAtBothEnds) {
   EXPECT_EQ(c->route_nic(5, 13, 99, -1), c->route(5, 13, 99));
 }
 
+// The sprayed routes of one transfer on 2-tier fat-trees whose two nodes hang off different
+// leaves: a P5-like pair (32 NICs a node, radix 64: 32 spines), 64 NICs a node at radix 128 (64
+// spines, more than K) and an HGX pair at radix 8 (4 spines). Each set holds min(K, spines)
+// distinct routes, the first the one route_nic picks, all leaving through the same NIC cable and
+// entering through the same one, over distinct leaf uplinks.
+TEST(Spraying, SprayedRoutesShareTheNicsAndUseDistinctLeafUplinks) {
+  ClusterSpec p5 = hgx(2, FabricKind::fat_tree);
+  p5.nic.count = 32;
+  p5.nic.bandwidth = Bandwidth::gbps(100);
+  ClusterSpec wide = hgx(2, FabricKind::fat_tree, 128);
+  wide.nic.count = 64;
+  for (const ClusterSpec& spec : {p5, wide, hgx(2, FabricKind::fat_tree, 8, 2)}) {
+    auto c = build_cluster(spec);
+    // The cable out of the source's NIC, and the cable into the destination's.
+    auto nic_out = [&](const std::vector<LinkId>& r) {
+      return std::find_if(r.begin(), r.end(), [&](LinkId l) { return c->device(c->link(l).from).kind == DeviceKind::nic; });
+    };
+    auto nic_in = [&](const std::vector<LinkId>& r) {
+      return *std::find_if(r.begin(), r.end(), [&](LinkId l) {
+        return c->device(c->link(l).to).kind == DeviceKind::nic && c->device(c->link(l).to).node == 1;
+      });
+    };
+    const auto spines = static_cast<size_t>(spec.fabric.radix / 2);
+    const auto nics = static_cast<uint64_t>(spec.nics_per_gpu());
+    ASSERT_EQ(c->path_count(5, 13), spines * nics * nics);  // every pair of the GPUs' own NICs
+    for (int slot = 0; slot < 4; ++slot) {
+      const auto routes = c->sprayed_routes(5, 13, 777, slot, kSprayRoutes);
+      ASSERT_EQ(routes.size(), std::min(kSprayRoutes, spines));
+      EXPECT_EQ(routes.front(), c->route_nic(5, 13, 777, slot));
+      EXPECT_EQ(std::set<std::vector<LinkId>>(routes.begin(), routes.end()).size(), routes.size());
+      std::set<LinkId> uplinks;
+      for (const auto& r : routes) {
+        expect_contiguous(*c, r, c->gpu_device(5), c->gpu_device(13));
+        EXPECT_EQ(r.front(), routes.front().front());  // one injection port
+        ASSERT_NE(nic_out(r), r.end());
+        EXPECT_EQ(*nic_out(r), *nic_out(routes.front()));
+        EXPECT_EQ(nic_in(r), nic_in(routes.front()));
+        uplinks.insert(*(nic_out(r) + 1));  // the NIC's leaf up to a spine
+      }
+      EXPECT_EQ(uplinks.size(), routes.size());
+    }
+    // Other flows spray over other subsets: together they cover every spine.
+    std::set<LinkId> covered;
+    for (uint64_t hash = 0; hash < 64; ++hash) {
+      for (const auto& r : c->sprayed_routes(5, 13, hash, 0, kSprayRoutes)) covered.insert(*(nic_out(r) + 1));
+    }
+    EXPECT_EQ(covered.size(), spines);
+    // K = 1, or a transfer inside a node: the one route.
+    EXPECT_EQ(c->sprayed_routes(5, 13, 777, 2, 1), std::vector<std::vector<LinkId>>{c->route_nic(5, 13, 777, 2)});
+    EXPECT_EQ(c->sprayed_routes(5, 6, 777, 2, kSprayRoutes).size(), 1u);
+  }
+}
+
 TEST(Routing, RailOptimizedSameRailStaysOnTheRailSwitch) {
   auto c = build_cluster(hgx(4, FabricKind::rail_optimized));
   auto r = c->route(3, 3 + 8 * 2);
