@@ -8,7 +8,11 @@ LinkLedger::LinkLedger(const topology::Cluster& cluster, NetworkModel& inner)
     : cluster_(cluster), inner_(inner), bytes_(cluster.links().size(), 0) {}
 
 void LinkLedger::start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done, uint64_t payload) {
-  for (topology::LinkId l : transfer_path(cluster_, t)) bytes_[l] += t.bytes.count();
+  const std::vector<std::vector<topology::LinkId>> paths = transfer_paths(cluster_, t);
+  for (size_t i = 0; i < paths.size(); ++i) {
+    const int64_t share = spray_share(t.bytes, i, paths.size()).count();
+    for (topology::LinkId l : paths[i]) bytes_[l] += share;
+  }
   inner_.start(engine, t, done, payload);
 }
 

@@ -1,5 +1,6 @@
 // LinkLedger: a NetworkModel that hands every transfer to another model and adds its bytes to
-// each directed link of its routed path (the path every model takes: transfer_path), so a run
+// each directed link of its routed path (the path every model takes: transfer_paths; a sprayed
+// transfer's bytes split over its routes as the flow model splits them, spray_share), so a run
 // on the flow or packet model can report how much crossed each link and how busy that kept it.
 //   network::LinkLedger ledger(cluster, flow_model);
 //   schedule_executor_on(ledger) ...;  engine.run();

@@ -33,6 +33,28 @@ inline std::vector<topology::LinkId> transfer_path(const topology::Cluster& clus
   return cluster.route(t.src_gpu, t.dst_gpu, t.flow_hash & 0xffff);
 }
 
+// The routes a transfer's bytes take under the cluster's routing mode: with adaptive routing
+// (ClusterSpec::adaptive_routing) a transfer between nodes is sprayed over up to kSprayRoutes
+// equal-cost routes (Cluster::sprayed_routes, keyed as transfer_path keys its one route, which
+// comes first); under ECMP, or inside a node, transfer_path's route alone. Empty for a transfer
+// to itself or of no bytes.
+inline std::vector<std::vector<topology::LinkId>> transfer_paths(const topology::Cluster& cluster, const Transfer& t) {
+  if (!cluster.spec().adaptive_routing() || cluster.node_of(t.src_gpu) == cluster.node_of(t.dst_gpu)) {
+    std::vector<topology::LinkId> path = transfer_path(cluster, t);
+    if (path.empty()) return {};
+    return {std::move(path)};
+  }
+  if (t.bytes.count() <= 0) return {};
+  return cluster.sprayed_routes(t.src_gpu, t.dst_gpu, t.flow_hash & 0xffff, t.nic, topology::kSprayRoutes);
+}
+
+// Route i's share of `bytes` sprayed over k routes: bytes / k, and one byte more for each of the
+// first bytes mod k routes, so the shares sum to `bytes`.
+inline Bytes spray_share(Bytes bytes, size_t i, size_t k) {
+  const auto n = static_cast<int64_t>(k);
+  return Bytes(bytes.count() / n + (static_cast<int64_t>(i) < bytes.count() % n ? 1 : 0));
+}
+
 class NetworkModel {
  public:
   virtual ~NetworkModel() = default;

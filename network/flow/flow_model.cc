@@ -23,24 +23,29 @@ FlowNetworkModel::FlowNetworkModel(const topology::Cluster& cluster, FlowModelOp
 
 void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done,
                              uint64_t payload) {
-  std::vector<topology::LinkId> path = transfer_path(cluster_, t);
-  if (path.empty()) {
+  std::vector<std::vector<topology::LinkId>> paths = transfer_paths(cluster_, t);
+  if (paths.empty()) {
     delivered_ += t.bytes;
     engine.schedule_in(Time::zero(), done, payload);
     return;
   }
   advance_to(engine.now());
-  ActiveFlow f;
-  for (topology::LinkId l : path) f.latency += cluster_.link(l).latency;
-  f.path = std::move(path);
-  f.remaining = t.bytes.as_double();
-  f.bytes = t.bytes;
-  f.done = &done;
-  f.payload = payload;
-  if (options_.host_staged_rate > 0 && cluster_.node_of(t.src_gpu) == cluster_.node_of(t.dst_gpu)) {
-    f.staged_pair = int64_t{t.src_gpu} * cluster_.gpu_count() + t.dst_gpu;
+  const uint64_t transfer = next_transfer_++;
+  open_subflows_.emplace(transfer, static_cast<uint32_t>(paths.size()));
+  for (size_t i = 0; i < paths.size(); ++i) {
+    ActiveFlow f;
+    for (topology::LinkId l : paths[i]) f.latency += cluster_.link(l).latency;
+    f.path = std::move(paths[i]);
+    f.bytes = spray_share(t.bytes, i, paths.size());
+    f.remaining = f.bytes.as_double();
+    f.done = &done;
+    f.payload = payload;
+    f.transfer = transfer;
+    if (options_.host_staged_rate > 0 && cluster_.node_of(t.src_gpu) == cluster_.node_of(t.dst_gpu)) {
+      f.staged_pair = int64_t{t.src_gpu} * cluster_.gpu_count() + t.dst_gpu;
+    }
+    flows_.push_back(std::move(f));
   }
-  flows_.push_back(std::move(f));
   // Defer the solve to an event at the current time: every start of this instant joins one solve.
   schedule(engine, engine.now());
 }
@@ -73,6 +78,10 @@ void FlowNetworkModel::complete_drained(sim::Engine& engine) {
   for (ActiveFlow& f : flows_) {
     if (!drained(f)) continue;
     delivered_ += f.bytes;
+    // The transfer is done when its last sub-flow has drained, a path latency later.
+    auto open = open_subflows_.find(f.transfer);
+    if (--open->second > 0) continue;
+    open_subflows_.erase(open);
     engine.schedule_in(f.latency, *f.done, f.payload);
   }
   std::erase_if(flows_, drained);

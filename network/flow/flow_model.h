@@ -1,5 +1,6 @@
 // FlowNetworkModel: the contention-aware NetworkModel. Every transfer is a flow on its routed path
-// (cluster.route(src, dst, flow_hash)); concurrent flows share link capacity max-min fairly, and
+// (cluster.route(src, dst, flow_hash)), or with adaptive routing one sub-flow of an equal share
+// per sprayed route (transfer_paths); concurrent flows share link capacity max-min fairly, and
 // the rates are re-solved whenever a flow starts or drains. A transfer completes when its last
 // byte has drained at those rates plus its path latency, so a lone flow takes exactly what the
 // analytical model says. Pick it with `--model flow`.
@@ -43,9 +44,11 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   std::string_view name() const override { return "flow"; }
   void start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done,
              uint64_t payload) override;
-  // Bytes of every flow that has fully drained (its receiver is notified a path latency later).
+  // Bytes of every flow (or sub-flow) that has fully drained (its receiver is notified a path
+  // latency after the transfer's last one).
   Bytes bytes_delivered() const override { return delivered_; }
 
+  // Active flows, a sprayed transfer counting one per sub-flow.
   size_t active_flows() const { return flows_.size(); }
   // Rate of active flow `i` (in start order) at the last solve, bytes per second.
   double rate_of(size_t i) const { return flows_.at(i).rate; }
@@ -64,6 +67,7 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
     sim::EventHandler* done = nullptr;
     uint64_t payload = 0;
     int64_t staged_pair = -1;  // src * gpus + dst of a host-staged copy; -1 otherwise
+    uint64_t transfer = 0;     // the transfer it carries (a share) of, in start order
   };
 
   // One event at a time is live: the solve after a burst of starts, or the next completion.
@@ -82,6 +86,8 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   Time last_advance_;
   uint64_t generation_ = 0;
   Bytes delivered_;
+  uint64_t next_transfer_ = 0;
+  std::unordered_map<uint64_t, uint32_t> open_subflows_;  // transfer -> its sub-flows not yet drained
   uint64_t solves_ = 0;
   uint64_t accelerated_solves_ = 0;
   double peak_utilization_ = 0;

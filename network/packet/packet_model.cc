@@ -39,8 +39,8 @@ Bytes PacketNetworkModel::bytes_sent_on(topology::LinkId link) const {
 
 void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done,
                                uint64_t payload) {
-  std::vector<topology::LinkId> path = transfer_path(cluster_, t);
-  if (path.empty()) {
+  std::vector<std::vector<topology::LinkId>> paths = transfer_paths(cluster_, t);
+  if (paths.empty()) {
     delivered_ += t.bytes;
     engine.schedule_in(Time::zero(), done, payload);
     return;
@@ -54,14 +54,16 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
     free_transfers_.pop_back();
   }
   TransferState& ts = transfers_[id];
-  ts.path = std::move(path);
+  // Every sprayed route starts on the same injection port (Cluster::sprayed_routes).
+  ts.paths = std::move(paths);
   ts.unsent = t.bytes.count();
+  ts.cut = 0;
   ts.in_flight = 0;
   ts.done = &done;
   ts.payload = payload;
   ++active_;
 
-  const uint32_t first = ts.path.front();
+  const uint32_t first = ts.paths.front().front();
   ensure_inputs(first);
   Port& p = ports_[first];
   if (p.injecting.empty()) p.ready.push_back(injection_slot(p));
@@ -87,13 +89,16 @@ uint32_t PacketNetworkModel::new_packet(uint32_t transfer, uint32_t bytes) {
     id = free_packets_.back();
     free_packets_.pop_back();
   }
-  packets_[id] = Packet{transfer, bytes, kNone, 0};
+  TransferState& ts = transfers_[transfer];
+  // Oblivious spraying: the transfer's packets take its routes in turn.
+  const auto route = static_cast<uint16_t>(ts.cut++ % ts.paths.size());
+  packets_[id] = Packet{transfer, bytes, kNone, 0, route};
   return id;
 }
 
 uint32_t PacketNetworkModel::next_port(const Packet& p) const {
-  const auto& path = transfers_[p.transfer].path;
-  return p.hop + 1 < path.size() ? path[p.hop + 1] : kNone;
+  const auto& path = transfers_[p.transfer].paths[p.route];
+  return size_t{p.hop} + 1 < path.size() ? path[size_t{p.hop} + 1] : kNone;
 }
 
 void PacketNetworkModel::enqueue(uint32_t port, uint32_t slot, uint32_t packet) {
@@ -124,7 +129,8 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
     if (slot == inject) {
       const TransferState& ts = transfers_[p.injecting[p.inject_next]];
       bytes = static_cast<uint32_t>(std::min(ts.unsent, options_.mtu.count()));
-      next = ts.path.size() > 1 ? ts.path[1] : kNone;
+      const auto& path = ts.paths[ts.cut % ts.paths.size()];  // the route of the packet cut next
+      next = path.size() > 1 ? path[1] : kNone;
     } else {
       const Packet& head = packets_[p.inputs[slot].head];
       bytes = head.bytes;
@@ -222,10 +228,11 @@ void PacketNetworkModel::release(sim::Engine& engine, uint32_t port, int64_t byt
 void PacketNetworkModel::arrive(sim::Engine& engine, uint32_t packet) {
   Packet& pk = packets_[packet];
   TransferState& ts = transfers_[pk.transfer];
-  const topology::LinkId over = ts.path[pk.hop];
+  const auto& path = ts.paths[pk.route];
+  const topology::LinkId over = path[pk.hop];
   ++pk.hop;
-  if (pk.hop < ts.path.size()) {
-    const uint32_t port = ts.path[pk.hop];
+  if (pk.hop < path.size()) {
+    const uint32_t port = path[pk.hop];
     ensure_inputs(port);
     enqueue(port, in_index_[over], packet);
     try_send(engine, port);

@@ -1,5 +1,6 @@
 // PacketNetworkModel: the packet-level NetworkModel. A transfer is cut into packets of at most
-// `mtu` bytes that travel its routed path (cluster.route(src, dst, flow_hash)); every directed
+// `mtu` bytes that travel its routed path (cluster.route(src, dst, flow_hash)), or with adaptive
+// routing its sprayed routes in turn, packet j on route j mod K (transfer_paths); every directed
 // link is an output port with a buffer, serializing one packet at a time at the link's bandwidth,
 // store-and-forward, and the packet reaches the next device a link latency later. The fabric is
 // lossless: a port sends a packet only when the next port's buffer has room for it (credits, as
@@ -59,11 +60,13 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     uint32_t transfer = 0;
     uint32_t bytes = 0;
     uint32_t next = kNone;  // the next packet in the same input queue
-    uint32_t hop = 0;       // index into the transfer's path of the link it is on or queued for
+    uint16_t hop = 0;       // index into its route of the link it is on or queued for
+    uint16_t route = 0;     // which of the transfer's routes it takes
   };
   struct TransferState {
-    std::vector<topology::LinkId> path;
+    std::vector<std::vector<topology::LinkId>> paths;  // one, or the sprayed routes
     int64_t unsent = 0;       // bytes not yet cut into packets
+    uint64_t cut = 0;         // packets cut so far: the next takes route cut mod paths
     uint32_t in_flight = 0;   // packets injected, not yet delivered
     sim::EventHandler* done = nullptr;
     uint64_t payload = 0;

@@ -12,6 +12,7 @@
 #include "sim/rng.h"
 #include "tests/network/line_cluster.h"
 #include "tests/network/star_cluster.h"
+#include "tests/topology/spec_helpers.h"
 
 namespace dtsim::network {
 namespace {
@@ -216,6 +217,84 @@ TEST(FlowNetworkModel, OnlySolvesWithManyFlowsGoToTheAccelerator) {
   EXPECT_EQ(net.solves(), 4u);
 }
 
+// ECMP keeps one route per transfer; adaptive routing (and `auto` on EFA) sprays a transfer
+// between nodes over the equal-cost routes, and never one inside a node.
+TEST(TransferPaths, FollowTheClustersRoutingMode) {
+  using topology::Routing;
+  const Transfer across{.src_gpu = 0, .dst_gpu = 7, .bytes = Bytes::mib(1), .flow_hash = 3};
+  auto routes = [&](Routing routing, topology::NicKind nic, const Transfer& t) {
+    topology::ClusterSpec spec = topology::testing::two_spine_fat_tree(routing);
+    spec.nic.kind = nic;
+    return transfer_paths(*topology::build_cluster(spec), t);
+  };
+  const auto ib = topology::NicKind::infiniband, efa = topology::NicKind::efa;
+  EXPECT_EQ(routes(Routing::ecmp, efa, across).size(), 1u);
+  EXPECT_EQ(routes(Routing::automatic, ib, across).size(), 1u);
+  EXPECT_EQ(routes(Routing::adaptive, ib, across).size(), 2u);
+  EXPECT_EQ(routes(Routing::automatic, efa, across).size(), 2u);
+  EXPECT_EQ(routes(Routing::adaptive, ib, across).front(), routes(Routing::ecmp, ib, across).front());
+  EXPECT_TRUE(routes(Routing::adaptive, ib, {.src_gpu = 0, .dst_gpu = 7, .bytes = Bytes(0)}).empty());
+  EXPECT_EQ(spray_share(Bytes(10), 0, 4), Bytes(3));
+  EXPECT_EQ(spray_share(Bytes(10), 2, 4), Bytes(2));
+}
+
+// Every node sends to the node two leaves away: two senders per leaf, two uplinks. Hashed ECMP
+// puts some pairs on one uplink; spraying halves each transfer over both, so every transfer runs
+// at its NIC's rate, as the closed form assumes.
+std::vector<std::pair<Time, Transfer>> cross_leaf_permutation(Bytes bytes) {
+  std::vector<std::pair<Time, Transfer>> plan;
+  for (int i = 0; i < 8; ++i) {
+    plan.push_back({Time::zero(), {.src_gpu = i, .dst_gpu = (i + 4) % 8, .bytes = bytes, .flow_hash = static_cast<uint64_t>(i)}});
+  }
+  return plan;
+}
+
+Time slowest(topology::Routing routing, const std::vector<std::pair<Time, Transfer>>& plan, Bytes* delivered = nullptr) {
+  const auto c = topology::build_cluster(topology::testing::two_spine_fat_tree(routing));
+  FlowNetworkModel net(*c);
+  Driver d(net, plan);
+  sim::Engine engine;
+  d.schedule_all(engine);
+  engine.run();
+  EXPECT_EQ(d.recorder.done.size(), plan.size());
+  if (delivered) *delivered = net.bytes_delivered();
+  Time last;
+  for (const auto& [payload, at] : d.recorder.done) last = std::max(last, at);
+  return last;
+}
+
+TEST(FlowNetworkModel, SprayingReachesTheNicBoundWhereEcmpCollides) {
+  const Bytes bytes = Bytes::mib(64);
+  const auto c = topology::build_cluster(topology::testing::two_spine_fat_tree(topology::Routing::ecmp));
+  const std::vector<topology::LinkId> route = c->route(0, 4, 0);
+  double nic_rate = 1e300, latency = 0;
+  for (topology::LinkId l : route) {
+    nic_rate = std::min(nic_rate, c->link(l).bandwidth.bytes_per_s());
+    latency += c->link(l).latency.seconds();
+  }
+  ASSERT_EQ(nic_rate, c->spec().nic.bandwidth.bytes_per_s());
+  const double nic_bound = bytes.as_double() / nic_rate + latency;
+  Bytes delivered;
+  const Time adaptive = slowest(topology::Routing::adaptive, cross_leaf_permutation(bytes), &delivered);
+  EXPECT_NEAR(adaptive.seconds(), nic_bound, 1e-9 * nic_bound);
+  EXPECT_EQ(delivered, bytes * 8);  // each transfer's bytes once, not once per sub-flow
+  EXPECT_GT(slowest(topology::Routing::ecmp, cross_leaf_permutation(bytes)).seconds(), 1.5 * nic_bound);
+}
+
+// Alone, a sprayed transfer's sub-flows share its NIC and finish together: exactly the time of
+// one flow on one route.
+TEST(FlowNetworkModel, LoneSprayedTransferTakesExactlyTheAnalyticalTime) {
+  const auto c = topology::build_cluster(topology::testing::two_spine_fat_tree(topology::Routing::adaptive));
+  const AnalyticalNetwork analytical(*c);
+  for (int64_t bytes : {2LL, 4096LL, 25'000'000LL, 1LL << 33}) {
+    const Transfer t{.src_gpu = 1, .dst_gpu = 6, .bytes = Bytes(bytes), .flow_hash = 5};
+    ASSERT_EQ(transfer_paths(*c, t).size(), 2u);
+    Bytes delivered;
+    EXPECT_EQ(slowest(topology::Routing::adaptive, {{Time::zero(), t}}, &delivered), analytical.transfer_time(t)) << bytes;
+    EXPECT_EQ(delivered, Bytes(bytes));
+  }
+}
+
 // The ledger adds each transfer's bytes to the links of its path, both directions apart, and
 // leaves the timing to the model it wraps.
 TEST(LinkLedger, CountsBytesOnEveryLinkOfThePathAndLeavesTheTimingAlone) {
@@ -243,6 +322,29 @@ TEST(LinkLedger, CountsBytesOnEveryLinkOfThePathAndLeavesTheTimingAlone) {
   EXPECT_EQ(ledger.bytes_delivered(), Bytes(1'500'000));
   ledger.clear();
   EXPECT_TRUE(ledger.loads(elapsed).empty());
+}
+
+// A sprayed transfer's bytes are split over its routes in the ledger as the flow model splits
+// them: half through each spine (up from the source's leaf, down to the destination's), the
+// whole on every other link.
+TEST(LinkLedger, SplitsASprayedTransferOverItsRoutes) {
+  const auto c = topology::build_cluster(topology::testing::two_spine_fat_tree(topology::Routing::adaptive));
+  FlowNetworkModel flows(*c);
+  LinkLedger ledger(*c, flows);
+  Driver d(ledger, {{Time::zero(), {.src_gpu = 0, .dst_gpu = 7, .bytes = Bytes(1'000'001)}}});
+  sim::Engine engine;
+  d.schedule_all(engine);
+  engine.run();
+  int via_spine = 0;
+  for (const LinkLoad& l : ledger.loads(engine.now())) {
+    if (c->device(c->link(l.link).from).tier == 0 && c->device(c->link(l.link).to).tier == 0) {
+      EXPECT_EQ(l.bytes, Bytes(1'000'001)) << l.name;
+      continue;
+    }
+    ++via_spine;
+    EXPECT_NEAR(l.bytes.as_double(), 500'000.5, 0.5) << l.name;
+  }
+  EXPECT_EQ(via_spine, 4);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "sim/rng.h"
 #include "tests/network/line_cluster.h"
 #include "tests/network/star_cluster.h"
+#include "tests/topology/spec_helpers.h"
 #include "topology/catalog.h"
 
 namespace dtsim::network {
@@ -179,6 +180,52 @@ TEST(PacketNetworkModel, RingAllReduceOnTwoHgxNodesAgreesWithTheFlowModel) {
   EXPECT_NEAR(t_packet / t_flow, 1.0, 0.02) << "packet " << t_packet.us() << " us, flow " << t_flow.us()
                                             << " us";
   EXPECT_GE(t_packet, t_flow);  // store-and-forward only adds time to an uncongested schedule
+}
+
+// A sprayed transfer on a P5-like pair (32 x 100 Gb/s EFA NICs a node, the nodes under different
+// leaves of a radix-64 fat-tree): packet j takes route j mod K, so each of the K leaf uplinks
+// carries a K-th of the bytes, and every byte arrives.
+TEST(PacketNetworkModel, SprayedTransferUsesEveryRouteOfItsSet) {
+  topology::ClusterSpec spec = topology::testing::hgx(2, topology::FabricKind::fat_tree);
+  spec.nic = {.kind = topology::NicKind::efa, .count = 32, .bandwidth = Bandwidth::gbps(100)};
+  ASSERT_TRUE(spec.adaptive_routing());  // auto on EFA
+  const auto cluster = topology::build_cluster(spec);
+  const Transfer t{.src_gpu = 5, .dst_gpu = 13, .bytes = Bytes::mib(16), .flow_hash = 9, .nic = 1};
+  const auto routes = transfer_paths(*cluster, t);
+  ASSERT_EQ(routes.size(), topology::kSprayRoutes);
+  PacketNetworkModel net(*cluster);
+  sim::Engine engine;
+  const Recorder r = run_all(net, engine, {t});
+  ASSERT_EQ(r.done.size(), 1u);
+  EXPECT_EQ(net.bytes_delivered(), t.bytes);
+  for (const auto& route : routes) {
+    const auto up = std::find_if(route.begin(), route.end(), [&](topology::LinkId l) {
+      return cluster->device(cluster->link(l).from).kind == topology::DeviceKind::network_switch;
+    });
+    // leaf -> spine: 4096 packets of 4 KiB, 128 on each route
+    EXPECT_EQ(net.bytes_sent_on(*up), Bytes(t.bytes.count() / static_cast<int64_t>(routes.size())))
+        << cluster->link_name(*up);
+  }
+}
+
+// Where hashed ECMP puts two transfers on one leaf uplink, spraying finishes no later.
+TEST(PacketNetworkModel, SprayingIsNoSlowerThanEcmpWhereEcmpCollides) {
+  auto slowest = [](topology::Routing routing) {
+    const auto cluster = topology::build_cluster(topology::testing::two_spine_fat_tree(routing));
+    std::vector<Transfer> ts;
+    for (int i = 0; i < 8; ++i) {
+      ts.push_back({.src_gpu = i, .dst_gpu = (i + 4) % 8, .bytes = Bytes::mib(8), .flow_hash = static_cast<uint64_t>(i)});
+    }
+    PacketNetworkModel net(*cluster);
+    sim::Engine engine;
+    const Recorder r = run_all(net, engine, ts);
+    EXPECT_EQ(r.done.size(), ts.size());
+    EXPECT_EQ(net.bytes_delivered(), Bytes::mib(64));
+    return engine.now();
+  };
+  const Time ecmp = slowest(topology::Routing::ecmp);
+  const Time adaptive = slowest(topology::Routing::adaptive);
+  EXPECT_LT(adaptive.seconds(), 0.7 * ecmp.seconds()) << "adaptive " << adaptive.us() << " us, ecmp " << ecmp.us() << " us";
 }
 
 TEST(PacketNetworkModel, SameInputGivesTheSameFingerprint) {

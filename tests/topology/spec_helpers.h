@@ -29,4 +29,12 @@ inline ClusterSpec hgx(int nodes, FabricKind kind, int radix = 64, int tiers = 2
   return s;
 }
 
+// 8 one-GPU nodes on a radix-4 2-tier fat-tree: 4 leaves of two nodes under 2 spines, so a
+// transfer between leaves has two equal-cost routes and hashed ECMP can put two on one uplink.
+inline ClusterSpec two_spine_fat_tree(Routing routing) {
+  ClusterSpec s = one_nic_nodes(8, FabricKind::fat_tree, 4, 2);
+  s.fabric.routing = routing;
+  return s;
+}
+
 }  // namespace dtsim::topology::testing
