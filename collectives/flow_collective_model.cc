@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "collectives/schedule.h"
+#include "network/network_model.h"
 #include "sim/error.h"
 
 namespace dtsim::collectives {
@@ -150,13 +151,21 @@ FlowCollectiveModel::FlowSet FlowCollectiveModel::flow_set(Algorithm algo, Colle
       }
     }
   }
-  for (const Key& k : order) {
+  for (size_t i = 0; i < order.size(); ++i) {
+    const Key& k = order[i];
     const uint64_t hash = (static_cast<uint64_t>(k.channel) * 0x9e3779b97f4a7c15ull) & 0xffff;
     const int nic = pinned ? nic_slot(k.channel, per_node, nics_per_gpu) : -1;
-    set.bytes.push_back(pair_bytes[k]);
-    set.paths.push_back(cluster_->route_nic(k.src, k.dst, hash, nic));
+    // One route, or with adaptive routing a sub-flow of an equal share on each sprayed route (the
+    // routes do not depend on the size given).
+    std::vector<std::vector<topology::LinkId>> paths = network::transfer_paths(
+        *cluster_, {.src_gpu = k.src, .dst_gpu = k.dst, .bytes = Bytes(1), .flow_hash = hash, .nic = nic});
     const bool staged = analytical_.hardware().host_staged_intra && cluster_->node_of(k.src) == cluster_->node_of(k.dst);
-    set.staged_pair.push_back(staged ? int64_t{k.src} * cluster_->gpu_count() + k.dst : -1);
+    for (std::vector<topology::LinkId>& path : paths) {
+      set.bytes.push_back(pair_bytes[k] / static_cast<double>(paths.size()));
+      set.paths.push_back(std::move(path));
+      set.staged_pair.push_back(staged ? int64_t{k.src} * cluster_->gpu_count() + k.dst : -1);
+      set.origin.push_back(static_cast<uint32_t>(i));
+    }
   }
   return set;
 }
@@ -186,6 +195,7 @@ double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kin
   std::unordered_map<topology::LinkId, uint32_t> dense;  // graph link -> problem link
   std::unordered_map<int64_t, uint32_t> staged;          // host-staged GPU pair -> problem link
   std::vector<uint32_t> links;
+  uint32_t cap_link = 0;  // the channel cap of the current original flow, shared by its sub-flows
   for (size_t f = 0; f < set.paths.size(); ++f) {
     const std::vector<topology::LinkId>& path = set.paths[f];
     links.clear();
@@ -207,9 +217,13 @@ double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kin
       links.push_back(it->second);
     }
     // The flow's own limit: one channel (thread block) moves at most channel_bandwidth, and a
-    // GPU-GPU copy over PCIe reaches pcie_efficiency of the slowest PCIe link it crosses.
-    links.push_back(static_cast<uint32_t>(problem.capacity.size()));
-    problem.capacity.push_back(network ? channel_cap : std::min(channel_cap, pcie_peer * p.pcie_efficiency));
+    // GPU-GPU copy over PCIe reaches pcie_efficiency of the slowest PCIe link it crosses. It
+    // limits the channel, so the sub-flows of one sprayed flow share it.
+    if (f == 0 || set.origin[f] != set.origin[f - 1]) {
+      cap_link = static_cast<uint32_t>(problem.capacity.size());
+      problem.capacity.push_back(network ? channel_cap : std::min(channel_cap, pcie_peer * p.pcie_efficiency));
+    }
+    links.push_back(cap_link);
     problem.add_flow(links);
   }
   problem.build_link_index();

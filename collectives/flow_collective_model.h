@@ -2,7 +2,8 @@
 // for workloads (training, traces) run under `network.model: flow`. The tuner's algorithm is
 // lowered to its point-to-point transfers (the cheaper of ring and tree where the tuner's choice,
 // NVLS, CollNet or PAT, has no lowering), the transfers are summed per (sender, receiver,
-// channel) into one flow each, and every flow is routed (ECMP by channel) and given its max-min
+// channel) into one flow each, and every flow is routed (ECMP by channel; under adaptive routing
+// sprayed as sub-flows over equal-cost routes, sharing the channel's cap) and given its max-min
 // fair rate among all of them at once: NCCL's rings and trees keep every edge busy for the whole
 // collective, so the slowest flow sets the bandwidth term. Link capacities are scaled by the same
 // efficiencies the analytical model uses, each channel is capped at its channel bandwidth and the
@@ -69,11 +70,14 @@ class FlowCollectiveModel final : public CollectiveCostModel {
 
  private:
   // A collective's flows: one per (sender, receiver, channel) of it and its sibling groups, with
-  // the bytes it moves and its routed path; cap_scale is tuned channels over lowered channels.
+  // the bytes it moves and its routed path, or with adaptive routing (network::transfer_paths)
+  // one sub-flow per sprayed route with an equal share of the bytes; cap_scale is tuned channels
+  // over lowered channels.
   struct FlowSet {
     std::vector<double> bytes;
     std::vector<std::vector<topology::LinkId>> paths;
     std::vector<int64_t> staged_pair;  // src * gpus + dst of a host-staged copy in one node, else -1
+    std::vector<uint32_t> origin;      // the (sender, receiver, channel) flow it is (a share of)
     double cap_scale = 1;
   };
   FlowSet flow_set(Algorithm algo, CollectiveKind kind, Bytes bytes, const Communicator& comm, int channels) const;

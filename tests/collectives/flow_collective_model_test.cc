@@ -101,6 +101,38 @@ TEST(FlowCollectiveModel, AnOversubscribedFabricSlowsCrossLeafTraffic) {
             1.2);
 }
 
+// Two AWS P5 nodes: 32 x 100 Gb/s EFA NICs a node, each node's NICs filling one leaf of a
+// radix-64 fat-tree, 32 spines. Hashed onto one spine each, the 32 rings' flows collide on leaf
+// uplinks and the all_reduce runs well behind the closed form; sprayed over all 32 spines, the
+// uplinks carry even loads and the flows run at the NICs' rate, as the closed form assumes.
+TEST(FlowCollectiveModel, AdaptiveRoutingRemovesEcmpCollisionsOnP5) {
+  topology::ClusterSpec p5 = h100(2);
+  p5.nic = {.kind = topology::NicKind::efa, .count = 32, .bandwidth = Bandwidth::gbps(100), .latency = Time::us(5)};
+  p5.fabric.link.bandwidth = Bandwidth::gbps(100);
+  p5.fabric.routing = topology::Routing::adaptive;
+  EXPECT_NEAR(ratio(p5, CollectiveKind::all_reduce, Bytes::gib(1), first(16)), 1.0, 0.02);
+  p5.fabric.routing = topology::Routing::ecmp;
+  EXPECT_GT(ratio(p5, CollectiveKind::all_reduce, Bytes::gib(1), first(16)), 1.15);
+}
+
+// The channel cap limits a channel, not each of its paths: where it binds (1 GB/s a channel,
+// far below a NIC), a sprayed ring is exactly as fast as a hashed one. A DP group of one GPU per
+// node (and its siblings) has only cross-node flows; at radix 8 the two nodes' NICs sit under
+// different leaves joined by 4 spines.
+TEST(FlowCollectiveModel, SprayedSubFlowsShareTheirChannelsCap) {
+  topology::ClusterSpec spec = h100(2);
+  spec.fabric.radix = 8;
+  ModelParameters slow;
+  slow.channel_bandwidth = 1.0;
+  auto seconds = [&](topology::Routing routing) {
+    spec.fabric.routing = routing;
+    const FlowCollectiveModel m(spec, ring_only(), slow);
+    return m.bandwidth_seconds(Algorithm::ring, CollectiveKind::all_reduce, Bytes::gib(1), ranks({0, 8}), Protocol::simple, 2);
+  };
+  const double ecmp = seconds(topology::Routing::ecmp);
+  EXPECT_NEAR(seconds(topology::Routing::adaptive), ecmp, 1e-9 * ecmp);
+}
+
 TEST(FlowCollectiveModel, AlgorithmsWithoutALoweringRunAsRingOrTree) {
   // NVLS has no point-to-point lowering: the flow model runs the cheaper of ring and tree.
   const FlowCollectiveModel m(h100(1), {}, {});
