@@ -165,6 +165,7 @@ FlowCollectiveModel::FlowSet FlowCollectiveModel::flow_set(Algorithm algo, Colle
       set.paths.push_back(std::move(path));
       set.staged_pair.push_back(staged ? int64_t{k.src} * cluster_->gpu_count() + k.dst : -1);
       set.origin.push_back(static_cast<uint32_t>(i));
+      set.weight.push_back(1.0 / static_cast<double>(paths.size()));
     }
   }
   return set;
@@ -224,7 +225,7 @@ double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kin
       problem.capacity.push_back(network ? channel_cap : std::min(channel_cap, pcie_peer * p.pcie_efficiency));
     }
     links.push_back(cap_link);
-    problem.add_flow(links);
+    problem.add_flow(links, set.weight[f]);
   }
   problem.build_link_index();
   std::vector<double> rates(problem.flow_count());

@@ -78,6 +78,7 @@ class FlowCollectiveModel final : public CollectiveCostModel {
     std::vector<std::vector<topology::LinkId>> paths;
     std::vector<int64_t> staged_pair;  // src * gpus + dst of a host-staged copy in one node, else -1
     std::vector<uint32_t> origin;      // the (sender, receiver, channel) flow it is (a share of)
+    std::vector<double> weight;        // 1 / that flow's sub-flows: the flow gets one share in all
     double cap_scale = 1;
   };
   FlowSet flow_set(Algorithm algo, CollectiveKind kind, Bytes bytes, const Communicator& comm, int channels) const;

@@ -23,6 +23,7 @@
 namespace dtsim::gpu_accel {
 namespace {
 
+using network::flow::CpuMaxMinSolver;
 using network::flow::FlowProblem;
 using network::flow::FlowSolver;
 using network::flow::kTieTolerance;
@@ -184,6 +185,11 @@ class CudaMaxMinSolver final : public FlowSolver {
       throw std::invalid_argument("CUDA max-min solver: link index not built or rates mis-sized");
     }
     if (flows == 0) return;
+    if (p.weighted()) {
+      // Weighted sharing (sprayed sub-flows) has no kernel yet: the CPU solver, the oracle.
+      cpu_.solve(p, rates);
+      return;
+    }
     capacity_.upload(p.capacity, stream_);
     flow_offsets_.upload(p.flow_offsets, stream_);
     flow_links_.upload(p.flow_links, stream_);
@@ -252,6 +258,7 @@ class CudaMaxMinSolver final : public FlowSolver {
   int sm_count_ = 1;
   RoundState* state_ = nullptr;
   unsigned int* host_unfrozen_ = nullptr;
+  CpuMaxMinSolver cpu_;  // weighted problems
   DeviceArray<double> capacity_;
   DeviceArray<uint32_t> flow_offsets_;
   DeviceArray<uint32_t> flow_links_;

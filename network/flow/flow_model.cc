@@ -41,6 +41,7 @@ void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventH
     f.done = &done;
     f.payload = payload;
     f.transfer = transfer;
+    f.weight = 1.0 / static_cast<double>(paths.size());
     if (options_.host_staged_rate > 0 && cluster_.node_of(t.src_gpu) == cluster_.node_of(t.dst_gpu)) {
       f.staged_pair = int64_t{t.src_gpu} * cluster_.gpu_count() + t.dst_gpu;
     }
@@ -106,7 +107,7 @@ void FlowNetworkModel::solve() {
       if (fresh) problem_.capacity.push_back(options_.host_staged_rate);
       dense_path_.push_back(it->second);
     }
-    problem_.add_flow(dense_path_);
+    problem_.add_flow(dense_path_, f.weight);
   }
   staged_links_.clear();
   for (const ActiveFlow& f : flows_) {

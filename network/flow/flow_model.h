@@ -68,6 +68,7 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
     uint64_t payload = 0;
     int64_t staged_pair = -1;  // src * gpus + dst of a host-staged copy; -1 otherwise
     uint64_t transfer = 0;     // the transfer it carries (a share) of, in start order
+    double weight = 1;         // 1 / its transfer's sub-flows: a transfer gets one share in all
   };
 
   // One event at a time is live: the solve after a burst of starts, or the next completion.

@@ -6,7 +6,12 @@
 
 namespace dtsim::network::flow {
 
-uint32_t FlowProblem::add_flow(std::span<const uint32_t> links) {
+uint32_t FlowProblem::add_flow(std::span<const uint32_t> links, double w) {
+  assert(w > 0);
+  if (w != 1.0 || !weight.empty()) {
+    weight.resize(flow_count(), 1.0);  // the flows before the first weighted one weigh 1
+    weight.push_back(w);
+  }
   flow_links.insert(flow_links.end(), links.begin(), links.end());
   flow_offsets.push_back(static_cast<uint32_t>(flow_links.size()));
   return static_cast<uint32_t>(flow_count() - 1);
@@ -15,6 +20,7 @@ uint32_t FlowProblem::add_flow(std::span<const uint32_t> links) {
 void FlowProblem::clear_flows() {
   flow_offsets.assign(1, 0);
   flow_links.clear();
+  weight.clear();
   link_offsets.clear();
   link_flows.clear();
 }
@@ -45,6 +51,8 @@ void CpuMaxMinSolver::solve(const FlowProblem& p, std::span<double> rates) {
   remaining_.assign(p.capacity.begin(), p.capacity.end());
   unfrozen_.assign(links, 0);
   frozen_now_.assign(links, 0);
+  unfrozen_weight_.assign(links, 0.0);
+  frozen_weight_now_.assign(links, 0.0);
   frozen_.assign(p.flow_count(), 0);
   position_.assign(links, 0);
   active_links_.clear();
@@ -53,9 +61,14 @@ void CpuMaxMinSolver::solve(const FlowProblem& p, std::span<double> rates) {
     unfrozen_[l] = p.link_offsets[l + 1] - p.link_offsets[l];
     if (unfrozen_[l] == 0) continue;
     assert(p.capacity[l] >= 0 && p.capacity[l] < kInf);
+    if (p.weighted()) {
+      for (uint32_t f : p.flows_on(l)) unfrozen_weight_[l] += p.weight[f];
+    } else {
+      unfrozen_weight_[l] = static_cast<double>(unfrozen_[l]);
+    }
     position_[l] = static_cast<uint32_t>(active_links_.size());
     active_links_.push_back(static_cast<uint32_t>(l));
-    active_share_.push_back(remaining_[l] / static_cast<double>(unfrozen_[l]));
+    active_share_.push_back(remaining_[l] / unfrozen_weight_[l]);
   }
   for (size_t f = 0; f < p.flow_count(); ++f) {
     if (p.flow_offsets[f] == p.flow_offsets[f + 1]) {
@@ -96,21 +109,26 @@ void CpuMaxMinSolver::solve(const FlowProblem& p, std::span<double> rates) {
       for (uint32_t f : p.flows_on(l)) {
         if (frozen_[f]) continue;
         frozen_[f] = 1;
-        rates[f] = m;
+        const double w = p.weight_of(f);
+        rates[f] = m * w;
         for (uint32_t k : p.links_of(f)) {
           if (frozen_now_[k]++ == 0) touched.push_back(k);
+          frozen_weight_now_[k] += w;
         }
       }
     }
-    // Capacity drops by m per frozen flow, applied once per link as m * count so that the result
-    // does not depend on the order flows were frozen in (the CUDA solver counts with atomics).
+    // Capacity drops by m per unit of weight frozen, applied once per link as m * weight so that
+    // the result does not depend on the order flows were frozen in (the CUDA solver counts with
+    // atomics; weights of 1 add up exactly, so there the arithmetic is the count's).
     for (uint32_t l : touched) {
-      const double left = remaining_[l] - m * static_cast<double>(frozen_now_[l]);
+      const double left = remaining_[l] - m * frozen_weight_now_[l];
       remaining_[l] = left > 0 ? left : 0;
       unfrozen_[l] -= frozen_now_[l];
+      unfrozen_weight_[l] -= frozen_weight_now_[l];
       frozen_now_[l] = 0;
+      frozen_weight_now_[l] = 0;
       if (unfrozen_[l] > 0) {
-        active_share_[position_[l]] = remaining_[l] / static_cast<double>(unfrozen_[l]);
+        active_share_[position_[l]] = remaining_[l] / unfrozen_weight_[l];
       } else {
         active_share_[position_[l]] = kInf;
         ++dead;

@@ -23,6 +23,9 @@ struct FlowProblem {
   std::vector<uint32_t> flow_links;
   std::vector<uint32_t> link_offsets;  // link l carries link_flows[link_offsets[l] .. [l+1])
   std::vector<uint32_t> link_flows;    // filled by build_link_index(), flows in ascending order
+  // Per flow, its weight in the sharing (a flow of weight w gets w shares); empty while every
+  // flow weighs 1, which is how unweighted problems stay exactly what they were.
+  std::vector<double> weight;
 
   size_t flow_count() const { return flow_offsets.size() - 1; }
   size_t link_count() const { return capacity.size(); }
@@ -33,8 +36,12 @@ struct FlowProblem {
     return {link_flows.data() + link_offsets[l], link_flows.data() + link_offsets[l + 1]};
   }
 
-  // Appends a flow over `links` (each id < link_count(), no repeats). Returns its index.
-  uint32_t add_flow(std::span<const uint32_t> links);
+  // Appends a flow over `links` (each id < link_count(), no repeats) of `weight` > 0 (one
+  // sub-flow of a transfer sprayed over k routes weighs 1/k, so the transfer as a whole gets one
+  // share where it meets others). Returns its index.
+  uint32_t add_flow(std::span<const uint32_t> links, double weight = 1.0);
+  bool weighted() const { return !weight.empty(); }
+  double weight_of(size_t f) const { return weight.empty() ? 1.0 : weight[f]; }
   // Empties the flows, keeping the capacities and the buffers' storage.
   void clear_flows();
   // Builds the link -> flows index from the flow -> links one; call after the last add_flow.
@@ -53,12 +60,13 @@ class FlowSolver {
 };
 
 // Progressive filling with exact bottleneck freezing. Each round every link that still carries
-// unfrozen flows offers the fair share remaining_capacity / unfrozen_flows; the smallest share m
-// is the next rate level; every unfrozen flow crossing a link whose share is m (within
-// kTieTolerance, so links that tie up to rounding freeze together) is frozen at m, and each such
-// link's remaining capacity drops by m times the number of its flows frozen this round. Rounds
-// repeat until every flow is frozen. The CUDA solver performs the same arithmetic in the same
-// order, which is what lets this solver be its oracle.
+// unfrozen flows offers the fair share remaining_capacity / unfrozen_weight (the unfrozen flows'
+// count when every flow weighs 1); the smallest share m is the next rate level; every unfrozen
+// flow crossing a link whose share is m (within kTieTolerance, so links that tie up to rounding
+// freeze together) is frozen at m times its weight, and each touched link's remaining capacity
+// drops by m times the weight of its flows frozen this round. Rounds repeat until every flow is
+// frozen. On unweighted problems the CUDA solver performs the same arithmetic in the same order,
+// which is what lets this solver be its oracle (it hands weighted ones to this solver).
 class CpuMaxMinSolver final : public FlowSolver {
  public:
   std::string_view name() const override { return "cpu-max-min"; }
@@ -75,6 +83,8 @@ class CpuMaxMinSolver final : public FlowSolver {
   std::vector<double> remaining_;
   std::vector<uint32_t> unfrozen_;
   std::vector<uint32_t> frozen_now_;
+  std::vector<double> unfrozen_weight_;
+  std::vector<double> frozen_weight_now_;
   std::vector<uint32_t> active_links_;
   std::vector<uint32_t> touched_;
   std::vector<uint8_t> frozen_;

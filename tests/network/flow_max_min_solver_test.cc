@@ -49,6 +49,48 @@ TEST(CpuMaxMinSolver, ParkingLotGivesTheLongFlowTheSameShareAsEachShortOne) {
             (std::vector<double>{0.5, 0.5, 0.5, 0.5}));
 }
 
+// Weights split a link in proportion: one flow of weight 3 against one of weight 1.
+TEST(CpuMaxMinSolver, WeightedFlowsShareALinkInProportion) {
+  FlowProblem p;
+  p.capacity = {4e9};
+  const uint32_t only[] = {0};
+  p.add_flow(only, 3.0);
+  p.add_flow(only);
+  p.build_link_index();
+  EXPECT_EQ(solve(p), (std::vector<double>{3e9, 1e9}));
+}
+
+// A transfer sprayed over two routes as two sub-flows of weight 1/2 (links 1 and 2) meets a
+// one-route transfer on the sender's NIC (link 0): each transfer gets half of it, and the
+// sub-flows a quarter each; unweighted, the sprayed transfer took two thirds.
+TEST(CpuMaxMinSolver, SubFlowsOfHalfWeightTakeOneShareBetweenThem) {
+  FlowProblem p;
+  p.capacity = {12e9, 100e9, 100e9, 100e9};
+  const uint32_t route_a[] = {0, 1}, route_b[] = {0, 2}, other[] = {0, 3};
+  p.add_flow(route_a, 0.5);
+  p.add_flow(route_b, 0.5);
+  p.add_flow(other);
+  p.build_link_index();
+  EXPECT_EQ(solve(p), (std::vector<double>{3e9, 3e9, 6e9}));
+  EXPECT_EQ(p.weight, (std::vector<double>{0.5, 0.5, 1.0}));
+  p.clear_flows();
+  EXPECT_FALSE(p.weighted());
+}
+
+// Scaling every weight alike changes nothing: random instances weighted 1/4 throughout get the
+// unweighted rates (within rounding), so weights leave the unweighted solver's answers alone.
+TEST(CpuMaxMinSolver, UniformWeightsGiveTheUnweightedRates) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    const FlowProblem plain = testing_support::random_flow_problem(seed, 64, 400, 5);
+    FlowProblem weighted;
+    weighted.capacity = plain.capacity;
+    for (size_t f = 0; f < plain.flow_count(); ++f) weighted.add_flow(plain.links_of(f), 0.25);
+    weighted.build_link_index();
+    const std::vector<double> a = solve(plain), b = solve(weighted);
+    for (size_t f = 0; f < a.size(); ++f) ASSERT_NEAR(b[f], a[f], 1e-9 * a[f]) << "seed " << seed << " flow " << f;
+  }
+}
+
 TEST(CpuMaxMinSolver, FlowThatCrossesNoLinkIsUnbounded) {
   const auto rates = solve(problem({1}, {{}, {0}}));
   EXPECT_EQ(rates[0], std::numeric_limits<double>::infinity());

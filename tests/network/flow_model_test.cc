@@ -295,6 +295,32 @@ TEST(FlowNetworkModel, LoneSprayedTransferTakesExactlyTheAnalyticalTime) {
   }
 }
 
+// Fairness is per transfer, not per route: GPU 0 sends 64 MiB to its leaf neighbour (one route)
+// and 64 MiB across the spines (sprayed over two) at once. Each gets half of GPU 0's NIC and both
+// finish together, as under ECMP; with every sub-flow weighing 1 the sprayed one took two thirds
+// of the NIC and finished at 2018 us, the other at 2688 us.
+TEST(FlowNetworkModel, SprayedTransferTakesOneShareOfANicItShares) {
+  const Bytes bytes = Bytes::mib(64);
+  const std::vector<std::pair<Time, Transfer>> plan = {
+      {Time::zero(), {.src_gpu = 0, .dst_gpu = 1, .bytes = bytes, .flow_hash = 1}},
+      {Time::zero(), {.src_gpu = 0, .dst_gpu = 4, .bytes = bytes, .flow_hash = 2}}};
+  for (const auto routing : {topology::Routing::ecmp, topology::Routing::adaptive}) {
+    const auto c = topology::build_cluster(topology::testing::two_spine_fat_tree(routing));
+    ASSERT_EQ(transfer_paths(*c, plan[1].second).size(), routing == topology::Routing::adaptive ? 2u : 1u);
+    FlowNetworkModel net(*c);
+    Driver d(net, plan);
+    sim::Engine engine;
+    d.schedule_all(engine);
+    engine.run();
+    ASSERT_EQ(d.recorder.done.size(), 2u);
+    const double nic = c->spec().nic.bandwidth.bytes_per_s();
+    for (const auto& [payload, at] : d.recorder.done) {
+      // Both at half the NIC's rate throughout, plus their paths' latencies (a few us).
+      EXPECT_NEAR(at.seconds(), 2 * bytes.as_double() / nic, 10e-6) << payload;
+    }
+  }
+}
+
 // The ledger adds each transfer's bytes to the links of its path, both directions apart, and
 // leaves the timing to the model it wraps.
 TEST(LinkLedger, CountsBytesOnEveryLinkOfThePathAndLeavesTheTimingAlone) {
