@@ -50,6 +50,14 @@ std::string ratio(double r) {
   return s.str();
 }
 
+// How transfers between nodes use their equal-cost routes, with `auto` resolved.
+std::string routing(const ClusterSpec& spec) {
+  const bool adaptive = spec.adaptive_routing();
+  std::string r = adaptive ? "adaptive (sprayed over equal-cost routes)" : "ecmp (one route by hash)";
+  if (spec.fabric.routing == Routing::automatic) r += adaptive ? ", auto on efa" : ", auto";
+  return r;
+}
+
 void write_text(const Cluster& c, const ClusterSummary& s, std::ostream& out) {
   const ClusterSpec& spec = c.spec();
   auto row = [&](const char* key) -> std::ostream& {
@@ -96,6 +104,7 @@ void write_text(const Cluster& c, const ClusterSummary& s, std::ostream& out) {
   row("oversubscription") << ratio(s.oversubscription) << ":1 at the edge switches\n";
   row("path diversity") << s.path_diversity << " equal-cost routes, GPU 0 -> node " << (s.nodes - 1)
                         << "\n";
+  row("routing") << routing(c.spec()) << "\n";
 }
 
 void write_json(const Cluster& c, const ClusterSummary& s, std::ostream& out) {
@@ -121,6 +130,7 @@ void write_json(const Cluster& c, const ClusterSummary& s, std::ostream& out) {
   j["bisection_bandwidth_GBps"] = s.bisection_bandwidth.gbytes_per_s();
   j["oversubscription"] = s.oversubscription;
   j["path_diversity"] = s.path_diversity;
+  j["routing"] = c.spec().adaptive_routing() ? "adaptive" : "ecmp";  // auto resolved
   out << j.dump(2) << "\n";
 }
 

@@ -34,6 +34,28 @@ TEST(Describe, TextNamesFabricAndSwitchesPerTier) {
   EXPECT_NE(out.str().find("12 (tier 0: 4, tier 1: 8)"), std::string::npos) << out.str();
 }
 
+// The routing mode with `auto` resolved: ECMP on InfiniBand, adaptive on EFA or when asked.
+TEST(Describe, RoutingResolvesAutoByTheNicKind) {
+  auto routing = [](ClusterSpec spec, DescribeFormat format) {
+    std::ostringstream out;
+    describe(*build_cluster(spec), format, out);
+    return format == DescribeFormat::json ? nlohmann::json::parse(out.str())["routing"].get<std::string>() : out.str();
+  };
+  ClusterSpec spec = hgx(4, FabricKind::fat_tree, 16, 2);
+  EXPECT_EQ(routing(spec, DescribeFormat::json), "ecmp");
+  EXPECT_NE(routing(spec, DescribeFormat::text).find("routing           ecmp (one route by hash), auto\n"),
+            std::string::npos);
+  spec.nic.kind = NicKind::efa;
+  EXPECT_EQ(routing(spec, DescribeFormat::json), "adaptive");
+  EXPECT_NE(routing(spec, DescribeFormat::text).find("adaptive (sprayed over equal-cost routes), auto on efa"),
+            std::string::npos);
+  spec.fabric.routing = Routing::ecmp;
+  EXPECT_EQ(routing(spec, DescribeFormat::json), "ecmp");
+  spec.nic.kind = NicKind::infiniband;
+  spec.fabric.routing = Routing::adaptive;
+  EXPECT_EQ(routing(spec, DescribeFormat::json), "adaptive");
+}
+
 TEST(Describe, DotDrawsEveryDeviceAndCable) {
   auto c = build_cluster(hgx(2, FabricKind::single_switch));
   std::ostringstream out;
