@@ -210,6 +210,8 @@ std::string dump_scenario(const Scenario& s) {
   w.key(1, "activation_recompute", std::string(enum_name(wl.training.activation_recompute, recompute_names())));
   w.key(1, "attention", std::string(enum_name(wl.training.attention, attention_names())));
   w.key(1, "fp8_fused_casts", boolean(wl.training.fp8_fused_casts));
+  w.key(1, "bf16_layers_at_start", std::to_string(wl.training.bf16_layers_at_start));
+  w.key(1, "bf16_layers_at_end", std::to_string(wl.training.bf16_layers_at_end));
   w.key(1, "overlap_grad_reduce", boolean(wl.training.overlap_grad_reduce));
   w.key(1, "overlap_param_gather", boolean(wl.training.overlap_param_gather));
   w.key(1, "overlap_tp_comm", boolean(wl.training.overlap_tp_comm));

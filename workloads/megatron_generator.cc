@@ -354,6 +354,7 @@ class StageBuilder {
     int first_layer;
     int rep;
     bool moe;
+    bool bf16 = false;  // its GEMMs stay in BF16 under an FP8/FP4 run (TrainingSpec::bf16_layer)
   };
   struct Chunk {
     int vstage;
@@ -427,10 +428,12 @@ class StageBuilder {
             x = x == kNone ? param_ag[it.chunk][bi] : join(x, param_ag[it.chunk][bi]);
           }
           const uint32_t before = static_cast<uint32_t>(r_.ops.size());
+          gemms_in(b);
           x = block_fwd(x, b.rep, b.moe, false);
           prev_block_first = block_first;
           block_first = before;
         }
+        gemms_in_run_precision();
         if (ch.head) {
           x = tp_enter("head.ag.fwd", x, 1);
           x = elem("final_ln.fwd", x, 1, 2 * Tsp_ * z_.h * B_);
@@ -457,6 +460,7 @@ class StageBuilder {
           const Block& b = ch.blocks[bi];
           if (fsdp) x = fsdp_gather(x, b, next_block_first);
           const uint32_t before = static_cast<uint32_t>(r_.ops.size());
+          gemms_in(b);
           if (t_.activation_recompute == Recompute::full) x = block_fwd(x, b.rep, b.moe, true);
           x = block_bwd(x, b.rep, b.moe);
           next_block_first = before;
@@ -484,6 +488,7 @@ class StageBuilder {
             }
           }
         }
+        gemms_in_run_precision();
         if (ch.embedding) {
           x = elem("embedding.bwd", x, 1, 3 * T_ * z_.h * B_);
         }
@@ -577,6 +582,10 @@ class StageBuilder {
   }
 
   // FSDP unit = block: all-gather its parameters before use, at most one block ahead.
+  // The GEMM precision for a block's layers; the run's own once the block loops end.
+  void gemms_in(const Block& b) { gemm_dtype_ = b.bf16 ? topology::Dtype::bf16 : t_.precision; }
+  void gemms_in_run_precision() { gemm_dtype_ = t_.precision; }
+
   uint32_t fsdp_gather(uint32_t x, const Block& b, uint32_t ahead_of) {
     const double p = (dense_params(b.moe) + expert_params(b.moe)) * b.rep;
     Op op = Op::collective_on(Stream::dp_gather, CollectiveKind::all_gather, dp_comm_, act_dtype_,
@@ -740,6 +749,10 @@ TrainingSpec resolve_training(const TrainingSpec& spec, const topology::ClusterS
   require(m.layers + 2 >= p.pp * p.vp,
           "pp x vp = " + std::to_string(p.pp * p.vp) + " pipeline chunks for " + std::to_string(m.layers) +
               " layers (at most layers + 2)");
+  require(t.bf16_layers_at_start + t.bf16_layers_at_end <= m.layers,
+          "bf16_layers_at_start + bf16_layers_at_end = " +
+              std::to_string(t.bf16_layers_at_start + t.bf16_layers_at_end) + " but the model has " +
+              std::to_string(m.layers) + " layers");
   require(t.batch.micro >= 1, "micro batch must be >= 1");
   if (t.batch.global <= 0) t.batch.global = t.batch.micro * p.dp;
   require(t.batch.global % (t.batch.micro * p.dp) == 0, "global batch must divide by micro x dp");
@@ -815,9 +828,10 @@ Workload generate_megatron(const TrainingSpec& spec, const topology::ClusterSpec
       if (lpb <= 0) lpb = std::max(1, (hi - lo + blocks_per_chunk - 1) / blocks_per_chunk);
       for (int l = lo; l < hi;) {
         const bool moe = z.moe(l);
+        const bool bf16 = t.bf16_layer(l, z.L);
         int n = 0;
-        while (l + n < hi && n < lpb && z.moe(l + n) == moe) ++n;
-        ch.blocks.push_back({l, n, moe});
+        while (l + n < hi && n < lpb && z.moe(l + n) == moe && t.bf16_layer(l + n, z.L) == bf16) ++n;
+        ch.blocks.push_back({l, n, moe, bf16});
         l += n;
       }
       chunks.push_back(std::move(ch));

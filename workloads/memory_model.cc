@@ -102,6 +102,10 @@ MemoryEstimate estimate_memory(const TrainingSpec& t, const topology::ClusterSpe
   // Per token, stored and (for a recomputed layer) working, for a dense and an MoE layer.
   const double stored_of[2] = {activation_bytes_per_token(t, false), activation_bytes_per_token(t, true)};
   const double working_of[2] = {per_token(layer_activations(t, false), p), per_token(layer_activations(t, true), p)};
+  // Layers kept in BF16 under FP8/FP4 (TrainingSpec::bf16_layer) store their GEMM inputs in BF16.
+  TrainingSpec wide = t;
+  wide.precision = topology::Dtype::bf16;
+  const double stored_wide[2] = {activation_bytes_per_token(wide, false), activation_bytes_per_token(wide, true)};
 
   MemoryEstimate best;
   best.capacity = static_cast<double>(cluster.gpu.hbm_capacity.count());
@@ -122,7 +126,7 @@ MemoryEstimate estimate_memory(const TrainingSpec& t, const topology::ClusterSpe
         dense += lp.dense;
         expert += lp.expert;
         largest_layer = std::max(largest_layer, lp.dense + lp.expert);
-        stored += stored_of[z.moe(l) ? 1 : 0];
+        stored += (t.bf16_layer(l, z.L) ? stored_wide : stored_of)[z.moe(l) ? 1 : 0];
         largest_working = std::max(largest_working, working_of[z.moe(l) ? 1 : 0]);
         ++layers;
       }

@@ -200,6 +200,47 @@ TEST(MegatronGenerator, Nvfp4QuantizesOnlyGemmInputsAndAddsTheHadamardKernel) {
   EXPECT_EQ(count_label(generate_megatron(t, cluster(1)).ranks[0], "fp4.hadamard_quantize"), 0);
 }
 
+// Megatron's --first-last-layers-bf16: the first and last layers' GEMMs stay BF16 (no Hadamard
+// kernel either); the LM head and the layers between keep the run's precision, in every pass.
+TEST(MegatronGenerator, FirstAndLastLayersCanStayInBf16) {
+  for (const int layers_per_block : {1, 0}) {  // a block per layer, and merged layers (sweeps)
+    TrainingSpec t = gpt(2, 1, 1, 4, 8);
+    t.precision = topology::Dtype::fp4;
+    t.bf16_layers_at_start = 1;
+    t.bf16_layers_at_end = 2;
+    GeneratorOptions options;
+    options.layers_per_block = layers_per_block;
+    const Workload w = generate_megatron(t, cluster(1), options);
+    const RankGraph& r = w.ranks[0];
+    std::map<std::string, int> by_dtype;  // GEMM instances by dtype
+    for (const Op& op : r.ops) {
+      if (op.compute != ComputeKind::gemm) continue;
+      by_dtype[op.dtype == topology::Dtype::bf16 ? "bf16" : op.dtype == topology::Dtype::fp4 ? "fp4" : "?"] += op.repeat;
+      if (r.labels[op.label].starts_with("logits")) {
+        EXPECT_EQ(op.dtype, topology::Dtype::fp4);
+      }
+    }
+    // 4 GEMMs a layer forward and backward: 3 layers in BF16, 5 in FP4 plus the LM head's two.
+    EXPECT_EQ(by_dtype["bf16"], 3 * 8) << layers_per_block;
+    EXPECT_EQ(by_dtype["fp4"], 5 * 8 + 2) << layers_per_block;
+    EXPECT_EQ(by_dtype["?"], 0);
+    int quantizes = 0;
+    for (const Op& op : r.ops) quantizes += r.labels[op.label] == "fp4.hadamard_quantize" ? op.repeat : 0;
+    EXPECT_EQ(quantizes, 5 * 8 + 2) << layers_per_block;
+  }
+  // A BF16 run is BF16 throughout, and more BF16 layers than the model has is refused.
+  TrainingSpec t = gpt(2, 1, 1, 4, 8);
+  t.bf16_layers_at_end = 2;
+  for (const Op& op : generate_megatron(t, cluster(1)).ranks[0].ops) {
+    if (op.compute == ComputeKind::gemm) {
+      EXPECT_EQ(op.dtype, topology::Dtype::bf16);
+    }
+  }
+  t.precision = topology::Dtype::fp8;
+  t.bf16_layers_at_start = 7;
+  EXPECT_THROW(generate_megatron(t, cluster(1)), std::invalid_argument);
+}
+
 TEST(MegatronGenerator, RejectsAJobLargerThanTheCluster) {
   TrainingSpec t = gpt(8, 2, 1, 16);
   t.parallel.dp = 2;

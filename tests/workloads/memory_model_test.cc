@@ -72,6 +72,25 @@ TEST(MemoryModel, ActivationsPerLayerFollowKorthikantisTable2) {
   EXPECT_DOUBLE_EQ(bf16 - activation_bytes_per_token(spec, false), (2 - 9.0 / 16) * (3 * h + 4 * h) / t);
 }
 
+// Layers kept in BF16 under FP8 store their GEMM inputs in BF16: with every layer so, the
+// activations are the BF16 run's; with none, the FP8 run's.
+TEST(MemoryModel, Bf16LayersOfAnFp8RunStoreBf16Activations) {
+  TrainingSpec spec = resolve_training(gpt175b(8, true), cluster(8));
+  spec.activation_recompute = Recompute::none;
+  const double bf16 = estimate_memory(spec, cluster(8)).activations;
+  spec.precision = topology::Dtype::fp8;
+  const double fp8 = estimate_memory(spec, cluster(8)).activations;
+  ASSERT_LT(fp8, bf16);
+  spec.bf16_layers_at_end = spec.model.layers;
+  EXPECT_DOUBLE_EQ(estimate_memory(spec, cluster(8)).activations, bf16);
+  // Half of them: stage 0 (the largest footprint) holds the first half, which stays FP8 here.
+  spec.bf16_layers_at_end = 0;
+  spec.bf16_layers_at_start = spec.model.layers / 2;
+  const double half = estimate_memory(spec, cluster(8)).activations;
+  EXPECT_GT(half, fp8);
+  EXPECT_LE(half, bf16);
+}
+
 TEST(MemoryModel, TheFirstStageOf1F1BHoldsAMicrobatchPerStage) {
   // 1F1B: stage s holds pp - s microbatches, so the first stage holds activations of every layer
   // of the model once (pp stages x layers / pp), whatever pp is.
