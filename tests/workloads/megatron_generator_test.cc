@@ -231,7 +231,8 @@ TEST(MegatronGenerator, FirstAndLastLayersCanStayInBf16) {
   // A BF16 run is BF16 throughout, and more BF16 layers than the model has is refused.
   TrainingSpec t = gpt(2, 1, 1, 4, 8);
   t.bf16_layers_at_end = 2;
-  for (const Op& op : generate_megatron(t, cluster(1)).ranks[0].ops) {
+  const Workload bf16 = generate_megatron(t, cluster(1));
+  for (const Op& op : bf16.ranks[0].ops) {
     if (op.compute == ComputeKind::gemm) {
       EXPECT_EQ(op.dtype, topology::Dtype::bf16);
     }
