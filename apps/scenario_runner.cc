@@ -332,8 +332,7 @@ std::vector<size_t> busiest(const std::vector<report::LinkRow>& rows, size_t lim
 constexpr size_t kTimelineLinks = 32;
 
 // The page's link table on flows: the `limit` links busiest while in use (then by bytes).
-report::TableSection busiest_links(const TrainingRun& run, const topology::Cluster& cluster, size_t limit) {
-  const std::vector<report::LinkRow> rows = report::link_rows(run.result, run.links, cluster);
+report::TableSection busiest_links(const std::vector<report::LinkRow>& rows, size_t limit) {
   report::TableSection table{"Busiest links (flows)",
                              {"link", "kind", "GB per iteration", "in use", "utilisation in use", "over the iteration"},
                              {}};
@@ -356,25 +355,29 @@ void write_training_views(const config::Scenario& s, const RunOptions& options, 
   const auto dir = output_dir(s, options);
   const bool tables = wants(s, "csv") || wants(s, "json");
   const auto ops = tables || wants(s, "html") ? workloads::op_totals(trace) : std::vector<workloads::OpTotal>{};
+  // On flows, the per-link rows, built once: the link table, the page's busiest links and the
+  // trace's link tracks all read them (run.links follows the same order).
+  const auto* flows = dynamic_cast<const collectives::FlowCollectiveModel*>(run.model.get());
+  const std::vector<report::LinkRow> link_rows =
+      flows ? report::link_rows(r, run.links, flows->cluster()) : std::vector<report::LinkRow>{};
   if (tables) {
-    const auto* flows = dynamic_cast<const collectives::FlowCollectiveModel*>(run.model.get());
     for (const char* f : {"csv", "json"}) {
       if (!wants(s, f)) continue;
       auto out = open_output(dir, s.name + ".ops." + f);
       report::write_op_table(r, ops, f, out);
       if (flows) {
         auto links = open_output(dir, s.name + ".links." + f);
-        report::write_link_table(r, run.links, flows->cluster(), f, links);
+        report::write_link_table(r, link_rows, f, links);
       }
     }
   }
   if (!wants(s, "trace") && !wants(s, "html")) return;
   report::Timeline timeline;
   report::add_training_timeline(trace, timeline);
-  if (const auto* flows = dynamic_cast<const collectives::FlowCollectiveModel*>(run.model.get()); flows) {
+  if (flows) {
     // The busiest links get a track each: when each operation used them, and their utilisation.
     std::vector<topology::LinkId> wanted;
-    for (size_t i : busiest(report::link_rows(r, run.links, flows->cluster()), kTimelineLinks)) {
+    for (size_t i : busiest(link_rows, kTimelineLinks)) {
       wanted.push_back(run.links[i].link);
     }
     report::add_link_timeline(trace, workloads::link_uses(trace, *flows, wanted), flows->cluster(), timeline);
@@ -408,9 +411,7 @@ void write_training_views(const config::Scenario& s, const RunOptions& options, 
     bar.parts.emplace_back("bubble", r.breakdown.bubble.seconds());
     page.breakdown.push_back(std::move(bar));
     page.tables.push_back(busiest_ops(r, ops, 25));
-    if (const auto* flows = dynamic_cast<const collectives::FlowCollectiveModel*>(run.model.get()); flows) {
-      page.tables.push_back(busiest_links(run, flows->cluster(), 25));
-    }
+    if (flows) page.tables.push_back(busiest_links(link_rows, 25));
     page.timeline = &timeline;
     auto out = open_output(dir, s.name + ".html");
     report::write_run_html(page, out);

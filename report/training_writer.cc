@@ -194,9 +194,8 @@ std::vector<LinkRow> link_rows(const workloads::TrainingResult& r, const std::ve
   return rows;
 }
 
-void write_link_table(const workloads::TrainingResult& r, const std::vector<workloads::LinkTraffic>& links,
-                      const topology::Cluster& cluster, std::string_view format, std::ostream& out) {
-  const std::vector<LinkRow> rows = link_rows(r, links, cluster);
+void write_link_table(const workloads::TrainingResult& r, const std::vector<LinkRow>& rows, std::string_view format,
+                      std::ostream& out) {
   if (format == "csv") {
     out << "link,kind,bandwidth_GBps,bytes,busy_s,utilisation_busy,utilisation_iteration\n";
     for (const LinkRow& row : rows) {

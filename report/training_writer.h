@@ -41,13 +41,14 @@ struct LinkRow {
 std::vector<LinkRow> link_rows(const workloads::TrainingResult& result, const std::vector<workloads::LinkTraffic>& links,
                                const topology::Cluster& cluster);
 
-// The per-link table of a training run on flows (workloads::link_traffic), "csv" or "json";
-// throws std::invalid_argument for anything else. Columns:
+// The per-link table of a training run on flows (`rows` from link_rows over
+// workloads::link_traffic), "csv" or "json"; throws std::invalid_argument for anything else.
+// Columns:
 //   link,kind,bandwidth_GBps,bytes,busy_s,utilisation_busy,utilisation_iteration
 // utilisation_busy: the bytes over what the link could carry while operations using it ran;
 // utilisation_iteration: over the whole iteration.
-void write_link_table(const workloads::TrainingResult& result, const std::vector<workloads::LinkTraffic>& links,
-                      const topology::Cluster& cluster, std::string_view format, std::ostream& out);
+void write_link_table(const workloads::TrainingResult& result, const std::vector<LinkRow>& rows,
+                      std::string_view format, std::ostream& out);
 
 // Appends one track per simulated GPU and stream ("gpu3/stage1", "tp") with a span per op,
 // categorised compute / tp / cp / ep / dp / pp, for the Chrome/Perfetto and HTML writers.

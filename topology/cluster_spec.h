@@ -20,6 +20,9 @@ enum class FabricKind { single_switch, fat_tree, rail_optimized, dragonfly, toru
 // adaptive routing sprays it over many; automatic is ClusterSpec::adaptive_routing()'s choice.
 enum class Routing { automatic, ecmp, adaptive };
 enum class Dtype { fp32, tf32, bf16, fp16, fp8, fp4 };
+// FP8 and FP4: the block-scaled formats training recipes quantize GEMM inputs to, keeping the
+// rest (attention, elementwise work, communication) in BF16.
+inline bool quantized(Dtype d) { return d == Dtype::fp8 || d == Dtype::fp4; }
 
 struct GpuSpec {
   std::string name;                  // catalog name, e.g. "h100-sxm"

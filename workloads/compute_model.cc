@@ -110,7 +110,7 @@ double ComputeModel::gemm_efficiency(int64_t m, int64_t n, int64_t k, int64_t ba
   // A short reduction (K) leaves the tile's prologue and epilogue unamortised.
   const double k_eff = static_cast<double>(k) / (static_cast<double>(k) + params_.gemm_k_half);
   double e = params_.gemm_efficiency * best * k_eff;
-  if (dtype == topology::Dtype::fp8 || dtype == topology::Dtype::fp4) e *= params_.fp8_efficiency_scale;
+  if (topology::quantized(dtype)) e *= params_.fp8_efficiency_scale;
   return e;
 }
 

@@ -46,7 +46,7 @@ class StageBuilder {
     gemm_dtype_ = t.precision;
     // FP8 and FP4 recipes quantize only the GEMM inputs: attention, elementwise work and
     // communication stay in BF16 (Transformer Engine's NVFP4 recipe has no FP4 attention).
-    act_dtype_ = t.precision == topology::Dtype::fp8 || t.precision == topology::Dtype::fp4 ? topology::Dtype::bf16 : t.precision;
+    act_dtype_ = topology::quantized(t.precision) ? topology::Dtype::bf16 : t.precision;
     T_ = static_cast<int64_t>(t.batch.micro) * z.s / cp_;
     Tsp_ = sp_ ? T_ / tp_ : T_;
     const int gpu = r.gpu;

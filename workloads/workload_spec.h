@@ -115,14 +115,13 @@ struct TrainingSpec {
   // transpose) kernel per GEMM input, as the 2023 recipes that wrapped only the linear layers did.
   bool fp8_fused_casts = true;
   // FP8/FP4 only: the first and last decoder layers whose GEMMs stay in BF16 (Megatron's
-  // --first-last-layers-bf16 with --num-layers-at-start/end-in-bf16; NVIDIA's NVFP4 recipe keeps
-  // the last ~15% of the layers in BF16 for stability). Their activations are kept in BF16 too.
+  // --first-last-layers-bf16 with --num-layers-at-start/end-in-bf16; Megatron-Bridge's NVFP4
+  // recipe for Nemotron 3 Super keeps its last 14 so). Their saved GEMM inputs stay BF16 too.
   int bf16_layers_at_start = 0;
   int bf16_layers_at_end = 0;
   // Whether decoder layer `l` (of `layers`) runs its GEMMs in BF16 under a lower precision.
   bool bf16_layer(int64_t l, int64_t layers) const {
-    const bool low = precision == topology::Dtype::fp8 || precision == topology::Dtype::fp4;
-    return low && (l < bf16_layers_at_start || l >= layers - bf16_layers_at_end);
+    return topology::quantized(precision) && (l < bf16_layers_at_start || l >= layers - bf16_layers_at_end);
   }
   bool overlap_grad_reduce = true;   // gradient reduction bucketed under the last backward pass
   bool overlap_param_gather = true;  // ZeRO/FSDP parameter all-gather prefetched under compute

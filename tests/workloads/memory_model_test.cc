@@ -83,7 +83,8 @@ TEST(MemoryModel, Bf16LayersOfAnFp8RunStoreBf16Activations) {
   ASSERT_LT(fp8, bf16);
   spec.bf16_layers_at_end = spec.model.layers;
   EXPECT_DOUBLE_EQ(estimate_memory(spec, cluster(8)).activations, bf16);
-  // Half of them: stage 0 (the largest footprint) holds the first half, which stays FP8 here.
+  // The first half in BF16, the rest FP8: the peak is above the FP8 run's and at most the BF16
+  // run's (stage 0, which holds the most microbatches, holds only BF16 layers here).
   spec.bf16_layers_at_end = 0;
   spec.bf16_layers_at_start = spec.model.layers / 2;
   const double half = estimate_memory(spec, cluster(8)).activations;
