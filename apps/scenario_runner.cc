@@ -80,9 +80,35 @@ void require_supported_model(const config::Scenario& s) {
   }
 }
 
+#ifdef DTSIM_HAVE_CUDA_SOLVER
+// The CUDA solver, started at its first solve: finding the GPU and creating a context costs a
+// run a few hundred milliseconds, which runs whose problems all stay under
+// kAcceleratorMinFlows should not pay. Without a GPU it solves on the CPU.
+class LazyCudaSolver final : public network::flow::FlowSolver {
+ public:
+  std::string_view name() const override { return solver_ ? solver_->name() : cpu_.name(); }
+  void solve(const network::flow::FlowProblem& p, std::span<double> rates) override {
+    if (!started_) {
+      solver_ = gpu_accel::make_cuda_max_min_solver();
+      started_ = true;
+    }
+    if (solver_) {
+      solver_->solve(p, rates);
+    } else {
+      cpu_.solve(p, rates);
+    }
+  }
+
+ private:
+  bool started_ = false;
+  std::unique_ptr<network::flow::FlowSolver> solver_;
+  network::flow::CpuMaxMinSolver cpu_;
+};
+#endif
+
 std::shared_ptr<network::flow::FlowSolver> flow_accelerator() {
 #ifdef DTSIM_HAVE_CUDA_SOLVER
-  return gpu_accel::make_cuda_max_min_solver();
+  return std::make_shared<LazyCudaSolver>();
 #else
   return nullptr;
 #endif

@@ -229,7 +229,7 @@ double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kin
   }
   problem.build_link_index();
   std::vector<double> rates(problem.flow_count());
-  if (accelerator_ && problem.flow_count() >= 8192) {
+  if (accelerator_ && problem.flow_count() >= network::flow::kAcceleratorMinFlows) {
     accelerator_->solve(problem, rates);
   } else {
     cpu_.solve(problem, rates);

@@ -1,14 +1,18 @@
-// CUDA progressive filling. Each round is three kernels on one stream:
-//   link_min_share   every active link's share remaining / unfrozen, reduced to the round minimum
-//                    m (a block reduction, then atomicMin on the bits: non-negative doubles order
-//                    like their bit patterns);
-//   freeze_flows     every unfrozen flow that crosses a link whose share is within the tie
-//                    tolerance of m takes rate m and counts itself on each of its links;
-//   charge_links     each link loses m times the number of its flows frozen this round.
-// The arithmetic is the CPU solver's, operation for operation (explicitly rounded, never fused),
-// and the counts are integers, so the order atomics land in does not change any result. The host
-// queues a batch of rounds, then reads the number of unfrozen flows once; rounds after the last
-// freeze find no active link and return at once.
+// CUDA progressive filling. Each round is two kernels on one stream:
+//   freeze_flows      every unfrozen flow that crosses a link whose share (remaining capacity over
+//                     unfrozen weight) is within the tie tolerance of the round's minimum share m
+//                     takes rate m times its weight and counts itself on each of its links;
+//   charge_and_share  each link loses m times the weight of its flows frozen this round, and its
+//                     new share is reduced to the next round's m (a block reduction, then
+//                     atomicMin on the bits: non-negative doubles order like their bit patterns).
+// Round 0's minimum comes from link_min_share. Two slots alternate for m: round r reads slot r & 1
+// and reduces the next minimum into the other, which freeze_flows has reset.
+// The arithmetic is the CPU solver's, operation for operation (explicitly rounded, never fused).
+// Weights are added up as integer units (FlowProblem::weight_units) with atomics, and a link's
+// frozen flows are counted the same way, so the order atomics land in changes nothing: the rates
+// are the CPU solver's bit for bit, weighted or not. The host queues a batch of rounds, then
+// reads the number of unfrozen flows once; rounds after the last freeze find no active link and
+// return at once.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -23,10 +27,11 @@
 namespace dtsim::gpu_accel {
 namespace {
 
-using network::flow::CpuMaxMinSolver;
 using network::flow::FlowProblem;
 using network::flow::FlowSolver;
 using network::flow::kTieTolerance;
+using network::flow::kUnitsPerWeight;
+using network::flow::kWeightUnit;
 
 constexpr int kThreads = 256;
 constexpr unsigned long long kInfBits = 0x7ff0000000000000ULL;  // +infinity
@@ -71,21 +76,47 @@ struct RoundState {
   unsigned int unfrozen_flows;
 };
 
-__global__ void init_links(uint32_t links, const uint32_t* link_offsets, const double* capacity,
-                           double* remaining, uint32_t* unfrozen, uint32_t* frozen_now) {
+constexpr uint32_t kUnconstrained = 0xffffffffu;  // frozen_round of a flow that crosses no link
+
+// A weight in units (FlowProblem): the double is a whole number of units, so this is exact.
+__device__ unsigned long long units_of(const double* weight, uint32_t f) {
+  return weight == nullptr ? kUnitsPerWeight
+                           : static_cast<unsigned long long>(__dmul_rn(weight[f], 0x1p40));
+}
+
+__device__ double weight_of(unsigned long long units) {
+  return __dmul_rn(__ull2double_rn(units), kWeightUnit);
+}
+
+// Weighted, init_flows adds each flow's units to its links' unfrozen weight (integers: any order).
+__global__ void init_links(uint32_t links, const uint32_t* link_offsets, const double* weight,
+                           const double* capacity, double* remaining, uint32_t* unfrozen,
+                           unsigned long long* unfrozen_units, uint32_t* frozen_now,
+                           unsigned long long* frozen_units_now) {
   for (uint32_t l = blockIdx.x * blockDim.x + threadIdx.x; l < links; l += gridDim.x * blockDim.x) {
+    const uint32_t count = link_offsets[l + 1] - link_offsets[l];
     remaining[l] = capacity[l];
-    unfrozen[l] = link_offsets[l + 1] - link_offsets[l];
+    unfrozen[l] = count;
+    unfrozen_units[l] = weight == nullptr ? count * kUnitsPerWeight : 0;
     frozen_now[l] = 0;
+    frozen_units_now[l] = 0;
   }
 }
 
-__global__ void init_flows(uint32_t flows, const uint32_t* flow_offsets, uint8_t* frozen,
+// A flow's frozen_round is 0 while it is unfrozen and r + 1 once round r froze it.
+__global__ void init_flows(uint32_t flows, const uint32_t* flow_offsets,
+                           const uint32_t* flow_links, const double* weight,
+                           unsigned long long* unfrozen_units, uint32_t* frozen_round,
                            double* rates) {
   for (uint32_t f = blockIdx.x * blockDim.x + threadIdx.x; f < flows; f += gridDim.x * blockDim.x) {
     const bool unconstrained = flow_offsets[f] == flow_offsets[f + 1];
-    frozen[f] = unconstrained ? 1 : 0;
+    frozen_round[f] = unconstrained ? kUnconstrained : 0;
     rates[f] = unconstrained ? __longlong_as_double(static_cast<long long>(kInfBits)) : 0.0;
+    if (weight != nullptr) {
+      const unsigned long long units = units_of(weight, f);
+      for (uint32_t i = flow_offsets[f]; i < flow_offsets[f + 1]; ++i)
+        atomicAdd(&unfrozen_units[flow_links[i]], units);
+    }
   }
 }
 
@@ -95,13 +126,9 @@ __device__ double warp_min(double v) {
   return v;
 }
 
-__global__ void link_min_share(uint32_t links, const double* remaining, const uint32_t* unfrozen,
-                               RoundState* state, int slot) {
+// Reduces each thread's `m` to the block's minimum and folds it into the round's slot.
+__device__ void block_min_into(double m, unsigned long long* slot_bits) {
   __shared__ double warp_mins[kThreads / 32];
-  double m = __longlong_as_double(static_cast<long long>(kInfBits));
-  for (uint32_t l = blockIdx.x * blockDim.x + threadIdx.x; l < links; l += gridDim.x * blockDim.x) {
-    if (unfrozen[l] > 0) m = fmin(m, __ddiv_rn(remaining[l], static_cast<double>(unfrozen[l])));
-  }
   m = warp_min(m);
   if (threadIdx.x % 32 == 0) warp_mins[threadIdx.x / 32] = m;
   __syncthreads();
@@ -110,52 +137,83 @@ __global__ void link_min_share(uint32_t links, const double* remaining, const ui
                                     : __longlong_as_double(static_cast<long long>(kInfBits));
     m = warp_min(m);
     if (threadIdx.x == 0) {
-      atomicMin(&state->min_bits[slot], static_cast<unsigned long long>(__double_as_longlong(m)));
+      atomicMin(slot_bits, static_cast<unsigned long long>(__double_as_longlong(m)));
     }
   }
 }
 
+// Round 0's minimum share; later rounds' come from charge_and_share.
+__global__ void link_min_share(uint32_t links, const double* remaining, const uint32_t* unfrozen,
+                               const unsigned long long* unfrozen_units, RoundState* state) {
+  double m = __longlong_as_double(static_cast<long long>(kInfBits));
+  for (uint32_t l = blockIdx.x * blockDim.x + threadIdx.x; l < links; l += gridDim.x * blockDim.x) {
+    if (unfrozen[l] > 0) m = fmin(m, __ddiv_rn(remaining[l], weight_of(unfrozen_units[l])));
+  }
+  block_min_into(m, &state->min_bits[0]);
+}
+
 __global__ void freeze_flows(uint32_t flows, const uint32_t* flow_offsets,
-                             const uint32_t* flow_links, const double* remaining,
-                             const uint32_t* unfrozen, uint8_t* frozen, double* rates,
-                             uint32_t* frozen_now, RoundState* state, int slot) {
+                             const uint32_t* flow_links, const double* weight,
+                             const double* remaining, const unsigned long long* unfrozen_units,
+                             uint32_t* frozen_round, double* rates, uint32_t* frozen_now,
+                             unsigned long long* frozen_units_now, RoundState* state, int slot,
+                             uint32_t round) {
   const unsigned long long bits = state->min_bits[slot];
+  if (blockIdx.x == 0 && threadIdx.x == 0) state->min_bits[slot ^ 1] = kInfBits;
   if (bits == kInfBits) return;  // every flow is frozen already
   const double m = __longlong_as_double(static_cast<long long>(bits));
   const double threshold = __dmul_rn(m, 1.0 + kTieTolerance);
   unsigned int froze = 0;
   for (uint32_t f = blockIdx.x * blockDim.x + threadIdx.x; f < flows; f += gridDim.x * blockDim.x) {
-    if (frozen[f]) continue;
+    if (frozen_round[f] != 0) continue;
     const uint32_t begin = flow_offsets[f];
     const uint32_t end = flow_offsets[f + 1];
     bool bottlenecked = false;
     for (uint32_t i = begin; i < end && !bottlenecked; ++i) {
       const uint32_t l = flow_links[i];
-      bottlenecked = __ddiv_rn(remaining[l], static_cast<double>(unfrozen[l])) <= threshold;
+      bottlenecked = __ddiv_rn(remaining[l], weight_of(unfrozen_units[l])) <= threshold;
     }
     if (!bottlenecked) continue;
-    frozen[f] = 1;
-    rates[f] = m;
-    for (uint32_t i = begin; i < end; ++i) atomicAdd(&frozen_now[flow_links[i]], 1u);
+    frozen_round[f] = round + 1;
+    if (weight == nullptr) {
+      rates[f] = m;
+      for (uint32_t i = begin; i < end; ++i) atomicAdd(&frozen_now[flow_links[i]], 1u);
+    } else {
+      rates[f] = __dmul_rn(m, weight[f]);
+      const unsigned long long units = units_of(weight, f);
+      for (uint32_t i = begin; i < end; ++i) {
+        atomicAdd(&frozen_now[flow_links[i]], 1u);
+        atomicAdd(&frozen_units_now[flow_links[i]], units);
+      }
+    }
     ++froze;
   }
   if (froze > 0) atomicSub(&state->unfrozen_flows, froze);
 }
 
-__global__ void charge_links(uint32_t links, double* remaining, uint32_t* unfrozen,
-                             uint32_t* frozen_now, RoundState* state, int slot) {
+// Round `round`'s charge, fused with the next round's minimum share (into the other slot, which
+// freeze_flows reset).
+__global__ void charge_and_share(uint32_t links, bool weighted, double* remaining,
+                                 uint32_t* unfrozen, unsigned long long* unfrozen_units,
+                                 uint32_t* frozen_now, unsigned long long* frozen_units_now,
+                                 RoundState* state, int slot) {
   const unsigned long long bits = state->min_bits[slot];
-  if (blockIdx.x == 0 && threadIdx.x == 0) state->min_bits[slot ^ 1] = kInfBits;
-  if (bits == kInfBits) return;
   const double m = __longlong_as_double(static_cast<long long>(bits));
+  double next = __longlong_as_double(static_cast<long long>(kInfBits));
   for (uint32_t l = blockIdx.x * blockDim.x + threadIdx.x; l < links; l += gridDim.x * blockDim.x) {
     const uint32_t k = frozen_now[l];
-    if (k == 0) continue;
-    const double left = __dsub_rn(remaining[l], __dmul_rn(m, static_cast<double>(k)));
-    remaining[l] = left > 0 ? left : 0;
-    unfrozen[l] -= k;
-    frozen_now[l] = 0;
+    if (k > 0) {
+      const unsigned long long units = weighted ? frozen_units_now[l] : k * kUnitsPerWeight;
+      const double left = __dsub_rn(remaining[l], __dmul_rn(m, weight_of(units)));
+      remaining[l] = left > 0 ? left : 0;
+      unfrozen[l] -= k;
+      unfrozen_units[l] -= units;
+      frozen_now[l] = 0;
+      frozen_units_now[l] = 0;
+    }
+    if (unfrozen[l] > 0) next = fmin(next, __ddiv_rn(remaining[l], weight_of(unfrozen_units[l])));
   }
+  block_min_into(next, &state->min_bits[slot ^ 1]);
 }
 
 class CudaMaxMinSolver final : public FlowSolver {
@@ -185,19 +243,19 @@ class CudaMaxMinSolver final : public FlowSolver {
       throw std::invalid_argument("CUDA max-min solver: link index not built or rates mis-sized");
     }
     if (flows == 0) return;
-    if (p.weighted()) {
-      // Weighted sharing (sprayed sub-flows) has no kernel yet: the CPU solver, the oracle.
-      cpu_.solve(p, rates);
-      return;
-    }
+    const bool weighted = p.weighted();
     capacity_.upload(p.capacity, stream_);
     flow_offsets_.upload(p.flow_offsets, stream_);
     flow_links_.upload(p.flow_links, stream_);
     link_offsets_.upload(p.link_offsets, stream_);
+    if (weighted) weight_.upload(p.weight, stream_);
+    const double* weight = weighted ? weight_.get() : nullptr;
     remaining_.reserve(std::max<uint32_t>(links, 1));
     unfrozen_.reserve(std::max<uint32_t>(links, 1));
+    unfrozen_units_.reserve(std::max<uint32_t>(links, 1));
+    frozen_units_now_.reserve(std::max<uint32_t>(links, 1));
     frozen_now_.reserve(std::max<uint32_t>(links, 1));
-    frozen_.reserve(flows);
+    frozen_round_.reserve(flows);
     rates_.reserve(flows);
 
     RoundState init{{kInfBits, kInfBits}, 0};
@@ -209,12 +267,18 @@ class CudaMaxMinSolver final : public FlowSolver {
     const int link_blocks = blocks_for(links);
     const int flow_blocks = blocks_for(flows);
     if (links > 0) {
-      init_links<<<link_blocks, kThreads, 0, stream_>>>(links, link_offsets_.get(), capacity_.get(),
-                                                        remaining_.get(), unfrozen_.get(),
-                                                        frozen_now_.get());
+      init_links<<<link_blocks, kThreads, 0, stream_>>>(
+          links, link_offsets_.get(), weight, capacity_.get(), remaining_.get(), unfrozen_.get(),
+          unfrozen_units_.get(), frozen_now_.get(), frozen_units_now_.get());
     }
-    init_flows<<<flow_blocks, kThreads, 0, stream_>>>(flows, flow_offsets_.get(), frozen_.get(),
+    init_flows<<<flow_blocks, kThreads, 0, stream_>>>(flows, flow_offsets_.get(),
+                                                      flow_links_.get(), weight,
+                                                      unfrozen_units_.get(), frozen_round_.get(),
                                                       rates_.get());
+    if (links > 0) {
+      link_min_share<<<link_blocks, kThreads, 0, stream_>>>(
+          links, remaining_.get(), unfrozen_.get(), unfrozen_units_.get(), state_);
+    }
     check(cudaGetLastError(), "launch init");
 
     // Each round freezes at least one link's last flows, so `links` rounds always suffice; batches
@@ -225,13 +289,13 @@ class CudaMaxMinSolver final : public FlowSolver {
     while (unfrozen_flows > 0 && round <= links) {
       for (uint32_t i = 0; i < batch; ++i, ++round) {
         const int slot = static_cast<int>(round & 1);
-        link_min_share<<<link_blocks, kThreads, 0, stream_>>>(links, remaining_.get(),
-                                                              unfrozen_.get(), state_, slot);
         freeze_flows<<<flow_blocks, kThreads, 0, stream_>>>(
-            flows, flow_offsets_.get(), flow_links_.get(), remaining_.get(), unfrozen_.get(),
-            frozen_.get(), rates_.get(), frozen_now_.get(), state_, slot);
-        charge_links<<<link_blocks, kThreads, 0, stream_>>>(
-            links, remaining_.get(), unfrozen_.get(), frozen_now_.get(), state_, slot);
+            flows, flow_offsets_.get(), flow_links_.get(), weight, remaining_.get(),
+            unfrozen_units_.get(), frozen_round_.get(), rates_.get(), frozen_now_.get(),
+            frozen_units_now_.get(), state_, slot, round);
+        charge_and_share<<<link_blocks, kThreads, 0, stream_>>>(
+            links, weighted, remaining_.get(), unfrozen_.get(), unfrozen_units_.get(),
+            frozen_now_.get(), frozen_units_now_.get(), state_, slot);
       }
       check(cudaGetLastError(), "launch rounds");
       check(cudaMemcpyAsync(host_unfrozen_, &state_->unfrozen_flows, sizeof(unsigned int),
@@ -258,15 +322,17 @@ class CudaMaxMinSolver final : public FlowSolver {
   int sm_count_ = 1;
   RoundState* state_ = nullptr;
   unsigned int* host_unfrozen_ = nullptr;
-  CpuMaxMinSolver cpu_;  // weighted problems
   DeviceArray<double> capacity_;
   DeviceArray<uint32_t> flow_offsets_;
   DeviceArray<uint32_t> flow_links_;
   DeviceArray<uint32_t> link_offsets_;
+  DeviceArray<double> weight_;
   DeviceArray<double> remaining_;
   DeviceArray<uint32_t> unfrozen_;
+  DeviceArray<unsigned long long> unfrozen_units_;
+  DeviceArray<unsigned long long> frozen_units_now_;
   DeviceArray<uint32_t> frozen_now_;
-  DeviceArray<uint8_t> frozen_;
+  DeviceArray<uint32_t> frozen_round_;
   DeviceArray<double> rates_;
 };
 

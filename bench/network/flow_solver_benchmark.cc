@@ -1,7 +1,8 @@
 // Max-min solves on a fat-tree-shaped instance: 1024 H100 GPUs (128 HGX nodes, 8 x 400 Gb/s NICs
-// each) on a 2-tier radix-64 fat-tree, with 1k, 10k and 100k flows between random GPUs of
-// different nodes, each on its ECMP route (random flow hash). The problem is built once; only
-// solve() is timed. Counters: solves_per_s, rounds (rate levels), links (links in use).
+// each) on a 2-tier radix-64 fat-tree, with 1k to 1M flows between random GPUs of different
+// nodes, each on its ECMP route (random flow hash), or each transfer sprayed over 8 such routes as
+// 8 sub-flows of weight 1/8 (*Sprayed). The problem is built once; only solve() is timed.
+// Counters: solves_per_s, rounds (rate levels), links (links in use), flows.
 //   build/flow-dev/bench/network/flow_solver_benchmark --benchmark_repetitions=3
 // The CUDA solver registers itself too when dtsim_gpu_accel is built and a GPU is present.
 #include <benchmark/benchmark.h>
@@ -31,7 +32,9 @@ std::unique_ptr<topology::Cluster> fat_tree_cluster() {
   return topology::build_cluster(s);
 }
 
-FlowProblem fat_tree_problem(int flows) {
+// `flows` transfers; with spray > 1 each is `spray` sub-flows of weight 1/spray on as many random
+// ECMP hashes (adaptive routing's sprayed transfer, a weighted problem).
+FlowProblem fat_tree_problem(int flows, int spray = 1) {
   const auto cluster = fat_tree_cluster();
   const topology::Cluster& c = *cluster;
   sim::Rng rng(1, sim::stream_id("flow-solver-benchmark"));
@@ -46,20 +49,22 @@ FlowProblem fat_tree_problem(int flows) {
       src = static_cast<int>(rng.below(gpus));
       dst = static_cast<int>(rng.below(gpus));
     } while (c.node_of(src) == c.node_of(dst));
-    path.clear();
-    for (topology::LinkId l : c.route(src, dst, rng.below(1 << 16))) {
-      auto [it, fresh] = dense.emplace(l, static_cast<uint32_t>(p.capacity.size()));
-      if (fresh) p.capacity.push_back(c.link(l).bandwidth.bytes_per_s());
-      path.push_back(it->second);
+    for (int k = 0; k < spray; ++k) {
+      path.clear();
+      for (topology::LinkId l : c.route(src, dst, rng.below(1 << 16))) {
+        auto [it, fresh] = dense.emplace(l, static_cast<uint32_t>(p.capacity.size()));
+        if (fresh) p.capacity.push_back(c.link(l).bandwidth.bytes_per_s());
+        path.push_back(it->second);
+      }
+      p.add_flow(path, 1.0 / spray);
     }
-    p.add_flow(path);
   }
   p.build_link_index();
   return p;
 }
 
-void run(benchmark::State& state, FlowSolver& solver) {
-  const FlowProblem p = fat_tree_problem(static_cast<int>(state.range(0)));
+void run(benchmark::State& state, FlowSolver& solver, int spray = 1) {
+  const FlowProblem p = fat_tree_problem(static_cast<int>(state.range(0)), spray);
   std::vector<double> rates(p.flow_count());
   for (auto _ : state) {
     solver.solve(p, rates);
@@ -68,6 +73,7 @@ void run(benchmark::State& state, FlowSolver& solver) {
   state.counters["solves_per_s"] =
       benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
   state.counters["links"] = static_cast<double>(p.link_count());
+  state.counters["flows"] = static_cast<double>(p.flow_count());
   state.counters["max_util"] = max_link_utilization(p, rates);
 }
 
@@ -76,7 +82,20 @@ void BM_CpuSolve(benchmark::State& state) {
   run(state, solver);
   state.counters["rounds"] = solver.last_rounds();
 }
-BENCHMARK(BM_CpuSolve)->Arg(1'000)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_CpuSolve)
+    ->Arg(1'000)
+    ->Arg(10'000)
+    ->Arg(100'000)
+    ->Arg(1'000'000)
+    ->Unit(benchmark::kMicrosecond);
+
+// Each transfer sprayed over 8 routes: 8 sub-flows of weight 1/8.
+void BM_CpuSolveSprayed(benchmark::State& state) {
+  CpuMaxMinSolver solver;
+  run(state, solver, 8);
+  state.counters["rounds"] = solver.last_rounds();
+}
+BENCHMARK(BM_CpuSolveSprayed)->Arg(1'000)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMicrosecond);
 
 // The whole flow model: `flows` transfers of 1..64 MB between random GPUs of different nodes,
 // all started at time 0, run to completion (one solve per start burst and per completion time).
@@ -116,15 +135,30 @@ void BM_FlowModelBurst(benchmark::State& state) {
 BENCHMARK(BM_FlowModelBurst)->Arg(1'000)->Arg(4'000)->Unit(benchmark::kMillisecond);
 
 #ifdef DTSIM_HAVE_CUDA_SOLVER
-void BM_CudaSolve(benchmark::State& state) {
+void cuda_solve(benchmark::State& state, int spray) {
   auto solver = gpu_accel::make_cuda_max_min_solver();
   if (!solver) {
     state.SkipWithError("no CUDA device present");
     return;
   }
-  run(state, *solver);
+  run(state, *solver, spray);
 }
-BENCHMARK(BM_CudaSolve)->Arg(1'000)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMicrosecond);
+void BM_CudaSolve(benchmark::State& state) { cuda_solve(state, 1); }
+void BM_CudaSolveSprayed(benchmark::State& state) { cuda_solve(state, 8); }
+// GPU work is asynchronous and the solve synchronises before returning: wall time is the figure.
+BENCHMARK(BM_CudaSolve)
+    ->Arg(1'000)
+    ->Arg(10'000)
+    ->Arg(100'000)
+    ->Arg(1'000'000)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_CudaSolveSprayed)
+    ->Arg(1'000)
+    ->Arg(10'000)
+    ->Arg(100'000)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 #endif
 
 }  // namespace

@@ -25,7 +25,7 @@ struct FlowModelOptions {
   std::shared_ptr<flow::FlowSolver> accelerator;
   // Solves with at least this many active flows go to the accelerator; smaller ones stay on the
   // CPU, where they finish before a kernel launch would.
-  size_t accelerator_min_flows = 8192;
+  size_t accelerator_min_flows = flow::kAcceleratorMinFlows;
   // Bytes per second: where GPUs of a node have no peer access (scale_up.kind: none, what
   // NCCL_P2P_DISABLE gives), a copy goes through pinned host memory and its rate is latency
   // bound, not the PCIe links'; all copies from one GPU to another of its node share this rate

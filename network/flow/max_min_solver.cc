@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <limits>
 
 namespace dtsim::network::flow {
 
 uint32_t FlowProblem::add_flow(std::span<const uint32_t> links, double w) {
-  assert(w > 0);
+  assert(w > 0 && w <= 0x1p20);
+  w = std::max(std::nearbyint(w / kWeightUnit), 1.0) * kWeightUnit;  // whole units, at least one
   if (w != 1.0 || !weight.empty()) {
     weight.resize(flow_count(), 1.0);  // the flows before the first weighted one weigh 1
     weight.push_back(w);
@@ -15,6 +17,10 @@ uint32_t FlowProblem::add_flow(std::span<const uint32_t> links, double w) {
   flow_links.insert(flow_links.end(), links.begin(), links.end());
   flow_offsets.push_back(static_cast<uint32_t>(flow_links.size()));
   return static_cast<uint32_t>(flow_count() - 1);
+}
+
+uint64_t FlowProblem::weight_units(size_t f) const {
+  return weight.empty() ? kUnitsPerWeight : static_cast<uint64_t>(weight[f] / kWeightUnit);
 }
 
 void FlowProblem::clear_flows() {
@@ -51,8 +57,8 @@ void CpuMaxMinSolver::solve(const FlowProblem& p, std::span<double> rates) {
   remaining_.assign(p.capacity.begin(), p.capacity.end());
   unfrozen_.assign(links, 0);
   frozen_now_.assign(links, 0);
-  unfrozen_weight_.assign(links, 0.0);
-  frozen_weight_now_.assign(links, 0.0);
+  unfrozen_units_.assign(links, 0);
+  frozen_units_now_.assign(links, 0);
   frozen_.assign(p.flow_count(), 0);
   position_.assign(links, 0);
   active_links_.clear();
@@ -62,13 +68,13 @@ void CpuMaxMinSolver::solve(const FlowProblem& p, std::span<double> rates) {
     if (unfrozen_[l] == 0) continue;
     assert(p.capacity[l] >= 0 && p.capacity[l] < kInf);
     if (p.weighted()) {
-      for (uint32_t f : p.flows_on(l)) unfrozen_weight_[l] += p.weight[f];
+      for (uint32_t f : p.flows_on(l)) unfrozen_units_[l] += p.weight_units(f);
     } else {
-      unfrozen_weight_[l] = static_cast<double>(unfrozen_[l]);
+      unfrozen_units_[l] = unfrozen_[l] * kUnitsPerWeight;
     }
     position_[l] = static_cast<uint32_t>(active_links_.size());
     active_links_.push_back(static_cast<uint32_t>(l));
-    active_share_.push_back(remaining_[l] / unfrozen_weight_[l]);
+    active_share_.push_back(remaining_[l] / weight_of_units(unfrozen_units_[l]));
   }
   for (size_t f = 0; f < p.flow_count(); ++f) {
     if (p.flow_offsets[f] == p.flow_offsets[f + 1]) {
@@ -109,26 +115,26 @@ void CpuMaxMinSolver::solve(const FlowProblem& p, std::span<double> rates) {
       for (uint32_t f : p.flows_on(l)) {
         if (frozen_[f]) continue;
         frozen_[f] = 1;
-        const double w = p.weight_of(f);
-        rates[f] = m * w;
+        rates[f] = m * p.weight_of(f);
+        const uint64_t units = p.weight_units(f);
         for (uint32_t k : p.links_of(f)) {
           if (frozen_now_[k]++ == 0) touched.push_back(k);
-          frozen_weight_now_[k] += w;
+          frozen_units_now_[k] += units;
         }
       }
     }
-    // Capacity drops by m per unit of weight frozen, applied once per link as m * weight so that
-    // the result does not depend on the order flows were frozen in (the CUDA solver counts with
-    // atomics; weights of 1 add up exactly, so there the arithmetic is the count's).
+    // Capacity drops by m per unit of weight frozen, applied once per link as m * weight; the
+    // weight is an integer sum of units, so neither this solver's freezing order nor the order
+    // the CUDA solver's atomics land in changes it (for weights of 1 it is the count).
     for (uint32_t l : touched) {
-      const double left = remaining_[l] - m * frozen_weight_now_[l];
+      const double left = remaining_[l] - m * weight_of_units(frozen_units_now_[l]);
       remaining_[l] = left > 0 ? left : 0;
       unfrozen_[l] -= frozen_now_[l];
-      unfrozen_weight_[l] -= frozen_weight_now_[l];
+      unfrozen_units_[l] -= frozen_units_now_[l];
       frozen_now_[l] = 0;
-      frozen_weight_now_[l] = 0;
+      frozen_units_now_[l] = 0;
       if (unfrozen_[l] > 0) {
-        active_share_[position_[l]] = remaining_[l] / unfrozen_weight_[l];
+        active_share_[position_[l]] = remaining_[l] / weight_of_units(unfrozen_units_[l]);
       } else {
         active_share_[position_[l]] = kInf;
         ++dead;

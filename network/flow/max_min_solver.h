@@ -17,6 +17,13 @@
 
 namespace dtsim::network::flow {
 
+// Weights are counted in units of 2^-40: a weight of 1 is 2^40 units. A link's unfrozen weight is
+// a sum of units (at most 2^64: 16.7 million flows of weight 1 on one link), converted to a double
+// only to divide by; for weights of 1 that double is exactly the flow count.
+inline constexpr double kWeightUnit = 0x1p-40;
+inline constexpr uint64_t kUnitsPerWeight = uint64_t{1} << 40;
+inline double weight_of_units(uint64_t units) { return static_cast<double>(units) * kWeightUnit; }
+
 struct FlowProblem {
   std::vector<double> capacity;           // per link, bytes per second (>= 0)
   std::vector<uint32_t> flow_offsets{0};  // flow f crosses flow_links[flow_offsets[f] .. [f+1])
@@ -24,7 +31,9 @@ struct FlowProblem {
   std::vector<uint32_t> link_offsets;  // link l carries link_flows[link_offsets[l] .. [l+1])
   std::vector<uint32_t> link_flows;    // filled by build_link_index(), flows in ascending order
   // Per flow, its weight in the sharing (a flow of weight w gets w shares); empty while every
-  // flow weighs 1, which is how unweighted problems stay exactly what they were.
+  // flow weighs 1, which is how unweighted problems stay exactly what they were. add_flow rounds
+  // each weight to a whole number of kWeightUnit, so the solvers add weights up as integers
+  // (weight_units): exactly, in any order, on the CPU and the GPU alike.
   std::vector<double> weight;
 
   size_t flow_count() const { return flow_offsets.size() - 1; }
@@ -42,6 +51,7 @@ struct FlowProblem {
   uint32_t add_flow(std::span<const uint32_t> links, double weight = 1.0);
   bool weighted() const { return !weight.empty(); }
   double weight_of(size_t f) const { return weight.empty() ? 1.0 : weight[f]; }
+  uint64_t weight_units(size_t f) const;
   // Empties the flows, keeping the capacities and the buffers' storage.
   void clear_flows();
   // Builds the link -> flows index from the flow -> links one; call after the last add_flow.
@@ -59,14 +69,20 @@ class FlowSolver {
   virtual void solve(const FlowProblem& p, std::span<double> rates) = 0;
 };
 
+// Problems with at least this many flows go to a GPU solver when one is given; smaller ones stay
+// on the CPU. Measured on an H200 host (bench/network.md): the CUDA solver took 16.4 ms against
+// the CPU's 12.6 ms at 10k flows, 30.0 against 35.6 ms at 100k, and 86 against 179 ms at 1M.
+inline constexpr size_t kAcceleratorMinFlows = 100'000;
+
 // Progressive filling with exact bottleneck freezing. Each round every link that still carries
 // unfrozen flows offers the fair share remaining_capacity / unfrozen_weight (the unfrozen flows'
 // count when every flow weighs 1); the smallest share m is the next rate level; every unfrozen
 // flow crossing a link whose share is m (within kTieTolerance, so links that tie up to rounding
 // freeze together) is frozen at m times its weight, and each touched link's remaining capacity
 // drops by m times the weight of its flows frozen this round. Rounds repeat until every flow is
-// frozen. On unweighted problems the CUDA solver performs the same arithmetic in the same order,
-// which is what lets this solver be its oracle (it hands weighted ones to this solver).
+// frozen. Weights are added up in integer units (FlowProblem), so the result does not depend on
+// the order flows froze in; the CUDA solver performs the same arithmetic, which is what lets this
+// solver be its oracle bit for bit.
 class CpuMaxMinSolver final : public FlowSolver {
  public:
   std::string_view name() const override { return "cpu-max-min"; }
@@ -83,8 +99,8 @@ class CpuMaxMinSolver final : public FlowSolver {
   std::vector<double> remaining_;
   std::vector<uint32_t> unfrozen_;
   std::vector<uint32_t> frozen_now_;
-  std::vector<double> unfrozen_weight_;
-  std::vector<double> frozen_weight_now_;
+  std::vector<uint64_t> unfrozen_units_;    // weight of the link's unfrozen flows
+  std::vector<uint64_t> frozen_units_now_;  // weight of its flows frozen this round
   std::vector<uint32_t> active_links_;
   std::vector<uint32_t> touched_;
   std::vector<uint8_t> frozen_;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -60,6 +61,58 @@ TEST(CudaMaxMinSolver, MatchesTheCpuOracleOnRandomInstances) {
   }
 }
 
+// The random instance's flows regrouped as sprayed transfers: runs of 1..8 consecutive flows
+// weigh 1/K each, as a transfer split over K routes does (K = 3, 5, 6, 7 are inexact in binary).
+FlowProblem sprayed(const FlowProblem& base, uint64_t seed) {
+  sim::Rng rng(seed, sim::stream_id("sprayed-problem"));
+  FlowProblem p;
+  p.capacity = base.capacity;
+  for (size_t f = 0; f < base.flow_count();) {
+    const size_t k = std::min<size_t>(1 + rng.below(8), base.flow_count() - f);
+    for (size_t i = 0; i < k; ++i, ++f) p.add_flow(base.links_of(f), 1.0 / static_cast<double>(k));
+  }
+  p.build_link_index();
+  return p;
+}
+
+TEST(CudaMaxMinSolver, MatchesTheCpuOracleOnWeightedInstances) {
+  SKIP_WITHOUT_GPU();
+  auto gpu = make_cuda_max_min_solver();
+  for (const uint32_t flows : {10u, 500u, 20'000u, 100'000u}) {
+    for (uint64_t seed = 1; seed <= 4; ++seed) {
+      const FlowProblem p = sprayed(
+          testing_support::random_flow_problem(seed, flows / 10 + 8, flows, 6), seed);
+      ASSERT_TRUE(p.weighted());
+      expect_same_rates(p, *gpu, "weighted instance");
+    }
+  }
+}
+
+TEST(CudaMaxMinSolver, WeightedSolvesAreTheSameOnEveryRun) {
+  // Frozen weight is added up in integer units by atomics: the order they land in changes nothing.
+  SKIP_WITHOUT_GPU();
+  auto gpu = make_cuda_max_min_solver();
+  const FlowProblem p = sprayed(testing_support::random_flow_problem(7, 2000, 50'000, 6), 7);
+  std::vector<double> first(p.flow_count()), again(p.flow_count());
+  gpu->solve(p, first);
+  for (int run = 0; run < 5; ++run) {
+    gpu->solve(p, again);
+    ASSERT_EQ(first, again) << "run " << run;
+  }
+}
+
+TEST(CudaMaxMinSolver, RatesAreTheCpuSolversBitForBit) {
+  SKIP_WITHOUT_GPU();
+  auto gpu = make_cuda_max_min_solver();
+  const FlowProblem plain = testing_support::random_flow_problem(3, 2000, 50'000, 6);
+  for (const FlowProblem& p : {plain, sprayed(plain, 3)}) {
+    std::vector<double> cpu(p.flow_count()), got(p.flow_count());
+    CpuMaxMinSolver().solve(p, cpu);
+    gpu->solve(p, got);
+    EXPECT_EQ(cpu, got) << (p.weighted() ? "weighted" : "unweighted");
+  }
+}
+
 TEST(CudaMaxMinSolver, MatchesTheCpuOracleOnEdgeCases) {
   SKIP_WITHOUT_GPU();
   auto gpu = make_cuda_max_min_solver();
@@ -67,6 +120,14 @@ TEST(CudaMaxMinSolver, MatchesTheCpuOracleOnEdgeCases) {
   expect_same_rates(problem({0, 6}, {{0, 1}, {1}}), *gpu, "zero-capacity link");
   expect_same_rates(problem({1, 1, 1}, {{0, 1, 2}, {0}, {1}, {2}}), *gpu, "parking lot");
   expect_same_rates(problem({5, 7}, {}), *gpu, "no flows");
+  FlowProblem halves;
+  halves.capacity = {8, 6};
+  for (const std::vector<uint32_t>& links : {std::vector<uint32_t>{0}, {0, 1}, {1}}) {
+    halves.add_flow(links, 0.5);
+  }
+  halves.add_flow(std::vector<uint32_t>{0}, 2.0);
+  halves.build_link_index();
+  expect_same_rates(halves, *gpu, "weights 1/2 and 2");
 }
 
 struct Recorder final : sim::EventHandler {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "network/flow/max_min_solver.h"
@@ -12,8 +13,10 @@
 
 namespace dtsim::testing_support {
 
+// max_path must not exceed links: a path holds distinct links.
 inline network::flow::FlowProblem random_flow_problem(uint64_t seed, uint32_t links, uint32_t flows,
                                                       uint32_t max_path) {
+  if (max_path > links) throw std::invalid_argument("random_flow_problem: max_path > links");
   sim::Rng rng(seed, sim::stream_id("flow-problem"));
   static constexpr double kCapacities[] = {12.5e9, 25e9, 50e9, 100e9, 450e9};
   network::flow::FlowProblem p;
