@@ -29,6 +29,7 @@
 #include "network/packet/packet_model.h"
 #include "sim/engine.h"
 #include "sim/error.h"
+#include "topology/catalog.h"
 #include "topology/cluster.h"
 #include "topology/describe.h"
 #include "workloads/chakra_trace.h"
@@ -191,6 +192,13 @@ void run_sweep_on_flows(const config::Scenario& s, const collectives::Analytical
   run_sweep_on_network(s, model, rows, engine, net, *cluster, quiet, links);
 }
 
+// DCQCN runs where RoCE runs it: on RoCE NICs with ECN marking and cc: dcqcn (the defaults).
+network::PacketModelOptions packet_options(const config::Scenario& s) {
+  const config::PacketSpec& p = s.network.packet;
+  const bool dcqcn = s.cluster.nic.kind == topology::NicKind::roce && p.ecn && p.cc == "dcqcn";
+  return {.mtu = p.mtu, .buffer_per_port = p.buffer_per_port, .dcqcn = {.enabled = dcqcn, .seed = s.seed}};
+}
+
 // The packet model runs the same schedules as the flow model, packet by packet; a sweep whose
 // packet hops would take more than minutes is refused before it starts.
 void run_sweep_on_packets(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
@@ -215,7 +223,7 @@ void run_sweep_on_packets(const config::Scenario& s, const collectives::Analytic
                                  "use flow",
                                  static_cast<double>(hops), static_cast<double>(kMaxPacketHops)));
   }
-  network::PacketNetworkModel net(*cluster, {.mtu = p.mtu, .buffer_per_port = p.buffer_per_port});
+  network::PacketNetworkModel net(*cluster, packet_options(s));
   run_sweep_on_network(s, model, rows, engine, net, *cluster, quiet, links, std::move(plans));
 }
 
@@ -555,9 +563,11 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
   }
   require_supported_model(s);
   const config::PacketSpec& packet = s.network.packet;
-  if (s.network.model == config::NetworkModelKind::packet && (packet.ecn || packet.cc != "none") && !options.quiet) {
-    std::cerr << "simulate: warning: network.packet: ECN marking and congestion control (cc: " << packet.cc
-              << ") are not modelled by the packet model yet; it runs lossless (credits/PFC) without them\n";
+  if (s.network.model == config::NetworkModelKind::packet && (packet.ecn || packet.cc != "none") &&
+      s.cluster.nic.kind != topology::NicKind::roce && !options.quiet) {
+    std::cerr << "simulate: warning: network.packet: ECN marking and cc: " << packet.cc << " are RoCE's; on "
+              << topology::name(s.cluster.nic.kind)
+              << " NICs the packet model runs credit flow control without congestion control\n";
   }
   if (s.network.model == config::NetworkModelKind::packet && s.cluster.gpus_per_node > 1 &&
       s.cluster.scale_up.kind == topology::ScaleUpKind::none && !options.quiet) {

@@ -1,21 +1,32 @@
 #include "network/packet/packet_model.h"
 
 #include <algorithm>
+#include <climits>
+#include <cmath>
 #include <stdexcept>
 #include <utility>
 
 namespace dtsim::network {
 
 PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketModelOptions options)
-    : cluster_(cluster), options_(options) {
+    : cluster_(cluster), options_(options), rng_(options.dcqcn.seed, sim::stream_id("dcqcn-marking")) {
   if (options_.mtu.count() <= 0 || options_.mtu.count() > UINT32_MAX) {
     throw std::invalid_argument("packet model: mtu must be between 1 byte and 4 GiB");
   }
   if (options_.buffer_per_port < options_.mtu) {
     throw std::invalid_argument("packet model: buffer_per_port must hold at least one mtu");
   }
+  const DcqcnOptions& d = options_.dcqcn;
+  if (d.enabled && !(d.kmin.count() >= 0 && d.kmax > d.kmin && d.pmax > 0 && d.pmax <= 1 && d.g > 0 &&
+                     d.g < 1 && d.alpha_period > Time::zero() && d.increase_period > Time::zero() &&
+                     d.byte_counter.count() > 0 && d.min_rate.bytes_per_s() > 0)) {
+    throw std::invalid_argument(
+        "packet model: DCQCN needs 0 <= kmin < kmax, 0 < pmax <= 1, 0 < g < 1, positive periods, "
+        "byte counter and minimum rate");
+  }
   const auto links = cluster_.links();
   ports_.resize(links.size());
+  marks_.resize(links.size());
   in_index_.resize(links.size());
   in_degree_.assign(cluster_.devices().size(), 0);
   for (size_t l = 0; l < links.size(); ++l) {
@@ -24,6 +35,7 @@ PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketM
     p.latency = links[l].latency;
     p.mtu_time = p.bandwidth.transfer_time(options_.mtu);
     in_index_[l] = in_degree_[links[l].to]++;
+    marks_[l] = cluster_.device(links[l].from).kind == topology::DeviceKind::network_switch;
   }
 }
 
@@ -52,6 +64,7 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   } else {
     id = free_transfers_.back();
     free_transfers_.pop_back();
+    ++transfers_[id].generation;
   }
   TransferState& ts = transfers_[id];
   // Every sprayed route starts on the same injection port (Cluster::sprayed_routes).
@@ -64,6 +77,9 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   ++active_;
 
   const uint32_t first = ts.paths.front().front();
+  const double line = ports_[first].bandwidth.bytes_per_s();
+  ts.rp = ReactionPoint{.line = line, .current = line, .target = line, .next_send = engine.now(),
+                        .last_change = engine.now(), .alpha_from = engine.now()};
   ensure_inputs(first);
   Port& p = ports_[first];
   if (p.injecting.empty()) p.ready.push_back(injection_slot(p));
@@ -92,7 +108,7 @@ uint32_t PacketNetworkModel::new_packet(uint32_t transfer, uint32_t bytes) {
   TransferState& ts = transfers_[transfer];
   // Oblivious spraying: the transfer's packets take its routes in turn.
   const auto route = static_cast<uint16_t>(ts.cut++ % ts.paths.size());
-  packets_[id] = Packet{transfer, bytes, kNone, 0, route};
+  packets_[id] = Packet{transfer, bytes, kNone, 0, route, false};
   return id;
 }
 
@@ -119,6 +135,7 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
   if (p.busy || p.ready.empty()) return;
   const int64_t buffer = options_.buffer_per_port.count();
   const uint32_t inject = injection_slot(p);
+  Time ready_at = Time::max();  // the earliest a paced sender here may inject
   blocked_.clear();
   for (size_t k = 0; k < p.ready.size(); ++k) {
     const uint32_t slot = p.ready[k];
@@ -126,8 +143,14 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
     // whose turn it is to inject.
     uint32_t bytes;
     uint32_t next;
+    uint32_t chosen = 0;  // with slot == inject: the index into p.injecting that sends
     if (slot == inject) {
-      const TransferState& ts = transfers_[p.injecting[p.inject_next]];
+      chosen = static_cast<uint32_t>(p.inject_next);
+      if (options_.dcqcn.enabled) {
+        chosen = next_injector(p, engine.now(), ready_at);
+        if (chosen == kNone) continue;  // every sender here waits on its rate limiter
+      }
+      const TransferState& ts = transfers_[p.injecting[chosen]];
       bytes = static_cast<uint32_t>(std::min(ts.unsent, options_.mtu.count()));
       const auto& path = ts.paths[ts.cut % ts.paths.size()];  // the route of the packet cut next
       next = path.size() > 1 ? path[1] : kNone;
@@ -145,13 +168,15 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
     p.ready.erase(p.ready.begin() + static_cast<std::ptrdiff_t>(k));
     uint32_t packet;
     if (slot == inject) {
-      const uint32_t t = p.injecting[p.inject_next];
+      const uint32_t t = p.injecting[chosen];
       TransferState& ts = transfers_[t];
       packet = new_packet(t, bytes);
       ts.unsent -= bytes;
       ++ts.in_flight;
+      if (options_.dcqcn.enabled) pace(engine.now(), ts.rp, bytes);
+      p.inject_next = chosen;
       if (ts.unsent == 0) {
-        p.injecting.erase(p.injecting.begin() + static_cast<std::ptrdiff_t>(p.inject_next));
+        p.injecting.erase(p.injecting.begin() + static_cast<std::ptrdiff_t>(chosen));
       } else {
         ++p.inject_next;
       }
@@ -160,6 +185,7 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
     } else {
       InputQueue& q = p.inputs[slot];
       packet = q.head;
+      p.queued -= packets_[packet].bytes;
       q.head = packets_[packet].next;
       if (q.head == kNone) {
         q.tail = kNone;
@@ -181,7 +207,11 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
     if (serialize != Time::max()) engine.schedule_in(serialize, *this, port);
     return;
   }
-  // Every input waits on a full port: ask each of those ports for a wake-up.
+  // Every input waits, on a full port or on its rate limiter: ask for a wake-up from each.
+  if (ready_at != Time::max() && ready_at < p.wake_at) {
+    p.wake_at = ready_at;
+    engine.schedule_at(ready_at, *this, kWake | port);
+  }
   for (uint32_t b : blocked_) {
     if (std::find(p.blocked_on.begin(), p.blocked_on.end(), b) != p.blocked_on.end()) continue;
     p.blocked_on.push_back(b);
@@ -190,10 +220,23 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
 }
 
 void PacketNetworkModel::on_event(sim::Engine& engine, uint64_t payload) {
-  if ((payload & kArrive) != 0) {
-    arrive(engine, static_cast<uint32_t>(payload & ~kArrive));
-  } else {
-    finish_transmit(engine, static_cast<uint32_t>(payload));
+  const auto id = static_cast<uint32_t>(payload);
+  switch (payload & kKinds) {
+    case kArrive: arrive(engine, id); return;
+    case kWake:
+      if (ports_[id].wake_at == engine.now()) ports_[id].wake_at = Time::max();
+      try_send(engine, id);
+      return;
+    case kCnp: {
+      TransferState& ts = transfers_[id];
+      const auto generation = static_cast<uint32_t>((payload & ~kKinds) >> 32);
+      // The transfer may have finished (and its slot been reused) while the CNP travelled.
+      if (ts.done != nullptr && (ts.generation & kGenerationMask) == generation) {
+        take_cnp(engine.now(), ts.rp);
+      }
+      return;
+    }
+    default: finish_transmit(engine, id);
   }
 }
 
@@ -233,12 +276,18 @@ void PacketNetworkModel::arrive(sim::Engine& engine, uint32_t packet) {
   ++pk.hop;
   if (pk.hop < path.size()) {
     const uint32_t port = path[pk.hop];
+    ports_[port].queued += pk.bytes;
+    if (options_.dcqcn.enabled && !pk.marked && marks_[port] && mark(port)) {
+      pk.marked = true;
+      ++ecn_marks_;
+    }
     ensure_inputs(port);
     enqueue(port, in_index_[over], packet);
     try_send(engine, port);
     return;
   }
   delivered_ += Bytes(pk.bytes);
+  if (pk.marked) notify(engine, pk.transfer, path);
   free_packets_.push_back(packet);
   --ts.in_flight;
   if (ts.unsent > 0 || ts.in_flight > 0) return;
@@ -246,6 +295,99 @@ void PacketNetworkModel::arrive(sim::Engine& engine, uint32_t packet) {
   ts.done = nullptr;
   --active_;
   free_transfers_.push_back(pk.transfer);
+}
+
+uint32_t PacketNetworkModel::next_injector(const Port& p, Time now, Time& ready_at) {
+  const size_t n = p.injecting.size();
+  for (size_t i = 0; i < n; ++i) {
+    const size_t k = (p.inject_next + i) % n;
+    const Time at = transfers_[p.injecting[k]].rp.next_send;
+    if (at <= now) return static_cast<uint32_t>(k);
+    ready_at = std::min(ready_at, at);
+  }
+  return kNone;
+}
+
+bool PacketNetworkModel::mark(uint32_t port) {
+  const DcqcnOptions& d = options_.dcqcn;
+  const auto queued = static_cast<double>(ports_[port].queued);  // this packet included
+  if (queued <= static_cast<double>(d.kmin.count())) return false;
+  if (queued > static_cast<double>(d.kmax.count())) return true;
+  const double p = d.pmax * (queued - static_cast<double>(d.kmin.count())) /
+                   static_cast<double>(d.kmax.count() - d.kmin.count());
+  return rng_.uniform() < p;
+}
+
+void PacketNetworkModel::notify(sim::Engine& engine, uint32_t transfer,
+                                const std::vector<topology::LinkId>& path) {
+  TransferState& ts = transfers_[transfer];
+  ReactionPoint& rp = ts.rp;
+  const Time now = engine.now();
+  if (rp.last_cnp_sent != Time::max() && now - rp.last_cnp_sent < options_.dcqcn.cnp_interval) return;
+  rp.last_cnp_sent = now;
+  Time back = Time::zero();
+  for (topology::LinkId l : path) back += ports_[l ^ 1].latency;  // the reverse links
+  engine.schedule_in(back, *this,
+                     kCnp | (uint64_t{ts.generation & kGenerationMask} << 32) | transfer);
+}
+
+void PacketNetworkModel::take_cnp(Time now, ReactionPoint& rp) {
+  const DcqcnOptions& d = options_.dcqcn;
+  catch_up(now, rp);
+  rp.target = rp.current;
+  rp.current = std::max(rp.current * (1 - rp.alpha / 2), d.min_rate.bytes_per_s());
+  rp.alpha = (1 - d.g) * rp.alpha + d.g;
+  rp.alpha_from = now;
+  rp.last_change = now;
+  rp.timer_events = 0;
+  rp.byte_events = 0;
+  rp.bytes_since = 0;
+  ++cnps_;
+}
+
+void PacketNetworkModel::catch_up(Time now, ReactionPoint& rp) const {
+  const DcqcnOptions& d = options_.dcqcn;
+  const int64_t decays = (now - rp.alpha_from).ps() / d.alpha_period.ps();
+  if (decays > 0) {
+    rp.alpha *= std::pow(1 - d.g, static_cast<double>(decays));
+    rp.alpha_from += Time::ps(decays * d.alpha_period.ps());
+  }
+  const int64_t due = (now - rp.last_change).ps() / d.increase_period.ps();
+  while (rp.timer_events < due) {
+    if (rp.current >= rp.line) {  // at line rate already: later events change nothing
+      rp.timer_events = static_cast<int>(std::min<int64_t>(due, INT32_MAX));
+      break;
+    }
+    ++rp.timer_events;
+    increase(rp);
+  }
+}
+
+void PacketNetworkModel::increase(ReactionPoint& rp) const {
+  const DcqcnOptions& d = options_.dcqcn;
+  const int most = std::max(rp.timer_events, rp.byte_events);
+  const int least = std::min(rp.timer_events, rp.byte_events);
+  if (least > d.fast_recovery) {
+    rp.target += d.hyper_increase.bytes_per_s() * (least - d.fast_recovery);
+  } else if (most > d.fast_recovery) {
+    rp.target += d.additive_increase.bytes_per_s();
+  }  // else fast recovery: the target stays
+  rp.target = std::min(rp.target, rp.line);
+  rp.current = std::min((rp.target + rp.current) / 2, rp.line);
+}
+
+void PacketNetworkModel::pace(Time now, ReactionPoint& rp, uint32_t bytes) {
+  const DcqcnOptions& d = options_.dcqcn;
+  catch_up(now, rp);
+  rp.bytes_since += bytes;
+  while (rp.bytes_since >= d.byte_counter.count()) {
+    rp.bytes_since -= d.byte_counter.count();
+    ++rp.byte_events;
+    increase(rp);
+  }
+  rp.next_send = rp.current >= rp.line
+                     ? now
+                     : now + Bandwidth::bytes_per_s(rp.current).transfer_time(Bytes(bytes));
 }
 
 }  // namespace dtsim::network

@@ -6,6 +6,9 @@
 // lossless: a port sends a packet only when the next port's buffer has room for it (credits, as
 // InfiniBand does and PFC approximates), and an output port serves its input ports round robin.
 // A transfer completes when its last packet arrives. Pick it with `--model packet`.
+// With DCQCN on (RoCE), switch egress ports mark packets ECN by their queue, the receiving NIC
+// returns congestion notifications, and each transfer's sender paces its packets at a rate that
+// falls on a notification and recovers without one (DcqcnOptions).
 //   network::PacketNetworkModel net(cluster, {.mtu = Bytes(4096), .buffer_per_port = Bytes::mib(32)});
 //   net.start(engine, {.src_gpu = 0, .dst_gpu = 8, .bytes = Bytes::mib(4)}, handler, tag);
 #pragma once
@@ -15,13 +18,47 @@
 #include <vector>
 
 #include "network/network_model.h"
+#include "sim/rng.h"
 #include "topology/cluster.h"
 
 namespace dtsim::network {
 
+// DCQCN, RoCE's congestion control (Zhu et al., "Congestion Control for Large-Scale RDMA
+// Deployments", SIGCOMM 2015), with that paper's settings:
+//  - congestion point: a switch's egress port marks a packet joining its queue with probability 0
+//    up to kmin queued bytes, rising linearly to pmax at kmax, and 1 above kmax (RED/ECN);
+//  - notification point: the destination NIC answers a marked packet with a CNP to the sender, at
+//    most one per transfer per cnp_interval; a CNP takes the path's link latencies back and no
+//    bandwidth;
+//  - reaction point: a CNP sets target = current rate, current *= (1 - alpha / 2) (never under
+//    min_rate), alpha = (1 - g) alpha + g; alpha decays by (1 - g) every alpha_period without a
+//    CNP. Rate increase events come every increase_period and every byte_counter bytes sent since
+//    the last decrease: the first `fast_recovery` of each kind halve the distance to the target
+//    (current = (target + current) / 2), later ones first raise the target by additive_increase
+//    (hyper_increase times i once both kinds are i past fast_recovery). Rates never exceed the
+//    sender's first link. A transfer starts at that line rate with alpha 1.
+// Timer-driven changes are applied when the sender next injects or takes a CNP, in time order.
+struct DcqcnOptions {
+  bool enabled = false;
+  Bytes kmin = Bytes(5'000);
+  Bytes kmax = Bytes(200'000);
+  double pmax = 0.01;
+  double g = 1.0 / 256;
+  Time cnp_interval = Time::us(50);
+  Time alpha_period = Time::us(55);
+  Time increase_period = Time::us(55);
+  Bytes byte_counter = Bytes(10'000'000);
+  int fast_recovery = 5;
+  Bandwidth additive_increase = Bandwidth::gbps(0.04);  // 40 Mb/s
+  Bandwidth hyper_increase = Bandwidth::gbps(0.4);     // 400 Mb/s: not in the paper, ten times AI
+  Bandwidth min_rate = Bandwidth::gbps(0.001);         // 1 Mb/s
+  uint64_t seed = 1;                                   // the marking draws
+};
+
 struct PacketModelOptions {
   Bytes mtu{4096};                       // largest packet payload; the last of a transfer is shorter
   Bytes buffer_per_port = Bytes::mib(32);  // per output port; at least one mtu
+  DcqcnOptions dcqcn;
 };
 
 class PacketNetworkModel final : public NetworkModel, private sim::EventHandler {
@@ -49,6 +86,9 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // Bytes serialized onto `link` so far.
   Bytes bytes_sent_on(topology::LinkId link) const;
   uint64_t packets_sent() const { return packets_sent_; }
+  // DCQCN: packets marked ECN, and CNPs the senders took.
+  uint64_t ecn_marks() const { return ecn_marks_; }
+  uint64_t cnps() const { return cnps_; }
 
   // Packet hops a transfer of `bytes` over `hops` links costs: roughly two engine events each.
   static uint64_t packet_hops(Bytes bytes, size_t hops, Bytes mtu);
@@ -62,6 +102,21 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     uint32_t next = kNone;  // the next packet in the same input queue
     uint16_t hop = 0;       // index into its route of the link it is on or queued for
     uint16_t route = 0;     // which of the transfer's routes it takes
+    bool marked = false;    // ECN congestion experienced
+  };
+  // A DCQCN sender's state (DcqcnOptions); rates in bytes per second.
+  struct ReactionPoint {
+    double line = 0;       // the sender's first link
+    double current = 0;
+    double target = 0;
+    double alpha = 1;
+    Time next_send;        // the rate limiter's: no packet injected before
+    Time last_change;      // the last decrease (or the start): timers count from here
+    Time alpha_from;       // alpha decays once per alpha_period after this
+    int timer_events = 0;  // increase events since the last decrease, by kind
+    int byte_events = 0;
+    int64_t bytes_since = 0;  // bytes injected since the last byte-counter event
+    Time last_cnp_sent = Time::max();  // at the receiver: when it last sent a CNP
   };
   struct TransferState {
     std::vector<std::vector<topology::LinkId>> paths;  // one, or the sprayed routes
@@ -70,6 +125,8 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     uint32_t in_flight = 0;   // packets injected, not yet delivered
     sim::EventHandler* done = nullptr;
     uint64_t payload = 0;
+    uint32_t generation = 0;  // bumped on reuse, so a late CNP finds its transfer gone
+    ReactionPoint rp;
   };
   // A FIFO of packets that entered a device over one link and leave over this port.
   struct InputQueue {
@@ -81,6 +138,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     Time latency;
     Time mtu_time;       // serialization time of a full packet
     int64_t occupancy = 0;  // bytes reserved in this port's buffer
+    int64_t queued = 0;     // of those, bytes that have arrived and wait to be sent
     bool busy = false;
     uint32_t on_wire = kNone;  // the packet being serialized
     // Input slots, created on first use: one per link into this port's device (by
@@ -88,6 +146,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     std::vector<InputQueue> inputs;
     std::vector<uint32_t> injecting;  // transfers injecting here, served round robin
     size_t inject_next = 0;
+    Time wake_at = Time::max();       // a wake-up is pending for a paced sender
     // Input slots with packets, in round-robin order: the front is served next.
     std::deque<uint32_t> ready;
     std::vector<uint32_t> waiters;     // ports blocked until this one frees buffer
@@ -95,8 +154,14 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     int64_t bytes_sent = 0;
   };
 
-  // Event payloads: a port finishing a packet, or a packet arriving at the end of its link.
+  // Event payloads: a port finishing a packet (the port), a packet arriving at the end of its
+  // link, a port's paced sender becoming ready, or a CNP reaching its sender (generation << 32 |
+  // transfer).
   static constexpr uint64_t kArrive = uint64_t{1} << 63;
+  static constexpr uint64_t kWake = uint64_t{1} << 62;
+  static constexpr uint64_t kCnp = uint64_t{1} << 61;
+  static constexpr uint64_t kKinds = kArrive | kWake | kCnp;
+  static constexpr uint32_t kGenerationMask = (uint32_t{1} << 29) - 1;
   void on_event(sim::Engine& engine, uint64_t payload) override;
   void finish_transmit(sim::Engine& engine, uint32_t port);
   void arrive(sim::Engine& engine, uint32_t packet);
@@ -110,6 +175,16 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // The port after hop `hop` of the packet's path, or kNone at the last hop.
   uint32_t next_port(const Packet& p) const;
   void release(sim::Engine& engine, uint32_t port, int64_t bytes);
+  // DCQCN: the marking draw at a switch egress port, the receiver's CNP, the sender's reaction.
+  bool mark(uint32_t port);
+  void notify(sim::Engine& engine, uint32_t transfer, const std::vector<topology::LinkId>& path);
+  void take_cnp(Time now, ReactionPoint& rp);
+  void catch_up(Time now, ReactionPoint& rp) const;
+  void increase(ReactionPoint& rp) const;
+  void pace(Time now, ReactionPoint& rp, uint32_t bytes);
+  // Index into p.injecting of the next transfer whose pacing lets it send at `now`, from
+  // inject_next round robin; kNone when none, with the earliest ready time in `ready_at`.
+  uint32_t next_injector(const Port& p, Time now, Time& ready_at);
 
   const topology::Cluster& cluster_;
   PacketModelOptions options_;
@@ -126,6 +201,10 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   Bytes delivered_;
   int64_t peak_occupancy_ = 0;
   uint64_t packets_sent_ = 0;
+  std::vector<uint8_t> marks_;  // per port: a network switch's egress, where DCQCN marks
+  sim::Rng rng_;
+  uint64_t ecn_marks_ = 0;
+  uint64_t cnps_ = 0;
 };
 
 }  // namespace dtsim::network

@@ -42,7 +42,7 @@ TEST(PacketNetworkModel, TransferOverKHopsIsStoreAndForwardExactly) {
   const Time lat = Time::us(1);
   testing_support::LineCluster line({{kBw, lat}, {kBw, lat}, {kBw, lat}});
   for (const Bytes size : {Bytes::mib(1), Bytes::mib(1) + Bytes(1000)}) {  // last packet full / short
-    PacketNetworkModel net(line, {.mtu = Bytes(4096), .buffer_per_port = Bytes::mib(1)});
+    PacketNetworkModel net(line, {.mtu = Bytes(4096), .buffer_per_port = Bytes::mib(1), .dcqcn = {}});
     sim::Engine engine;
     const Recorder r = run_all(net, engine, {{.src_gpu = 0, .dst_gpu = 3, .bytes = size}});
     // size/bw + k * latency + (k - 1) * mtu/bw, with k = 3, in integer picoseconds.
@@ -66,7 +66,7 @@ TEST(PacketNetworkModel, TwoFlowsSharingABottleneckEachGetHalf) {
   // senders wait on credits, so the round robin at the switch sets both rates.
   StarCluster star(3, kBw, Time::us(1));
   const Bytes size = Bytes::mib(16);
-  PacketNetworkModel net(star, {.mtu = Bytes(4096), .buffer_per_port = Bytes::kib(64)});
+  PacketNetworkModel net(star, {.mtu = Bytes(4096), .buffer_per_port = Bytes::kib(64), .dcqcn = {}});
   sim::Engine engine;
   const Recorder r = run_all(net, engine,
                              {{.src_gpu = 0, .dst_gpu = 2, .bytes = size},
@@ -85,7 +85,7 @@ TEST(PacketNetworkModel, IncastIsHeldWithinTheBufferAndDeliversEveryByte) {
   const Bytes buffer = Bytes::kib(64);
   const Bytes size = Bytes::mib(2);
   StarCluster star(senders + 1, kBw, Time::us(1));
-  PacketNetworkModel net(star, {.mtu = Bytes(4096), .buffer_per_port = buffer});
+  PacketNetworkModel net(star, {.mtu = Bytes(4096), .buffer_per_port = buffer, .dcqcn = {}});
   std::vector<Transfer> ts;
   for (int i = 0; i < senders; ++i)
     ts.push_back({.src_gpu = i, .dst_gpu = senders, .bytes = size, .flow_hash = uint64_t(i)});
@@ -112,7 +112,7 @@ TEST(PacketNetworkModel, IncastIsHeldWithinTheBufferAndDeliversEveryByte) {
 TEST(PacketNetworkModel, IncastKeepsEveryBufferWithinOneMtu) {
   // The smallest legal buffer still delivers everything, with no port ever holding more.
   StarCluster star(5, kBw, Time::ns(300));
-  PacketNetworkModel net(star, {.mtu = Bytes(4096), .buffer_per_port = Bytes(4096)});
+  PacketNetworkModel net(star, {.mtu = Bytes(4096), .buffer_per_port = Bytes(4096), .dcqcn = {}});
   std::vector<Transfer> ts;
   for (int i = 0; i < 4; ++i)
     ts.push_back({.src_gpu = i, .dst_gpu = 4, .bytes = Bytes::kib(256) + Bytes(7)});
@@ -138,9 +138,9 @@ TEST(PacketNetworkModel, TransferToItselfOrOfNoBytesIsInstant) {
 
 TEST(PacketNetworkModel, RefusesABufferSmallerThanOneMtu) {
   StarCluster star(2, kBw, Time::us(1));
-  EXPECT_THROW(PacketNetworkModel(star, {.mtu = Bytes(4096), .buffer_per_port = Bytes(4095)}),
+  EXPECT_THROW(PacketNetworkModel(star, {.mtu = Bytes(4096), .buffer_per_port = Bytes(4095), .dcqcn = {}}),
                std::invalid_argument);
-  EXPECT_THROW(PacketNetworkModel(star, {.mtu = Bytes(0)}), std::invalid_argument);
+  EXPECT_THROW(PacketNetworkModel(star, {.mtu = Bytes(0), .buffer_per_port = Bytes::mib(32), .dcqcn = {}}), std::invalid_argument);
 }
 
 std::unique_ptr<topology::Cluster> hgx_h100(int nodes) {
@@ -228,6 +228,69 @@ TEST(PacketNetworkModel, SprayingIsNoSlowerThanEcmpWhereEcmpCollides) {
   EXPECT_LT(adaptive.seconds(), 0.7 * ecmp.seconds()) << "adaptive " << adaptive.us() << " us, ecmp " << ecmp.us() << " us";
 }
 
+// DCQCN on a 7-to-1 incast of 16 MiB each into one 400 Gb/s down link.
+struct IncastRun {
+  Time last;
+  Bytes peak;
+  uint64_t marks = 0, cnps = 0;
+  Bytes delivered;
+};
+
+IncastRun incast(bool dcqcn, int senders, Bytes size, Bytes buffer = Bytes::mib(32)) {
+  StarCluster star(senders + 1, kBw, Time::us(1));
+  PacketNetworkModel net(star, {.mtu = Bytes(4096), .buffer_per_port = buffer, .dcqcn = {.enabled = dcqcn}});
+  std::vector<Transfer> ts;
+  for (int i = 0; i < senders; ++i) ts.push_back({.src_gpu = i, .dst_gpu = senders, .bytes = size});
+  sim::Engine engine;
+  const Recorder r = run_all(net, engine, ts);
+  EXPECT_EQ(r.done.size(), static_cast<size_t>(senders));
+  return {engine.now(), net.peak_buffer_occupancy(), net.ecn_marks(), net.cnps(), net.bytes_delivered()};
+}
+
+// Deep (32 MiB) lossless buffers: credits alone let the senders fill the switch's buffer; with
+// DCQCN the marks past kmin bring CNPs that cut the senders' rates before it is a third full.
+// (With the paper's settings, made for 40 Gb/s, the rates then recover slowly at 400 Gb/s: the
+// incast takes about 7 times its ideal time; docs/packet-model.md.)
+TEST(PacketNetworkModel, DcqcnHoldsADeepIncastQueueFarBelowTheBuffer) {
+  const Bytes size = Bytes::mib(16);
+  const IncastRun credits = incast(false, 7, size);
+  const IncastRun dcqcn = incast(true, 7, size);
+  EXPECT_EQ(credits.marks, 0u);
+  EXPECT_GE(credits.peak, Bytes::mib(31));
+  EXPECT_GT(dcqcn.marks, 0u);
+  EXPECT_GT(dcqcn.cnps, 0u);
+  EXPECT_LT(dcqcn.peak, Bytes::mib(12));
+  EXPECT_EQ(dcqcn.delivered, size * 7);
+  EXPECT_NEAR(credits.last.seconds() / kBw.transfer_time(size * 7).seconds(), 1.0, 0.01);
+}
+
+// PFC-sized buffers (256 KiB a port): the senders are cut back and the down link stays busy.
+TEST(PacketNetworkModel, DcqcnWithShallowBuffersKeepsTheDownLinkBusy) {
+  const Bytes size = Bytes::mib(16);
+  const IncastRun dcqcn = incast(true, 7, size, Bytes::kib(256));
+  EXPECT_GT(dcqcn.cnps, 0u);
+  EXPECT_LE(dcqcn.peak, Bytes::kib(256));
+  const double ideal = kBw.transfer_time(size * 7).seconds();
+  EXPECT_GE(dcqcn.last.seconds(), ideal);
+  EXPECT_LT(dcqcn.last.seconds(), 1.15 * ideal) << dcqcn.last.us() << " us, ideal " << ideal * 1e6;
+}
+
+TEST(PacketNetworkModel, DcqcnLeavesAnUncongestedTransferAlone) {
+  // One sender: its queue never passes kmin, so nothing is marked and the timing is exact.
+  const IncastRun credits = incast(false, 1, Bytes::mib(8));
+  const IncastRun dcqcn = incast(true, 1, Bytes::mib(8));
+  EXPECT_EQ(dcqcn.marks, 0u);
+  EXPECT_EQ(dcqcn.last, credits.last);
+}
+
+TEST(PacketNetworkModel, DcqcnRunsAreDeterministic) {
+  const IncastRun a = incast(true, 5, Bytes::mib(4));
+  const IncastRun b = incast(true, 5, Bytes::mib(4));
+  EXPECT_EQ(a.last, b.last);
+  EXPECT_EQ(a.marks, b.marks);
+  EXPECT_EQ(a.cnps, b.cnps);
+}
+
 TEST(PacketNetworkModel, SameInputGivesTheSameFingerprint) {
   const auto cluster = hgx_h100(4);
   auto run = [&] {
@@ -238,7 +301,7 @@ TEST(PacketNetworkModel, SameInputGivesTheSameFingerprint) {
       const int dst = static_cast<int>(rng.below(32));
       ts.push_back({src, dst, Bytes(static_cast<int64_t>(1 + rng.below(1 << 20))), rng.next()});
     }
-    PacketNetworkModel net(*cluster, {.mtu = Bytes(4096), .buffer_per_port = Bytes::kib(32)});
+    PacketNetworkModel net(*cluster, {.mtu = Bytes(4096), .buffer_per_port = Bytes::kib(32), .dcqcn = {}});
     sim::Engine engine;
     Recorder r = run_all(net, engine, ts);
     EXPECT_EQ(r.done.size(), ts.size());

@@ -90,29 +90,37 @@ TEST(PacketRunner, TrainingOnPacketsIsRefusedWithAReason) {
   EXPECT_NE(message.find("use flow"), std::string::npos) << message;
 }
 
-TEST(PacketRunner, TheContractsPacketLineRunsAndSaysWhatIsNotModelled) {
-  // SCENARIO.md: packet: {mtu: 4096, buffer_per_port: 32MiB, pfc: true, ecn: true, cc: dcqcn}.
-  auto s = config::load_scenario(kScenarios + "default.yaml",
-                                 {{"network.model", "packet"}, {"network.packet.ecn", "true"},
-                                  {"network.packet.cc", "dcqcn"}, {"workload.max_bytes", "64KiB"}});
-  std::ostringstream err;
+// Runs a packet sweep of `file` with `sets`; returns what it wrote to stderr.
+std::string packet_run_stderr(const std::string& file, std::vector<config::Override> sets, size_t rows) {
+  sets.push_back({"network.model", "packet"});
+  const auto s = config::load_scenario(kScenarios + file, sets);
+  std::ostringstream err, out;
   std::streambuf* old = std::cerr.rdbuf(err.rdbuf());
-  std::ostringstream out;
   RunOptions options;
   options.format = OutputFormat::csv;
   const int status = run_scenario(s, options, out);
   std::cerr.rdbuf(old);
-  EXPECT_EQ(status, 0);
-  EXPECT_EQ(busbw_column(out.str()).size(), 14u);
-  EXPECT_NE(err.str().find("not modelled"), std::string::npos) << err.str();
-  // With cc: none and no ECN there is nothing to warn about.
-  s = config::load_scenario(kScenarios + "default.yaml", {{"network.model", "packet"}, {"network.packet.ecn", "false"},
-                                                          {"network.packet.cc", "none"}, {"workload.max_bytes", "64KiB"}});
-  std::ostringstream err2, out2;
-  old = std::cerr.rdbuf(err2.rdbuf());
-  run_scenario(s, options, out2);
-  std::cerr.rdbuf(old);
-  EXPECT_EQ(err2.str().find("not modelled"), std::string::npos) << err2.str();
+  EXPECT_EQ(status, 0) << file;
+  EXPECT_EQ(busbw_column(out.str()).size(), rows) << file;
+  return err.str();
+}
+
+TEST(PacketRunner, TheContractsPacketLineRunsDcqcnOnRoceAndWarnsElsewhere) {
+  // SCENARIO.md: packet: {mtu: 4096, buffer_per_port: 32MiB, pfc: true, ecn: true, cc: dcqcn}.
+  const std::vector<config::Override> contract = {
+      {"network.packet.ecn", "true"}, {"network.packet.cc", "dcqcn"}, {"workload.max_bytes", "64KiB"}};
+  // On InfiniBand (default.yaml) DCQCN does not apply, and the run says so.
+  const std::string ib = packet_run_stderr("default.yaml", contract, 14);
+  EXPECT_NE(ib.find("are RoCE's; on infiniband"), std::string::npos) << ib;
+  // On RoCE it runs DCQCN, with nothing to warn about.
+  auto roce = contract;
+  roce.push_back({"workload.min_bytes", "1KiB"});
+  EXPECT_EQ(packet_run_stderr("a100-2node-roce.yaml", roce, 7), "");
+  // With cc: none and no ECN there is nothing to warn about either.
+  EXPECT_EQ(packet_run_stderr("default.yaml",
+                              {{"network.packet.ecn", "false"}, {"network.packet.cc", "none"}, {"workload.max_bytes", "64KiB"}},
+                              14),
+            "");
 }
 
 TEST(PacketRunner, LossyEthernetIsRefusedButInfinibandWithoutPfcRuns) {
