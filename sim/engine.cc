@@ -39,4 +39,10 @@ uint64_t Engine::run(Time until) {
   return count;
 }
 
+uint64_t combine_fingerprints(std::span<const uint64_t> fingerprints) {
+  uint64_t h = kEmptyFingerprint;
+  for (uint64_t f : fingerprints) h = fnv1a_word(h, f);
+  return h;
+}
+
 }  // namespace dtsim::sim

@@ -9,10 +9,14 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "sim/radix_event_queue.h"
 
 namespace dtsim::sim {
+
+// FNV-1a's offset basis: the fingerprint of an engine that has run nothing.
+inline constexpr uint64_t kEmptyFingerprint = 0xcbf29ce484222325ULL;
 
 class Engine {
  public:
@@ -44,8 +48,13 @@ class Engine {
   Time now_;
   uint64_t next_key_ = 0;
   uint64_t executed_ = 0;
-  uint64_t fingerprint_ = 0xcbf29ce484222325ULL;
+  uint64_t fingerprint_ = kEmptyFingerprint;
   bool stop_requested_ = false;
 };
+
+// One fingerprint for several independent runs, each on its own engine (the rows of a sweep run
+// in parallel): FNV-1a over their fingerprints in the order given, so it depends on each run's
+// event trace and on their order, never on which thread ran which.
+uint64_t combine_fingerprints(std::span<const uint64_t> fingerprints);
 
 }  // namespace dtsim::sim

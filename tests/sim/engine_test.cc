@@ -191,5 +191,18 @@ TEST(EngineDeterminism, FingerprintCoversEveryExecutedEvent) {
   EXPECT_NE(a.fingerprint(), after_one);
 }
 
+// Runs on separate engines (a sweep's rows) combine into one fingerprint that depends on each
+// run and on their order.
+TEST(EngineDeterminism, CombinedFingerprintsDependOnEachRunAndTheirOrder) {
+  EXPECT_EQ(combine_fingerprints({}), kEmptyFingerprint);
+  EXPECT_EQ(Engine().fingerprint(), kEmptyFingerprint);
+  const std::vector<uint64_t> runs = {1, 2, 3};
+  const uint64_t combined = combine_fingerprints(runs);
+  EXPECT_EQ(combine_fingerprints(runs), combined);
+  EXPECT_NE(combine_fingerprints(std::vector<uint64_t>{2, 1, 3}), combined);
+  EXPECT_NE(combine_fingerprints(std::vector<uint64_t>{1, 2, 4}), combined);
+  EXPECT_NE(combine_fingerprints(std::vector<uint64_t>{1, 2}), combined);
+}
+
 }  // namespace
 }  // namespace dtsim::sim
