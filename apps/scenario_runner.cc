@@ -12,6 +12,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "apps/parallel_rows.h"
 #include "apps/progress.h"
 #include "collectives/analytical_model.h"
 #include "collectives/flow_collective_model.h"
@@ -135,61 +136,102 @@ SweepPlan plan_row(const config::Scenario& s, const collectives::AnalyticalColle
                                             s.cluster.nics_per_gpu())};
 }
 
-// Runs each row's schedule on `net`, one after another on the same engine, and fills in the
-// row's time and bandwidths from when its last transfer lands. `plans` holds the rows' schedules
-// when the caller already built them; otherwise each is built when its row runs. With `links`,
-// each row's bytes per link are appended there.
-void run_sweep_on_network(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
-                          std::vector<workloads::SweepRow>& rows, sim::Engine& engine,
-                          network::NetworkModel& model_net, const topology::Cluster& cluster, bool quiet,
-                          std::vector<report::SweepLinkLoad>* links, std::vector<SweepPlan> plans = {}) {
+// Makes the network model a sweep row runs on: every row gets its own, as it gets its own engine.
+using RowNetwork = std::function<std::unique_ptr<network::NetworkModel>()>;
+
+// What one sweep row's run leaves besides the row itself: its bytes per link (with `links`) and
+// its engine's fingerprint.
+struct RowRun {
+  std::vector<network::LinkLoad> links;
+  uint64_t fingerprint = sim::kEmptyFingerprint;
+};
+
+// Runs one row's schedule on a fresh engine and network model from `make_net` and fills in the
+// row's time and bandwidths from when its last transfer lands.
+RowRun run_row(const config::Scenario& s, const SweepPlan& plan, workloads::SweepRow& row, const RowNetwork& make_net,
+               const topology::Cluster& cluster, bool links) {
+  const std::unique_ptr<network::NetworkModel> model_net = make_net();
   std::optional<network::LinkLedger> ledger;
-  if (links) ledger.emplace(cluster, model_net);
-  network::NetworkModel& net = ledger ? static_cast<network::NetworkModel&>(*ledger) : model_net;
+  if (links) ledger.emplace(cluster, *model_net);
+  network::NetworkModel& net = ledger ? static_cast<network::NetworkModel&>(*ledger) : *model_net;
+  sim::Engine engine;
+  collectives::ScheduleExecutor exec(plan.schedule, net);
+  exec.start(engine);
+  engine.run();
+  const auto kind = s.workload.sweep.collective;
+  // A lossless packet fabric whose buffers wait on each other in a cycle never drains.
+  if (net.name() == "packet" && !exec.done()) {
+    throw std::runtime_error(fmt::format("{} model: the {} schedule at {} bytes did not complete",
+                                         net.name(), collectives::name(kind), row.bytes.count()));
+  }
+  row.algorithm = plan.algorithm;
+  row.time = exec.finish_time() - exec.start_time();
+  row.algbw_gbytes = row.time.ps() > 0 ? row.bytes.as_double() / row.time.seconds() * 1e-9 : 0;
+  row.busbw_gbytes = row.algbw_gbytes * collectives::busbw_factor(kind, row.ranks);
+  RowRun run;
+  if (ledger) run.links = ledger->loads(row.time);
+  run.fingerprint = engine.fingerprint();
+  return run;
+}
+
+// Runs the rows on `threads` workers (0: all cores), each row on its own engine and network model
+// (run_row), so a row's result cannot depend on the others or on which thread ran it; returns the
+// sweep's fingerprint, the rows' engine fingerprints combined in row order
+// (sim::combine_fingerprints), the same for every thread count, 1 included. `plans` holds the
+// rows' schedules when the caller already built them; otherwise each is built when its row runs
+// (plan_row only reads the analytical model). With `links`, each row's bytes per link are
+// appended there in row order. Shared between the workers, read only: the scenario, the model
+// and the cluster, whose route() is safe from several threads (its caches take a lock,
+// topology/ecmp_router.h). An error in a row (a packet deadlock) is rethrown as it was thrown,
+// the first row's when several fail, as a serial run would (for_each_row).
+uint64_t run_sweep_on_network(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
+                              std::vector<workloads::SweepRow>& rows, const RowNetwork& make_net,
+                              const topology::Cluster& cluster, int threads, bool quiet,
+                              std::vector<report::SweepLinkLoad>* links, std::vector<SweepPlan> plans = {}) {
+  const bool on_packets = s.network.model == config::NetworkModelKind::packet;
   Progress progress(static_cast<int64_t>(rows.size()),
                     std::string(collectives::name(s.workload.sweep.collective)) +
-                        (net.name() == "packet" ? " on packets" : " on flows"),
+                        (on_packets ? " on packets" : " on flows"),
                     !quiet && Progress::stderr_is_terminal());
-  const auto kind = s.workload.sweep.collective;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    workloads::SweepRow& row = rows[i];
-    const SweepPlan plan = plans.empty() ? plan_row(s, model, row) : std::move(plans[i]);
-    collectives::ScheduleExecutor exec(plan.schedule, net);
-    Time begin = engine.now();
-    exec.start(engine);
-    engine.run();
-    // A lossless packet fabric whose buffers wait on each other in a cycle never drains.
-    if (net.name() == "packet" && !exec.done()) {
-      throw std::runtime_error(fmt::format("{} model: the {} schedule at {} bytes did not complete",
-                                           net.name(), collectives::name(kind), row.bytes.count()));
-    }
-    row.algorithm = plan.algorithm;
-    row.time = exec.finish_time() - begin;
-    row.algbw_gbytes = row.time.ps() > 0 ? row.bytes.as_double() / row.time.seconds() * 1e-9 : 0;
-    row.busbw_gbytes = row.algbw_gbytes * collectives::busbw_factor(kind, row.ranks);
-    if (ledger) {
-      for (auto& load : ledger->loads(row.time)) links->push_back({i, std::move(load)});
-      ledger->clear();
-    }
+  const size_t n = rows.size();
+  std::vector<RowRun> runs(n);
+  for_each_row(n, threads, [&](size_t i) {
+    const SweepPlan plan = plans.empty() ? plan_row(s, model, rows[i]) : std::move(plans[i]);
+    runs[i] = run_row(s, plan, rows[i], make_net, cluster, links != nullptr);
     progress.advance();
+  });
+  std::vector<uint64_t> fingerprints;
+  for (size_t i = 0; i < n; ++i) {
+    if (links) {
+      for (auto& load : runs[i].links) links->push_back({i, std::move(load)});
+    }
+    fingerprints.push_back(runs[i].fingerprint);
   }
+  return sim::combine_fingerprints(fingerprints);
 }
 
 // Under the flow model each size's schedule runs as flows on the routed cluster graph, sharing
 // link capacity max-min fairly. The algorithm is the tuner's when it has a point-to-point lowering;
 // in-switch reductions (NVLS, CollNet) and PAT have none, so those sizes run the cheaper of ring
 // and tree instead, and the row says which ran.
-void run_sweep_on_flows(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
-                        std::vector<workloads::SweepRow>& rows, sim::Engine& engine, bool quiet,
-                        std::vector<report::SweepLinkLoad>* links) {
-  if (rows.empty()) return;
+uint64_t run_sweep_on_flows(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
+                            std::vector<workloads::SweepRow>& rows, int threads, bool quiet,
+                            std::vector<report::SweepLinkLoad>* links) {
+  if (rows.empty()) return sim::kEmptyFingerprint;
   auto cluster = topology::build_cluster(s.cluster);
   network::FlowModelOptions options;
-  options.accelerator = flow_accelerator();
   // Without peer access, copies inside a node go through host memory at the closed form's rate.
   if (model.hardware().host_staged_intra) options.host_staged_rate = model.hardware().intra_bw * 1e9;
-  network::FlowNetworkModel net(*cluster, options);
-  run_sweep_on_network(s, model, rows, engine, net, *cluster, quiet, links);
+  // The CUDA solver keeps its problem on the device and is not safe to share between threads:
+  // each row's model gets its own, which starts CUDA only at its first solve large enough for the
+  // GPU (LazyCudaSolver). Its rates are the CPU solver's bit for bit, so the outputs do not depend
+  // on which rows, or how many threads, used it.
+  const RowNetwork make_net = [&]() -> std::unique_ptr<network::NetworkModel> {
+    network::FlowModelOptions row_options = options;
+    row_options.accelerator = flow_accelerator();
+    return std::make_unique<network::FlowNetworkModel>(*cluster, std::move(row_options));
+  };
+  return run_sweep_on_network(s, model, rows, make_net, *cluster, threads, quiet, links);
 }
 
 // DCQCN runs where RoCE runs it: on RoCE NICs with ECN marking and cc: dcqcn (the defaults).
@@ -201,10 +243,10 @@ network::PacketModelOptions packet_options(const config::Scenario& s) {
 
 // The packet model runs the same schedules as the flow model, packet by packet; a sweep whose
 // packet hops would take more than minutes is refused before it starts.
-void run_sweep_on_packets(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
-                          std::vector<workloads::SweepRow>& rows, sim::Engine& engine, bool quiet,
-                          std::vector<report::SweepLinkLoad>* links) {
-  if (rows.empty()) return;
+uint64_t run_sweep_on_packets(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
+                              std::vector<workloads::SweepRow>& rows, int threads, bool quiet,
+                              std::vector<report::SweepLinkLoad>* links) {
+  if (rows.empty()) return sim::kEmptyFingerprint;
   auto cluster = topology::build_cluster(s.cluster);
   const config::PacketSpec& p = s.network.packet;
   uint64_t hops = 0;
@@ -223,8 +265,10 @@ void run_sweep_on_packets(const config::Scenario& s, const collectives::Analytic
                                  "use flow",
                                  static_cast<double>(hops), static_cast<double>(kMaxPacketHops)));
   }
-  network::PacketNetworkModel net(*cluster, packet_options(s));
-  run_sweep_on_network(s, model, rows, engine, net, *cluster, quiet, links, std::move(plans));
+  const RowNetwork make_net = [&]() -> std::unique_ptr<network::NetworkModel> {
+    return std::make_unique<network::PacketNetworkModel>(*cluster, packet_options(s));
+  };
+  return run_sweep_on_network(s, model, rows, make_net, *cluster, threads, quiet, links, std::move(plans));
 }
 
 // The analytical sweep is one engine event per collective, completing after its estimated time,
@@ -233,25 +277,37 @@ struct SweepClock final : sim::EventHandler {
   void on_event(sim::Engine&, uint64_t) override {}
 };
 
-// With `links`, the flow and packet models append each row's bytes per link there.
-std::vector<workloads::SweepRow> run_sweep(const config::Scenario& s, sim::Engine& engine, bool quiet = true,
-                                           std::vector<report::SweepLinkLoad>* links = nullptr) {
+// A collective sweep's rows and its fingerprint: the analytical sweep's one engine's, or the flow
+// and packet models' rows' engines' combined (run_sweep_on_network).
+struct SweepRun {
+  std::vector<workloads::SweepRow> rows;
+  uint64_t fingerprint = sim::kEmptyFingerprint;
+};
+
+// The flow and packet models run the rows on `threads` workers (0: all cores) and, with `links`,
+// append each row's bytes per link there. The analytical model's rows cost microseconds each and
+// run on the calling thread.
+SweepRun run_sweep(const config::Scenario& s, int threads, bool quiet = true,
+                   std::vector<report::SweepLinkLoad>* links = nullptr) {
   collectives::AnalyticalCollectiveModel model(s.cluster, s.collectives, model_parameters(s));
-  auto rows = workloads::run_collective_sweep(s.workload.sweep, s.cluster, model);
+  SweepRun run;
+  run.rows = workloads::run_collective_sweep(s.workload.sweep, s.cluster, model);
   if (s.network.model == config::NetworkModelKind::flow) {
-    run_sweep_on_flows(s, model, rows, engine, quiet, links);
-    return rows;
+    run.fingerprint = run_sweep_on_flows(s, model, run.rows, threads, quiet, links);
+    return run;
   }
   if (s.network.model == config::NetworkModelKind::packet) {
-    run_sweep_on_packets(s, model, rows, engine, quiet, links);
-    return rows;
+    run.fingerprint = run_sweep_on_packets(s, model, run.rows, threads, quiet, links);
+    return run;
   }
+  sim::Engine engine;
   SweepClock clock;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    engine.schedule_in(rows[i].time, clock, i);
+  for (size_t i = 0; i < run.rows.size(); ++i) {
+    engine.schedule_in(run.rows[i].time, clock, i);
     engine.run();
   }
-  return rows;
+  run.fingerprint = engine.fingerprint();
+  return run;
 }
 
 bool wants(const config::Scenario& s, std::string_view format) {
@@ -532,8 +588,8 @@ Headline evaluate_scenario(const config::Scenario& s) {
   require_supported_model(s);
   Headline h;
   if (s.workload.kind == workloads::WorkloadKind::collective_sweep) {
-    sim::Engine engine;
-    auto rows = run_sweep(s, engine);
+    // One thread: `sweep` already evaluates its points in parallel.
+    const auto rows = run_sweep(s, /*threads=*/1).rows;
     if (rows.empty()) return h;
     const auto& last = rows.back();
     h.metrics = {{"size_bytes", static_cast<double>(last.bytes.count())},
@@ -582,13 +638,13 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
                        "trace is written for training and trace workloads; a collective sweep "
                        "writes table, csv, json or html");
     }
-    sim::Engine engine;
     // The flow and packet models route every transfer, so their csv and json files come with
     // the per-link table; the analytical model routes nothing.
     const bool link_table =
         s.network.model != config::NetworkModelKind::analytical && (wants(s, "csv") || wants(s, "json"));
     std::vector<report::SweepLinkLoad> links;
-    auto rows = run_sweep(s, engine, options.quiet, link_table ? &links : nullptr);
+    const SweepRun run = run_sweep(s, options.threads, options.quiet, link_table ? &links : nullptr);
+    const std::vector<workloads::SweepRow>& rows = run.rows;
     report::write_sweep(rows, sweep_format(options.format), out);
     write_files(s, options, [&](OutputFormat f, std::ostream& file) {
       report::write_sweep(rows, sweep_format(f), file);
@@ -601,7 +657,7 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
       }
     }
     write_sweep_views(s, options, rows);
-    if (options.fingerprint) out << fmt::format("fingerprint {:016x}\n", engine.fingerprint());
+    if (options.fingerprint) out << fmt::format("fingerprint {:016x}\n", run.fingerprint);
     return 0;
   }
   const bool views = wants(s, "trace") || wants(s, "html") || wants(s, "csv") || wants(s, "json");

@@ -205,6 +205,60 @@ TEST(ScenarioRunner, SameScenarioGivesTheSameFingerprint) {
   EXPECT_NE(run(longer, options), first);
 }
 
+// What a sweep run leaves: stdout (its table and fingerprint), the rows as JSON and the link
+// tables, each file read back whole.
+struct SweepOutputs {
+  std::string out;
+  nlohmann::json rows;
+  std::string rows_json;
+  std::string links_csv;
+  std::string links_json;
+};
+
+SweepOutputs sweep_on(const std::string& model, int threads) {
+  const auto dir = fresh_dir("threads_" + model + "_" + std::to_string(threads));
+  auto s = config::load_scenario(kScenarios + "default.yaml", {{"network.model", model},
+                                                               {"workload.max_bytes", "4MiB"},
+                                                               {"output.formats", "[csv, json]"}});
+  RunOptions options;
+  options.out_dir = dir.string();
+  options.quiet = true;
+  options.fingerprint = true;
+  options.threads = threads;
+  SweepOutputs o;
+  o.out = run(s, options);
+  o.rows_json = slurp(dir / "default.json");
+  o.rows = nlohmann::json::parse(o.rows_json).at("rows");
+  o.links_csv = slurp(dir / "default.links.csv");
+  o.links_json = slurp(dir / "default.links.json");
+  return o;
+}
+
+// Each size of a sweep runs on its own engine and network model, so the rows, the per-link
+// table (in row order) and the fingerprint (the rows' combined in row order) are the same
+// whether the sizes run one after another or four at a time.
+void expect_same_on_one_and_four_threads(const std::string& model) {
+  const SweepOutputs one = sweep_on(model, 1);
+  const SweepOutputs four = sweep_on(model, 4);
+  ASSERT_EQ(one.rows.size(), 20u);  // 8 B .. 4 MiB in powers of two
+  ASSERT_EQ(four.rows.size(), one.rows.size());
+  for (size_t i = 0; i < one.rows.size(); ++i) {
+    EXPECT_EQ(four.rows[i].at("time_us").get<double>(), one.rows[i].at("time_us").get<double>()) << i;
+    EXPECT_EQ(four.rows[i].at("algorithm"), one.rows[i].at("algorithm")) << i;
+  }
+  EXPECT_GT(one.rows.back().at("time_us").get<double>(), 0);
+  EXPECT_NE(one.out.find("fingerprint "), std::string::npos);
+  EXPECT_EQ(four.out, one.out);
+  EXPECT_TRUE(four.rows_json == one.rows_json) << "the rows' JSON differs";
+  EXPECT_FALSE(one.links_csv.empty());
+  EXPECT_TRUE(four.links_csv == one.links_csv) << "the link tables differ";
+  EXPECT_TRUE(four.links_json == one.links_json) << "the link tables' JSON differs";
+}
+
+TEST(ScenarioRunner, FlowSweepIsTheSameOnOneAndFourThreads) { expect_same_on_one_and_four_threads("flow"); }
+
+TEST(ScenarioRunner, PacketSweepIsTheSameOnOneAndFourThreads) { expect_same_on_one_and_four_threads("packet"); }
+
 TEST(ScenarioRunner, CollectiveSweepWritesCsvAndHtmlFiles) {
   auto dir = fresh_dir("sweep");
   auto s = config::load_scenario(kScenarios + "default.yaml",

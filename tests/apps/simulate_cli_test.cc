@@ -193,6 +193,31 @@ TEST(Simulate, HelpListsTheFlags) {
   }
 }
 
+TEST(Simulate, HelpSaysWhatTheThreadsRun) {
+  RunResult r = run_simulate({"--help"});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("Threads for the sizes of a collective sweep on the flow or packet model"), std::string::npos)
+      << r.out;
+}
+
+// More threads than this machine may have cores: the same output, and nothing on stderr (TBB
+// warns there, -q or not, when a request for workers above its limit is ignored).
+TEST(Simulate, ThreadsChangeNothingInTheOutput) {
+  for (const char* model : {"flow", "packet"}) {
+    std::vector<std::string> args = {"scenarios/default.yaml", "--model", model, "--set", "workload.max_bytes=1MiB",
+                                     "--format", "csv", "--fingerprint", "-q", "--threads"};
+    args.push_back("1");
+    RunResult one = run_simulate(args);
+    args.back() = "8";
+    RunResult eight = run_simulate(args);
+    ASSERT_EQ(one.status, 0) << one.err;
+    ASSERT_EQ(eight.status, 0) << eight.err;
+    EXPECT_NE(one.out.find("fingerprint "), std::string::npos) << one.out;
+    EXPECT_EQ(eight.out, one.out) << model;
+    EXPECT_EQ(eight.err, "") << model;
+  }
+}
+
 TEST(Simulate, EveryExampleScenarioPassesDryRun) {
   for (const auto& e : fs::directory_iterator(fs::path(DTSIM_SOURCE_DIR) / "scenarios")) {
     if (e.path().extension() != ".yaml") continue;
