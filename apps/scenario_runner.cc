@@ -12,7 +12,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "apps/parallel_rows.h"
+#include "sim/parallel_rows.h"
 #include "apps/progress.h"
 #include "collectives/analytical_model.h"
 #include "collectives/flow_collective_model.h"
@@ -195,7 +195,7 @@ uint64_t run_sweep_on_network(const config::Scenario& s, const collectives::Anal
                     !quiet && Progress::stderr_is_terminal());
   const size_t n = rows.size();
   std::vector<RowRun> runs(n);
-  for_each_row(n, threads, [&](size_t i) {
+  sim::for_each_row(n, threads, [&](size_t i) {
     const SweepPlan plan = plans.empty() ? plan_row(s, model, rows[i]) : std::move(plans[i]);
     runs[i] = run_row(s, plan, rows[i], make_net, cluster, links != nullptr);
     progress.advance();

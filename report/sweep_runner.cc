@@ -1,15 +1,12 @@
 #include "report/sweep_runner.h"
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
-
 #include <map>
 #include <mutex>
 #include <optional>
 
 #include "report/cluster_bill.h"
 #include "sim/error.h"
+#include "sim/parallel_rows.h"
 
 namespace dtsim::report {
 
@@ -124,14 +121,9 @@ std::vector<SweepRow> run_sweep(const config::Sweep& sweep,
     }
   };
 
-  const int jobs = options.jobs > 0 ? options.jobs : tbb::this_task_arena::max_concurrency();
-  tbb::task_arena arena(jobs);
-  arena.execute([&] {
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, todo.size(), 1),
-                      [&](const tbb::blocked_range<std::size_t>& r) {
-                        for (std::size_t k = r.begin(); k != r.end(); ++k) run_one(todo[k]);
-                      });
-  });
+  // More jobs than cores run that many (for_each_row raises TBB's limit, which would otherwise
+  // cap them at the cores and say so on stderr).
+  sim::for_each_row(todo.size(), options.jobs, [&](std::size_t k) { run_one(todo[k]); });
   return snapshot();
 }
 

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
 #include <sstream>
 
 #include "config/sweep.h"
@@ -57,6 +60,25 @@ struct Fixture {
 TEST(SweepRunner, OutputIsTheSameOnOneThreadAndOnMany) {
   Fixture f;
   EXPECT_EQ(f.run_csv(with_jobs(1)), f.run_csv(with_jobs(4)));
+}
+
+// `--jobs` above the cores runs that many points at once: TBB alone would cap the arena at the
+// cores and say so on stderr (sim::for_each_row raises its limit for the loop).
+TEST(SweepRunner, MoreJobsThanCoresRunThatManyPointsAtOnce) {
+  const Fixture f;
+  const int jobs = static_cast<int>(std::thread::hardware_concurrency()) + 2;
+  std::atomic<int> running{0}, most{0};
+  const Evaluator slow = [&](const config::Scenario&) {
+    const int now = ++running;
+    for (int seen = most.load(); now > seen && !most.compare_exchange_weak(seen, now);) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    --running;
+    return Metrics{{"iteration_time_s", 1.0}};
+  };
+  const auto rows = run_sweep(f.sweep, f.points, stand_in_load, slow, {}, with_jobs(jobs));
+  EXPECT_EQ(rows.size(), f.points.size());
+  EXPECT_EQ(most.load(), jobs);
 }
 
 TEST(SweepRunner, RowsAreInPointIndexOrder) {

@@ -1,12 +1,12 @@
 // Parallel rows: runs independent pieces of work (the rows of a collective sweep) on a TBB arena
 // of a chosen number of threads, with errors reported as a serial loop would report them.
-//   apps::for_each_row(rows.size(), options.threads, [&](size_t i) { results[i] = run(rows[i]); });
+//   sim::for_each_row(rows.size(), options.threads, [&](size_t i) { results[i] = run(rows[i]); });
 #pragma once
 
 #include <cstddef>
 #include <functional>
 
-namespace dtsim::apps {
+namespace dtsim::sim {
 
 // Calls row(i) for every i in [0, n) on `threads` worker threads (0: all cores; more than the
 // cores runs that many anyway), largest index first: in a sweep the last rows are the largest, so
@@ -16,4 +16,4 @@ namespace dtsim::apps {
 // as a serial loop would have thrown it; rows above a failed one may be skipped.
 void for_each_row(size_t n, int threads, const std::function<void(size_t)>& row);
 
-}  // namespace dtsim::apps
+}  // namespace dtsim::sim

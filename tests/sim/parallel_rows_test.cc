@@ -1,6 +1,6 @@
 // Parallel rows: every row runs once, on as many threads as asked for, and errors come out as a
 // serial loop would throw them.
-#include "apps/parallel_rows.h"
+#include "sim/parallel_rows.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-namespace dtsim::apps {
+namespace dtsim::sim {
 namespace {
 
 TEST(ParallelRows, RunsEveryRowOnce) {
@@ -70,4 +70,4 @@ TEST(ParallelRows, RethrowsTheFirstFailingRowsError) {
 }
 
 }  // namespace
-}  // namespace dtsim::apps
+}  // namespace dtsim::sim

@@ -1,4 +1,4 @@
-#include "apps/parallel_rows.h"
+#include "sim/parallel_rows.h"
 
 #include <tbb/blocked_range.h>
 #include <tbb/global_control.h>
@@ -11,7 +11,7 @@
 #include <optional>
 #include <vector>
 
-namespace dtsim::apps {
+namespace dtsim::sim {
 
 void for_each_row(size_t n, int threads, const std::function<void(size_t)>& row) {
   std::vector<std::exception_ptr> errors(n);
@@ -49,4 +49,4 @@ void for_each_row(size_t n, int threads, const std::function<void(size_t)>& row)
   }
 }
 
-}  // namespace dtsim::apps
+}  // namespace dtsim::sim
