@@ -48,6 +48,17 @@ inline std::vector<std::vector<topology::LinkId>> transfer_paths(const topology:
   return cluster.sprayed_routes(t.src_gpu, t.dst_gpu, t.flow_hash & 0xffff, t.nic, topology::kSprayRoutes);
 }
 
+// What a transfer of no bytes between two GPUs costs: a message (NCCL's flag) still travels the
+// route, so it arrives after the route's link latencies. Zero for a transfer to itself.
+inline Time empty_message_latency(const topology::Cluster& cluster, const Transfer& t) {
+  if (t.src_gpu == t.dst_gpu) return Time::zero();
+  Transfer one = t;
+  one.bytes = Bytes(1);
+  Time latency = Time::zero();
+  for (topology::LinkId l : transfer_path(cluster, one)) latency += cluster.link(l).latency;
+  return latency;
+}
+
 // Route i's share of `bytes` sprayed over k routes: bytes / k, and one byte more for each of the
 // first bytes mod k routes, so the shares sum to `bytes`.
 inline Bytes spray_share(Bytes bytes, size_t i, size_t k) {

@@ -52,9 +52,9 @@ Bytes PacketNetworkModel::bytes_sent_on(topology::LinkId link) const {
 void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done,
                                uint64_t payload) {
   std::vector<std::vector<topology::LinkId>> paths = transfer_paths(cluster_, t);
-  if (paths.empty()) {
+  if (paths.empty()) {  // to itself, or no bytes: only the route's latency (empty_message_latency)
     delivered_ += t.bytes;
-    engine.schedule_in(Time::zero(), done, payload);
+    engine.schedule_in(empty_message_latency(cluster_, t), done, payload);
     return;
   }
   uint32_t id;

@@ -49,6 +49,20 @@ std::vector<std::pair<Time, Transfer>> random_plan(uint64_t seed, int gpus, int 
   return plan;
 }
 
+// Like the packet model: an empty transfer between two GPUs is a message that takes the route's
+// latencies (two 1 us links of the star); the 8-byte all_reduce row of a sweep was 0 us without it.
+TEST(FlowNetworkModel, EmptyTransferBetweenTwoGpusTakesItsRoutesLatency) {
+  const testing_support::StarCluster star(2, Bandwidth::gbps(400), Time::us(1));
+  FlowNetworkModel net(star);
+  sim::Engine engine;
+  testing_support::Recorder r;
+  net.start(engine, {.src_gpu = 0, .dst_gpu = 1, .bytes = Bytes(0)}, r, 0);
+  net.start(engine, {.src_gpu = 1, .dst_gpu = 1, .bytes = Bytes(0)}, r, 1);
+  engine.run();
+  EXPECT_EQ(r.time_of(0), Time::us(2));
+  EXPECT_EQ(r.time_of(1), Time::zero());
+}
+
 TEST(FlowNetworkModel, LoneFlowTakesExactlyTheAnalyticalTime) {
   const testing_support::LineCluster c({{Bandwidth::gbytes_per_s(100), Time::us(1)},
                                         {Bandwidth::gbytes_per_s(25), Time::us(2)},
