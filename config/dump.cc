@@ -212,6 +212,7 @@ std::string dump_scenario(const Scenario& s) {
   w.key(1, "fp8_fused_casts", boolean(wl.training.fp8_fused_casts));
   w.key(1, "bf16_layers_at_start", std::to_string(wl.training.bf16_layers_at_start));
   w.key(1, "bf16_layers_at_end", std::to_string(wl.training.bf16_layers_at_end));
+  w.key(1, "cpu_offload_layers", std::to_string(wl.training.cpu_offload_layers));
   w.key(1, "overlap_grad_reduce", boolean(wl.training.overlap_grad_reduce));
   w.key(1, "overlap_param_gather", boolean(wl.training.overlap_param_gather));
   w.key(1, "overlap_tp_comm", boolean(wl.training.overlap_tp_comm));

@@ -347,6 +347,7 @@ workloads::WorkloadSpec read_workload(MapReader r, const ClusterSpec& cluster) {
   r.read("fp8_fused_casts", t.fp8_fused_casts);
   r.read("bf16_layers_at_start", t.bf16_layers_at_start, Range{0, kMaxCount});
   r.read("bf16_layers_at_end", t.bf16_layers_at_end, Range{0, kMaxCount});
+  r.read("cpu_offload_layers", t.cpu_offload_layers, Range{0, kMaxCount});
   r.read("overlap_grad_reduce", t.overlap_grad_reduce);
   r.read("overlap_param_gather", t.overlap_param_gather);
   r.read("overlap_tp_comm", t.overlap_tp_comm);

@@ -34,6 +34,7 @@ nlohmann::json memory_json(const workloads::MemoryEstimate& m) {
           {"gradients_gib", m.gradients / kGiB},
           {"optimizer_gib", m.optimizer / kGiB},
           {"activations_gib", m.activations / kGiB},
+          {"offloaded_to_host_gib", m.offloaded / kGiB},
           {"transient_gib", m.transient / kGiB},
           {"runtime_gib", m.runtime / kGiB},
           {"total_gib", m.total() / kGiB},
@@ -55,6 +56,7 @@ void write_memory_table(const workloads::MemoryEstimate& m, std::ostream& out) {
        fmt::format("({} microbatch chunks in flight, recompute {})", m.microbatches_in_flight, workloads::name(m.recompute)));
   line("transient", m.transient);
   line("runtime", m.runtime);
+  if (m.offloaded > 0) line("(in host memory)", m.offloaded, "activations of cpu_offload_layers, not in the total");
   out << fmt::format("  total             {:8.2f} GiB  of {:.0f} GiB HBM ({:.0f}%){}\n", m.total() / kGiB,
                      m.capacity / kGiB, 100 * m.total() / m.capacity,
                      m.fits() ? "" : ": DOES NOT FIT");

@@ -26,6 +26,11 @@ Bandwidth pcie_x16_bandwidth(int generation) {
   return Bandwidth::gbytes_per_s(100);
 }
 
+Bandwidth host_link_bandwidth(const GpuSpec& gpu) {
+  if (gpu.name == "gb200" || gpu.name == "gb300") return Bandwidth::gbytes_per_s(225);
+  return pcie_x16_bandwidth(gpu.pcie_generation);
+}
+
 NodeTemplate node_template(const ClusterSpec& spec) {
   NodeTemplate t;
   const int g = spec.gpus_per_node;

@@ -35,6 +35,10 @@ struct NodeTemplate {
 
 // Usable PCIe x16 bandwidth per direction for a PCIe generation (Gen4: 25 GB/s of 32 raw).
 Bandwidth pcie_x16_bandwidth(int generation);
+// A GPU's link to host memory, per direction: NVLink-C2C on Grace superchips (GB200, GB300:
+// 900 GB/s both ways between one Grace and its two GPUs, so 225 GB/s each way per GPU when both
+// copy at once), otherwise its PCIe x16.
+Bandwidth host_link_bandwidth(const GpuSpec& gpu);
 
 // The node the spec describes. GPUs sit two to a PCIe switch with NVSwitch (as on HGX boards),
 // four to a switch otherwise; PCIe switches hang off CPU sockets chained by inter-socket links;

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "topology/node_template.h"
 #include "workloads/model_catalog.h"
 #include "workloads/memory_model.h"
 #include "workloads/model_shape.h"
@@ -35,7 +36,8 @@ void require(bool ok, const std::string& what) {
 class StageBuilder {
  public:
   StageBuilder(const TrainingSpec& t, const ModelShape& z, Workload& w, RankGraph& r, int stage,
-               const Placement& pl, int layers_per_block, int gpus_per_node)
+               const Placement& pl, int layers_per_block, int gpus_per_node,
+               const topology::GpuSpec& cluster_gpu)
       : t_(t), z_(z), w_(w), r_(r), stage_(stage), lpb_(layers_per_block) {
     const ParallelSpec& p = t.parallel;
     tp_ = p.tp;
@@ -49,6 +51,13 @@ class StageBuilder {
     act_dtype_ = topology::quantized(t.precision) ? topology::Dtype::bf16 : t.precision;
     T_ = static_cast<int64_t>(t.batch.micro) * z.s / cp_;
     Tsp_ = sp_ ? T_ / tp_ : T_;
+    if (t.cpu_offload_layers > 0) {
+      const Bandwidth host = topology::host_link_bandwidth(cluster_gpu);
+      for (int moe = 0; moe < 2; ++moe) {
+        const double bytes = activation_bytes_per_token(t, moe == 1) * static_cast<double>(T_);
+        offload_time_[moe] = host.transfer_time(Bytes(static_cast<int64_t>(bytes)));
+      }
+    }
     const int gpu = r.gpu;
     if (tp_ > 1) tp_comm_ = w.add_comm(pl.group(Dim::tp, gpu));
     if (cp_ > 1) cp_comm_ = w.add_comm(pl.group(Dim::cp, gpu));
@@ -421,8 +430,12 @@ class StageBuilder {
         }
         if (ch.embedding) x = elem("embedding.fwd", x, 1, 2 * T_ * z_.h * B_);
         uint32_t prev_block_first = kNone, block_first = kNone;
+        // Offloaded blocks' copies to the host: a block waits for the copy of the one two before
+        // it (double buffering, as Transformer Engine's offload keeps one layer in flight).
+        std::vector<uint32_t> to_host(ch.blocks.size(), kNone);
         for (size_t bi = 0; bi < ch.blocks.size(); ++bi) {
           const Block& b = ch.blocks[bi];
+          if (bi >= 2 && to_host[bi - 2] != kNone) x = after_both(x, to_host[bi - 2]);
           if (fsdp) x = fsdp_gather(x, b, prev_block_first);
           if (zero12 && it.mb == 0 && !param_ag[it.chunk].empty()) {
             x = x == kNone ? param_ag[it.chunk][bi] : join(x, param_ag[it.chunk][bi]);
@@ -430,6 +443,7 @@ class StageBuilder {
           const uint32_t before = static_cast<uint32_t>(r_.ops.size());
           gemms_in(b);
           x = block_fwd(x, b.rep, b.moe, false);
+          if (offloaded(b) > 0) to_host[bi] = offload_copy("offload.d2h", x, b);
           prev_block_first = block_first;
           block_first = before;
         }
@@ -456,8 +470,15 @@ class StageBuilder {
         double bucket = 0, bucket_expert = 0;
         const bool sync_now = it.mb == last_mb && t_.overlap_grad_reduce && !fsdp && dp_comm_ >= 0;
         uint32_t next_block_first = kNone;
+        // Offloaded blocks come back one ahead: block bi-1's copy starts with block bi's backward.
+        std::vector<uint32_t> from_host(ch.blocks.size(), kNone);
         for (size_t bi = ch.blocks.size(); bi-- > 0;) {
           const Block& b = ch.blocks[bi];
+          if (offloaded(b) > 0 && from_host[bi] == kNone) from_host[bi] = offload_copy("offload.h2d", x, b);
+          if (from_host[bi] != kNone) x = after_both(x, from_host[bi]);
+          if (bi > 0 && offloaded(ch.blocks[bi - 1]) > 0) {
+            from_host[bi - 1] = offload_copy("offload.h2d", x, ch.blocks[bi - 1]);
+          }
           if (fsdp) x = fsdp_gather(x, b, next_block_first);
           const uint32_t before = static_cast<uint32_t>(r_.ops.size());
           gemms_in(b);
@@ -573,6 +594,21 @@ class StageBuilder {
     return r_.add(nop, {x, other});
   }
 
+  // CPU offload: the layers of block `b` whose activations go to host memory, and one copy of
+  // them (D2H after the forward, H2D before the backward) on the host stream, which runs beside
+  // the GPU's streams; compute waits on it only through dependencies.
+  int offloaded(const Block& b) const {
+    return std::clamp(t_.cpu_offload_layers - b.first_layer, 0, b.rep);
+  }
+  uint32_t offload_copy(std::string_view label, uint32_t after, const Block& b) {
+    Op op;
+    op.stream = Stream::host;
+    op.compute = ComputeKind::measured;
+    op.measured = offload_time_[b.moe ? 1 : 0] * offloaded(b);
+    return chain(op, after, label, 1);
+  }
+  uint32_t after_both(uint32_t x, uint32_t other) { return x == kNone ? other : join(x, other); }
+
   uint32_t wait_all(uint32_t a, uint32_t b) {
     Op nop;
     nop.compute = ComputeKind::measured;
@@ -642,6 +678,9 @@ class StageBuilder {
   int tp_ = 1, cp_ = 1, ep_ = 1;
   bool sp_ = false;
   int64_t B_ = 2, T_ = 0, Tsp_ = 0;
+  // CPU offload (TrainingSpec::cpu_offload_layers): a layer's saved activations for one
+  // microbatch, dense and MoE, and the host link's time for them.
+  Time offload_time_[2];
   topology::Dtype gemm_dtype_ = topology::Dtype::bf16, act_dtype_ = topology::Dtype::bf16;
   int tp_comm_ = -1, cp_comm_ = -1, ep_comm_ = -1, dp_comm_ = -1, edp_comm_ = -1;
   int dp_size_ = 1, edp_size_ = 1;
@@ -753,6 +792,14 @@ TrainingSpec resolve_training(const TrainingSpec& spec, const topology::ClusterS
           "bf16_layers_at_start + bf16_layers_at_end = " +
               std::to_string(t.bf16_layers_at_start + t.bf16_layers_at_end) + " but the model has " +
               std::to_string(m.layers) + " layers");
+  // Megatron refuses CPU offloading with pipeline parallelism, and the last layer's backward
+  // starts as soon as its forward ends, so at least that one stays.
+  require(t.cpu_offload_layers == 0 || p.pp == 1,
+          "cpu_offload_layers needs pp 1 (Megatron offloads to the CPU only without pipeline parallelism), "
+          "got pp " + std::to_string(p.pp));
+  require(t.cpu_offload_layers < m.layers, "cpu_offload_layers = " + std::to_string(t.cpu_offload_layers) +
+                                               " but the model has " + std::to_string(m.layers) +
+                                               " layers; at most " + std::to_string(m.layers - 1));
   require(t.batch.micro >= 1, "micro batch must be >= 1");
   if (t.batch.global <= 0) t.batch.global = t.batch.micro * p.dp;
   require(t.batch.global % (t.batch.micro * p.dp) == 0, "global batch must divide by micro x dp");
@@ -811,7 +858,7 @@ Workload generate_megatron(const TrainingSpec& spec, const topology::ClusterSpec
     r.gpu = pl.gpu(c);
     r.represents = p.tp * p.cp * p.dp;
     r.stage = s;
-    builders.emplace_back(t, z, w, r, s, pl, options.layers_per_block, cluster.gpus_per_node);
+    builders.emplace_back(t, z, w, r, s, pl, options.layers_per_block, cluster.gpus_per_node, cluster.gpu);
   }
   for (int s = 0; s < P; ++s) {
     std::vector<StageBuilder::Chunk> chunks;

@@ -115,6 +115,7 @@ MemoryEstimate estimate_memory(const TrainingSpec& t, const topology::ClusterSpe
     e.capacity = best.capacity;
     e.runtime = kRuntimeBytes;
     double dense = 0, expert = 0, stored = 0, largest_layer = 0, largest_working = 0;
+    double offloaded = 0, largest_offloaded = 0;  // per token: CPU offload's layers (host memory)
     int layers = 0;
     bool embedding = false, head = false;
     for (int c = 0; c < vp; ++c) {
@@ -126,7 +127,13 @@ MemoryEstimate estimate_memory(const TrainingSpec& t, const topology::ClusterSpe
         dense += lp.dense;
         expert += lp.expert;
         largest_layer = std::max(largest_layer, lp.dense + lp.expert);
-        stored += (t.bf16_layer(l, z.L) ? stored_wide : stored_of)[z.moe(l) ? 1 : 0];
+        const double saved = (t.bf16_layer(l, z.L) ? stored_wide : stored_of)[z.moe(l) ? 1 : 0];
+        if (l < t.cpu_offload_layers) {
+          offloaded += saved;
+          largest_offloaded = std::max(largest_offloaded, saved);
+        } else {
+          stored += saved;
+        }
         largest_working = std::max(largest_working, working_of[z.moe(l) ? 1 : 0]);
         ++layers;
       }
@@ -158,6 +165,10 @@ MemoryEstimate estimate_memory(const TrainingSpec& t, const topology::ClusterSpe
     e.recompute = t.activation_recompute;
     const double per_chunk = layers > 0 ? stored / vp : 0;
     e.activations = e.microbatches_in_flight * per_chunk * tokens;
+    // CPU offload: the offloaded layers' activations live in host memory, but for the layer whose
+    // copy is in flight (Transformer Engine double-buffers one layer); pipeline parallelism is 1.
+    e.activations += largest_offloaded * tokens;
+    e.offloaded = e.microbatches_in_flight * offloaded * tokens;
     const bool sp = p.sequence_parallel && p.tp > 1;
     if (embedding) e.activations += e.microbatches_in_flight * tokens * B * static_cast<double>(z.h) / (sp ? p.tp : 1) / vp;
 

@@ -20,6 +20,7 @@ struct MemoryEstimate {
   double gradients = 0;        // gradients at the training precision
   double optimizer = 0;        // Adam: fp32 master weights, first and second moments
   double activations = 0;      // stored for the backward pass, every microbatch in flight
+  double offloaded = 0;        // activations held in host memory instead (cpu_offload_layers)
   double transient = 0;        // peak working set on top: gathered FSDP layers, logits, recompute
   double runtime = 0;          // CUDA context, NCCL buffers, allocator slack
   int microbatches_in_flight = 0;  // chunk-microbatches whose activations the stage holds at once

@@ -123,6 +123,11 @@ struct TrainingSpec {
   bool bf16_layer(int64_t l, int64_t layers) const {
     return topology::quantized(precision) && (l < bf16_layers_at_start || l >= layers - bf16_layers_at_end);
   }
+  // Activations of the first this-many decoder layers go to host memory after their forward pass
+  // and come back before their backward (Megatron's --cpu-offloading-num-layers, Transformer
+  // Engine's CPU offload; without pipeline parallelism, as Megatron allows it). The copies run
+  // beside compute over the GPU's host link (topology::host_link_bandwidth).
+  int cpu_offload_layers = 0;
   bool overlap_grad_reduce = true;   // gradient reduction bucketed under the last backward pass
   bool overlap_param_gather = true;  // ZeRO/FSDP parameter all-gather prefetched under compute
   bool overlap_tp_comm = false;      // TP all-gather/reduce-scatter pipelined with their GEMMs (SP only)

@@ -204,6 +204,18 @@ TEST(Loader, AttentionKernelAndFp8CastsRead) {
   EXPECT_NE(message.find("flash2"), std::string::npos) << message;
 }
 
+TEST(Loader, CpuOffloadLayersAreReadAndCheckedAgainstTheLayout) {
+  const Scenario s = load(
+      "cluster: {nodes: 1}\nworkload: {kind: training, model: llama3-8b, parallel: {pp: 1}, cpu_offload_layers: 16}\n");
+  EXPECT_EQ(s.workload.training.cpu_offload_layers, 16);
+  std::string e = error_of("workload: {kind: training, model: llama3-8b, parallel: {pp: 2}, cpu_offload_layers: 4}\n");
+  EXPECT_NE(e.find("cpu_offload_layers needs pp 1"), std::string::npos) << e;
+  e = error_of("workload: {kind: training, model: llama3-8b, parallel: {pp: 1}, cpu_offload_layers: 32}\n");
+  EXPECT_NE(e.find("at most 31"), std::string::npos) << e;
+  e = error_of("workload: {kind: training, model: llama3-8b, cpu_offload_layers: -1}\n");
+  EXPECT_NE(e.find("workload.cpu_offload_layers"), std::string::npos) << e;
+}
+
 TEST(Loader, CustomModelWithoutPreset) {
   Scenario s = load("workload: {kind: training, model: {layers: 2, hidden: 512, heads: 8}}\n");
   EXPECT_TRUE(s.workload.training.model.preset.empty());

@@ -6,8 +6,10 @@
 #include <stdexcept>
 
 #include "topology/catalog.h"
+#include "topology/node_template.h"
 #include "workloads/alpha_beta_model.h"
 #include "workloads/executor.h"
+#include "workloads/memory_model.h"
 #include "workloads/model_catalog.h"
 #include "workloads/model_shape.h"
 
@@ -40,6 +42,31 @@ int count_label(const RankGraph& r, std::string_view label) {
   int n = 0;
   for (const Op& op : r.ops) n += r.labels[op.label] == label ? 1 : 0;
   return n;
+}
+
+// CPU offload: each offloaded layer's activations go out after its forward and come back before
+// its backward, once per microbatch, on the host stream at the host link's rate.
+TEST(MegatronGenerator, CpuOffloadCopiesEachOffloadedLayerOutAndBack) {
+  const auto c = cluster(1);
+  TrainingSpec t = gpt(1, 1, 1, 16);
+  t.cpu_offload_layers = 5;
+  const Workload w = generate_megatron(t, c, {.layers_per_block = 1});
+  const RankGraph& r = w.ranks[0];
+  const int microbatches = 16 / 8;  // dp 8
+  EXPECT_EQ(count_label(r, "offload.d2h"), 5 * microbatches);
+  EXPECT_EQ(count_label(r, "offload.h2d"), 5 * microbatches);
+  const TrainingSpec resolved = resolve_training(t, c);
+  const double bytes = activation_bytes_per_token(resolved, false) * 1024;  // micro 1 x seq 1024
+  for (const Op& op : r.ops) {
+    if (r.labels[op.label].rfind("offload.", 0) != 0) continue;
+    EXPECT_EQ(op.stream, Stream::host);
+    EXPECT_EQ(op.measured, topology::pcie_x16_bandwidth(5).transfer_time(Bytes(static_cast<int64_t>(bytes))));
+  }
+  t.parallel.pp = 2;
+  EXPECT_THROW(generate_megatron(t, c), std::invalid_argument);  // Megatron: no offload with pp > 1
+  t.parallel.pp = 1;
+  t.cpu_offload_layers = 8;
+  EXPECT_THROW(generate_megatron(t, c), std::invalid_argument);  // the last layer stays
 }
 
 TEST(MegatronGenerator, SimulatesOneRankPerPipelineStage) {

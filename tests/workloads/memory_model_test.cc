@@ -92,6 +92,25 @@ TEST(MemoryModel, Bf16LayersOfAnFp8RunStoreBf16Activations) {
   EXPECT_LE(half, bf16);
 }
 
+// CPU offload: the first N layers' activations move to host memory, but for one layer's in
+// flight (double buffering), so the GPU holds N - 1 layers fewer.
+TEST(MemoryModel, CpuOffloadMovesAllButOneOffloadedLayerToTheHost) {
+  TrainingSpec spec = gpt175b(8, true);
+  spec.parallel.pp = 1;
+  spec.parallel.vp = 1;
+  spec.batch.global = 8;
+  spec = resolve_training(spec, cluster(8));
+  const double tokens = 2048;
+  const double per_layer = activation_bytes_per_token(spec, false) * tokens;
+  const MemoryEstimate none = estimate_memory(spec, cluster(8));
+  EXPECT_EQ(none.offloaded, 0);
+  spec.cpu_offload_layers = 40;
+  const MemoryEstimate some = estimate_memory(spec, cluster(8));
+  EXPECT_NEAR(some.offloaded, 40 * per_layer, 1e-9 * some.offloaded);
+  EXPECT_NEAR(none.activations - some.activations, 39 * per_layer, 1e-9 * none.activations);
+  EXPECT_EQ(some.weights, none.weights);
+}
+
 TEST(MemoryModel, TheFirstStageOf1F1BHoldsAMicrobatchPerStage) {
   // 1F1B: stage s holds pp - s microbatches, so the first stage holds activations of every layer
   // of the model once (pp stages x layers / pp), whatever pp is.

@@ -146,6 +146,11 @@ std::vector<PublishedRun> read_published_runs(const std::string& path) {
     const bool full_recompute = contains(r.framework, "Megatron-LM (2021)") || contains(notes, "act_ckpt=True") ||
                                 contains(notes, "activation recompute") || contains(r.framework, "activation recompute") ||
                                 contains(notes, "activation_checkpointing: true") || contains(notes, "full recompute");
+    // Megatron-Bridge's GB200/GB300 FSDP presets offload activations to the Grace CPU; the
+    // rows' notes quote the preset's cpu_offloading_num_layers.
+    if (const size_t at = notes.find("cpu_offloading_num_layers="); at != std::string::npos) {
+      r.spec.cpu_offload_layers = std::stoi(notes.substr(at + std::string_view("cpu_offloading_num_layers=").size()));
+    }
     r.spec.activation_recompute = full_recompute                         ? Recompute::full
                                   : contains(notes, "selective recompute") ? Recompute::selective
                                                                            : Recompute::none;
