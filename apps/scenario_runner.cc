@@ -238,7 +238,10 @@ uint64_t run_sweep_on_flows(const config::Scenario& s, const collectives::Analyt
 network::PacketModelOptions packet_options(const config::Scenario& s) {
   const config::PacketSpec& p = s.network.packet;
   const bool dcqcn = s.cluster.nic.kind == topology::NicKind::roce && p.ecn && p.cc == "dcqcn";
-  return {.mtu = p.mtu, .buffer_per_port = p.buffer_per_port, .dcqcn = {.enabled = dcqcn, .seed = s.seed}};
+  network::DcqcnOptions settings = p.dcqcn;
+  settings.enabled = dcqcn;
+  settings.seed = s.seed;
+  return {.mtu = p.mtu, .buffer_per_port = p.buffer_per_port, .dcqcn = settings};
 }
 
 // The packet model runs the same schedules as the flow model, packet by packet; a sweep whose

@@ -150,6 +150,20 @@ std::string dump_scenario(const Scenario& s) {
   w.key(2, "pfc", boolean(n.packet.pfc));
   w.key(2, "ecn", boolean(n.packet.ecn));
   w.key(2, "cc", yaml_string(n.packet.cc));
+  const network::DcqcnOptions& d = n.packet.dcqcn;
+  w.section(2, "dcqcn");
+  w.key(3, "kmin", to_string(d.kmin));
+  w.key(3, "kmax", to_string(d.kmax));
+  w.key(3, "pmax", fmt::format("{}", d.pmax));
+  w.key(3, "g", fmt::format("{}", d.g));
+  w.key(3, "cnp_interval", to_string(d.cnp_interval));
+  w.key(3, "alpha_period", to_string(d.alpha_period));
+  w.key(3, "increase_period", to_string(d.increase_period));
+  w.key(3, "byte_counter", to_string(d.byte_counter));
+  w.key(3, "fast_recovery", std::to_string(d.fast_recovery));
+  w.key(3, "additive_increase", bandwidth(d.additive_increase, true));
+  w.key(3, "hyper_increase", bandwidth(d.hyper_increase, true));
+  w.key(3, "min_rate", bandwidth(d.min_rate, true));
 
   const auto& co = s.collectives;
   w.section(0, "collectives");

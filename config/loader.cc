@@ -168,6 +168,32 @@ ClusterSpec read_cluster(MapReader r) {
   return c;
 }
 
+// network.packet.dcqcn: DCQCN's settings for cluster engineers who tune their NICs and switches.
+void read_dcqcn(MapReader d, network::DcqcnOptions& o) {
+  d.read("kmin", o.kmin, Bytes(0));
+  d.read("kmax", o.kmax, Bytes(1));
+  if (o.kmax <= o.kmin) {
+    const YamlNode* k = d.node().find("kmax");
+    fail(k ? *k : d.node(), d.key("kmax"),
+         "expected kmax above kmin (" + dtsim::to_string(o.kmin) + "), got " + dtsim::to_string(o.kmax));
+  }
+  d.read("pmax", o.pmax, 1e-9, 1.0);
+  d.read("g", o.g, 1e-9, 0.999999);
+  for (auto [name, period] : {std::pair{"cnp_interval", &o.cnp_interval}, {"alpha_period", &o.alpha_period},
+                              {"increase_period", &o.increase_period}}) {
+    d.read(name, *period);
+    if (*period <= Time::zero() && std::string_view(name) != "cnp_interval") {
+      fail(*d.node().find(name), d.key(name), "expected a positive period");
+    }
+  }
+  d.read("byte_counter", o.byte_counter, Bytes(1));
+  d.read("fast_recovery", o.fast_recovery, Range{0, 1000});
+  d.read("additive_increase", o.additive_increase);
+  d.read("hyper_increase", o.hyper_increase);
+  d.read("min_rate", o.min_rate);
+  d.finish();
+}
+
 NetworkSpec read_network(MapReader r) {
   NetworkSpec n;
   r.read("model", n.model, network_model_names());
@@ -185,6 +211,7 @@ NetworkSpec read_network(MapReader r) {
   if (const YamlNode* cc = p.get("cc")) {
     n.packet.cc = std::string(to_preset(*cc, p.key("cc"), {"dcqcn", "none"}));
   }
+  read_dcqcn(p.map("dcqcn"), n.packet.dcqcn);
   p.finish();
   r.finish();
   return n;

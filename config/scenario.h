@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "collectives/collective.h"
+#include "network/packet/dcqcn.h"
 #include "sim/units.h"
 #include "topology/cluster_spec.h"
 #include "workloads/workload_spec.h"
@@ -24,6 +25,9 @@ struct PacketSpec {
   bool pfc = true;
   bool ecn = true;
   std::string cc = "dcqcn";
+  // DCQCN's settings (network.packet.dcqcn); `enabled` and `seed` are not read: DCQCN runs on RoCE
+  // NICs with ecn and cc: dcqcn, and draws from the scenario's seed.
+  network::DcqcnOptions dcqcn;
 };
 
 struct NetworkSpec {

@@ -204,6 +204,25 @@ TEST(Loader, AttentionKernelAndFp8CastsRead) {
   EXPECT_NE(message.find("flash2"), std::string::npos) << message;
 }
 
+TEST(Loader, DcqcnSettingsAreReadAndChecked) {
+  const Scenario s = load(
+      "network:\n  packet:\n    dcqcn: {kmin: 10KB, kmax: 1MB, pmax: 0.2, byte_counter: 32KiB, fast_recovery: 1,\n"
+      "            additive_increase: 5Mbps, increase_period: 300us}\n");
+  const network::DcqcnOptions& d = s.network.packet.dcqcn;
+  EXPECT_EQ(d.kmin, Bytes(10'000));
+  EXPECT_EQ(d.kmax, Bytes(1'000'000));
+  EXPECT_EQ(d.pmax, 0.2);
+  EXPECT_EQ(d.byte_counter, Bytes::kib(32));
+  EXPECT_EQ(d.fast_recovery, 1);
+  EXPECT_EQ(d.additive_increase, Bandwidth::gbps(0.005));
+  EXPECT_EQ(d.increase_period, Time::us(300));
+  EXPECT_EQ(d.g, 1.0 / 256);  // untouched: the paper's
+  EXPECT_NE(error_of("network: {packet: {dcqcn: {kmin: 300KB}}}\n").find("expected kmax above kmin"), std::string::npos);
+  EXPECT_NE(error_of("network: {packet: {dcqcn: {pmax: 2}}}\n").find("network.packet.dcqcn.pmax"), std::string::npos);
+  EXPECT_NE(error_of("network: {packet: {dcqcn: {alpha_period: 0us}}}\n").find("expected a positive period"),
+            std::string::npos);
+}
+
 TEST(Loader, CpuOffloadLayersAreReadAndCheckedAgainstTheLayout) {
   const Scenario s = load(
       "cluster: {nodes: 1}\nworkload: {kind: training, model: llama3-8b, parallel: {pp: 1}, cpu_offload_layers: 16}\n");
