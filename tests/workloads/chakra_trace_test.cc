@@ -52,6 +52,29 @@ TEST(ChakraTrace, WrittenAndReadBackGivesTheSameIterationTime) {
   EXPECT_EQ(a.tflops_per_gpu, b.tflops_per_gpu);
 }
 
+// CPU offload's copies are host-stream ops with measured durations: they survive too.
+TEST(ChakraTrace, CpuOffloadCopiesSurviveTheRoundTrip) {
+  topology::ClusterSpec c = *topology::find_node_preset("gb200-nvl72");
+  c.nodes = 1;
+  c.gpus_per_node = 8;
+  TrainingSpec t = pipelined();
+  t.parallel.pp = 1;
+  t.parallel.vp = 1;
+  t.cpu_offload_layers = 8;
+  const Workload w = generate_megatron(t, c);
+  const std::string prefix = temp_prefix("offload");
+  write_chakra(w, prefix);
+  const Workload back = read_chakra(prefix);
+  AlphaBetaCollectiveModel comm(c);
+  const ComputeModel cm(c.gpu);
+  const TrainingResult a = evaluate_workload(w, c, comm, topology::Dtype::bf16, cm);
+  const TrainingResult b = evaluate_workload(back, c, comm, topology::Dtype::bf16, cm);
+  EXPECT_EQ(a.iteration_time_s, b.iteration_time_s);
+  int host_ops = 0;
+  for (const Op& op : back.ranks[0].ops) host_ops += op.stream == Stream::host ? 1 : 0;
+  EXPECT_GT(host_ops, 0);
+}
+
 TEST(ChakraTrace, MeasuredDurationsSurviveTheRoundTrip) {
   Workload w;
   w.total_gpus = 1;
