@@ -35,7 +35,7 @@ struct DcqcnOptions {
   Bytes byte_counter = Bytes(10'000'000);
   int fast_recovery = 5;
   Bandwidth additive_increase = Bandwidth::gbps(0.04);  // 40 Mb/s
-  Bandwidth hyper_increase = Bandwidth::gbps(0.4);     // 400 Mb/s: not in the paper, ten times AI
+  Bandwidth hyper_increase = Bandwidth::gbps(0.4);     // 400 Mb/s: our choice, ten times AI
   Bandwidth min_rate = Bandwidth::gbps(0.001);         // 1 Mb/s
   uint64_t seed = 1;                                   // the marking draws
 };
