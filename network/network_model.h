@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -50,13 +51,16 @@ inline std::vector<std::vector<topology::LinkId>> transfer_paths(const topology:
 
 // What a transfer of no bytes between two GPUs costs: a message (NCCL's flag) still travels the
 // route, so it arrives after the route's link latencies. Zero for a transfer to itself.
+inline Time route_latency(const topology::Cluster& cluster, std::span<const topology::LinkId> route) {
+  Time latency = Time::zero();
+  for (topology::LinkId l : route) latency += cluster.link(l).latency;
+  return latency;
+}
 inline Time empty_message_latency(const topology::Cluster& cluster, const Transfer& t) {
   if (t.src_gpu == t.dst_gpu) return Time::zero();
   Transfer one = t;
   one.bytes = Bytes(1);
-  Time latency = Time::zero();
-  for (topology::LinkId l : transfer_path(cluster, one)) latency += cluster.link(l).latency;
-  return latency;
+  return route_latency(cluster, transfer_path(cluster, one));
 }
 
 // Route i's share of `bytes` sprayed over k routes: bytes / k, and one byte more for each of the

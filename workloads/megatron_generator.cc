@@ -438,7 +438,7 @@ class StageBuilder {
           if (bi >= 2 && to_host[bi - 2] != kNone) x = after_both(x, to_host[bi - 2]);
           if (fsdp) x = fsdp_gather(x, b, prev_block_first);
           if (zero12 && it.mb == 0 && !param_ag[it.chunk].empty()) {
-            x = x == kNone ? param_ag[it.chunk][bi] : join(x, param_ag[it.chunk][bi]);
+            x = after_both(x, param_ag[it.chunk][bi]);
           }
           const uint32_t before = static_cast<uint32_t>(r_.ops.size());
           gemms_in(b);

@@ -34,7 +34,7 @@ void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventH
   open_subflows_.emplace(transfer, static_cast<uint32_t>(paths.size()));
   for (size_t i = 0; i < paths.size(); ++i) {
     ActiveFlow f;
-    for (topology::LinkId l : paths[i]) f.latency += cluster_.link(l).latency;
+    f.latency = route_latency(cluster_, paths[i]);
     f.path = std::move(paths[i]);
     f.bytes = spray_share(t.bytes, i, paths.size());
     f.remaining = f.bytes.as_double();
