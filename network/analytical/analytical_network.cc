@@ -21,8 +21,8 @@ AnalyticalNetwork::PathFigures AnalyticalNetwork::path(const Transfer& t) const 
 }
 
 Time AnalyticalNetwork::transfer_time(const Transfer& t) const {
-  if (t.src_gpu == t.dst_gpu || t.bytes.count() == 0) return Time::zero();
-  const PathFigures f = path(t);
+  if (t.src_gpu == t.dst_gpu) return Time::zero();
+  const PathFigures f = path(t);  // no bytes: the route's latencies, as the flow and packet models
   return f.latency + f.bottleneck.transfer_time(t.bytes);
 }
 

@@ -22,6 +22,16 @@ TEST(AnalyticalNetwork, TransferTakesPathLatencyPlusBytesAtTheBottleneck) {
   EXPECT_EQ(net.transfer_time({0, 2, Bytes(25'000'000)}), Time::us(3) + Time::us(1000));
 }
 
+// As in the flow and packet models: no bytes to another GPU is a message that pays the route's
+// latencies; to itself it is free.
+TEST(AnalyticalNetwork, EmptyTransferTakesItsRoutesLatency) {
+  const testing_support::LineCluster c(
+      {{Bandwidth::gbytes_per_s(100), Time::us(1)}, {Bandwidth::gbytes_per_s(25), Time::us(2)}});
+  AnalyticalNetwork net(c);
+  EXPECT_EQ(net.transfer_time({0, 2, Bytes(0)}), Time::us(3));
+  EXPECT_EQ(net.transfer_time({2, 2, Bytes(0)}), Time::zero());
+}
+
 TEST(AnalyticalNetwork, ConcurrentTransfersDoNotSlowEachOther) {
   const testing_support::LineCluster c({{Bandwidth::gbytes_per_s(10), Time::us(1)}});
   AnalyticalNetwork net(c);
