@@ -155,10 +155,9 @@ FlowCollectiveModel::FlowSet FlowCollectiveModel::flow_set(Algorithm algo, Colle
     const Key& k = order[i];
     const uint64_t hash = (static_cast<uint64_t>(k.channel) * 0x9e3779b97f4a7c15ull) & 0xffff;
     const int nic = pinned ? nic_slot(k.channel, per_node, nics_per_gpu) : -1;
-    // One route, or with adaptive routing a sub-flow of an equal share on each sprayed route (the
-    // routes do not depend on the size given).
-    std::vector<std::vector<topology::LinkId>> paths = network::transfer_paths(
-        *cluster_, {.src_gpu = k.src, .dst_gpu = k.dst, .bytes = Bytes(1), .flow_hash = hash, .nic = nic});
+    // One route, or with adaptive routing a sub-flow of an equal share on each sprayed route.
+    std::vector<std::vector<topology::LinkId>> paths =
+        network::transfer_routes(*cluster_, {.src_gpu = k.src, .dst_gpu = k.dst, .bytes = Bytes(0), .flow_hash = hash, .nic = nic});
     const bool staged = analytical_.hardware().host_staged_intra && cluster_->node_of(k.src) == cluster_->node_of(k.dst);
     for (std::vector<topology::LinkId>& path : paths) {
       set.bytes.push_back(pair_bytes[k] / static_cast<double>(paths.size()));

@@ -25,28 +25,41 @@ struct Transfer {
   int nic = -1;            // the NIC slot its channel is pinned to (Cluster::route_nic); -1: by hash
 };
 
-// The links a transfer crosses: its routed path, ECMP keyed by the low 16 bits of its flow hash
-// (the key the route cache and every model share) and its NIC slot; empty for a transfer to
-// itself or of no bytes.
-inline std::vector<topology::LinkId> transfer_path(const topology::Cluster& cluster, const Transfer& t) {
-  if (t.src_gpu == t.dst_gpu || t.bytes.count() <= 0) return {};
+// The route between a transfer's GPUs whatever its size: ECMP keyed by the low 16 bits of its
+// flow hash (the key the route cache and every model share) and its NIC slot; empty for a
+// transfer to itself.
+inline std::vector<topology::LinkId> transfer_route(const topology::Cluster& cluster, const Transfer& t) {
+  if (t.src_gpu == t.dst_gpu) return {};
   if (t.nic >= 0) return cluster.route_nic(t.src_gpu, t.dst_gpu, t.flow_hash & 0xffff, t.nic);
   return cluster.route(t.src_gpu, t.dst_gpu, t.flow_hash & 0xffff);
 }
 
-// The routes a transfer's bytes take under the cluster's routing mode: with adaptive routing
-// (ClusterSpec::adaptive_routing) a transfer between nodes is sprayed over up to kSprayRoutes
-// equal-cost routes (Cluster::sprayed_routes, keyed as transfer_path keys its one route, which
-// comes first); under ECMP, or inside a node, transfer_path's route alone. Empty for a transfer
-// to itself or of no bytes.
-inline std::vector<std::vector<topology::LinkId>> transfer_paths(const topology::Cluster& cluster, const Transfer& t) {
+// The routes between a transfer's GPUs under the cluster's routing mode, whatever its size: with
+// adaptive routing (ClusterSpec::adaptive_routing) a transfer between nodes is sprayed over up to
+// kSprayRoutes equal-cost routes (Cluster::sprayed_routes, keyed as transfer_route keys its one
+// route, which comes first); under ECMP, or inside a node, transfer_route's route alone. Empty for
+// a transfer to itself.
+inline std::vector<std::vector<topology::LinkId>> transfer_routes(const topology::Cluster& cluster, const Transfer& t) {
   if (!cluster.spec().adaptive_routing() || cluster.node_of(t.src_gpu) == cluster.node_of(t.dst_gpu)) {
-    std::vector<topology::LinkId> path = transfer_path(cluster, t);
+    std::vector<topology::LinkId> path = transfer_route(cluster, t);
     if (path.empty()) return {};
     return {std::move(path)};
   }
-  if (t.bytes.count() <= 0) return {};
   return cluster.sprayed_routes(t.src_gpu, t.dst_gpu, t.flow_hash & 0xffff, t.nic, topology::kSprayRoutes);
+}
+
+// The links a transfer's bytes cross: transfer_route's path, empty for a transfer to itself or of
+// no bytes.
+inline std::vector<topology::LinkId> transfer_path(const topology::Cluster& cluster, const Transfer& t) {
+  if (t.bytes.count() <= 0) return {};
+  return transfer_route(cluster, t);
+}
+
+// The routes a transfer's bytes take (transfer_routes); empty for a transfer to itself or of no
+// bytes.
+inline std::vector<std::vector<topology::LinkId>> transfer_paths(const topology::Cluster& cluster, const Transfer& t) {
+  if (t.bytes.count() <= 0) return {};
+  return transfer_routes(cluster, t);
 }
 
 // What a transfer of no bytes between two GPUs costs: a message (NCCL's flag) still travels the
@@ -57,10 +70,7 @@ inline Time route_latency(const topology::Cluster& cluster, std::span<const topo
   return latency;
 }
 inline Time empty_message_latency(const topology::Cluster& cluster, const Transfer& t) {
-  if (t.src_gpu == t.dst_gpu) return Time::zero();
-  Transfer one = t;
-  one.bytes = Bytes(1);
-  return route_latency(cluster, transfer_path(cluster, one));
+  return route_latency(cluster, transfer_route(cluster, t));
 }
 
 // Route i's share of `bytes` sprayed over k routes: bytes / k, and one byte more for each of the
