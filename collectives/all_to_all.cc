@@ -45,13 +45,14 @@ Schedule all_to_all_schedule(Bytes bytes, const Communicator& comm, int channels
   Schedule s;
   const int n = comm.size();
   if (n <= 1) return s;
-  const Bytes share(bytes.count() / (int64_t{n} * channels));
   for (int c = 0; c < channels; ++c) {
-    // Pairwise exchange: in round k every rank sends to the rank k places ahead, all at once.
+    // Pairwise exchange: in round k every rank sends to the rank k places ahead, all at once;
+    // a rank's buffer holds a block per destination, each split over the channels.
     for (int k = 1; k < n; ++k) {
       for (int r = 0; r < n; ++r) {
-        s.add(comm.ranks[static_cast<size_t>(r)], comm.ranks[static_cast<size_t>((r + k) % n)],
-              share, {}, Bytes(0), k, c);
+        const int to = (r + k) % n;
+        s.add(comm.ranks[static_cast<size_t>(r)], comm.ranks[static_cast<size_t>(to)],
+              part_of(part_of(bytes, n, to), channels, c), {}, Bytes(0), k, c);
       }
     }
   }

@@ -47,29 +47,33 @@ Schedule halving_doubling_schedule(Bytes bytes, const Communicator& comm, int ch
   int rounds = 0;
   while ((1 << rounds) < n) ++rounds;
   for (int c = 0; c < channels; ++c) {
+    const Bytes buffer = part_of(bytes, channels, c);
+    // The part of the channel's buffer rank `r` holds after `level` halvings: each halving cuts
+    // the part in two, and the rank keeps the half its next bit (from the top) names.
+    auto held = [&](int r, int level) {
+      Bytes part = buffer;
+      for (int l = 0; l < level; ++l) part = part_of(part, 2, (r >> (rounds - 1 - l)) & 1);
+      return part;
+    };
     std::vector<uint32_t> last_into(static_cast<size_t>(n), UINT32_MAX);
-    auto round = [&](int dist, int64_t size, bool reduce, int step) {
+    // Round at `level` (1..rounds) between ranks `dist` apart: a halving sends each partner the
+    // half it keeps and reduces it there; a doubling sends each partner the half the sender holds.
+    auto round = [&](int dist, int level, bool reduce, int step) {
       std::vector<uint32_t> now(static_cast<size_t>(n));
       for (int r = 0; r < n; ++r) {
         std::vector<uint32_t> deps;
         if (last_into[static_cast<size_t>(r)] != UINT32_MAX)
           deps.push_back(last_into[static_cast<size_t>(r)]);
         const int p = r ^ dist;
+        const Bytes size = held(reduce ? p : r, level);
         now[static_cast<size_t>(p)] =
             s.add(comm.ranks[static_cast<size_t>(r)], comm.ranks[static_cast<size_t>(p)],
-                  Bytes(size), deps, reduce ? Bytes(size) : Bytes(0), step, c);
+                  size, deps, reduce ? size : Bytes(0), step, c);
       }
       last_into = now;
     };
-    int64_t size = bytes.count() / channels;
-    for (int r = 0; r < rounds; ++r) {
-      size /= 2;
-      round(n >> (r + 1), size, true, r);
-    }
-    for (int r = rounds - 1; r >= 0; --r) {
-      round(n >> (r + 1), size, false, 2 * rounds - 1 - r);
-      size *= 2;
-    }
+    for (int r = 0; r < rounds; ++r) round(n >> (r + 1), r + 1, true, r);
+    for (int r = rounds - 1; r >= 0; --r) round(n >> (r + 1), r + 1, false, 2 * rounds - 1 - r);
   }
   return s;
 }

@@ -85,11 +85,9 @@ Schedule ring_schedule(CollectiveKind kind, Bytes bytes, const Communicator& com
     // once it has arrived there (and, for reduce, been added to the local one), and a hop carries
     // a channel's slices in order, so the hops work at once on different slices. Slices of about
     // 256 KiB, at most 32 per channel, as NCCL pipelines its chunks.
-    const Bytes per_channel(bytes.count() / channels);
-    const int slices = static_cast<int>(std::clamp<int64_t>(per_channel.count() / (256 * 1024), 1, 32));
-    const Bytes piece(per_channel.count() / slices);
-    const Bytes reduce = kind == CollectiveKind::reduce ? piece : Bytes(0);
+    const int slices = static_cast<int>(std::clamp<int64_t>(bytes.count() / channels / (256 * 1024), 1, 32));
     for (int c = 0; c < channels; ++c) {
+      const Bytes per_channel = part_of(bytes, channels, c);
       const std::vector<int> ring = ring_order(comm, c, ranks_per_node);
       const auto root_at = static_cast<int>(std::find(ring.begin(), ring.end(), comm.ranks[0]) - ring.begin());
       auto at = [&](int i) { return ring[static_cast<size_t>((root_at + i) % n)]; };
@@ -103,6 +101,8 @@ Schedule ring_schedule(CollectiveKind kind, Bytes bytes, const Communicator& com
           std::vector<uint32_t> deps;
           if (prev_hop[static_cast<size_t>(j)] != UINT32_MAX) deps.push_back(prev_hop[static_cast<size_t>(j)]);
           if (last_on_hop != UINT32_MAX) deps.push_back(last_on_hop);
+          const Bytes piece = part_of(per_channel, slices, j);
+          const Bytes reduce = kind == CollectiveKind::reduce ? piece : Bytes(0);
           last_on_hop = s.add(from, to, piece, deps, reduce, h, c, nic_of(c));
           prev_hop[static_cast<size_t>(j)] = last_on_hop;
         }
@@ -113,7 +113,11 @@ Schedule ring_schedule(CollectiveKind kind, Bytes bytes, const Communicator& com
   const bool all_reduce = kind == CollectiveKind::all_reduce;
   const int steps = all_reduce ? 2 * (n - 1) : n - 1;
   const int reducing_steps = kind == CollectiveKind::all_gather ? 0 : n - 1;
-  const Bytes chunk(bytes.count() / (int64_t{n} * channels));
+  // Ring position r sends chunk (r - step) mod n of its channel at every step, in the
+  // reduce-scatter and the all-gather alike.
+  auto chunk = [&](int c, int r, int st) {
+    return part_of(bytes, int64_t{n} * channels, int64_t{c} * n + ((r - st) % n + n) % n);
+  };
   for (int c = 0; c < channels; ++c) {
     const std::vector<int> ring = ring_order(comm, c, ranks_per_node);
     // last_into[r]: the transfer that last delivered into ring position r.
@@ -125,9 +129,10 @@ Schedule ring_schedule(CollectiveKind kind, Bytes bytes, const Communicator& com
         if (last_into[static_cast<size_t>(r)] != UINT32_MAX)
           deps.push_back(last_into[static_cast<size_t>(r)]);
         const int next = (r + 1) % n;
+        const Bytes b = chunk(c, r, st);
         now[static_cast<size_t>(next)] =
-            s.add(ring[static_cast<size_t>(r)], ring[static_cast<size_t>(next)], chunk, deps,
-                  st < reducing_steps ? chunk : Bytes(0), st, c, nic_of(c));
+            s.add(ring[static_cast<size_t>(r)], ring[static_cast<size_t>(next)], b, deps,
+                  st < reducing_steps ? b : Bytes(0), st, c, nic_of(c));
       }
       last_into = now;
     }

@@ -45,6 +45,12 @@ class Schedule {
   std::vector<uint32_t> deps_;
 };
 
+// Part `i` of `total` cut into `parts` nearly equal parts: the first `total mod parts` parts carry
+// one byte more, so the parts add up to `total` (a lowering moves every byte it is asked to).
+inline Bytes part_of(Bytes total, int64_t parts, int64_t i) {
+  return Bytes(total.count() / parts + (i < total.count() % parts ? 1 : 0));
+}
+
 // The order channel `channel`'s ring visits `comm`'s ranks: each node's block of
 // `ranks_per_node` ranks rotated by the channel, so consecutive channels leave and enter a node
 // through different GPUs (and NICs), as NCCL lays its rings across the rails.

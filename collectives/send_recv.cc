@@ -33,8 +33,8 @@ Schedule send_recv_schedule(Bytes bytes, const Communicator& comm, int channels)
   Schedule s;
   const int n = comm.size();
   if (n <= 1) return s;
-  const Bytes piece(bytes.count() / channels);
   for (int c = 0; c < channels; ++c) {
+    const Bytes piece = part_of(bytes, channels, c);
     for (int r = 0; r < n; ++r) {
       s.add(comm.ranks[static_cast<size_t>(r)], comm.ranks[static_cast<size_t>((r + 1) % n)], piece,
             {}, Bytes(0), 0, c);

@@ -78,9 +78,7 @@ Schedule tree_schedule(Bytes bytes, const Communicator& comm, int tuned_channels
   const int channels = nodes > 2 && tuned_channels > g ? (tuned_channels + 2 * round - 1) / (2 * round) * (2 * round)
                                                        : spread_channels(tuned_channels, n, g, nics);
   auto locals = [&](int node) { return std::min(g, n - node * g); };
-  const Bytes piece(bytes.count() / channels);
-  const int slices = tree_slices(piece);
-  const Bytes slice(piece.count() / slices);
+  const int slices = tree_slices(Bytes(bytes.count() / channels));
   constexpr uint32_t kNone = UINT32_MAX;
   for (int c = 0; c < channels; ++c) {
     // Channel c enters and leaves each node through local GPU c (mod the node's size) and that
@@ -89,6 +87,8 @@ Schedule tree_schedule(Bytes bytes, const Communicator& comm, int tuned_channels
     // every round over the NICs so that a NIC's channels alternate between the two trees.
     const bool mirrored = nodes > 2 && (c + c / round) % 2 == 1;
     const int nic = nic_slot(c, g, nics);
+    const Bytes piece = part_of(bytes, channels, c);
+    Bytes slice;
     auto node_at = [&](int position) { return mirrored ? nodes - 1 - position : position; };
     auto size_at = [&](int position) { return locals(node_at(position)); };
     auto rank = [&](int position, int i) {
@@ -107,6 +107,7 @@ Schedule tree_schedule(Bytes bytes, const Communicator& comm, int tuned_channels
     };
     for (int j = 0; j < slices; ++j) {
       hop = 0;
+      slice = part_of(piece, slices, j);
       std::vector<std::vector<uint32_t>> ready(static_cast<size_t>(nodes));
       for (int k = nodes - 1; k >= 0; --k) {
         std::vector<uint32_t> deps;

@@ -110,6 +110,42 @@ TEST(Schedule, RingAllReduceMovesTwiceTheBufferPerRankMinusOneShare) {
   EXPECT_EQ(s.total_bytes(), Bytes(2 * (n - 1) * b));
 }
 
+// A size that does not divide into ranks x channels is still moved whole: the lowerings cut
+// it into parts that differ by at most a byte (they truncated, and an 8-byte all_reduce on 16
+// ranks moved nothing).
+TEST(Schedule, EveryLoweringMovesEveryByteOfASizeThatDoesNotDivide) {
+  struct Case {
+    Algorithm algo;
+    CollectiveKind kind;
+    int n, channels, ranks_per_node;
+    int64_t bytes, times;  // the lowering moves bytes x times in all
+  };
+  for (int64_t b : {int64_t{8}, int64_t{1000003}}) {
+    const Case cases[] = {
+        {Algorithm::ring, CollectiveKind::all_reduce, 16, 2, 1, b, 2 * 15},
+        {Algorithm::ring, CollectiveKind::all_reduce, 6, 3, 1, b, 2 * 5},
+        {Algorithm::ring, CollectiveKind::all_gather, 6, 3, 1, b, 5},
+        {Algorithm::ring, CollectiveKind::reduce_scatter, 16, 2, 8, b, 15},
+        {Algorithm::ring, CollectiveKind::broadcast, 6, 3, 1, b, 5},
+        {Algorithm::ring, CollectiveKind::reduce, 6, 3, 1, b, 5},
+        {Algorithm::tree, CollectiveKind::all_reduce, 12, 3, 4, b, 2 * 11},
+        {Algorithm::halving_doubling, CollectiveKind::all_reduce, 8, 3, 1, b, 2 * 7},
+        {Algorithm::pairwise, CollectiveKind::all_to_all, 6, 3, 1, b, 5},
+        {Algorithm::p2p, CollectiveKind::send_recv, 6, 3, 1, b, 6},
+    };
+    for (const Case& c : cases) {
+      const auto s = build_schedule(c.algo, c.kind, Bytes(c.bytes), world(c.n), c.channels, c.ranks_per_node);
+      EXPECT_EQ(s.total_bytes(), Bytes(c.bytes * c.times)) << name(c.algo) << " " << name(c.kind) << " " << b;
+      int64_t reduced = 0;
+      for (const auto& t : s.transfers()) reduced += t.reduce_bytes.count();
+      const bool reduces = c.kind == CollectiveKind::all_reduce || c.kind == CollectiveKind::reduce_scatter ||
+                           c.kind == CollectiveKind::reduce;
+      // A reduction adds each of the n - 1 contributions it receives into the buffer once.
+      EXPECT_EQ(reduced, reduces ? c.bytes * (c.n - 1) : 0) << name(c.algo) << " " << name(c.kind) << " " << b;
+    }
+  }
+}
+
 // Two nodes of eight ranks on 10 channels: the lowering runs 16 rings (two per rotation), so
 // every GPU leaves its node for the other as often as every other GPU, and each NIC below it
 // carries the same bytes. With 10 rings two rotations ran twice and their NICs carried double.
