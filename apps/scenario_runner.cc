@@ -501,6 +501,7 @@ void write_training_views(const config::Scenario& s, const RunOptions& options, 
           "exposed " + std::string(workloads::name(static_cast<workloads::CommCategory>(c))),
           r.breakdown.exposed[static_cast<size_t>(c)].seconds());
     }
+    bar.parts.emplace_back("host wait", r.breakdown.host.seconds());
     bar.parts.emplace_back("bubble", r.breakdown.bubble.seconds());
     page.breakdown.push_back(std::move(bar));
     page.tables.push_back(busiest_ops(r, ops, 25));

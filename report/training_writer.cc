@@ -23,6 +23,7 @@ nlohmann::json breakdown_json(const workloads::TimeBreakdown& b) {
   return {{"compute_s", b.compute.seconds()},
           {"exposed_comm_s", exposed},
           {"exposed_comm_total_s", b.exposed_total().seconds()},
+          {"host_wait_s", b.host.seconds()},
           {"bubble_s", b.bubble.seconds()}};
 }
 
@@ -97,6 +98,10 @@ void write_table(const workloads::TrainingResult& r, std::ostream& out) {
     out << fmt::format("  exposed {:<9} {:8.4f} {:<2} {:5.1f}%\n", workloads::name(c), in_unit(t.seconds()), u.name,
                        pct(t));
   }
+  if (r.breakdown.host > Time::zero()) {
+    out << fmt::format("  waiting on host   {:8.4f} {:<2} {:5.1f}%\n", in_unit(r.breakdown.host.seconds()), u.name,
+                       pct(r.breakdown.host));
+  }
   out << fmt::format("  pipeline bubble   {:8.4f} {:<2} {:5.1f}%\n", in_unit(r.breakdown.bubble.seconds()), u.name,
                      pct(r.breakdown.bubble));
   if (!r.critical_ops.empty()) {
@@ -135,14 +140,14 @@ void write_training(const workloads::TrainingResult& r, std::string_view format,
     out << j.dump(2) << '\n';
   } else if (format == "csv") {
     out << "workload,gpus,iteration_time_s,tflops_per_gpu,mfu,tokens_per_s_per_gpu,compute_s,exposed_tp_s,"
-           "exposed_cp_s,exposed_ep_s,exposed_dp_s,exposed_pp_s,bubble_s,memory_gib,memory_fits\n";
+           "exposed_cp_s,exposed_ep_s,exposed_dp_s,exposed_pp_s,bubble_s,memory_gib,memory_fits,host_wait_s\n";
     const auto& b = r.breakdown;
-    out << fmt::format("{},{},{:.6f},{:.3f},{:.5f},{:.2f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{},{}\n",
+    out << fmt::format("{},{},{:.6f},{:.3f},{:.5f},{:.2f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{},{},{:.6f}\n",
                        r.workload, r.gpus, r.iteration_time_s, r.tflops_per_gpu, r.mfu, r.tokens_per_s_per_gpu,
                        b.compute.seconds(), b.exposed[0].seconds(), b.exposed[1].seconds(), b.exposed[2].seconds(),
                        b.exposed[3].seconds(), b.exposed[4].seconds(), b.bubble.seconds(),
                        r.memory ? fmt::format("{:.3f}", r.memory->total() / kGiB) : std::string(),
-                       r.memory ? (r.memory->fits() ? "true" : "false") : "");
+                       r.memory ? (r.memory->fits() ? "true" : "false") : "", b.host.seconds());
   } else {
     throw std::invalid_argument("training output format must be table, json or csv, got '" + std::string(format) + "'");
   }

@@ -17,7 +17,7 @@ bool same_shape(const Op& a, const Op& b) {
 }
 
 // Index of a stream's category in the breakdown sweep: 0 compute, then 1 + CommCategory, and
-// last the host, which is never charged (host-only time is GPU idle).
+// last the host, charged only when no GPU stream is busy.
 constexpr int kHostSweep = 6;
 int sweep_index(Stream s) {
   if (s == Stream::host) return kHostSweep;
@@ -274,7 +274,11 @@ TimeBreakdown split(const RankGraph& g, const RankState& st, Time horizon) {
         return;
       }
     }
-    out.bubble += d;
+    if (active[kHostSweep] > 0) {
+      out.host += d;
+    } else {
+      out.bubble += d;
+    }
   };
   Time t = Time::zero();
   for (;;) {
@@ -314,6 +318,7 @@ TimeBreakdown split(const RankGraph& g, const RankState& st, Time horizon) {
 void add_to(TimeBreakdown& acc, const TimeBreakdown& b, int64_t weight) {
   acc.compute += b.compute * weight;
   for (int k = 0; k < 5; ++k) acc.exposed[k] += b.exposed[k] * weight;
+  acc.host += b.host * weight;
   acc.bubble += b.bubble * weight;
 }
 
@@ -322,6 +327,7 @@ TimeBreakdown divided(const TimeBreakdown& b, int64_t n) {
   const double k = 1.0 / static_cast<double>(n);
   out.compute = b.compute.scaled(k);
   for (int i = 0; i < 5; ++i) out.exposed[i] = b.exposed[i].scaled(k);
+  out.host = b.host.scaled(k);
   out.bubble = b.bubble.scaled(k);
   return out;
 }
@@ -384,7 +390,7 @@ ExecutionResult Executor::run(const Workload& w) const {
       out.critical_path.push_back({r, i, st.start[i], st.end[i]});
       const Time d = st.end[i] - st.start[i];
       if (op.stream == Stream::host) {
-        out.critical_split.bubble += d;  // the GPU waits on the host
+        out.critical_split.host += d;  // the GPU waits on the host
       } else if (op.kind == OpKind::compute) {
         out.critical_split.compute += d;
       } else if (op.kind != OpKind::recv) {

@@ -3,8 +3,8 @@
 // or any other backend behind that interface). Each stream runs its ops in program order once
 // their dependencies are done; a collective also waits for its communicator's other simulated
 // members; a receive completes when its matching send has. The result is the iteration time, the
-// per-GPU split of that time into compute, exposed communication per parallelism and idle
-// (pipeline bubble), and the critical path.
+// per-GPU split of that time into compute, exposed communication per parallelism, waiting on
+// the host and idle (pipeline bubble), and the critical path.
 //   Executor ex(compute_model, cost_model);
 //   ExecutionResult r = ex.run(workload);
 #pragma once
@@ -20,14 +20,17 @@
 namespace dtsim::workloads {
 
 // Where a GPU's iteration time goes; the parts sum to the iteration time. Communication is
-// "exposed" only while the compute stream is idle; idle time with no communication in flight is
-// the pipeline bubble (waiting for another stage).
+// "exposed" only while the compute stream is idle; idle time with only host work in flight (CPU
+// offload copies, a trace's CPU operators) is waiting on the host; idle time with nothing in
+// flight is the pipeline bubble (waiting for another stage).
 struct TimeBreakdown {
   Time compute;
   std::array<Time, 5> exposed{};  // indexed by CommCategory: tp, cp, ep, dp, pp
+  Time host;
   Time bubble;
 
   Time exposed_total() const;
+  Time total() const { return compute + exposed_total() + host + bubble; }
 };
 
 struct CriticalStep {

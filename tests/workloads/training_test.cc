@@ -59,10 +59,16 @@ TEST(Training, CpuOffloadHidesOnGraceButNotOnPcie) {
     ASSERT_TRUE(plain.memory && offload.memory);
     EXPECT_LT(offload.memory->activations, 0.55 * plain.memory->activations) << node;
     const double cost = offload.iteration_time_s / plain.iteration_time_s - 1;
+    // The time the GPU waits on a copy is reported as waiting on the host, not as bubble (pp 1
+    // has none); a run without offload waits on nothing.
+    EXPECT_EQ(plain.breakdown.host, Time::zero()) << node;
+    EXPECT_EQ(offload.breakdown.bubble, plain.breakdown.bubble) << node;
     if (std::string(node) == "gb200-nvl72") {
       EXPECT_LT(cost, 0.02) << node;
+      EXPECT_LT(offload.breakdown.host.seconds(), 0.02 * offload.iteration_time_s) << node;
     } else {
       EXPECT_GT(cost, 0.05) << node;
+      EXPECT_GT(offload.breakdown.host.seconds(), 0.5 * (offload.iteration_time_s - plain.iteration_time_s)) << node;
     }
   }
 }
@@ -126,7 +132,7 @@ TEST(TrainingWriter, JsonCarriesTheSchemaAndHeadlineKeys) {
   std::ostringstream out;
   report::write_training(r, "json", out);
   for (const char* key : {"\"schema_version\"", "\"iteration_time_s\"", "\"tflops_per_gpu\"", "\"mfu\"",
-                          "\"tokens_per_s_per_gpu\"", "\"breakdown\"", "\"bubble_s\""}) {
+                          "\"tokens_per_s_per_gpu\"", "\"breakdown\"", "\"host_wait_s\"", "\"bubble_s\""}) {
     EXPECT_NE(out.str().find(key), std::string::npos) << key;
   }
 }
@@ -154,6 +160,17 @@ TEST(TrainingWriter, TableShowsShortIterationsInMillisecondsOrMicroseconds) {
   EXPECT_NE(small.str().find("iteration time      45.0000 us"), std::string::npos) << small.str();
   EXPECT_NE(small.str().find("  compute            40.0000 us  88.9%"), std::string::npos) << small.str();
   EXPECT_NE(small.str().find("TFLOP/s, MFU        n/a"), std::string::npos) << small.str();
+  // Waiting on the host gets a line only when there is any.
+  EXPECT_EQ(small.str().find("waiting on host"), std::string::npos) << small.str();
+  r.breakdown.bubble = Time::us(2);
+  r.breakdown.host = Time::us(3);
+  std::ostringstream host;
+  report::write_training(r, "table", host);
+  EXPECT_NE(host.str().find("  waiting on host     3.0000 us   6.7%"), std::string::npos) << host.str();
+  std::ostringstream csv;
+  report::write_training(r, "csv", csv);
+  EXPECT_NE(csv.str().find(",memory_fits,host_wait_s\n"), std::string::npos) << csv.str();
+  EXPECT_NE(csv.str().find(",0.000003\n"), std::string::npos) << csv.str();
   r.iteration_time_s = 0.0125;
   std::ostringstream mid;
   report::write_training(r, "table", mid);
