@@ -52,10 +52,15 @@ class StageBuilder {
     T_ = static_cast<int64_t>(t.batch.micro) * z.s / cp_;
     Tsp_ = sp_ ? T_ / tp_ : T_;
     if (t.cpu_offload_layers > 0) {
+      // A layer kept in BF16 under FP8/FP4 saves its GEMM inputs in BF16, as the memory model counts.
       const Bandwidth host = topology::host_link_bandwidth(cluster_gpu);
-      for (int moe = 0; moe < 2; ++moe) {
-        const double bytes = activation_bytes_per_token(t, moe == 1) * static_cast<double>(T_);
-        offload_time_[moe] = host.transfer_time(Bytes(static_cast<int64_t>(bytes)));
+      TrainingSpec wide = t;
+      wide.precision = topology::Dtype::bf16;
+      for (int bf16 = 0; bf16 < 2; ++bf16) {
+        for (int moe = 0; moe < 2; ++moe) {
+          const double bytes = activation_bytes_per_token(bf16 == 1 ? wide : t, moe == 1) * static_cast<double>(T_);
+          offload_time_[bf16][moe] = host.transfer_time(Bytes(static_cast<int64_t>(bytes)));
+        }
       }
     }
     const int gpu = r.gpu;
@@ -604,7 +609,7 @@ class StageBuilder {
     Op op;
     op.stream = Stream::host;
     op.compute = ComputeKind::measured;
-    op.measured = offload_time_[b.moe ? 1 : 0] * offloaded(b);
+    op.measured = offload_time_[b.bf16 ? 1 : 0][b.moe ? 1 : 0] * offloaded(b);
     return chain(op, after, label, 1);
   }
   uint32_t after_both(uint32_t x, uint32_t other) { return x == kNone ? other : join(x, other); }
@@ -680,7 +685,7 @@ class StageBuilder {
   int64_t B_ = 2, T_ = 0, Tsp_ = 0;
   // CPU offload (TrainingSpec::cpu_offload_layers): a layer's saved activations for one
   // microbatch, dense and MoE, and the host link's time for them.
-  Time offload_time_[2];
+  Time offload_time_[2][2];  // one layer's copy, by [kept in BF16][MoE layer]
   topology::Dtype gemm_dtype_ = topology::Dtype::bf16, act_dtype_ = topology::Dtype::bf16;
   int tp_comm_ = -1, cp_comm_ = -1, ep_comm_ = -1, dp_comm_ = -1, edp_comm_ = -1;
   int dp_size_ = 1, edp_size_ = 1;

@@ -62,6 +62,28 @@ TEST(MegatronGenerator, CpuOffloadCopiesEachOffloadedLayerOutAndBack) {
     EXPECT_EQ(op.stream, Stream::host);
     EXPECT_EQ(op.measured, topology::pcie_x16_bandwidth(5).transfer_time(Bytes(static_cast<int64_t>(bytes))));
   }
+  // Under FP8, layers kept in BF16 (--first-last-layers-bf16) save, and copy, BF16 activations.
+  TrainingSpec fp8 = t;
+  fp8.precision = topology::Dtype::fp8;
+  fp8.bf16_layers_at_start = 2;
+  const TrainingSpec fp8_resolved = resolve_training(fp8, c);
+  TrainingSpec wide = fp8_resolved;
+  wide.precision = topology::Dtype::bf16;
+  const Time narrow_copy = topology::pcie_x16_bandwidth(5).transfer_time(
+      Bytes(static_cast<int64_t>(activation_bytes_per_token(fp8_resolved, false) * 1024)));
+  const Time wide_copy = topology::pcie_x16_bandwidth(5).transfer_time(
+      Bytes(static_cast<int64_t>(activation_bytes_per_token(wide, false) * 1024)));
+  ASSERT_GT(wide_copy, narrow_copy);
+  const Workload fw = generate_megatron(fp8, c, {.layers_per_block = 1});
+  const RankGraph& f = fw.ranks[0];
+  int wide_ops = 0, narrow_ops = 0;
+  for (const Op& op : f.ops) {
+    if (f.labels[op.label].rfind("offload.", 0) != 0) continue;
+    wide_ops += op.measured == wide_copy ? 1 : 0;
+    narrow_ops += op.measured == narrow_copy ? 1 : 0;
+  }
+  EXPECT_EQ(wide_ops, 2 * 2 * microbatches);    // layers 0 and 1, out and back
+  EXPECT_EQ(narrow_ops, 3 * 2 * microbatches);  // layers 2 to 4
   t.parallel.pp = 2;
   EXPECT_THROW(generate_megatron(t, c), std::invalid_argument);  // Megatron: no offload with pp > 1
   t.parallel.pp = 1;
