@@ -610,6 +610,12 @@ Headline evaluate_scenario(const config::Scenario& s) {
     h.metrics.emplace_back("memory_gib", r.memory->total() / (1024.0 * 1024.0 * 1024.0));
     h.metrics.emplace_back("memory_fits", r.memory->fits() ? 1 : 0);
   }
+  // Where the time goes, per GPU (the parts sum to the iteration time).
+  const auto& b = r.breakdown;
+  h.metrics.emplace_back("compute_s", b.compute.seconds());
+  h.metrics.emplace_back("exposed_comm_s", b.exposed_total().seconds());
+  h.metrics.emplace_back("host_wait_s", b.host.seconds());
+  h.metrics.emplace_back("bubble_s", b.bubble.seconds());
   return h;
 }
 

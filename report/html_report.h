@@ -38,7 +38,8 @@ class HtmlPage {
   std::string scenario_;
 };
 
-// One bar of a time breakdown: seconds per category (compute, exposed communication, bubble).
+// One bar of a time breakdown: seconds per category (compute, exposed communication, host wait,
+// bubble).
 struct TimeBreakdown {
   std::string label;
   std::vector<std::pair<std::string, double>> parts;

@@ -323,7 +323,7 @@ TEST(ScenarioRunner, TrainingHeadlineHasTheFourFiguresAndTheMemoryEstimate) {
   auto s = config::load_scenario(kScenarios + "llama3-8b-64gpu.yaml",
                                  {{"workload.model.layers", "2"}, {"workload.batch.global", "16"}});
   Headline h = evaluate_scenario(s);
-  ASSERT_EQ(h.metrics.size(), 6u);
+  ASSERT_EQ(h.metrics.size(), 10u);
   EXPECT_EQ(h.metrics[0].first, "iteration_time_s");
   EXPECT_GT(h.metrics[0].second, 0);
   EXPECT_GT(h.metrics[2].second, 0);  // mfu
@@ -332,6 +332,15 @@ TEST(ScenarioRunner, TrainingHeadlineHasTheFourFiguresAndTheMemoryEstimate) {
   EXPECT_GT(h.metrics[4].second, 2);  // at least the runtime reserve
   EXPECT_EQ(h.metrics[5].first, "memory_fits");
   EXPECT_EQ(h.metrics[5].second, 1);
+  // Then where the time goes: compute, exposed communication, host wait and bubble, which add
+  // up to the iteration time.
+  EXPECT_EQ(h.metrics[6].first, "compute_s");
+  EXPECT_EQ(h.metrics[7].first, "exposed_comm_s");
+  EXPECT_EQ(h.metrics[8].first, "host_wait_s");
+  EXPECT_EQ(h.metrics[9].first, "bubble_s");
+  EXPECT_GT(h.metrics[6].second, 0);
+  EXPECT_NEAR(h.metrics[6].second + h.metrics[7].second + h.metrics[8].second + h.metrics[9].second,
+              h.metrics[0].second, 1e-9 * h.metrics[0].second);
   // 2 layers of Llama 3 8B fit easily; a micro batch of 64 sequences of 65,536 tokens does not.
   s = config::load_scenario(kScenarios + "llama3-8b-64gpu.yaml", {{"workload.model.layers", "2"},
                                                                   {"workload.batch.global", "512"},
