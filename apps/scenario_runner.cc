@@ -387,8 +387,9 @@ workloads::TrainingResult evaluate_training(const config::Scenario& s, const col
     if (trace) return workloads::evaluate_workload_traced(std::move(w), s.cluster, model, precision, compute, *trace);
     return workloads::evaluate_workload(w, s.cluster, model, precision, compute);
   }
-  if (trace) return workloads::run_training_traced(s.workload.training, s.cluster, model, *trace);
-  return workloads::run_training(s.workload.training, s.cluster, model);
+  const workloads::GeneratorOptions generator{.layers_per_block = s.workload.layers_per_block};
+  if (trace) return workloads::run_training_traced(s.workload.training, s.cluster, model, *trace, generator);
+  return workloads::run_training(s.workload.training, s.cluster, model, generator);
 }
 
 // The page's op table: the `limit` busiest (stage, stream, op) rows per GPU, busiest first.

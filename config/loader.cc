@@ -382,6 +382,15 @@ workloads::WorkloadSpec read_workload(MapReader r, const ClusterSpec& cluster) {
   r.read("dp_bucket_mparams", bucket_millions, Range{1, 1'000'000});
   t.dp_bucket_params = int64_t{bucket_millions} * 1'000'000;
 
+  if (const YamlNode* n = r.get("layers_per_block"); n && !(n->is_scalar() && n->scalar == "auto")) {
+    try {
+      w.layers_per_block = static_cast<int>(to_integer(*n, r.key("layers_per_block"), Range{1, kMaxCount}));
+    } catch (const InputError&) {
+      fail(*n, r.key("layers_per_block"), "expected auto or an integer >= 1, got " + describe(*n));
+    }
+  } else if (n) {
+    w.layers_per_block = 0;
+  }
   if (const YamlNode* f = r.get("format")) w.trace.format = std::string(to_preset(*f, r.key("format"), {"chakra"}));
   r.read("path", w.trace.path);
   r.finish();

@@ -402,14 +402,18 @@ class StageBuilder {
     const int64_t last_mb = microbatches - 1;
 
     // ZeRO-1/2: parameters all-gathered after the previous step, prefetched under the first
-    // forward pass; recorded per (chunk, block) for the first microbatch's dependencies.
-    std::vector<std::vector<uint32_t>> param_ag(chunks_.size());
+    // forward pass layer by layer; recorded per (chunk, block, layer) for the first
+    // microbatch's dependencies.
+    std::vector<std::vector<std::vector<uint32_t>>> param_ag(chunks_.size());
     if (zero12 && t_.overlap_param_gather) {
       for (size_t c = 0; c < chunks_.size(); ++c) {
         for (const Block& b : chunks_[c].blocks) {
-          const double p = (dense_params(b.moe) + expert_params(b.moe)) * b.rep;
-          param_ag[c].push_back(coll("param.ag", kNone, 1, Stream::dp_gather, CollectiveKind::all_gather,
-                                     dp_comm_, static_cast<int64_t>(p) * B_));
+          const double p = dense_params(b.moe) + expert_params(b.moe);
+          auto& layers = param_ag[c].emplace_back();
+          for (int k = 0; k < b.rep; ++k) {
+            layers.push_back(coll("param.ag", kNone, 1, Stream::dp_gather, CollectiveKind::all_gather, dp_comm_,
+                                  static_cast<int64_t>(p) * B_));
+          }
         }
       }
     }
@@ -442,12 +446,15 @@ class StageBuilder {
           const Block& b = ch.blocks[bi];
           if (bi >= 2 && to_host[bi - 2] != kNone) x = after_both(x, to_host[bi - 2]);
           if (fsdp) x = fsdp_gather(x, b, prev_block_first);
-          if (zero12 && it.mb == 0 && !param_ag[it.chunk].empty()) {
-            x = after_both(x, param_ag[it.chunk][bi]);
-          }
           const uint32_t before = static_cast<uint32_t>(r_.ops.size());
           gemms_in(b);
-          x = block_fwd(x, b.rep, b.moe, false);
+          if (zero12 && it.mb == 0 && !param_ag[it.chunk].empty()) {
+            // The first microbatch waits for each layer's parameters: a merged block runs it
+            // layer by layer, as the exact graph does.
+            for (const uint32_t ag : param_ag[it.chunk][bi]) x = block_fwd(after_both(x, ag), 1, b.moe, false);
+          } else {
+            x = block_fwd(x, b.rep, b.moe, false);
+          }
           if (offloaded(b) > 0) to_host[bi] = offload_copy("offload.d2h", x, b);
           prev_block_first = block_first;
           block_first = before;
@@ -487,32 +494,40 @@ class StageBuilder {
           if (fsdp) x = fsdp_gather(x, b, next_block_first);
           const uint32_t before = static_cast<uint32_t>(r_.ops.size());
           gemms_in(b);
-          if (t_.activation_recompute == Recompute::full) x = block_fwd(x, b.rep, b.moe, true);
-          x = block_bwd(x, b.rep, b.moe);
-          next_block_first = before;
-          const double dense = dense_params(b.moe) * b.rep;
-          const double expert = expert_params(b.moe) * b.rep;
-          if (fsdp) {
-            dp_ops.push_back(coll("grad.rs", x, 1, Stream::dp, CollectiveKind::reduce_scatter, dp_comm_,
-                                  static_cast<int64_t>(dense) * grad_B));
-            if (expert > 0) {
-              const uint32_t e = coll("expert_grad.rs", x, 1, Stream::dp, CollectiveKind::reduce_scatter,
-                                      edp_comm_, static_cast<int64_t>(expert) * grad_B);
-              if (e != x) dp_ops.push_back(e);
-            }
-          } else if (sync_now) {
-            bucket += dense;
-            bucket_expert += expert;
-            if (bucket >= static_cast<double>(t_.dp_bucket_params) || bi == 0) {
-              dp_ops.push_back(grad_sync(x, bucket, grad_B, false));
-              bucket = 0;
-            }
-            if (bucket_expert > 0 && (bucket_expert >= static_cast<double>(t_.dp_bucket_params) || bi == 0)) {
-              const uint32_t e = grad_sync(x, bucket_expert, grad_B, true);
-              if (e != x) dp_ops.push_back(e);
-              bucket_expert = 0;
+          // The last microbatch's backward hands gradients to the reduction bucket by bucket as
+          // layers finish, so a merged block runs it layer by layer: the reduction then starts
+          // where the exact graph starts it (merging saves the ops of every other microbatch).
+          const int steps = sync_now ? b.rep : 1;
+          const int rep = sync_now ? 1 : b.rep;
+          for (int k = 0; k < steps; ++k) {
+            if (t_.activation_recompute == Recompute::full) x = block_fwd(x, rep, b.moe, true);
+            x = block_bwd(x, rep, b.moe);
+            const double dense = dense_params(b.moe) * rep;
+            const double expert = expert_params(b.moe) * rep;
+            const bool last = bi == 0 && k == steps - 1;
+            if (fsdp) {
+              dp_ops.push_back(coll("grad.rs", x, 1, Stream::dp, CollectiveKind::reduce_scatter, dp_comm_,
+                                    static_cast<int64_t>(dense) * grad_B));
+              if (expert > 0) {
+                const uint32_t e = coll("expert_grad.rs", x, 1, Stream::dp, CollectiveKind::reduce_scatter,
+                                        edp_comm_, static_cast<int64_t>(expert) * grad_B);
+                if (e != x) dp_ops.push_back(e);
+              }
+            } else if (sync_now) {
+              bucket += dense;
+              bucket_expert += expert;
+              if (bucket >= static_cast<double>(t_.dp_bucket_params) || last) {
+                dp_ops.push_back(grad_sync(x, bucket, grad_B, false));
+                bucket = 0;
+              }
+              if (bucket_expert > 0 && (bucket_expert >= static_cast<double>(t_.dp_bucket_params) || last)) {
+                const uint32_t e = grad_sync(x, bucket_expert, grad_B, true);
+                if (e != x) dp_ops.push_back(e);
+                bucket_expert = 0;
+              }
             }
           }
+          next_block_first = before;
         }
         gemms_in_run_precision();
         if (ch.embedding) {

@@ -148,6 +148,10 @@ struct WorkloadSpec {
   CollectiveSweepSpec sweep;
   TrainingSpec training;
   TraceSpec trace;
+  // How a generated training run lays out its layers (GeneratorOptions::layers_per_block): 1 is
+  // exact, N merges N consecutive layers of a pipeline chunk into one block of repeated ops, 0
+  // (`auto`, for large sweeps) one block a chunk, four under FSDP.
+  int layers_per_block = 1;
 };
 
 }  // namespace dtsim::workloads

@@ -53,7 +53,7 @@ cluster:
   nic: {bandwidth: 12.5Gbps, latency: 1.234567us}
   fabric: {oversubscription: 1.5, link: {bandwidth: 3.3TB/s}, routing: adaptive}
   topology_file: "dir with spaces/topo.xml"
-workload: {min_bytes: 3, max_bytes: 1000001, dtype: bf16}
+workload: {min_bytes: 3, max_bytes: 1000001, dtype: bf16, layers_per_block: auto}
 calibration: "cal: #1.yaml"
 )", "odd.yaml");
   std::string dumped = dump_scenario(s);
@@ -66,6 +66,7 @@ calibration: "cal: #1.yaml"
   EXPECT_EQ(again.cluster.fabric.routing, topology::Routing::adaptive);
   EXPECT_EQ(again.calibration, "cal: #1.yaml");
   EXPECT_EQ(again.workload.sweep.max_bytes, Bytes(1'000'001));
+  EXPECT_EQ(again.workload.layers_per_block, 0);  // auto
 }
 
 TEST(Dump, ListsEveryTopLevelSection) {

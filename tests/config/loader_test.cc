@@ -235,6 +235,17 @@ TEST(Loader, CpuOffloadLayersAreReadAndCheckedAgainstTheLayout) {
   EXPECT_NE(e.find("workload.cpu_offload_layers"), std::string::npos) << e;
 }
 
+TEST(Loader, LayersPerBlockIsAnIntegerOrAuto) {
+  EXPECT_EQ(load("workload: {kind: training, model: llama3-8b}\n").workload.layers_per_block, 1);  // exact
+  EXPECT_EQ(load("workload: {kind: training, model: llama3-8b, layers_per_block: auto}\n").workload.layers_per_block, 0);
+  EXPECT_EQ(load("workload: {kind: training, model: llama3-8b, layers_per_block: 4}\n").workload.layers_per_block, 4);
+  for (const char* bad : {"0", "-2", "fast", "1.5"}) {
+    const std::string e =
+        error_of(std::string("workload: {kind: training, model: llama3-8b, layers_per_block: ") + bad + "}\n");
+    EXPECT_NE(e.find("workload.layers_per_block: expected auto or an integer >= 1"), std::string::npos) << e;
+  }
+}
+
 TEST(Loader, CustomModelWithoutPreset) {
   Scenario s = load("workload: {kind: training, model: {layers: 2, hidden: 512, heads: 8}}\n");
   EXPECT_TRUE(s.workload.training.model.preset.empty());

@@ -123,6 +123,18 @@ TEST(Training, MergingLayersIntoBlocksKeepsTheIterationTimeClose) {
   const double exact = run_training(t, c, comm).iteration_time_s;
   const double fast = run_training(t, c, comm, coarse).iteration_time_s;
   EXPECT_NEAR(fast / exact, 1.0, 0.03);
+  // Without a pipeline a chunk is the whole model: merged into one block, its parameter
+  // all-gathers (ZeRO-1) and gradient reductions once waited for all of it and ran exposed
+  // (+20-42% on such points of bench/workloads/planner-sweep.yaml). The first microbatch's
+  // forward and the last one's backward now run layer by layer.
+  for (const int global : {32, 128}) {  // 1 and 4 microbatches on 32 data-parallel ranks
+    const TrainingSpec flat = llama(1, 1, global);
+    const TrainingResult e = run_training(flat, c, comm);
+    const TrainingResult f = run_training(flat, c, comm, coarse);
+    EXPECT_NEAR(f.iteration_time_s / e.iteration_time_s, 1.0, 0.01) << global;
+    EXPECT_NEAR(f.breakdown.exposed_total().seconds(), e.breakdown.exposed_total().seconds(),
+                0.01 * e.iteration_time_s) << global;
+  }
 }
 
 TEST(TrainingWriter, JsonCarriesTheSchemaAndHeadlineKeys) {
