@@ -6,6 +6,7 @@
 #include <limits>
 #include <optional>
 #include <queue>
+#include <shared_mutex>
 #include <stdexcept>
 #include <string>
 
@@ -14,10 +15,12 @@ namespace {
 
 constexpr uint32_t kInf = std::numeric_limits<uint32_t>::max();
 constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
-// Caches are dropped wholesale past these sizes; routes are recomputed identically on demand.
+// Caches are dropped wholesale past these sizes (plans and routes shard by shard); routes are
+// recomputed identically on demand.
 constexpr size_t kMaxTargetBytes = size_t{1} << 30;
-constexpr size_t kMaxPlans = size_t{1} << 21;
-constexpr size_t kMaxRouteLinks = size_t{1} << 25;
+constexpr size_t kShards = 64;
+constexpr size_t kMaxPlans = (size_t{1} << 21) / kShards;
+constexpr size_t kMaxRouteLinks = (size_t{1} << 25) / kShards;
 
 uint64_t sat_add(uint64_t a, uint64_t b) {
   uint64_t r;
@@ -80,6 +83,7 @@ struct EcmpRouter::Segment {
 struct EcmpRouter::Alternative {
   std::vector<Segment> segments;
   uint64_t count = 0;
+  TargetRef target;  // its fabric segment's, fetched once for the plan and every route of it
 };
 
 struct EcmpRouter::Plan {
@@ -91,9 +95,27 @@ size_t EcmpRouter::RouteKeyHash::operator()(const RouteKey& k) const {
   return static_cast<size_t>(mix(k.pair ^ mix(k.index)));
 }
 
+// The plans and routes of the pairs that hash to one shard, behind their own lock: read under it
+// shared, stored under it exclusive. Threads routing different pairs seldom wait for each other,
+// nor share the lock's cache line.
+struct alignas(64) EcmpRouter::Shard {
+  std::shared_mutex mutex;
+  std::unordered_map<uint64_t, std::shared_ptr<const Plan>> plans;
+  std::unordered_map<RouteKey, std::vector<LinkId>, RouteKeyHash> routes;
+  size_t route_links = 0;
+};
+
+EcmpRouter::Shard& EcmpRouter::shard(uint64_t pair) const {
+  return shards_[mix(pair) % kShards];
+}
+
 EcmpRouter::EcmpRouter(std::span<const Device> devices, std::span<const Link> links,
                        const ClusterGraph& graph, std::span<const DeviceId> gpus)
-    : devices_(devices), links_(links), graph_(graph), gpus_(gpus) {
+    : devices_(devices),
+      links_(links),
+      graph_(graph),
+      gpus_(gpus),
+      shards_(std::make_unique<Shard[]>(kShards)) {
   cost_.reserve(links.size());
   for (const Link& l : links) cost_.push_back(link_cost(l));
 
@@ -277,9 +299,12 @@ EcmpRouter::TargetRef EcmpRouter::fabric_target(DeviceId exit) const {
   TargetRef ref;
   ref.exit = exit;
   ref.offset = shared ? cost_[only_link ^ 1U] : 0;
-  if (auto it = targets_.find(key); it != targets_.end()) {
-    ref.target = it->second;
-    return ref;
+  {
+    const std::lock_guard lock(targets_mutex_);
+    if (auto it = targets_.find(key); it != targets_.end()) {
+      ref.target = it->second;
+      return ref;
+    }
   }
   size_t f = fabric_devices_.size();
   auto t = std::make_shared<FabricTarget>();
@@ -333,13 +358,15 @@ EcmpRouter::TargetRef EcmpRouter::fabric_target(DeviceId exit) const {
     t->count[lv] = c;
   }
   size_t bytes = f * (sizeof(uint32_t) + sizeof(uint64_t));
+  const std::lock_guard lock(targets_mutex_);
   if (target_bytes_ + bytes > kMaxTargetBytes) {
     targets_.clear();
     target_bytes_ = 0;
   }
-  target_bytes_ += bytes;
-  targets_.emplace(key, t);
-  ref.target = std::move(t);
+  // Another thread may have built the same table meanwhile; either copy will do.
+  auto [it, fresh] = targets_.try_emplace(key, std::move(t));
+  if (fresh) target_bytes_ += bytes;
+  ref.target = it->second;
   return ref;
 }
 
@@ -429,6 +456,7 @@ void EcmpRouter::add_cross_node(Plan& p, DeviceId src, std::span<const DeviceId>
       a.segments.push_back({false, src_node, src, e, up.count[local_[src]]});
       a.segments.push_back({true, -1, e, x, fn});
       a.segments.push_back({false, dst_node, x, dst, down.count[local_[x]]});
+      a.target = t;
       a.count = 1;
       for (const Segment& s : a.segments) a.count = sat_mul(a.count, s.count);
       alts.push_back(std::move(a));
@@ -447,7 +475,7 @@ std::shared_ptr<EcmpRouter::Plan> EcmpRouter::make_plan(int src_gpu, int dst_gpu
   int src_node = devices_[src].node;
   int dst_node = devices_[dst].node;
   if (src_gpu == dst_gpu) {
-    plan->alternatives.push_back({{}, 1});
+    plan->alternatives.push_back({{}, 1, {}});
     plan->total = 1;
     return plan;
   }
@@ -455,7 +483,7 @@ std::shared_ptr<EcmpRouter::Plan> EcmpRouter::make_plan(int src_gpu, int dst_gpu
     IntraDag dag = intra_dag(src_node, src, dst);
     uint64_t n = dag.count[local_[src]];
     if (n > 0) {
-      plan->alternatives.push_back({{{false, src_node, src, dst, n}}, n});
+      plan->alternatives.push_back({{{false, src_node, src, dst, n}}, n, {}});
       plan->total = n;
       return plan;
     }
@@ -506,7 +534,11 @@ std::shared_ptr<const EcmpRouter::Plan> EcmpRouter::plan(int src_gpu, int dst_gp
                             std::to_string(gpus_.size() - 1));
   }
   uint64_t key = pair_key(src_gpu, dst_gpu, pxn);
-  if (auto it = plans_.find(key); it != plans_.end()) return it->second;
+  Shard& cache = shard(key);
+  {
+    std::shared_lock read(cache.mutex);
+    if (auto it = cache.plans.find(key); it != cache.plans.end()) return it->second;
+  }
   std::shared_ptr<const Plan> p = make_plan(src_gpu, dst_gpu, pxn);
   if (p->total == 0) {
     throw std::runtime_error("no route from GPU " + std::to_string(src_gpu) + " (" +
@@ -514,9 +546,9 @@ std::shared_ptr<const EcmpRouter::Plan> EcmpRouter::plan(int src_gpu, int dst_gp
                              std::to_string(dst_gpu) + " (" +
                              devices_[gpus_[static_cast<size_t>(dst_gpu)]].name + ")");
   }
-  if (plans_.size() >= kMaxPlans) plans_.clear();
-  plans_.emplace(key, p);
-  return p;
+  std::unique_lock write(cache.mutex);
+  if (cache.plans.size() >= kMaxPlans) cache.plans.clear();
+  return cache.plans.try_emplace(key, std::move(p)).first->second;
 }
 
 std::vector<LinkId> EcmpRouter::unrank(const Plan& p, uint64_t index) const {
@@ -530,7 +562,7 @@ std::vector<LinkId> EcmpRouter::unrank(const Plan& p, uint64_t index) const {
       uint64_t sub = index % s.count;
       index /= s.count;
       if (s.fabric) {
-        fabric_walk(s.from, fabric_target(s.to), sub, out);
+        fabric_walk(s.from, a.target, sub, out);
       } else if (s.from != s.to) {
         intra_walk(intra_dag(s.node, s.from, s.to), sub, out);
       }
@@ -605,18 +637,6 @@ std::vector<uint64_t> EcmpRouter::spread(const Plan& p, uint64_t index, size_t k
   return out;
 }
 
-std::vector<LinkId> EcmpRouter::cached_route(const RouteKey& key, const Plan& p) const {
-  if (auto it = routes_.find(key); it != routes_.end()) return it->second;
-  std::vector<LinkId> r = unrank(p, key.index);
-  if (route_links_ + r.size() > kMaxRouteLinks) {
-    routes_.clear();
-    route_links_ = 0;
-  }
-  route_links_ += r.size();
-  routes_.emplace(key, r);
-  return r;
-}
-
 std::vector<LinkId> EcmpRouter::route(int src_gpu, int dst_gpu, uint64_t flow_hash, bool pxn, int nic) const {
   return std::move(routes(src_gpu, dst_gpu, flow_hash, pxn, nic, 1).front());
 }
@@ -631,34 +651,48 @@ std::vector<std::vector<LinkId>> EcmpRouter::routes(int src_gpu, int dst_gpu, ui
   const uint64_t pair = pair_key(src_gpu, dst_gpu, pxn);
   const uint64_t h =
       mix(flow_hash ^ mix((static_cast<uint64_t>(src_gpu) << 32) | static_cast<uint32_t>(dst_gpu)));
+  Shard& cache = shard(pair);
   std::vector<std::vector<LinkId>> out;
+  std::shared_ptr<const Plan> p;
   {
-    std::shared_lock read(mutex_);
-    if (auto p = plans_.find(pair); p != plans_.end()) {
-      const std::vector<uint64_t> indices = spread(*p->second, pick(*p->second, h, nic), k);
+    std::shared_lock read(cache.mutex);
+    if (auto it = cache.plans.find(pair); it != cache.plans.end()) {
+      const Plan& found = *it->second;  // held by the cache while the lock is
+      const std::vector<uint64_t> indices = spread(found, pick(found, h, nic), k);
       for (uint64_t i : indices) {
-        auto it = routes_.find(RouteKey{pair, i});
-        if (it == routes_.end()) break;
-        out.push_back(it->second);
+        auto hit = cache.routes.find(RouteKey{pair, i});
+        if (hit == cache.routes.end()) break;
+        out.push_back(hit->second);
       }
       if (out.size() == indices.size()) return out;
-      out.clear();
+      p = it->second;
     }
   }
-  std::unique_lock lock(mutex_);
-  auto p = plan(src_gpu, dst_gpu, pxn);
-  for (uint64_t i : spread(*p, pick(*p, h, nic), k)) out.push_back(cached_route(RouteKey{pair, i}, *p));
+  // The missing routes (after the cached ones found above) are unranked with no lock held, so
+  // that other threads' reads and walks go on meanwhile, then cached under the exclusive lock.
+  // Two threads may walk the same route at once; both get the same links.
+  if (!p) p = plan(src_gpu, dst_gpu, pxn);
+  const std::vector<uint64_t> indices = spread(*p, pick(*p, h, nic), k);
+  const size_t found = out.size();
+  for (size_t j = found; j < indices.size(); ++j) out.push_back(unrank(*p, indices[j]));
+  std::unique_lock write(cache.mutex);
+  for (size_t j = found; j < indices.size(); ++j) {
+    if (cache.route_links + out[j].size() > kMaxRouteLinks) {
+      cache.routes.clear();
+      cache.route_links = 0;
+    }
+    if (cache.routes.try_emplace(RouteKey{pair, indices[j]}, out[j]).second)
+      cache.route_links += out[j].size();
+  }
   return out;
 }
 
 uint64_t EcmpRouter::path_count(int src_gpu, int dst_gpu, bool pxn) const {
-  std::unique_lock lock(mutex_);
   return plan(src_gpu, dst_gpu, pxn)->total;
 }
 
 std::vector<std::vector<LinkId>> EcmpRouter::paths(int src_gpu, int dst_gpu, size_t limit,
                                                    bool pxn) const {
-  std::unique_lock lock(mutex_);
   auto p = plan(src_gpu, dst_gpu, pxn);
   std::vector<std::vector<LinkId>> out;
   for (uint64_t i = 0; i < p->total && out.size() < limit; ++i) out.push_back(unrank(*p, i));

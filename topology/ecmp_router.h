@@ -5,16 +5,17 @@
 // switches, and the destination's nearest NIC to the destination GPU. GPUs are never transit
 // (except the relay GPU of a PXN route), nor are the devices of a third node. GPU i therefore
 // leaves through NIC i where NIC i is closest to it: on a rail-optimized fabric it stays on its
-// rail. Equal-cost routes of a pair are numbered; a flow takes the one its hash picks.
+// rail. Equal-cost routes of a pair are numbered; a flow takes the one its hash picks. Safe to
+// query from several threads at once: the caches are split by pair into shards with a lock each,
+// taken only to look up and to store; every table and route is built with no lock held.
 //   EcmpRouter r(devices, links, graph, gpus);
 //   std::vector<LinkId> path = r.route(0, 9, flow_hash, /*pxn=*/false);
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <memory>
 #include <mutex>
-#include <shared_mutex>
+#include <optional>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -53,6 +54,7 @@ class EcmpRouter {
   struct Segment;
   struct Alternative;
   struct Plan;
+  struct Shard;
   struct RouteKey {
     uint64_t pair;
     uint64_t index;
@@ -69,6 +71,7 @@ class EcmpRouter {
   std::optional<std::pair<uint64_t, uint64_t>> via(LinkId l, const TargetRef& t) const;
   std::pair<uint64_t, uint64_t> fabric_best(DeviceId e, const TargetRef& t) const;
   void fabric_walk(DeviceId e, const TargetRef& t, uint64_t index, std::vector<LinkId>& out) const;
+  // The plan of a pair: cached, or made with no lock held and then cached.
   std::shared_ptr<const Plan> plan(int src_gpu, int dst_gpu, bool pxn) const;
   std::shared_ptr<Plan> make_plan(int src_gpu, int dst_gpu, bool pxn) const;
   void add_cross_node(Plan& p, DeviceId src, std::span<const DeviceId> exits, uint64_t lead_cost,
@@ -80,11 +83,8 @@ class EcmpRouter {
   // The indices spray() takes: `index` first, then up to k - 1 more of its alternative, differing
   // from it only in the fabric segment's sub-index, spaced evenly over that segment's routes.
   std::vector<uint64_t> spread(const Plan& p, uint64_t index, size_t k) const;
-  // The links of route `key.index` of plan `p`, from the cache or unranked into it. Needs the
-  // exclusive lock.
-  std::vector<LinkId> cached_route(const RouteKey& key, const Plan& p) const;
-  // route() and spray() alike: the routes of `spread` around the pick, cached ones under the
-  // shared lock, missing ones computed under the exclusive lock.
+  // route() and spray() alike: the routes of `spread` around the pick, cached ones read under the
+  // shared lock, missing ones unranked with no lock held and then cached.
   std::vector<std::vector<LinkId>> routes(int src_gpu, int dst_gpu, uint64_t flow_hash, bool pxn, int nic,
                                           size_t k) const;
   bool is_fabric(DeviceId d) const { return devices_[d].node < 0; }
@@ -111,16 +111,16 @@ class EcmpRouter {
   std::vector<DeviceId> exits_;
   std::vector<uint32_t> exit_cost_;  // per GPU: intra-node cost to its nearest exits
 
-  // Cached routes are read under a shared lock; computing a new one takes the lock exclusively.
-  mutable std::shared_mutex mutex_;
+  // Fabric tables, looked up once per plan (each alternative keeps its own): one plain mutex.
+  mutable std::mutex targets_mutex_;
   mutable std::unordered_map<uint64_t, std::shared_ptr<const FabricTarget>> targets_;
   mutable size_t target_bytes_ = 0;
-  mutable std::unordered_map<uint64_t, std::shared_ptr<const Plan>> plans_;
+  // Plans and routes, read on every query, in the shard of their pair.
   struct RouteKeyHash {
     size_t operator()(const RouteKey& k) const;
   };
-  mutable std::unordered_map<RouteKey, std::vector<LinkId>, RouteKeyHash> routes_;
-  mutable size_t route_links_ = 0;
+  Shard& shard(uint64_t pair) const;
+  std::unique_ptr<Shard[]> shards_;
 };
 
 }  // namespace dtsim::topology
