@@ -333,11 +333,13 @@ std::ofstream open_output(const std::filesystem::path& dir, const std::string& f
 }
 
 // The collective cost model a training or trace workload runs on: closed form, or each
-// distinct collective priced as max-min fair flows on the routed graph (flow_collective_model.h).
-std::unique_ptr<collectives::CollectiveCostModel> workload_comm_model(const config::Scenario& s) {
+// distinct collective priced as max-min fair flows on the routed graph (flow_collective_model.h),
+// `threads` at a time (0: all cores).
+std::unique_ptr<collectives::CollectiveCostModel> workload_comm_model(const config::Scenario& s,
+                                                                      int threads) {
   if (s.network.model == config::NetworkModelKind::flow) {
-    return std::make_unique<collectives::FlowCollectiveModel>(s.cluster, s.collectives, model_parameters(s),
-                                                              flow_accelerator());
+    return std::make_unique<collectives::FlowCollectiveModel>(
+        s.cluster, s.collectives, model_parameters(s), flow_accelerator(), threads);
   }
   return std::make_unique<collectives::AnalyticalCollectiveModel>(s.cluster, s.collectives, model_parameters(s));
 }
@@ -353,9 +355,10 @@ struct TrainingRun {
 workloads::TrainingResult evaluate_training(const config::Scenario& s, const collectives::CollectiveCostModel& model,
                                             workloads::TrainingTrace* trace);
 
-TrainingRun run_training_workload(const config::Scenario& s, workloads::TrainingTrace* trace = nullptr) {
+TrainingRun run_training_workload(const config::Scenario& s, int threads,
+                                  workloads::TrainingTrace* trace = nullptr) {
   TrainingRun run;
-  run.model = workload_comm_model(s);
+  run.model = workload_comm_model(s, threads);
   run.result = evaluate_training(s, *run.model, trace);
   if (const auto* flows = dynamic_cast<const collectives::FlowCollectiveModel*>(run.model.get()); flows && trace) {
     run.links = workloads::link_traffic(trace->workload, *flows);
@@ -602,7 +605,7 @@ Headline evaluate_scenario(const config::Scenario& s) {
                  {"busbw_GBps", last.busbw_gbytes}};
     return h;
   }
-  const auto r = run_training_workload(s).result;
+  const auto r = run_training_workload(s, /*threads=*/1).result;  // as above
   h.metrics = {{"iteration_time_s", r.iteration_time_s},
                {"tflops_per_gpu", r.tflops_per_gpu},
                {"mfu", r.mfu},
@@ -673,7 +676,7 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
   }
   const bool views = wants(s, "trace") || wants(s, "html") || wants(s, "csv") || wants(s, "json");
   workloads::TrainingTrace trace;
-  const TrainingRun run = run_training_workload(s, views ? &trace : nullptr);
+  const TrainingRun run = run_training_workload(s, options.threads, views ? &trace : nullptr);
   const workloads::TrainingResult& result = run.result;
   if (views) write_training_views(s, options, run, trace);
   if (result.memory && !result.memory->fits() && !options.quiet) {

@@ -19,8 +19,9 @@ struct RunOptions {
   std::optional<std::string> out_dir;  // overrides scenario.output.dir
   bool quiet = false;                  // no progress, no banners on stderr
   bool fingerprint = false;            // print the engine's event-trace fingerprint after the run
-  // Threads for a collective sweep's rows on the flow or packet model (0: all cores); the
-  // analytical model and training and trace runs use one. Outputs do not depend on it.
+  // Threads for a collective sweep's rows on the flow or packet model, or for pricing a training
+  // or trace run's distinct collectives on the flow model (0: all cores); the analytical model
+  // uses one. Outputs do not depend on it.
   int threads = 0;
   bool describe = false;               // print what would run (graph sizes, routes), then stop
 };

@@ -68,8 +68,9 @@ int main(int argc, char** argv) {
   app.add_option("--model", model, "Network model; the same as --set network.model=...")
       ->check(CLI::IsMember({"analytical", "flow", "packet"}));
   app.add_option("--threads", threads,
-                 "Threads for the sizes of a collective sweep on the flow or packet model (0: all cores); "
-                 "other runs use one. Outputs do not depend on it")
+                 "Threads for the sizes of a collective sweep on the flow or packet model, or for "
+                 "the distinct collectives of a training or trace run on the flow model (0: all "
+                 "cores); other runs use one. Outputs do not depend on it")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--quiet,-q", quiet, "No progress or banners on stderr");
   app.add_flag("--dry-run", dry_run, "Print the fully resolved scenario as YAML and exit");

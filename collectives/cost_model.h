@@ -1,10 +1,13 @@
 // CollectiveCostModel: how long one collective takes on a communicator, and which algorithm,
 // protocol and channel count were chosen for it. The analytical backend answers in closed form
-// (microseconds of CPU per call); workloads and sweeps call it for every collective op.
+// (microseconds of CPU per call); workloads and sweeps call it for every collective op. A workload
+// hands it all its distinct collectives first (prepare), which a backend that prices each at a
+// cost (flows) may price side by side.
 //   auto est = model.estimate(CollectiveKind::all_reduce, Bytes::mib(64), comm);
 //   fmt::print("{} {} {}\n", to_string(est.time), name(est.algorithm), name(est.protocol));
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include "collectives/collective.h"
@@ -25,6 +28,13 @@ struct CollectiveEstimate {
   int channels = 1;
 };
 
+// One collective as estimate() takes it; `comm` is borrowed for the call it is passed to.
+struct CollectiveQuery {
+  CollectiveKind kind = CollectiveKind::all_reduce;
+  Bytes bytes;
+  const Communicator* comm = nullptr;
+};
+
 class CollectiveCostModel {
  public:
   virtual ~CollectiveCostModel() = default;
@@ -32,6 +42,10 @@ class CollectiveCostModel {
   // input size for reduce_scatter), as nccl-tests counts it.
   virtual CollectiveEstimate estimate(CollectiveKind kind, Bytes bytes,
                                       const Communicator& comm) const = 0;
+  // The collectives whose estimate() is about to be asked for, so that a backend that caches its
+  // prices can compute them ahead, several at a time. estimate() answers the same either way;
+  // this default does nothing.
+  virtual void prepare(std::span<const CollectiveQuery> /*collectives*/) const {}
 };
 
 }  // namespace dtsim::collectives

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "collectives/schedule.h"
 #include "network/network_model.h"
 #include "sim/error.h"
+#include "sim/parallel_rows.h"
 
 namespace dtsim::collectives {
 
@@ -74,13 +76,16 @@ std::vector<Communicator> sibling_groups(const Communicator& comm, int gpus_per_
   return groups;
 }
 
-FlowCollectiveModel::FlowCollectiveModel(const topology::ClusterSpec& spec, const CollectiveOptions& options,
+FlowCollectiveModel::FlowCollectiveModel(const topology::ClusterSpec& spec,
+                                         const CollectiveOptions& options,
                                          const ModelParameters& params,
-                                         std::shared_ptr<network::flow::FlowSolver> accelerator)
+                                         std::shared_ptr<network::flow::FlowSolver> accelerator,
+                                         int threads)
     : spec_(spec),
       analytical_(spec, options, params),
       cluster_(topology::build_cluster(spec)),
-      accelerator_(std::move(accelerator)) {
+      accelerator_(std::move(accelerator)),
+      threads_(threads) {
   // NVLink and network links at the efficiency NCCL's kernels and NICs reach on them. PCIe links
   // stay at line rate: GPUDirect RDMA reaches the NIC's rate through them, and a GPU-GPU peer
   // copy's own limit (pcie_efficiency) is a cap on that flow (bandwidth_seconds).
@@ -173,7 +178,6 @@ FlowCollectiveModel::FlowSet FlowCollectiveModel::flow_set(Algorithm algo, Colle
 std::vector<std::pair<topology::LinkId, double>> FlowCollectiveModel::link_bytes(CollectiveKind kind, Bytes bytes,
                                                                                  const Communicator& comm) const {
   if (comm.size() <= 1 || bytes.count() <= 0) return {};
-  const std::lock_guard lock(mutex_);
   const CollectiveEstimate e = analytical_.estimate(kind, bytes, comm);
   const FlowSet set = flow_set(flow_algorithm(analytical_, kind, bytes, comm, e), kind, bytes, comm, e.channels);
   std::map<topology::LinkId, double> on;
@@ -229,9 +233,10 @@ double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kin
   problem.build_link_index();
   std::vector<double> rates(problem.flow_count());
   if (accelerator_ && problem.flow_count() >= network::flow::kAcceleratorMinFlows) {
+    const std::lock_guard lock(accelerator_mutex_);
     accelerator_->solve(problem, rates);
   } else {
-    cpu_.solve(problem, rates);
+    network::flow::CpuMaxMinSolver().solve(problem, rates);
   }
   double seconds = 0;
   for (size_t f = 0; f < set.bytes.size(); ++f) {
@@ -242,10 +247,46 @@ double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kin
   return seconds;
 }
 
+FlowCollectiveModel::CacheKey FlowCollectiveModel::cache_key(CollectiveKind kind, Bytes bytes,
+                                                             const Communicator& comm) {
+  return {static_cast<int>(kind), bytes.count(), comm.ranks};
+}
+
 CollectiveEstimate FlowCollectiveModel::estimate(CollectiveKind kind, Bytes bytes, const Communicator& comm) const {
+  CacheKey key = cache_key(kind, bytes, comm);
+  {
+    const std::lock_guard lock(mutex_);
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  }
+  const CollectiveEstimate e = price(kind, bytes, comm);
   const std::lock_guard lock(mutex_);
-  const auto key = std::make_tuple(static_cast<int>(kind), bytes.count(), comm.ranks);
-  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  return cache_.try_emplace(std::move(key), e).first->second;
+}
+
+void FlowCollectiveModel::prepare(std::span<const CollectiveQuery> collectives) const {
+  // Those not priced yet, each once, in the order given (the first failing one is the one whose
+  // error a serial run would have met first).
+  std::vector<std::pair<CacheKey, const CollectiveQuery*>> todo;
+  {
+    const std::lock_guard lock(mutex_);
+    std::set<CacheKey> seen;
+    for (const CollectiveQuery& q : collectives) {
+      CacheKey key = cache_key(q.kind, q.bytes, *q.comm);
+      if (!cache_.contains(key) && seen.insert(key).second) todo.emplace_back(std::move(key), &q);
+    }
+  }
+  // Each is priced on its own flow set and solver; they share only the router's caches.
+  std::vector<CollectiveEstimate> priced(todo.size());
+  sim::for_each_row(todo.size(), threads_, [&](size_t i) {
+    const CollectiveQuery& q = *todo[i].second;
+    priced[i] = price(q.kind, q.bytes, *q.comm);
+  });
+  const std::lock_guard lock(mutex_);
+  for (size_t i = 0; i < todo.size(); ++i) cache_.try_emplace(std::move(todo[i].first), priced[i]);
+}
+
+CollectiveEstimate FlowCollectiveModel::price(CollectiveKind kind, Bytes bytes,
+                                              const Communicator& comm) const {
   CollectiveEstimate e = analytical_.estimate(kind, bytes, comm);
   if (comm.size() > 1 && bytes.count() > 0) {
     const Algorithm algo = flow_algorithm(analytical_, kind, bytes, comm, e);
@@ -254,7 +295,6 @@ CollectiveEstimate FlowCollectiveModel::estimate(CollectiveKind kind, Bytes byte
     e.algorithm = algo;
     e.time = Time::us(closed.latency_us + closed.fill_us + bw * 1e6);
   }
-  cache_.emplace(key, e);
   return e;
 }
 

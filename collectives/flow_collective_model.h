@@ -14,7 +14,9 @@
 // sibling groups (the communicator shifted within each node onto GPUs it does not use) are
 // solved together with the communicator's own, which is what makes them share NICs and leaf
 // uplinks. Collectives of different kinds in flight at the same time (a TP reduce-scatter beside
-// a DP all-gather) are priced apart. Distinct (collective, size, communicator) prices are cached.
+// a DP all-gather) are priced apart. Distinct (collective, size, communicator) prices are cached;
+// prepare() prices a workload's distinct collectives on `threads` threads at once, each on its
+// own flow set and solver, so the prices do not depend on the thread count.
 //   FlowCollectiveModel model(scenario.cluster, scenario.collectives, ModelParameters{});
 //   CollectiveEstimate e = model.estimate(CollectiveKind::all_reduce, Bytes::mib(64), comm);
 #pragma once
@@ -22,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -47,12 +50,15 @@ std::vector<Communicator> sibling_groups(const Communicator& comm, int gpus_per_
 class FlowCollectiveModel final : public CollectiveCostModel {
  public:
   // Builds the cluster graph (InputError when the fabric cannot hold the nodes). `accelerator`
-  // solves large flow sets (gpu_accel::make_cuda_max_min_solver()); null: the CPU solver.
+  // solves large flow sets (gpu_accel::make_cuda_max_min_solver()), one at a time; null: the CPU
+  // solver. prepare() prices on `threads` threads (0: all cores).
   FlowCollectiveModel(const topology::ClusterSpec& spec, const CollectiveOptions& options,
                       const ModelParameters& params,
-                      std::shared_ptr<network::flow::FlowSolver> accelerator = nullptr);
+                      std::shared_ptr<network::flow::FlowSolver> accelerator = nullptr,
+                      int threads = 1);
 
   CollectiveEstimate estimate(CollectiveKind kind, Bytes bytes, const Communicator& comm) const override;
+  void prepare(std::span<const CollectiveQuery> collectives) const override;
 
   // The bandwidth term alone (seconds): the slowest flow of the lowered schedule and its
   // siblings' at their max-min fair rates. For tests and reports.
@@ -82,15 +88,21 @@ class FlowCollectiveModel final : public CollectiveCostModel {
     double cap_scale = 1;
   };
   FlowSet flow_set(Algorithm algo, CollectiveKind kind, Bytes bytes, const Communicator& comm, int channels) const;
+  // estimate() without the cache.
+  CollectiveEstimate price(CollectiveKind kind, Bytes bytes, const Communicator& comm) const;
+
+  using CacheKey = std::tuple<int, int64_t, std::vector<int>>;  // (kind, bytes, ranks)
+  static CacheKey cache_key(CollectiveKind kind, Bytes bytes, const Communicator& comm);
 
   topology::ClusterSpec spec_;
   AnalyticalCollectiveModel analytical_;
   std::unique_ptr<topology::Cluster> cluster_;
   std::shared_ptr<network::flow::FlowSolver> accelerator_;
+  int threads_ = 1;
   std::vector<double> link_capacity_;  // bytes/s after the link class's efficiency
-  mutable std::mutex mutex_;           // guards the cache and the solver's scratch
-  mutable network::flow::CpuMaxMinSolver cpu_;
-  mutable std::map<std::tuple<int, int64_t, std::vector<int>>, CollectiveEstimate> cache_;
+  mutable std::mutex accelerator_mutex_;  // the accelerator solves one problem at a time
+  mutable std::mutex mutex_;              // guards the cache
+  mutable std::map<CacheKey, CollectiveEstimate> cache_;
 };
 
 }  // namespace dtsim::collectives

@@ -1,8 +1,10 @@
 #include "workloads/executor.h"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "sim/engine.h"
 
@@ -14,6 +16,34 @@ constexpr uint32_t kNone = UINT32_MAX;
 bool same_shape(const Op& a, const Op& b) {
   return a.compute == b.compute && a.dtype == b.dtype && a.m == b.m && a.n == b.n && a.k == b.k &&
          a.batch == b.batch && a.flops == b.flops && a.bytes == b.bytes;
+}
+
+// The collective the cost model prices an op as (a send is a send_recv); nullopt for an op it
+// does not price (compute, a receive, a measured op, an op on no communicator).
+std::optional<collectives::CollectiveKind> priced_collective(const Op& op) {
+  if (op.has_measured() || op.kind == OpKind::compute || op.kind == OpKind::recv || op.comm < 0)
+    return std::nullopt;
+  return op.kind == OpKind::send ? collectives::CollectiveKind::send_recv : op.collective;
+}
+
+// One key per distinct (communicator, collective, size) the cost model prices.
+uint64_t price_key(const Op& op, collectives::CollectiveKind kind) {
+  return (static_cast<uint64_t>(op.comm) << 48) ^ (static_cast<uint64_t>(kind) << 44) ^
+         static_cast<uint64_t>(op.bytes.count());
+}
+
+// Every distinct collective the workload's ops run, in the order they first appear.
+std::vector<collectives::CollectiveQuery> distinct_collectives(const Workload& w) {
+  std::vector<collectives::CollectiveQuery> out;
+  std::unordered_set<uint64_t> seen;
+  for (const RankGraph& g : w.ranks) {
+    for (const Op& op : g.ops) {
+      const auto kind = priced_collective(op);
+      if (kind && seen.insert(price_key(op, *kind)).second)
+        out.push_back({*kind, op.bytes, &w.comms[op.comm]});
+    }
+  }
+  return out;
 }
 
 // Index of a stream's category in the breakdown sweep: 0 compute, then 1 + CommCategory, and
@@ -49,6 +79,9 @@ class Run final : public sim::EventHandler {
     for (size_t c = 0; c < w.comms.size(); ++c) {
       for (int g : w.comms[c].ranks) members_[c] += rank_of_gpu.count(g) ? 1 : 0;
     }
+    // Handed over at once, so that a model that prices collectives at a cost can price them side by
+    // side before the loop below asks for each.
+    cc.prepare(distinct_collectives(w));
     std::unordered_map<uint64_t, Time> comm_cache;
     for (size_t r = 0; r < w.ranks.size(); ++r) {
       const RankGraph& g = w.ranks[r];
@@ -125,16 +158,15 @@ class Run final : public sim::EventHandler {
              std::unordered_map<uint64_t, Time>& cache) const {
     if (op.has_measured()) return op.measured * op.repeat;
     if (op.kind == OpKind::compute) return cm.time(op) * op.repeat;
-    if (op.kind == OpKind::recv || op.comm < 0) return Time::zero();
-    const auto kind = op.kind == OpKind::send ? collectives::CollectiveKind::send_recv : op.collective;
-    const uint64_t key = (static_cast<uint64_t>(op.comm) << 48) ^ (static_cast<uint64_t>(kind) << 44) ^
-                         static_cast<uint64_t>(op.bytes.count());
+    const auto kind = priced_collective(op);
+    if (!kind) return Time::zero();
+    const uint64_t key = price_key(op, *kind);
     auto it = cache.find(key);
     Time t;
     if (it != cache.end()) {
       t = it->second;
     } else {
-      t = cc.estimate(kind, op.bytes, w_.comms[op.comm]).time;
+      t = cc.estimate(*kind, op.bytes, w_.comms[op.comm]).time;
       cache.emplace(key, t);
     }
     return t * op.repeat;

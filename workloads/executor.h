@@ -1,6 +1,7 @@
 // Executor: runs a Workload's rank graphs on the sim engine. Compute ops are priced by the
 // ComputeModel, collectives and point-to-point transfers by a CollectiveCostModel (analytical,
-// or any other backend behind that interface). Each stream runs its ops in program order once
+// or any other backend behind that interface), handed all the distinct ones first (prepare, so a
+// flow model can price them side by side). Each stream runs its ops in program order once
 // their dependencies are done; a collective also waits for its communicator's other simulated
 // members; a receive completes when its matching send has. The result is the iteration time, the
 // per-GPU split of that time into compute, exposed communication per parallelism, waiting on

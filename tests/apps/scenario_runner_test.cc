@@ -215,18 +215,24 @@ struct SweepOutputs {
   std::string links_json;
 };
 
-SweepOutputs sweep_on(const std::string& model, int threads) {
-  const auto dir = fresh_dir("threads_" + model + "_" + std::to_string(threads));
-  auto s = config::load_scenario(kScenarios + "default.yaml", {{"network.model", model},
-                                                               {"workload.max_bytes", "4MiB"},
-                                                               {"output.formats", "[csv, json]"}});
+// The options of a run whose outputs are compared across thread counts: quiet, with the
+// fingerprint, its files written to `dir`.
+RunOptions compared_run(const std::filesystem::path& dir, int threads) {
   RunOptions options;
   options.out_dir = dir.string();
   options.quiet = true;
   options.fingerprint = true;
   options.threads = threads;
+  return options;
+}
+
+SweepOutputs sweep_on(const std::string& model, int threads) {
+  const auto dir = fresh_dir("threads_" + model + "_" + std::to_string(threads));
+  auto s = config::load_scenario(kScenarios + "default.yaml", {{"network.model", model},
+                                                               {"workload.max_bytes", "4MiB"},
+                                                               {"output.formats", "[csv, json]"}});
   SweepOutputs o;
-  o.out = run(s, options);
+  o.out = run(s, compared_run(dir, threads));
   o.rows_json = slurp(dir / "default.json");
   o.rows = nlohmann::json::parse(o.rows_json).at("rows");
   o.links_csv = slurp(dir / "default.links.csv");
@@ -258,6 +264,49 @@ void expect_same_on_one_and_four_threads(const std::string& model) {
 TEST(ScenarioRunner, FlowSweepIsTheSameOnOneAndFourThreads) { expect_same_on_one_and_four_threads("flow"); }
 
 TEST(ScenarioRunner, PacketSweepIsTheSameOnOneAndFourThreads) { expect_same_on_one_and_four_threads("packet"); }
+
+// What a training run on flows leaves: stdout (its summary and fingerprint), the summary as JSON,
+// the per-op table and the per-link table, each file read back whole.
+struct TrainingOutputs {
+  std::string out;
+  std::string summary_json;
+  std::string ops_csv;
+  std::string links_json;
+};
+
+TrainingOutputs training_on_flows(const std::string& routing, int threads) {
+  const auto dir = fresh_dir("training_threads_" + routing + "_" + std::to_string(threads));
+  auto s = config::load_scenario(kScenarios + "llama3-8b-64gpu.yaml",
+                                 {{"workload.model.layers", "4"}, {"workload.batch.global", "64"},
+                                  {"workload.parallel.pp", "2"}, {"cluster.fabric.kind", "fat-tree"},
+                                  {"cluster.fabric.radix", "16"}, {"cluster.fabric.oversubscription", "4"},
+                                  {"cluster.fabric.routing", routing}, {"network.model", "flow"},
+                                  {"output.formats", "[csv, json]"}});
+  TrainingOutputs o;
+  o.out = run(s, compared_run(dir, threads));
+  o.summary_json = slurp(dir / (s.name + ".json"));
+  o.ops_csv = slurp(dir / (s.name + ".ops.csv"));
+  o.links_json = slurp(dir / (s.name + ".links.json"));
+  return o;
+}
+
+// A training run on flows prices its distinct collectives (TP, DP and the pipeline's sends)
+// several at a time, each on its own flow set and solver, sharing only the router's caches: the
+// iteration, its fingerprint and every table are the same on one thread and on four, under ECMP
+// and under adaptive routing (sprayed routes).
+TEST(ScenarioRunner, TrainingOnFlowsIsTheSameOnOneAndFourThreads) {
+  for (const std::string routing : {"ecmp", "adaptive"}) {
+    SCOPED_TRACE(routing);
+    const TrainingOutputs one = training_on_flows(routing, 1);
+    const TrainingOutputs four = training_on_flows(routing, 4);
+    EXPECT_NE(one.out.find("fingerprint "), std::string::npos);
+    EXPECT_FALSE(one.links_json.empty());
+    EXPECT_EQ(four.out, one.out);
+    EXPECT_TRUE(four.summary_json == one.summary_json) << "the summaries' JSON differs";
+    EXPECT_TRUE(four.ops_csv == one.ops_csv) << "the op tables differ";
+    EXPECT_TRUE(four.links_json == one.links_json) << "the link tables differ";
+  }
+}
 
 TEST(ScenarioRunner, CollectiveSweepWritesCsvAndHtmlFiles) {
   auto dir = fresh_dir("sweep");

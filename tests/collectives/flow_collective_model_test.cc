@@ -141,5 +141,32 @@ TEST(FlowCollectiveModel, AlgorithmsWithoutALoweringRunAsRingOrTree) {
   EXPECT_GT(e.time, Time::zero());
 }
 
+// prepare() prices a workload's distinct collectives several at a time, sharing the router
+// between threads: each estimate is what a model asked one collective at a time gives, bit for
+// bit, a collective handed over twice included.
+TEST(FlowCollectiveModel, PreparedOnFourThreadsGivesTheSerialEstimates) {
+  topology::ClusterSpec spec = h100(4);
+  spec.fabric.kind = topology::FabricKind::fat_tree;
+  spec.fabric.radix = 8;
+  const std::vector<Communicator> comms = {first(8), ranks({0, 8, 16, 24}), ranks({3, 11}), first(32)};
+  std::vector<CollectiveQuery> queries;
+  for (const Communicator& c : comms) {
+    for (CollectiveKind kind : {CollectiveKind::all_reduce, CollectiveKind::all_gather}) {
+      for (Bytes b : {Bytes::mib(1), Bytes::gib(1)}) queries.push_back({kind, b, &c});
+    }
+  }
+  queries.push_back(queries.front());
+  const FlowCollectiveModel serial(spec, {}, {});
+  const FlowCollectiveModel parallel(spec, {}, {}, nullptr, /*threads=*/4);
+  parallel.prepare(queries);
+  for (const CollectiveQuery& q : queries) {
+    const CollectiveEstimate a = serial.estimate(q.kind, q.bytes, *q.comm);
+    const CollectiveEstimate b = parallel.estimate(q.kind, q.bytes, *q.comm);
+    EXPECT_EQ(b.time, a.time);
+    EXPECT_EQ(b.algorithm, a.algorithm);
+    EXPECT_EQ(b.channels, a.channels);
+  }
+}
+
 }  // namespace
 }  // namespace dtsim::collectives
