@@ -26,16 +26,29 @@ std::optional<collectives::CollectiveKind> priced_collective(const Op& op) {
   return op.kind == OpKind::send ? collectives::CollectiveKind::send_recv : op.collective;
 }
 
-// One key per distinct (communicator, collective, size) the cost model prices.
-uint64_t price_key(const Op& op, collectives::CollectiveKind kind) {
-  return (static_cast<uint64_t>(op.comm) << 48) ^ (static_cast<uint64_t>(kind) << 44) ^
-         static_cast<uint64_t>(op.bytes.count());
-}
+// One key per distinct (communicator, collective, size) the cost model prices. (Packed into one
+// 64-bit word by shifts, as it was, two keys met once a workload had 65,536 communicators or a
+// collective 16 TiB.)
+struct PriceKey {
+  int comm;
+  collectives::CollectiveKind kind;
+  int64_t bytes;
+  bool operator==(const PriceKey&) const = default;
+};
+struct PriceKeyHash {
+  size_t operator()(const PriceKey& k) const {
+    uint64_t h = static_cast<uint64_t>(k.bytes) * 0x9E3779B97F4A7C15ULL;
+    h ^= (static_cast<uint64_t>(static_cast<uint32_t>(k.comm)) << 8 | static_cast<uint64_t>(k.kind)) + (h << 6) + (h >> 2);
+    return static_cast<size_t>(h);
+  }
+};
+using PriceCache = std::unordered_map<PriceKey, Time, PriceKeyHash>;
+PriceKey price_key(const Op& op, collectives::CollectiveKind kind) { return {op.comm, kind, op.bytes.count()}; }
 
 // Every distinct collective the workload's ops run, in the order they first appear.
 std::vector<collectives::CollectiveQuery> distinct_collectives(const Workload& w) {
   std::vector<collectives::CollectiveQuery> out;
-  std::unordered_set<uint64_t> seen;
+  std::unordered_set<PriceKey, PriceKeyHash> seen;
   for (const RankGraph& g : w.ranks) {
     for (const Op& op : g.ops) {
       const auto kind = priced_collective(op);
@@ -82,7 +95,7 @@ class Run final : public sim::EventHandler {
     // Handed over at once, so that a model that prices collectives at a cost can price them side by
     // side before the loop below asks for each.
     cc.prepare(distinct_collectives(w));
-    std::unordered_map<uint64_t, Time> comm_cache;
+    PriceCache comm_cache;
     for (size_t r = 0; r < w.ranks.size(); ++r) {
       const RankGraph& g = w.ranks[r];
       RankState& st = ranks_[r];
@@ -155,12 +168,12 @@ class Run final : public sim::EventHandler {
   }
 
   Time price(const Op& op, const ComputeModel& cm, const collectives::CollectiveCostModel& cc,
-             std::unordered_map<uint64_t, Time>& cache) const {
+             PriceCache& cache) const {
     if (op.has_measured()) return op.measured * op.repeat;
     if (op.kind == OpKind::compute) return cm.time(op) * op.repeat;
     const auto kind = priced_collective(op);
     if (!kind) return Time::zero();
-    const uint64_t key = price_key(op, *kind);
+    const PriceKey key = price_key(op, *kind);
     auto it = cache.find(key);
     Time t;
     if (it != cache.end()) {

@@ -51,6 +51,44 @@ Workload one_rank(int gpus = 2) {
   return w;
 }
 
+// Prices by size: 1 us per MiB, so different sizes cost differently.
+class CostBySize final : public collectives::CollectiveCostModel {
+ public:
+  collectives::CollectiveEstimate estimate(collectives::CollectiveKind, Bytes bytes,
+                                           const collectives::Communicator& comm) const override {
+    return {Time::us(static_cast<double>(bytes.count()) / (1 << 20) + comm.size())};
+  }
+};
+
+// The executor prices each distinct (communicator, collective, size) once. Its key packed them
+// into one word by shifts, so an all_reduce and an all_gather whose sizes differed by the
+// kinds' bits at 2^44 (16 TiB), or communicators 65,536 apart, shared one price.
+TEST(Executor, DistinctCollectivesNeverShareAPrice) {
+  Fixture f;
+  CostBySize cost;
+  Executor ex{f.cm, cost};
+  Workload w = one_rank();
+  Op a = collective(Stream::dp, 0);
+  a.bytes = Bytes(int64_t{1} << 20);
+  Op b = a;
+  b.collective = collectives::CollectiveKind::all_gather;
+  b.bytes = Bytes(a.bytes.count() ^ ((static_cast<int64_t>(a.collective) ^ static_cast<int64_t>(b.collective)) << 44));
+  w.ranks[0].add(a);
+  w.ranks[0].add(b);
+  const Time expected = cost.estimate(a.collective, a.bytes, w.comms[0]).time +
+                        cost.estimate(b.collective, b.bytes, w.comms[0]).time;
+  EXPECT_EQ(ex.run(w).iteration, expected);
+  // Communicators 65,536 apart: the second has 8 ranks, the first 2.
+  Workload many = one_rank(8);
+  many.comms.resize(65536, many.comms[0]);  // add_comm would fold the copies into one
+  many.comms.push_back({{0, 1, 2, 3, 4, 5, 6, 7}});
+  Op far = collective(Stream::dp, 65536);
+  many.ranks[0].add(collective(Stream::dp, 0));
+  many.ranks[0].add(far);
+  EXPECT_EQ(ex.run(many).iteration, cost.estimate(far.collective, far.bytes, many.comms[0]).time +
+                                        cost.estimate(far.collective, far.bytes, many.comms[65536]).time);
+}
+
 TEST(Executor, OpsOnOneStreamRunBackToBack) {
   Fixture f;
   Workload w = one_rank();
