@@ -26,8 +26,10 @@ struct RunOptions {
   bool describe = false;               // print what would run (graph sizes, routes), then stop
 };
 
-// The headline results of one run, in a fixed order, for sweep rows: e.g. iteration_time_s,
-// tflops_per_gpu, mfu, tokens_per_s_per_gpu, memory_gib and memory_fits (1 or 0) for training; time_us and busbw_GBps at the largest
+// The headline results of one run, in a fixed order, for sweep rows: for training
+// iteration_time_s, tflops_per_gpu, mfu, tokens_per_s_per_gpu, memory_gib and memory_fits (1 or
+// 0) where there is a memory estimate, then compute_s, exposed_comm_s, host_wait_s and bubble_s
+// (per GPU, adding up to the iteration time); size_bytes, time_us and busbw_GBps at the largest
 // size for a collective sweep.
 struct Headline {
   std::vector<std::pair<std::string, double>> metrics;
