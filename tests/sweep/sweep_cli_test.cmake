@@ -130,6 +130,20 @@ elseif(MODE STREQUAL "scenarios")
   check_sweep(llama3-405b-layouts.yaml 6 ${SMALL})
   check_sweep(llama3-70b-scaling.yaml 24)  # already small: 256 to 2,048 GPUs, analytical in seconds
   check_sweep(deepseek-v3-expert-layouts.yaml 16)  # 256 GPUs, well under a second
+  # The benchmark sweeps parse and their points run: the planner's 5,056 points one in 50, with
+  # merged layers as bench/workloads.md times them.
+  sweep("${SOURCE_DIR}/bench/workloads/planner-sweep.yaml" --shard 0/50 --set workload.layers_per_block=auto
+        --out "${WORK}/planner.csv")
+  data_rows("${WORK}/planner.csv" rows)
+  list(LENGTH rows got)
+  if(NOT got EQUAL 102)
+    message(FATAL_ERROR "planner-sweep.yaml: ${got} points in shard 0/50, expected 102")
+  endif()
+  foreach(row IN LISTS rows)
+    if(NOT row MATCHES ",$")
+      message(FATAL_ERROR "planner-sweep.yaml: a point failed: ${row}")
+    endif()
+  endforeach()
 else()
   message(FATAL_ERROR "unknown MODE ${MODE}")
 endif()
