@@ -217,9 +217,26 @@ NetworkSpec read_network(MapReader r) {
   return n;
 }
 
+bool is_auto(const YamlNode& n) { return n.is_scalar() && n.scalar == "auto"; }
+
+// `key` as `auto` (0) or an integer in `range` (`expected` says which in words); unchanged when
+// absent.
+void read_auto_count(MapReader& r, std::string_view key, Range range, std::string_view expected, int& out) {
+  const YamlNode* n = r.get(key);
+  if (n == nullptr) return;
+  if (is_auto(*n)) {
+    out = 0;
+    return;
+  }
+  try {
+    out = static_cast<int>(to_integer(*n, r.key(key), range));
+  } catch (const InputError&) {
+    fail(*n, r.key(key), "expected auto or " + std::string(expected) + ", got " + describe(*n));
+  }
+}
+
 collectives::CollectiveOptions read_collectives(MapReader r) {
   collectives::CollectiveOptions o;
-  const auto is_auto = [](const YamlNode& n) { return n.is_scalar() && n.scalar == "auto"; };
   if (const YamlNode* n = r.get("algorithm"); n && !is_auto(*n)) {
     const auto names = algorithm_names();
     std::vector<std::string_view> spelled{"auto"};
@@ -232,13 +249,7 @@ collectives::CollectiveOptions read_collectives(MapReader r) {
     for (const auto& entry : names) spelled.push_back(entry.first);
     if (size_t i = to_enum_index(*n, r.key("protocol"), spelled); i > 0) o.protocol = names[i - 1].second;
   }
-  if (const YamlNode* n = r.get("channels"); n && !is_auto(*n)) {
-    try {
-      o.channels = static_cast<int>(to_integer(*n, r.key("channels"), Range{1, 64}));
-    } catch (const InputError&) {
-      fail(*n, r.key("channels"), "expected auto or an integer from 1 to 64, got " + describe(*n));
-    }
-  }
+  read_auto_count(r, "channels", Range{1, 64}, "an integer from 1 to 64", o.channels);
   r.finish();
   return o;
 }
@@ -382,15 +393,7 @@ workloads::WorkloadSpec read_workload(MapReader r, const ClusterSpec& cluster) {
   r.read("dp_bucket_mparams", bucket_millions, Range{1, 1'000'000});
   t.dp_bucket_params = int64_t{bucket_millions} * 1'000'000;
 
-  if (const YamlNode* n = r.get("layers_per_block"); n && !(n->is_scalar() && n->scalar == "auto")) {
-    try {
-      w.layers_per_block = static_cast<int>(to_integer(*n, r.key("layers_per_block"), Range{1, kMaxCount}));
-    } catch (const InputError&) {
-      fail(*n, r.key("layers_per_block"), "expected auto or an integer >= 1, got " + describe(*n));
-    }
-  } else if (n) {
-    w.layers_per_block = 0;
-  }
+  read_auto_count(r, "layers_per_block", Range{1, kMaxCount}, "an integer >= 1", w.layers_per_block);
   if (const YamlNode* f = r.get("format")) w.trace.format = std::string(to_preset(*f, r.key("format"), {"chakra"}));
   r.read("path", w.trace.path);
   r.finish();
