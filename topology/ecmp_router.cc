@@ -4,6 +4,7 @@
 #include <boost/range/iterator_range.hpp>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <optional>
 #include <queue>
 #include <shared_mutex>
@@ -21,6 +22,7 @@ constexpr size_t kMaxTargetBytes = size_t{1} << 30;
 constexpr size_t kShards = 64;
 constexpr size_t kMaxPlans = (size_t{1} << 21) / kShards;
 constexpr size_t kMaxRouteLinks = (size_t{1} << 25) / kShards;
+constexpr size_t kMaxDags = size_t{1} << 16;
 
 uint64_t sat_add(uint64_t a, uint64_t b) {
   uint64_t r;
@@ -50,13 +52,21 @@ using Heap = std::priority_queue<std::pair<uint32_t, uint32_t>,
 
 }  // namespace
 
-// Least-cost DAG towards `to` inside one node, over the node's devices (local indices).
+// Least-cost distances to `to` and path counts inside one node, by the node's local indices.
+// Nodes of one class (same devices, same links) have the same tables for the same local ends.
+struct EcmpRouter::DagTables {
+  std::vector<uint32_t> dist;
+  std::vector<uint64_t> count;
+};
+
+// Least-cost DAG towards `to` inside one node: the tables of its class, and the ends it joins.
 struct EcmpRouter::IntraDag {
   int node = 0;
   DeviceId from = 0;
   DeviceId to = 0;
-  std::vector<uint32_t> dist;
-  std::vector<uint64_t> count;
+  std::shared_ptr<const DagTables> tables;
+  const uint32_t* dist = nullptr;   // tables->dist, by local index
+  const uint64_t* count = nullptr;  // tables->count
 };
 
 // Least-cost distances and path counts from every fabric device to one target, indexed by the
@@ -141,6 +151,34 @@ EcmpRouter::EcmpRouter(std::span<const Device> devices, std::span<const Link> li
     }
   }
 
+  // Node classes: a node's signature is its devices' kinds in local order, then its internal
+  // links as (local from, local to, cost), sorted.
+  node_class_.assign(static_cast<size_t>(nodes), 0);
+  {
+    std::vector<std::vector<uint64_t>> signatures(static_cast<size_t>(nodes));
+    for (size_t n = 0; n < static_cast<size_t>(nodes); ++n) {
+      for (uint32_t i = node_offset_[n]; i < node_offset_[n + 1]; ++i)
+        signatures[n].push_back(static_cast<uint64_t>(devices[node_devices_[i]].kind));
+    }
+    std::vector<std::vector<std::pair<uint64_t, uint64_t>>> internal(static_cast<size_t>(nodes));
+    for (LinkId l = 0; l < links.size(); ++l) {
+      const int n = devices[links[l].from].node;
+      if (n < 0 || devices[links[l].to].node != n) continue;
+      internal[static_cast<size_t>(n)].emplace_back(
+          (uint64_t{local_[links[l].from]} << 32) | local_[links[l].to], cost_[l]);
+    }
+    std::map<std::vector<uint64_t>, uint32_t> classes;
+    for (size_t n = 0; n < static_cast<size_t>(nodes); ++n) {
+      std::sort(internal[n].begin(), internal[n].end());
+      signatures[n].push_back(kNone);
+      for (const auto& [ends, cost] : internal[n]) {
+        signatures[n].push_back(ends);
+        signatures[n].push_back(cost);
+      }
+      node_class_[n] = classes.try_emplace(std::move(signatures[n]), static_cast<uint32_t>(classes.size())).first->second;
+    }
+  }
+
   arc_offset_.assign(fabric_devices_.size() + 1, 0);
   for (size_t f = 0; f < fabric_devices_.size(); ++f) {
     for (auto e : boost::make_iterator_range(boost::out_edges(fabric_devices_[f], graph))) {
@@ -210,21 +248,39 @@ std::span<const DeviceId> EcmpRouter::nearest_exits(int gpu) const {
 }
 
 EcmpRouter::IntraDag EcmpRouter::intra_dag(int node, DeviceId from, DeviceId to) const {
+  // Local indices fit in 20 bits: a node of a million devices is not a node.
+  const uint64_t key = (uint64_t{node_class_[static_cast<size_t>(node)]} << 40) |
+                       (uint64_t{local_[from]} << 20) | local_[to];
+  std::shared_ptr<const DagTables> tables;
+  {
+    std::shared_lock read(dags_mutex_);
+    if (auto it = dags_.find(key); it != dags_.end()) tables = it->second;
+  }
+  if (!tables) {
+    std::shared_ptr<const DagTables> made = make_dag(node, from, to);
+    std::unique_lock write(dags_mutex_);
+    if (dags_.size() >= kMaxDags) dags_.clear();
+    tables = dags_.try_emplace(key, std::move(made)).first->second;
+  }
+  return {node, from, to, tables, tables->dist.data(), tables->count.data()};
+}
+
+std::shared_ptr<const EcmpRouter::DagTables> EcmpRouter::make_dag(int node, DeviceId from, DeviceId to) const {
   auto n = static_cast<size_t>(node);
   uint32_t base = node_offset_[n];
   size_t m = node_offset_[n + 1] - base;
-  IntraDag dag{node, from, to, std::vector<uint32_t>(m, kInf), std::vector<uint64_t>(m, 0)};
+  auto dag = std::make_shared<DagTables>(DagTables{std::vector<uint32_t>(m, kInf), std::vector<uint64_t>(m, 0)});
   auto in_node = [&](DeviceId d) { return devices_[d].node == node; };
   // Only the endpoints may be GPUs: a GPU does not forward others' traffic.
   auto transit = [&](DeviceId d) { return d == to || devices_[d].kind != DeviceKind::gpu; };
   std::vector<uint32_t> order;
   Heap heap;
-  dag.dist[local_[to]] = 0;
+  dag->dist[local_[to]] = 0;
   heap.emplace(0, to);
   while (!heap.empty()) {
     auto [d, v] = heap.top();
     heap.pop();
-    if (d != dag.dist[local_[v]]) continue;
+    if (d != dag->dist[local_[v]]) continue;
     order.push_back(v);
     if (!transit(v)) continue;
     for (auto e : boost::make_iterator_range(boost::out_edges(v, graph_))) {
@@ -232,8 +288,8 @@ EcmpRouter::IntraDag EcmpRouter::intra_dag(int node, DeviceId from, DeviceId to)
       DeviceId u = links_[l].to;
       if (!in_node(u)) continue;
       uint32_t nd = d + cost_[l ^ 1U];
-      if (nd < dag.dist[local_[u]]) {
-        dag.dist[local_[u]] = nd;
+      if (nd < dag->dist[local_[u]]) {
+        dag->dist[local_[u]] = nd;
         heap.emplace(nd, u);
       }
     }
@@ -241,7 +297,7 @@ EcmpRouter::IntraDag EcmpRouter::intra_dag(int node, DeviceId from, DeviceId to)
   for (DeviceId v : order) {
     uint32_t lv = local_[v];
     if (v == to) {
-      dag.count[lv] = 1;
+      dag->count[lv] = 1;
       continue;
     }
     if (!transit(v) && v != from) continue;
@@ -249,10 +305,10 @@ EcmpRouter::IntraDag EcmpRouter::intra_dag(int node, DeviceId from, DeviceId to)
     for (auto e : boost::make_iterator_range(boost::out_edges(v, graph_))) {
       LinkId l = graph_[e].link;
       DeviceId u = links_[l].to;
-      if (!in_node(u) || !transit(u) || dag.dist[local_[u]] == kInf) continue;
-      if (dag.dist[local_[u]] + cost_[l] == dag.dist[lv]) c = sat_add(c, dag.count[local_[u]]);
+      if (!in_node(u) || !transit(u) || dag->dist[local_[u]] == kInf) continue;
+      if (dag->dist[local_[u]] + cost_[l] == dag->dist[lv]) c = sat_add(c, dag->count[local_[u]]);
     }
-    dag.count[lv] = c;
+    dag->count[lv] = c;
   }
   return dag;
 }

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <optional>
 #include <span>
 #include <unordered_map>
@@ -48,6 +49,7 @@ class EcmpRouter {
   uint32_t cost(LinkId l) const { return cost_[l]; }
 
  private:
+  struct DagTables;
   struct IntraDag;
   struct FabricTarget;
   struct TargetRef;
@@ -61,7 +63,10 @@ class EcmpRouter {
     bool operator==(const RouteKey&) const = default;
   };
 
+  // The least-cost DAG from `from` to `to` inside `node`: its tables are cached by the node's
+  // class and the ends' local indices, made with no lock held on a miss.
   IntraDag intra_dag(int node, DeviceId from, DeviceId to) const;
+  std::shared_ptr<const DagTables> make_dag(int node, DeviceId from, DeviceId to) const;
   void intra_walk(const IntraDag& dag, uint64_t index, std::vector<LinkId>& out) const;
   TargetRef fabric_target(DeviceId exit) const;
   uint32_t fabric_dist(const TargetRef& t, DeviceId v) const;
@@ -97,6 +102,9 @@ class EcmpRouter {
   std::vector<uint32_t> node_offset_;  // node n's devices are node_devices_[offset[n], offset[n+1])
   std::vector<DeviceId> node_devices_;
   std::vector<uint32_t> local_;  // a device's index within its node, or within the fabric
+  // Per node, its class: nodes with the same device kinds and the same links between them, in
+  // local indices and costs, share one. Their intra-node tables are the same.
+  std::vector<uint32_t> node_class_;
   std::vector<DeviceId> fabric_devices_;
   // Fabric-to-fabric links by fabric-local index (CSR), with both directions' costs inline:
   // the Dijkstra per destination switch touches only these.
@@ -115,6 +123,9 @@ class EcmpRouter {
   mutable std::mutex targets_mutex_;
   mutable std::unordered_map<uint64_t, std::shared_ptr<const FabricTarget>> targets_;
   mutable size_t target_bytes_ = 0;
+  // Intra-node tables by (node class, local from, local to).
+  mutable std::shared_mutex dags_mutex_;
+  mutable std::unordered_map<uint64_t, std::shared_ptr<const DagTables>> dags_;
   // Plans and routes, read on every query, in the shard of their pair.
   struct RouteKeyHash {
     size_t operator()(const RouteKey& k) const;

@@ -297,3 +297,29 @@ TEST(TopologyYaml, GpusWiredStraightToTheFabricRouteThroughIt) {
 
 }  // namespace
 }  // namespace dtsim::topology
+
+namespace dtsim::topology {
+namespace {
+
+// Routes inside a node are cached by the node's shape (device kinds, internal links and their
+// costs); nodes that differ only in a link's bandwidth must not share them.
+TEST(TopologyYaml, NodesThatDifferInsideRouteByTheirOwnLinks) {
+  std::string yaml = kGoodYaml;
+  yaml = replace(yaml, "{from: n1/gpu0, to: n1/nvs, bandwidth: 450GB/s", "{from: n1/gpu0, to: n1/nvs, bandwidth: 10GB/s");
+  yaml = replace(yaml, "{from: n1/gpu1, to: n1/nvs, bandwidth: 450GB/s", "{from: n1/gpu1, to: n1/nvs, bandwidth: 10GB/s");
+  auto c = parse_topology_yaml(base(), yaml, "mixed.yaml");
+  for (int pass = 0; pass < 2; ++pass) {  // the second pass reads the cached tables
+    const auto inside0 = c->route(0, 1);
+    ASSERT_EQ(inside0.size(), 2u);
+    EXPECT_EQ(c->device(c->link(inside0[0]).to).name, "n0/nvs");
+    const auto inside1 = c->route(2, 3);
+    ASSERT_EQ(inside1.size(), 2u);
+    EXPECT_EQ(c->device(c->link(inside1[0]).to).name, "n1/nic0");  // 2 x 50 GB/s beats 2 x 10
+  }
+  // The same file with both nodes alike routes both through their switch.
+  auto alike = parse_topology_yaml(base(), kGoodYaml, "good.yaml");
+  EXPECT_EQ(alike->device(alike->link(alike->route(2, 3)[0]).to).name, "n1/nvs");
+}
+
+}  // namespace
+}  // namespace dtsim::topology
