@@ -24,7 +24,7 @@ AlgoCost all_to_all_cost(const HardwareView& hw, const CostQuery& q) {
   }
   const double share = q.bytes / n;
   double t_us = 0;
-  if (g > 1) t_us = std::max(t_us, (g - 1) * share / (hw.intra_bw * p.p2p_efficiency * 1e3));
+  if (g > 1) t_us = std::max(t_us, (g - 1) * share / (hw.intra_bw * p.all_to_all_efficiency * 1e3));
   if (remote) {
     const double nic = std::min(hw.single_nic_bw, hw.gpu_net_bw);
     t_us = std::max(t_us, (n - g) * share / (nic * 1e3));

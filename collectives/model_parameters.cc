@@ -26,6 +26,8 @@ constexpr P::Descriptor kDescriptors[] = {
      "fraction of PCIe line rate a peer copy reaches"},
     {"p2p_efficiency", U::fraction, &P::p2p_efficiency, 0.3, 1.0,
      "send/recv copy rate relative to the ring's link rate"},
+    {"all_to_all_efficiency", U::fraction, &P::all_to_all_efficiency, 0.3, 1.25,
+     "all_to_all copy rate inside a node relative to the ring's link rate"},
     {"nvls_efficiency_sm90", U::fraction, &P::nvls_efficiency_sm90, 0.3, 1.0,
      "NVLS all_reduce algbw per unit of NVLink bandwidth x n/(n+1), Hopper"},
     {"nvls_efficiency_sm100", U::fraction, &P::nvls_efficiency_sm100, 0.3, 1.0,

@@ -25,7 +25,12 @@ struct ModelParameters {
   // --- Link efficiencies: the fraction of a link's line rate that NCCL's copy kernels reach.
   double nvlink_efficiency = 0.80;  // ring over NVLink/NVSwitch (NVIDIA: ~370 of 450 GB/s)
   double pcie_efficiency = 0.80;    // GPU-GPU peer copies over PCIe
-  double p2p_efficiency = 0.82;     // send/recv and all-to-all copies relative to the ring's rate
+  double p2p_efficiency = 0.82;     // send/recv copies relative to the ring's rate
+  // all_to_all inside a node relative to the ring's rate: every rank copies to all its peers at
+  // once over more channels than one send/recv pair gets, and reaches about the ring's rate.
+  // 4 x H100 (NCCL 2.23.4): 336 GB/s busbw against the ring's 360, this value; 8 x A100: 255,
+  // where its all_gather reaches 254 (validation/extra).
+  double all_to_all_efficiency = 0.93;
   // NVLS all_reduce algbw / (per-GPU NVLink bandwidth x n / (n + 1)): Hopper's keeps the 8-GPU
   // H100 figure the n-independent 0.61 was fitted on (and follows 2-6 GPUs, validation/extra);
   // Blackwell's is HGX B200's 8-GPU reference point (830 GB/s busbw).

@@ -53,6 +53,18 @@ TEST(ReferencePoints, AllToAllBusBandwidthIsNodesOverNodesMinusOneTimesTheNicRat
   EXPECT_NEAR(bw, 6.0 / 5.0 * nic * 47.0 / 48.0, 0.05 * nic);
 }
 
+TEST(ReferencePoints, H100AllToAllInsideANodeReachesAbout336GBpsBusBandwidth) {
+  // NVIDIA/nccl#2169: alltoall_perf on 4 H100s of one NVSwitch node, NCCL 2.23.4, 500 MB:
+  // 335-338 GB/s busbw (validation/extra/h100_4gpu_alltoall.txt). The exchange reaches about the
+  // ring's rate, above what one send/recv pair gets (p2p_efficiency).
+  const AnalyticalCollectiveModel m(node("hgx-h100", 1), {}, {});
+  const Communicator four{{0, 1, 2, 3}};
+  const Bytes size(524288000);
+  const double bw = size.as_double() / m.estimate(CollectiveKind::all_to_all, size, four).time.seconds() * 1e-9 *
+                    busbw_factor(CollectiveKind::all_to_all, 4);
+  EXPECT_NEAR(bw, 336, 336 * 0.05);
+}
+
 TEST(ReferencePoints, B200NvlsAllReduceIsNear830GBpsBusBandwidth) {
   const AnalyticalCollectiveModel m(node("hgx-b200", 1), {}, {});
   EXPECT_NEAR(busbw(m, CollectiveKind::all_reduce, Bytes::gib(8)), 830, 830 * 0.12);
