@@ -338,8 +338,12 @@ std::ofstream open_output(const std::filesystem::path& dir, const std::string& f
 std::unique_ptr<collectives::CollectiveCostModel> workload_comm_model(const config::Scenario& s,
                                                                       int threads) {
   if (s.network.model == config::NetworkModelKind::flow) {
+    // With network.background: replicas, the GPUs beyond the job run copies of it (the loader
+    // allows it only for generated training jobs, whose parallel sizes are resolved).
+    const workloads::ParallelSpec& p = s.workload.training.parallel;
+    const int job_gpus = s.network.background == config::Background::replicas ? p.tp * p.pp * p.cp * p.dp : 0;
     return std::make_unique<collectives::FlowCollectiveModel>(
-        s.cluster, s.collectives, model_parameters(s), flow_accelerator(), threads);
+        s.cluster, s.collectives, model_parameters(s), flow_accelerator(), threads, job_gpus);
   }
   return std::make_unique<collectives::AnalyticalCollectiveModel>(s.cluster, s.collectives, model_parameters(s));
 }

@@ -76,16 +76,25 @@ std::vector<Communicator> sibling_groups(const Communicator& comm, int gpus_per_
   return groups;
 }
 
+std::vector<int> replica_shifts(int job_gpus, int gpus_per_node, int gpu_count) {
+  std::vector<int> shifts;
+  if (job_gpus <= 0 || gpus_per_node <= 0) return shifts;
+  const int stride = (job_gpus + gpus_per_node - 1) / gpus_per_node * gpus_per_node;
+  for (int shift = stride; shift + job_gpus <= gpu_count; shift += stride) shifts.push_back(shift);
+  return shifts;
+}
+
 FlowCollectiveModel::FlowCollectiveModel(const topology::ClusterSpec& spec,
                                          const CollectiveOptions& options,
                                          const ModelParameters& params,
                                          std::shared_ptr<network::flow::FlowSolver> accelerator,
-                                         int threads)
+                                         int threads, int job_gpus)
     : spec_(spec),
       analytical_(spec, options, params),
       cluster_(topology::build_cluster(spec)),
       accelerator_(std::move(accelerator)),
-      threads_(threads) {
+      threads_(threads),
+      replica_shifts_(replica_shifts(job_gpus, spec.gpus_per_node, cluster_->gpu_count())) {
   // NVLink and network links at the efficiency NCCL's kernels and NICs reach on them. PCIe links
   // stay at line rate: GPUDirect RDMA reaches the NIC's rate through them, and a GPU-GPU peer
   // copy's own limit (pcie_efficiency) is a cap on that flow (bandwidth_seconds).
@@ -122,7 +131,19 @@ FlowCollectiveModel::FlowSet FlowCollectiveModel::flow_set(Algorithm algo, Colle
     if (fresh) order.push_back(it->first);
     it->second += b;
   };
-  const std::vector<Communicator> groups = sibling_groups(comm, spec_.gpus_per_node, cluster_->gpu_count());
+  std::vector<Communicator> groups = sibling_groups(comm, spec_.gpus_per_node, cluster_->gpu_count());
+  // The job's copies run theirs at the same moment; inside one node they share no link with it.
+  if (!replica_shifts_.empty() && analytical_.hardware().shape_of(comm).nodes > 1) {
+    const size_t own = groups.size();
+    for (const int shift : replica_shifts_) {
+      for (size_t i = 0; i < own; ++i) {
+        Communicator copy = groups[i];
+        bool fits = true;
+        for (int& r : copy.ranks) fits = fits && (r += shift) < cluster_->gpu_count();
+        if (fits) groups.push_back(std::move(copy));
+      }
+    }
+  }
   FlowSet set;
   if (algo == Algorithm::ring) {
     // Every edge of every channel's ring carries the same bytes; no need to lower each step.

@@ -14,7 +14,14 @@
 // sibling groups (the communicator shifted within each node onto GPUs it does not use) are
 // solved together with the communicator's own, which is what makes them share NICs and leaf
 // uplinks. Collectives of different kinds in flight at the same time (a TP reduce-scatter beside
-// a DP all-gather) are priced apart. Distinct (collective, size, communicator) prices are cached;
+// a DP all-gather) are priced apart.
+//
+// Background (`job_gpus`): a job on the first job_gpus GPUs of a larger cluster may have
+// neighbours. With job_gpus > 0, the GPUs beyond the job run copies of it, copy k on the job's
+// GPUs shifted by k x stride (job_gpus rounded up to whole nodes) for as many whole copies as fit,
+// and each copy's collective runs at the same moment as the job's: a communicator spanning nodes
+// is priced with its copies' flows (and their siblings') too, so they contend where they share
+// switches and uplinks. Everyone's traffic peaks together: the pessimistic neighbourhood. Distinct (collective, size, communicator) prices are cached;
 // prepare() prices a workload's distinct collectives on `threads` threads at once, each on its
 // own flow set and solver, so the prices do not depend on the thread count.
 //   FlowCollectiveModel model(scenario.cluster, scenario.collectives, ModelParameters{});
@@ -47,15 +54,21 @@ Algorithm flow_algorithm(const AnalyticalCollectiveModel& model, CollectiveKind 
 // others use, until the nodes it spans are full (one group per GPU of the first node it uses).
 std::vector<Communicator> sibling_groups(const Communicator& comm, int gpus_per_node, int gpu_count);
 
+// The copies of a job of `job_gpus` GPUs (the first of the cluster) that fit beside it, as the
+// shift of each: k x job_gpus rounded up to whole nodes, k = 1, 2, ... Empty for 0 or a job that
+// fills the cluster.
+std::vector<int> replica_shifts(int job_gpus, int gpus_per_node, int gpu_count);
+
 class FlowCollectiveModel final : public CollectiveCostModel {
  public:
   // Builds the cluster graph (InputError when the fabric cannot hold the nodes). `accelerator`
   // solves large flow sets (gpu_accel::make_cuda_max_min_solver()), one at a time; null: the CPU
-  // solver. prepare() prices on `threads` threads (0: all cores).
+  // solver. prepare() prices on `threads` threads (0: all cores). `job_gpus` > 0: the job's GPUs,
+  // the first of the cluster; the rest run copies of it (background, above). 0: no neighbours.
   FlowCollectiveModel(const topology::ClusterSpec& spec, const CollectiveOptions& options,
                       const ModelParameters& params,
                       std::shared_ptr<network::flow::FlowSolver> accelerator = nullptr,
-                      int threads = 1);
+                      int threads = 1, int job_gpus = 0);
 
   CollectiveEstimate estimate(CollectiveKind kind, Bytes bytes, const Communicator& comm) const override;
   void prepare(std::span<const CollectiveQuery> collectives) const override;
@@ -99,6 +112,7 @@ class FlowCollectiveModel final : public CollectiveCostModel {
   std::unique_ptr<topology::Cluster> cluster_;
   std::shared_ptr<network::flow::FlowSolver> accelerator_;
   int threads_ = 1;
+  std::vector<int> replica_shifts_;    // where the job's copies sit (background)
   std::vector<double> link_capacity_;  // bytes/s after the link class's efficiency
   mutable std::mutex accelerator_mutex_;  // the accelerator solves one problem at a time
   mutable std::mutex mutex_;              // guards the cache

@@ -103,4 +103,8 @@ EnumNames<NetworkModelKind> network_model_names() {
   return {{"analytical", K::analytical}, {"flow", K::flow}, {"packet", K::packet}};
 }
 
+EnumNames<Background> background_names() {
+  return {{"none", Background::none}, {"replicas", Background::replicas}};
+}
+
 }  // namespace dtsim::config

@@ -30,5 +30,6 @@ EnumNames<collectives::Algorithm> algorithm_names();
 EnumNames<collectives::Protocol> protocol_names();
 EnumNames<workloads::WorkloadKind> workload_kind_names();
 EnumNames<NetworkModelKind> network_model_names();
+EnumNames<Background> background_names();
 
 }  // namespace dtsim::config

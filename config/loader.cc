@@ -197,6 +197,7 @@ void read_dcqcn(MapReader d, network::DcqcnOptions& o) {
 NetworkSpec read_network(MapReader r) {
   NetworkSpec n;
   r.read("model", n.model, network_model_names());
+  r.read("background", n.background, background_names());
   MapReader p = r.map("packet");
   p.read("mtu", n.packet.mtu, Bytes(64));
   if (n.packet.mtu > Bytes::mib(1)) fail(*p.node().find("mtu"), p.key("mtu"), "expected an MTU of at most 1MiB, got " + describe(*p.node().find("mtu")));
@@ -456,6 +457,20 @@ Scenario convert(const YamlNode& root, const std::string& source_name) {
   s.workload = read_workload(r.map("workload"), s.cluster);
   s.output = read_output(r.map("output"), s.name);
   r.finish();
+  // The job's copies share the fabric only where links are shared: on flows, for a generated
+  // job (whose tp x pp x cp x dp says where its copies go).
+  if (s.network.background == Background::replicas) {
+    const YamlNode& at = *root.find("network")->find("background");
+    if (s.network.model != NetworkModelKind::flow) {
+      fail(at, "network.background",
+           "replicas needs network.model: flow (the analytical model prices each collective alone, with no "
+           "links to share)");
+    }
+    if (s.workload.kind != workloads::WorkloadKind::training) {
+      fail(at, "network.background",
+           "replicas needs workload.kind: training (a generated job, whose size sets where its copies run)");
+    }
+  }
   return s;
 }
 

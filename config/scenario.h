@@ -30,8 +30,14 @@ struct PacketSpec {
   network::DcqcnOptions dcqcn;
 };
 
+// What the GPUs a job leaves free do (`network.background`): nothing, or run copies of the job
+// whose collectives run at the same moments as its own, so that their traffic shares the fabric
+// (flow model, generated training workloads; docs/flow-model.md).
+enum class Background { none, replicas };
+
 struct NetworkSpec {
   NetworkModelKind model = NetworkModelKind::analytical;
+  Background background = Background::none;
   PacketSpec packet;
 };
 

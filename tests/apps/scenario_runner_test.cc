@@ -423,6 +423,27 @@ TEST(ScenarioRunner, TrainingOnFlowsSeesAnOversubscribedFabric) {
   EXPECT_NEAR(closed_thin / closed_full, 1.0, 0.01);
 }
 
+TEST(ScenarioRunner, TrainingOnFlowsBesideItsReplicasIsSlowerOnAnOversubscribedFabric) {
+  // The same 8-node job on a 16-node cluster: with network.background: replicas a copy of it on
+  // the other 8 nodes all-reduces its gradients at the same moments, and at 4:1 the leaves they
+  // share carry both.
+  const std::vector<config::Override> base = {{"workload.model.layers", "4"},
+                                              {"workload.batch.global", "64"},
+                                              {"workload.overlap_grad_reduce", "false"},
+                                              {"workload.parallel.dp", "8"},
+                                              {"cluster.nodes", "16"},
+                                              {"cluster.fabric.kind", "fat-tree"},
+                                              {"cluster.fabric.radix", "16"},
+                                              {"cluster.fabric.oversubscription", "4"},
+                                              {"network.model", "flow"}};
+  auto run = [&](const char* background) {
+    auto o = base;
+    o.emplace_back("network.background", background);
+    return evaluate_scenario(config::load_scenario(kScenarios + "llama3-8b-64gpu.yaml", o)).metrics[0].second;
+  };
+  EXPECT_GT(run("replicas"), run("none") * 1.02);
+}
+
 // The same job on flows with 4:1 leaves, asked for csv: the per-link table shows the leaf uplinks
 // (leaf -> spine) the gradients cross, each at most fully busy while the all-reduces run, with
 // more traffic than any NIC: a node's eight NICs share its leaf's four uplinks. The closed form

@@ -170,3 +170,40 @@ TEST(FlowCollectiveModel, PreparedOnFourThreadsGivesTheSerialEstimates) {
 
 }  // namespace
 }  // namespace dtsim::collectives
+
+namespace dtsim::collectives {
+namespace {
+
+TEST(ReplicaShifts, CopiesStartOnWholeNodesAndOnlyWholeCopiesFit) {
+  EXPECT_EQ(replica_shifts(12, 8, 64), (std::vector<int>{16, 32, 48}));  // 12 GPUs take 2 nodes
+  EXPECT_EQ(replica_shifts(16, 8, 40), (std::vector<int>{16}));          // a second copy would need 48
+  EXPECT_TRUE(replica_shifts(64, 8, 64).empty());                        // the job fills the cluster
+  EXPECT_TRUE(replica_shifts(0, 8, 64).empty());                         // no background
+}
+
+TEST(FlowCollectiveModel, ReplicasSharingALeafSlowTheJobsCrossLeafTraffic) {
+  // 12 nodes on a 2-tier fat-tree of radix 32 at 4:1: 24 NICs, 3 nodes, a leaf. A job of 4 nodes
+  // (leaf 0 and the first node of leaf 1), its data-parallel ring over one GPU a node; its copies
+  // take nodes 4-7 and 8-11 and run their rings at the same moment. The first copy's ring also
+  // leaves leaf 1, through the uplinks the job's uses.
+  topology::ClusterSpec spec = h100(12);
+  spec.fabric.kind = topology::FabricKind::fat_tree;
+  spec.fabric.tiers = 2;
+  spec.fabric.radix = 32;
+  spec.fabric.oversubscription = 4;
+  const Communicator dp = ranks({0, 8, 16, 24});
+  const FlowCollectiveModel alone(spec, ring_only(), {}), crowded(spec, ring_only(), {}, nullptr, 1, 32);
+  const double t_alone = alone.estimate(CollectiveKind::all_reduce, Bytes::gib(1), dp).time.seconds();
+  const double t_crowded = crowded.estimate(CollectiveKind::all_reduce, Bytes::gib(1), dp).time.seconds();
+  EXPECT_GT(t_crowded / t_alone, 1.8);  // two rings' worth on leaf 1's uplinks
+  // A job that fills the cluster has no copies; one that fills its leaf shares no link with its.
+  const FlowCollectiveModel full(spec, ring_only(), {}, nullptr, 1, 96);
+  EXPECT_EQ(full.estimate(CollectiveKind::all_reduce, Bytes::gib(1), dp).time, alone.estimate(CollectiveKind::all_reduce, Bytes::gib(1), dp).time);
+  const Communicator leaf = ranks({0, 8, 16});
+  const FlowCollectiveModel leaf_job(spec, ring_only(), {}, nullptr, 1, 24);
+  EXPECT_EQ(leaf_job.estimate(CollectiveKind::all_reduce, Bytes::gib(1), leaf).time,
+            alone.estimate(CollectiveKind::all_reduce, Bytes::gib(1), leaf).time);
+}
+
+}  // namespace
+}  // namespace dtsim::collectives

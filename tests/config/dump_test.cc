@@ -69,6 +69,16 @@ calibration: "cal: #1.yaml"
   EXPECT_EQ(again.workload.layers_per_block, 0);  // auto
 }
 
+TEST(Dump, BackgroundReplicasRoundTrip) {
+  const Scenario s = load_scenario_text(
+      "network: {model: flow, background: replicas}\n"
+      "workload: {kind: training, model: llama3-8b, parallel: {tp: 8, dp: 1}}\n",
+      "neighbours.yaml");
+  const std::string dumped = dump_scenario(s);
+  EXPECT_NE(dumped.find("  background: replicas\n"), std::string::npos) << dumped;
+  EXPECT_EQ(load_scenario_text(dumped, "neighbours.yaml").network.background, Background::replicas);
+}
+
 TEST(Dump, ListsEveryTopLevelSection) {
   std::string d = dump_scenario(load_scenario_text("name: x\n", "x.yaml"));
   for (const char* key : {"\nseed:", "\ncluster:", "\nnetwork:", "\ncollectives:", "\ncalibration:",
