@@ -201,11 +201,24 @@ std::vector<std::pair<topology::LinkId, double>> FlowCollectiveModel::link_bytes
   if (comm.size() <= 1 || bytes.count() <= 0) return {};
   const CollectiveEstimate e = analytical_.estimate(kind, bytes, comm);
   const FlowSet set = flow_set(flow_algorithm(analytical_, kind, bytes, comm, e), kind, bytes, comm, e.channels);
-  std::map<topology::LinkId, double> on;
+  // Summed by link in flow order, then listed in link order.
+  std::vector<double> on(cluster_->links().size(), 0.0);
+  std::vector<char> seen(on.size(), 0);
+  std::vector<topology::LinkId> touched;
   for (size_t f = 0; f < set.paths.size(); ++f) {
-    for (topology::LinkId l : set.paths[f]) on[l] += set.bytes[f];
+    for (topology::LinkId l : set.paths[f]) {
+      if (!seen[l]) {
+        seen[l] = 1;
+        touched.push_back(l);
+      }
+      on[l] += set.bytes[f];
+    }
   }
-  return {on.begin(), on.end()};
+  std::sort(touched.begin(), touched.end());
+  std::vector<std::pair<topology::LinkId, double>> out;
+  out.reserve(touched.size());
+  for (topology::LinkId l : touched) out.emplace_back(l, on[l]);
+  return out;
 }
 
 double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kind, Bytes bytes,

@@ -85,6 +85,7 @@ class FlowCollectiveModel final : public CollectiveCostModel {
                                                                const Communicator& comm) const;
 
   const AnalyticalCollectiveModel& analytical() const { return analytical_; }
+  int threads() const { return threads_; }
   const topology::Cluster& cluster() const { return *cluster_; }
 
  private:

@@ -9,6 +9,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "sim/parallel_rows.h"
+
 namespace dtsim::workloads {
 
 namespace {
@@ -152,13 +154,22 @@ std::vector<LinkTraffic> link_traffic(const Workload& w, const collectives::Flow
       count[{static_cast<int>(kind), op.bytes.count(), op.comm}] += op.repeat / issuers;
     }
   }
+  // Each distinct collective routed on the model's threads, then summed in key order.
+  const std::vector<std::pair<std::tuple<int, int64_t, int>, double>> keys(count.begin(), count.end());
+  std::vector<std::vector<std::pair<topology::LinkId, double>>> routed(keys.size());
+  sim::for_each_row(keys.size(), flows.threads(), [&](size_t i) {
+    const auto& key = keys[i].first;
+    routed[i] = flows.link_bytes(static_cast<collectives::CollectiveKind>(std::get<0>(key)), Bytes(std::get<1>(key)),
+                                 w.comms[static_cast<size_t>(std::get<2>(key))]);
+  });
   std::map<topology::LinkId, LinkTraffic> on;
-  for (const auto& [key, n] : count) {
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const auto& [key, n] = keys[i];
     const auto kind = static_cast<collectives::CollectiveKind>(std::get<0>(key));
     const Bytes bytes(std::get<1>(key));
     const collectives::Communicator& comm = w.comms[static_cast<size_t>(std::get<2>(key))];
     const double seconds = flows.estimate(kind, bytes, comm).time.seconds();
-    for (const auto& [link, b] : flows.link_bytes(kind, bytes, comm)) {
+    for (const auto& [link, b] : routed[i]) {
       LinkTraffic& t = on[link];
       t.link = link;
       t.bytes += n * b;
