@@ -193,26 +193,38 @@ std::vector<LinkUse> link_uses(const TrainingTrace& trace, const collectives::Fl
     return op.kind == OpKind::send || (op.kind == OpKind::collective && !members.empty() && members.front() == r);
   };
   const std::set<topology::LinkId> want(wanted.begin(), wanted.end());
-  // The wanted links' bytes per distinct (kind, bytes, communicator), routed once.
-  std::map<std::tuple<int, int64_t, int>, std::vector<std::pair<topology::LinkId, double>>> routed;
+  using Key = std::tuple<int, int64_t, int>;  // (kind, bytes, communicator)
+  auto key_of = [](const Op& op) {
+    const auto kind = op.kind == OpKind::send ? collectives::CollectiveKind::send_recv : op.collective;
+    return Key{static_cast<int>(kind), op.bytes.count(), op.comm};
+  };
+  auto issued = [&](const Op& op, size_t r) { return op.comm >= 0 && op.bytes.count() > 0 && speaks(op, r); };
+  // The wanted links' bytes per distinct collective, each routed once, on the model's threads.
+  std::map<Key, size_t> index;
+  for (size_t r = 0; r < w.ranks.size() && r < times.size(); ++r) {
+    const RankGraph& g = w.ranks[r];
+    for (size_t i = 0; i < g.ops.size() && i < times[r].size(); ++i) {
+      if (issued(g.ops[i], r)) index.try_emplace(key_of(g.ops[i]), index.size());
+    }
+  }
+  std::vector<Key> keys(index.size());
+  for (const auto& [key, i] : index) keys[i] = key;
+  std::vector<std::vector<std::pair<topology::LinkId, double>>> routed(keys.size());
+  sim::for_each_row(keys.size(), flows.threads(), [&](size_t k) {
+    const auto& [kind, bytes, comm] = keys[k];
+    for (const auto& [link, b] : flows.link_bytes(static_cast<collectives::CollectiveKind>(kind), Bytes(bytes),
+                                                  w.comms[static_cast<size_t>(comm)])) {
+      if (want.contains(link)) routed[k].emplace_back(link, b);
+    }
+  });
   std::vector<LinkUse> uses;
   for (size_t r = 0; r < w.ranks.size() && r < times.size(); ++r) {
     const RankGraph& g = w.ranks[r];
     for (size_t i = 0; i < g.ops.size() && i < times[r].size(); ++i) {
       const Op& op = g.ops[i];
-      if (op.comm < 0 || op.bytes.count() <= 0 || !speaks(op, r)) continue;
-      const auto kind = op.kind == OpKind::send ? collectives::CollectiveKind::send_recv : op.collective;
-      const std::tuple<int, int64_t, int> key{static_cast<int>(kind), op.bytes.count(), op.comm};
-      auto it = routed.find(key);
-      if (it == routed.end()) {
-        std::vector<std::pair<topology::LinkId, double>> on;
-        for (const auto& [link, b] : flows.link_bytes(kind, op.bytes, w.comms[static_cast<size_t>(op.comm)])) {
-          if (want.contains(link)) on.emplace_back(link, b);
-        }
-        it = routed.emplace(key, std::move(on)).first;
-      }
+      if (!issued(op, r)) continue;
       const auto [start, end] = times[r][i];
-      for (const auto& [link, b] : it->second) {
+      for (const auto& [link, b] : routed[index.at(key_of(op))]) {
         uses.push_back({link, start, end, b * op.repeat, static_cast<uint32_t>(r), static_cast<uint32_t>(i)});
       }
     }
