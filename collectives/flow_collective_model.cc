@@ -12,6 +12,9 @@
 #include "sim/parallel_rows.h"
 
 namespace dtsim::collectives {
+namespace {
+constexpr uint32_t kNoLink = UINT32_MAX;
+}  // namespace
 
 bool has_flow_lowering(Algorithm algo, CollectiveKind kind) {
   switch (algo) {
@@ -187,7 +190,8 @@ FlowCollectiveModel::FlowSet FlowCollectiveModel::flow_set(Algorithm algo, Colle
     const bool staged = analytical_.hardware().host_staged_intra && cluster_->node_of(k.src) == cluster_->node_of(k.dst);
     for (std::vector<topology::LinkId>& path : paths) {
       set.bytes.push_back(pair_bytes[k] / static_cast<double>(paths.size()));
-      set.paths.push_back(std::move(path));
+      set.links.insert(set.links.end(), path.begin(), path.end());
+      set.first.push_back(set.links.size());
       set.staged_pair.push_back(staged ? int64_t{k.src} * cluster_->gpu_count() + k.dst : -1);
       set.origin.push_back(static_cast<uint32_t>(i));
       set.weight.push_back(1.0 / static_cast<double>(paths.size()));
@@ -205,8 +209,8 @@ std::vector<std::pair<topology::LinkId, double>> FlowCollectiveModel::link_bytes
   std::vector<double> on(cluster_->links().size(), 0.0);
   std::vector<char> seen(on.size(), 0);
   std::vector<topology::LinkId> touched;
-  for (size_t f = 0; f < set.paths.size(); ++f) {
-    for (topology::LinkId l : set.paths[f]) {
+  for (size_t f = 0; f < set.size(); ++f) {
+    for (topology::LinkId l : set.path(f)) {
       if (!seen[l]) {
         seen[l] = 1;
         touched.push_back(l);
@@ -224,25 +228,27 @@ std::vector<std::pair<topology::LinkId, double>> FlowCollectiveModel::link_bytes
 double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kind, Bytes bytes,
                                               const Communicator& comm, Protocol protocol, int channels) const {
   const FlowSet set = flow_set(algo, kind, bytes, comm, channels);
-  if (set.paths.empty()) return 0;
+  if (set.size() == 0) return 0;
 
   const ModelParameters& p = analytical_.parameters();
   const double channel_cap =
       (protocol == Protocol::ll ? p.ll_channel_bandwidth : p.channel_bandwidth) * 1e9 * set.cap_scale;
   network::flow::FlowProblem problem;
-  std::unordered_map<topology::LinkId, uint32_t> dense;  // graph link -> problem link
+  std::vector<uint32_t> dense(cluster_->links().size(), kNoLink);  // graph link -> problem link
   std::unordered_map<int64_t, uint32_t> staged;          // host-staged GPU pair -> problem link
   std::vector<uint32_t> links;
   uint32_t cap_link = 0;  // the channel cap of the current original flow, shared by its sub-flows
-  for (size_t f = 0; f < set.paths.size(); ++f) {
-    const std::vector<topology::LinkId>& path = set.paths[f];
+  for (size_t f = 0; f < set.size(); ++f) {
+    const std::span<const topology::LinkId> path = set.path(f);
     links.clear();
     double pcie_peer = std::numeric_limits<double>::infinity();
     bool network = false;
     for (topology::LinkId l : path) {
-      auto [it, fresh] = dense.try_emplace(l, static_cast<uint32_t>(problem.capacity.size()));
-      if (fresh) problem.capacity.push_back(link_capacity_[l]);
-      links.push_back(it->second);
+      if (dense[l] == kNoLink) {
+        dense[l] = static_cast<uint32_t>(problem.capacity.size());
+        problem.capacity.push_back(link_capacity_[l]);
+      }
+      links.push_back(dense[l]);
       const topology::Link& link = cluster_->link(l);
       network = network || link.kind == topology::LinkKind::network;
       if (link.kind == topology::LinkKind::pcie) pcie_peer = std::min(pcie_peer, link.bandwidth.bytes_per_s());

@@ -95,11 +95,17 @@ class FlowCollectiveModel final : public CollectiveCostModel {
   // over lowered channels.
   struct FlowSet {
     std::vector<double> bytes;
-    std::vector<std::vector<topology::LinkId>> paths;
+    std::vector<topology::LinkId> links;  // every flow's route, one after another
+    std::vector<size_t> first{0};         // flow f's route is links[first[f], first[f + 1])
     std::vector<int64_t> staged_pair;  // src * gpus + dst of a host-staged copy in one node, else -1
     std::vector<uint32_t> origin;      // the (sender, receiver, channel) flow it is (a share of)
     std::vector<double> weight;        // 1 / that flow's sub-flows: the flow gets one share in all
     double cap_scale = 1;
+
+    size_t size() const { return bytes.size(); }
+    std::span<const topology::LinkId> path(size_t f) const {
+      return std::span<const topology::LinkId>(links).subspan(first[f], first[f + 1] - first[f]);
+    }
   };
   FlowSet flow_set(Algorithm algo, CollectiveKind kind, Bytes bytes, const Communicator& comm, int channels) const;
   // estimate() without the cache.
