@@ -156,7 +156,18 @@ RowRun run_row(const config::Scenario& s, const SweepPlan& plan, workloads::Swee
   network::NetworkModel& net = ledger ? static_cast<network::NetworkModel&>(*ledger) : *model_net;
   sim::Engine engine;
   collectives::ScheduleExecutor exec(plan.schedule, net);
+  // With network.background: replicas, copies of the row's communicator on the GPUs after it run
+  // the same schedule at the same moment, on the same network; the row times its own.
+  std::vector<collectives::Schedule> copies;
+  if (s.network.background == config::Background::replicas) {
+    for (const int shift : collectives::replica_shifts(row.ranks, s.cluster.gpus_per_node, cluster.gpu_count()))
+      copies.push_back(collectives::shifted(plan.schedule, shift));
+  }
+  std::vector<std::unique_ptr<collectives::ScheduleExecutor>> neighbours;
+  for (const collectives::Schedule& copy : copies)
+    neighbours.push_back(std::make_unique<collectives::ScheduleExecutor>(copy, net));
   exec.start(engine);
+  for (auto& n : neighbours) n->start(engine);
   engine.run();
   const auto kind = s.workload.sweep.collective;
   // A lossless packet fabric whose buffers wait on each other in a cycle never drains.
@@ -256,10 +267,16 @@ uint64_t run_sweep_on_packets(const config::Scenario& s, const collectives::Anal
   std::vector<SweepPlan> plans;
   for (const auto& row : rows) {
     plans.push_back(plan_row(s, model, row));
+    uint64_t row_hops = 0;
     for (const auto& t : plans.back().schedule.transfers()) {
       if (t.src_gpu == t.dst_gpu) continue;
-      hops += network::PacketNetworkModel::packet_hops(t.bytes, cluster->route(t.src_gpu, t.dst_gpu).size(), p.mtu);
+      row_hops += network::PacketNetworkModel::packet_hops(t.bytes, cluster->route(t.src_gpu, t.dst_gpu).size(), p.mtu);
     }
+    // Copies of the row's communicator (network.background: replicas) run as many, routed alike.
+    const size_t copies = s.network.background == config::Background::replicas
+                              ? collectives::replica_shifts(row.ranks, s.cluster.gpus_per_node, cluster->gpu_count()).size()
+                              : 0;
+    hops += row_hops * (1 + copies);
   }
   if (hops > kMaxPacketHops) {
     throw InputError(where(s), "network.model",

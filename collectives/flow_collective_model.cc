@@ -79,14 +79,6 @@ std::vector<Communicator> sibling_groups(const Communicator& comm, int gpus_per_
   return groups;
 }
 
-std::vector<int> replica_shifts(int job_gpus, int gpus_per_node, int gpu_count) {
-  std::vector<int> shifts;
-  if (job_gpus <= 0 || gpus_per_node <= 0) return shifts;
-  const int stride = (job_gpus + gpus_per_node - 1) / gpus_per_node * gpus_per_node;
-  for (int shift = stride; shift + job_gpus <= gpu_count; shift += stride) shifts.push_back(shift);
-  return shifts;
-}
-
 FlowCollectiveModel::FlowCollectiveModel(const topology::ClusterSpec& spec,
                                          const CollectiveOptions& options,
                                          const ModelParameters& params,

@@ -54,11 +54,6 @@ Algorithm flow_algorithm(const AnalyticalCollectiveModel& model, CollectiveKind 
 // others use, until the nodes it spans are full (one group per GPU of the first node it uses).
 std::vector<Communicator> sibling_groups(const Communicator& comm, int gpus_per_node, int gpu_count);
 
-// The copies of a job of `job_gpus` GPUs (the first of the cluster) that fit beside it, as the
-// shift of each: k x job_gpus rounded up to whole nodes, k = 1, 2, ... Empty for 0 or a job that
-// fills the cluster.
-std::vector<int> replica_shifts(int job_gpus, int gpus_per_node, int gpu_count);
-
 class FlowCollectiveModel final : public CollectiveCostModel {
  public:
   // Builds the cluster graph (InputError when the fabric cannot hold the nodes). `accelerator`

@@ -29,6 +29,22 @@ Bytes Schedule::total_bytes() const {
   return b;
 }
 
+std::vector<int> replica_shifts(int job_gpus, int gpus_per_node, int gpu_count) {
+  std::vector<int> shifts;
+  if (job_gpus <= 0 || gpus_per_node <= 0) return shifts;
+  const int stride = (job_gpus + gpus_per_node - 1) / gpus_per_node * gpus_per_node;
+  for (int shift = stride; shift + job_gpus <= gpu_count; shift += stride) shifts.push_back(shift);
+  return shifts;
+}
+
+Schedule shifted(const Schedule& s, int gpus) {
+  Schedule out;
+  for (const ScheduledTransfer& t : s.transfers()) {
+    out.add(t.src_gpu + gpus, t.dst_gpu + gpus, t.bytes, s.deps_of(t), t.reduce_bytes, t.step, t.channel, t.nic);
+  }
+  return out;
+}
+
 // The builders live beside their algorithms (ring.cc, tree.cc, ...).
 Schedule ring_schedule(CollectiveKind kind, Bytes bytes, const Communicator& comm, int channels,
                        int ranks_per_node, int nics_per_gpu);

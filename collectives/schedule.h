@@ -45,6 +45,13 @@ class Schedule {
   std::vector<uint32_t> deps_;
 };
 
+// Neighbours (`network.background: replicas`): the copies of a job of `job_gpus` GPUs (the first of
+// the cluster) that fit beside it, as the shift of each: k x job_gpus rounded up to whole nodes,
+// k = 1, 2, ... Empty for 0 or a job that fills the cluster.
+std::vector<int> replica_shifts(int job_gpus, int gpus_per_node, int gpu_count);
+// The same schedule `gpus` GPUs further on: a copy of the job runs it there.
+Schedule shifted(const Schedule& s, int gpus);
+
 // Part `i` of `total` cut into `parts` nearly equal parts: the first `total mod parts` parts carry
 // one byte more, so the parts add up to `total` (a lowering moves every byte it is asked to).
 inline Bytes part_of(Bytes total, int64_t parts, int64_t i) {

@@ -457,18 +457,20 @@ Scenario convert(const YamlNode& root, const std::string& source_name) {
   s.workload = read_workload(r.map("workload"), s.cluster);
   s.output = read_output(r.map("output"), s.name);
   r.finish();
-  // The job's copies share the fabric only where links are shared: on flows, for a generated
-  // job (whose tp x pp x cp x dp says where its copies go).
+  // The job's copies share the fabric only where links are shared: on flows or packets, for a
+  // job whose size says where its copies go (a generated training job's tp x pp x cp x dp, a
+  // collective sweep's ranks).
   if (s.network.background == Background::replicas) {
     const YamlNode& at = *root.find("network")->find("background");
-    if (s.network.model != NetworkModelKind::flow) {
+    if (s.network.model == NetworkModelKind::analytical) {
       fail(at, "network.background",
-           "replicas needs network.model: flow (the analytical model prices each collective alone, with no "
-           "links to share)");
+           "replicas needs network.model: flow or packet (the analytical model prices each collective alone, "
+           "with no links to share)");
     }
-    if (s.workload.kind != workloads::WorkloadKind::training) {
+    if (s.workload.kind == workloads::WorkloadKind::trace) {
       fail(at, "network.background",
-           "replicas needs workload.kind: training (a generated job, whose size sets where its copies run)");
+           "replicas needs workload.kind: training or collective-sweep (a trace does not say which of the "
+           "cluster's GPUs it leaves free)");
     }
   }
   return s;

@@ -444,6 +444,29 @@ TEST(ScenarioRunner, TrainingOnFlowsBesideItsReplicasIsSlowerOnAnOversubscribedF
   EXPECT_GT(run("replicas"), run("none") * 1.02);
 }
 
+TEST(ScenarioRunner, CollectiveSweepBesideItsReplicasOnFlowsAndPackets) {
+  // A 32-rank ring all_reduce (4 nodes, 4 channels) on 8 nodes of 4:1 radix-32 leaves (3 nodes a
+  // leaf): its copy, on nodes 4-7, leaves the job's second leaf through the same uplinks. On flows
+  // and on packets the shared uplinks make the row slower (1.45x and 1.33x); the row times the
+  // job's own schedule.
+  auto time_us = [](const char* model, const char* background, const char* size) {
+    const auto s = config::load_scenario(kScenarios + "default.yaml",
+                                         {{"network.model", model},
+                                          {"network.background", background},
+                                          {"cluster.nodes", "8"},
+                                          {"workload.ranks", "32"},
+                                          {"cluster.fabric.radix", "32"},
+                                          {"cluster.fabric.oversubscription", "4"},
+                                          {"collectives.algorithm", "ring"},
+                                          {"collectives.channels", "4"},
+                                          {"workload.min_bytes", size},
+                                          {"workload.max_bytes", size}});
+    return evaluate_scenario(s).metrics[1].second;  // time_us
+  };
+  EXPECT_GT(time_us("flow", "replicas", "64MiB"), 1.25 * time_us("flow", "none", "64MiB"));
+  EXPECT_GT(time_us("packet", "replicas", "16MiB"), 1.25 * time_us("packet", "none", "16MiB"));
+}
+
 // The same job on flows with 4:1 leaves, asked for csv: the per-link table shows the leaf uplinks
 // (leaf -> spine) the gradients cross, each at most fully busy while the all-reduces run, with
 // more traffic than any NIC: a node's eight NICs share its leaf's four uplinks. The closed form

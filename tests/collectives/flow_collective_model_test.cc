@@ -174,13 +174,6 @@ TEST(FlowCollectiveModel, PreparedOnFourThreadsGivesTheSerialEstimates) {
 namespace dtsim::collectives {
 namespace {
 
-TEST(ReplicaShifts, CopiesStartOnWholeNodesAndOnlyWholeCopiesFit) {
-  EXPECT_EQ(replica_shifts(12, 8, 64), (std::vector<int>{16, 32, 48}));  // 12 GPUs take 2 nodes
-  EXPECT_EQ(replica_shifts(16, 8, 40), (std::vector<int>{16}));          // a second copy would need 48
-  EXPECT_TRUE(replica_shifts(64, 8, 64).empty());                        // the job fills the cluster
-  EXPECT_TRUE(replica_shifts(0, 8, 64).empty());                         // no background
-}
-
 TEST(FlowCollectiveModel, ReplicasSharingALeafSlowTheJobsCrossLeafTraffic) {
   // 12 nodes on a 2-tier fat-tree of radix 32 at 4:1: 24 NICs, 3 nodes, a leaf. A job of 4 nodes
   // (leaf 0 and the first node of leaf 1), its data-parallel ring over one GPU a node; its copies

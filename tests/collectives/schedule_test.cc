@@ -274,5 +274,31 @@ TEST(Schedule, RingAllReduceOnABuiltH100NodeTakesStepsTimesOneNvswitchHop) {
               0.01 * (hop * 14).us());
 }
 
+TEST(ReplicaShifts, CopiesStartOnWholeNodesAndOnlyWholeCopiesFit) {
+  EXPECT_EQ(replica_shifts(12, 8, 64), (std::vector<int>{16, 32, 48}));  // 12 GPUs take 2 nodes
+  EXPECT_EQ(replica_shifts(16, 8, 40), (std::vector<int>{16}));          // a second copy would need 48
+  EXPECT_TRUE(replica_shifts(64, 8, 64).empty());                        // the job fills the cluster
+  EXPECT_TRUE(replica_shifts(0, 8, 64).empty());                         // no background
+}
+
+TEST(Schedule, ShiftedCopyMovesEveryTransferAndKeepsItsDependencies) {
+  Communicator comm{{0, 1, 8, 9}};
+  const Schedule s = build_schedule(Algorithm::ring, CollectiveKind::all_reduce, Bytes::mib(1), comm, 2, 2, 1);
+  const Schedule t = shifted(s, 16);
+  ASSERT_EQ(t.transfers().size(), s.transfers().size());
+  for (size_t i = 0; i < s.transfers().size(); ++i) {
+    const ScheduledTransfer& a = s.transfers()[i];
+    const ScheduledTransfer& b = t.transfers()[i];
+    EXPECT_EQ(b.src_gpu, a.src_gpu + 16);
+    EXPECT_EQ(b.dst_gpu, a.dst_gpu + 16);
+    EXPECT_EQ(b.bytes, a.bytes);
+    EXPECT_EQ(b.reduce_bytes, a.reduce_bytes);
+    EXPECT_EQ(b.channel, a.channel);
+    EXPECT_EQ(b.nic, a.nic);
+    const auto da = s.deps_of(a), db = t.deps_of(b);
+    EXPECT_TRUE(std::equal(da.begin(), da.end(), db.begin(), db.end()));
+  }
+}
+
 }  // namespace
 }  // namespace dtsim::collectives

@@ -246,17 +246,22 @@ TEST(Loader, LayersPerBlockIsAnIntegerOrAuto) {
   }
 }
 
-TEST(Loader, BackgroundReplicasNeedFlowsAndAGeneratedJob) {
+TEST(Loader, BackgroundReplicasNeedSharedLinksAndAJobSize) {
   const std::string job = "workload: {kind: training, model: llama3-8b, parallel: {tp: 8, dp: 1}}\n";
   EXPECT_EQ(load(job).network.background, Background::none);
   EXPECT_EQ(load("network: {model: flow, background: replicas}\n" + job).network.background, Background::replicas);
+  EXPECT_EQ(load("network: {model: packet, background: replicas}\nworkload: {kind: collective-sweep, ranks: 8}\n")
+                .network.background,
+            Background::replicas);
   EXPECT_EQ(error_of("network: {model: flow, background: busy}\n" + job),
             "test/example.yaml:1:36: network.background: expected one of none or replicas, got \"busy\"");
   EXPECT_EQ(error_of("network: {background: replicas}\n" + job),
-            "test/example.yaml:1:23: network.background: replicas needs network.model: flow (the analytical "
-            "model prices each collective alone, with no links to share)");
-  const std::string e = error_of("network: {model: flow, background: replicas}\nworkload: {kind: collective-sweep}\n");
-  EXPECT_NE(e.find("network.background: replicas needs workload.kind: training"), std::string::npos) << e;
+            "test/example.yaml:1:23: network.background: replicas needs network.model: flow or packet (the "
+            "analytical model prices each collective alone, with no links to share)");
+  const std::string e =
+      error_of("network: {model: flow, background: replicas}\nworkload: {kind: trace, format: chakra, path: t/rank}\n");
+  EXPECT_NE(e.find("network.background: replicas needs workload.kind: training or collective-sweep"), std::string::npos)
+      << e;
 }
 
 TEST(Loader, CustomModelWithoutPreset) {
