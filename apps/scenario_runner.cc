@@ -356,7 +356,7 @@ std::unique_ptr<collectives::CollectiveCostModel> workload_comm_model(const conf
                                                                       int threads) {
   if (s.network.model == config::NetworkModelKind::flow) {
     // With network.background: replicas, the GPUs beyond the job run copies of it (the loader
-    // allows it only for generated training jobs, whose parallel sizes are resolved).
+    // refuses it for traces; a training job's parallel sizes are resolved by then).
     const workloads::ParallelSpec& p = s.workload.training.parallel;
     const int job_gpus = s.network.background == config::Background::replicas ? p.tp * p.pp * p.cp * p.dp : 0;
     return std::make_unique<collectives::FlowCollectiveModel>(

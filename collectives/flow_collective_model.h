@@ -17,12 +17,13 @@
 // a DP all-gather) are priced apart.
 //
 // Background (`job_gpus`): a job on the first job_gpus GPUs of a larger cluster may have
-// neighbours. With job_gpus > 0, the GPUs beyond the job run copies of it, copy k on the job's
-// GPUs shifted by k x stride (job_gpus rounded up to whole nodes) for as many whole copies as fit,
-// and each copy's collective runs at the same moment as the job's: a communicator spanning nodes
-// is priced with its copies' flows (and their siblings') too, so they contend where they share
-// switches and uplinks. Everyone's traffic peaks together: the pessimistic neighbourhood. Distinct (collective, size, communicator) prices are cached;
-// prepare() prices a workload's distinct collectives on `threads` threads at once, each on its
+// neighbours. With job_gpus > 0, the GPUs beyond the job run copies of it (replica_shifts,
+// schedule.h: node-aligned, as many whole copies as fit), and each copy's collective runs at the
+// same moment as the job's: a communicator spanning nodes is priced with its copies' flows (and
+// their siblings') too, so they contend where they share switches and uplinks. Everyone's
+// traffic peaks together: the pessimistic neighbourhood.
+//
+// Distinct (collective, size, communicator) prices are cached; prepare() prices a workload's distinct collectives on `threads` threads at once, each on its
 // own flow set and solver, so the prices do not depend on the thread count.
 //   FlowCollectiveModel model(scenario.cluster, scenario.collectives, ModelParameters{});
 //   CollectiveEstimate e = model.estimate(CollectiveKind::all_reduce, Bytes::mib(64), comm);

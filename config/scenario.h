@@ -32,7 +32,7 @@ struct PacketSpec {
 
 // What the GPUs a job leaves free do (`network.background`): nothing, or run copies of the job
 // whose collectives run at the same moments as its own, so that their traffic shares the fabric
-// (flow model, generated training workloads; docs/flow-model.md).
+// (flow and packet models; training and collective-sweep workloads; docs/flow-model.md).
 enum class Background { none, replicas };
 
 struct NetworkSpec {

@@ -137,38 +137,51 @@ std::vector<std::vector<uint32_t>> simulated_members(const Workload& w) {
   }
   return members;
 }
+
+// A distinct collective: (kind, bytes, communicator), a send counted as a send_recv.
+using CollectiveKey = std::tuple<int, int64_t, int>;
+CollectiveKey key_of(const Op& op) {
+  const auto kind = op.kind == OpKind::send ? collectives::CollectiveKind::send_recv : op.collective;
+  return {static_cast<int>(kind), op.bytes.count(), op.comm};
+}
+
+// Each collective's bytes per link as the flow model prices it, routed on the model's threads.
+std::vector<std::vector<std::pair<topology::LinkId, double>>> routed_links(
+    const std::vector<CollectiveKey>& keys, const Workload& w, const collectives::FlowCollectiveModel& flows) {
+  std::vector<std::vector<std::pair<topology::LinkId, double>>> routed(keys.size());
+  sim::for_each_row(keys.size(), flows.threads(), [&](size_t i) {
+    const auto& [kind, bytes, comm] = keys[i];
+    routed[i] = flows.link_bytes(static_cast<collectives::CollectiveKind>(kind), Bytes(bytes),
+                                 w.comms[static_cast<size_t>(comm)]);
+  });
+  return routed;
+}
 }  // namespace
 
 std::vector<LinkTraffic> link_traffic(const Workload& w, const collectives::FlowCollectiveModel& flows) {
   // How many simulated ranks issue each communicator's collectives: each issues the same one.
   const std::vector<std::vector<uint32_t>> simulated = simulated_members(w);
-  // Instances per distinct (kind, bytes, communicator).
-  std::map<std::tuple<int, int64_t, int>, double> count;
+  // Instances per distinct collective.
+  std::map<CollectiveKey, double> count;
   for (const RankGraph& g : w.ranks) {
     for (const Op& op : g.ops) {
       if (op.comm < 0 || op.bytes.count() <= 0) continue;
       if (op.kind != OpKind::collective && op.kind != OpKind::send) continue;
-      const auto kind = op.kind == OpKind::send ? collectives::CollectiveKind::send_recv : op.collective;
       const double issuers =
           op.kind == OpKind::send ? 1.0 : std::max<double>(1, simulated[static_cast<size_t>(op.comm)].size());
-      count[{static_cast<int>(kind), op.bytes.count(), op.comm}] += op.repeat / issuers;
+      count[key_of(op)] += op.repeat / issuers;
     }
   }
-  // Each distinct collective routed on the model's threads, then summed in key order.
-  const std::vector<std::pair<std::tuple<int, int64_t, int>, double>> keys(count.begin(), count.end());
-  std::vector<std::vector<std::pair<topology::LinkId, double>>> routed(keys.size());
-  sim::for_each_row(keys.size(), flows.threads(), [&](size_t i) {
-    const auto& key = keys[i].first;
-    routed[i] = flows.link_bytes(static_cast<collectives::CollectiveKind>(std::get<0>(key)), Bytes(std::get<1>(key)),
-                                 w.comms[static_cast<size_t>(std::get<2>(key))]);
-  });
+  // Routed side by side, summed in key order.
+  std::vector<CollectiveKey> keys;
+  for (const auto& [key, n] : count) keys.push_back(key);
+  const auto routed = routed_links(keys, w, flows);
   std::map<topology::LinkId, LinkTraffic> on;
   for (size_t i = 0; i < keys.size(); ++i) {
-    const auto& [key, n] = keys[i];
-    const auto kind = static_cast<collectives::CollectiveKind>(std::get<0>(key));
-    const Bytes bytes(std::get<1>(key));
-    const collectives::Communicator& comm = w.comms[static_cast<size_t>(std::get<2>(key))];
-    const double seconds = flows.estimate(kind, bytes, comm).time.seconds();
+    const auto& [kind, bytes, comm] = keys[i];
+    const double n = count.at(keys[i]);
+    const double seconds = flows.estimate(static_cast<collectives::CollectiveKind>(kind), Bytes(bytes),
+                                          w.comms[static_cast<size_t>(comm)]).time.seconds();
     for (const auto& [link, b] : routed[i]) {
       LinkTraffic& t = on[link];
       t.link = link;
@@ -193,30 +206,19 @@ std::vector<LinkUse> link_uses(const TrainingTrace& trace, const collectives::Fl
     return op.kind == OpKind::send || (op.kind == OpKind::collective && !members.empty() && members.front() == r);
   };
   const std::set<topology::LinkId> want(wanted.begin(), wanted.end());
-  using Key = std::tuple<int, int64_t, int>;  // (kind, bytes, communicator)
-  auto key_of = [](const Op& op) {
-    const auto kind = op.kind == OpKind::send ? collectives::CollectiveKind::send_recv : op.collective;
-    return Key{static_cast<int>(kind), op.bytes.count(), op.comm};
-  };
   auto issued = [&](const Op& op, size_t r) { return op.comm >= 0 && op.bytes.count() > 0 && speaks(op, r); };
-  // The wanted links' bytes per distinct collective, each routed once, on the model's threads.
-  std::map<Key, size_t> index;
+  // The wanted links' bytes per distinct collective, each routed once.
+  std::map<CollectiveKey, size_t> index;
   for (size_t r = 0; r < w.ranks.size() && r < times.size(); ++r) {
     const RankGraph& g = w.ranks[r];
     for (size_t i = 0; i < g.ops.size() && i < times[r].size(); ++i) {
       if (issued(g.ops[i], r)) index.try_emplace(key_of(g.ops[i]), index.size());
     }
   }
-  std::vector<Key> keys(index.size());
+  std::vector<CollectiveKey> keys(index.size());
   for (const auto& [key, i] : index) keys[i] = key;
-  std::vector<std::vector<std::pair<topology::LinkId, double>>> routed(keys.size());
-  sim::for_each_row(keys.size(), flows.threads(), [&](size_t k) {
-    const auto& [kind, bytes, comm] = keys[k];
-    for (const auto& [link, b] : flows.link_bytes(static_cast<collectives::CollectiveKind>(kind), Bytes(bytes),
-                                                  w.comms[static_cast<size_t>(comm)])) {
-      if (want.contains(link)) routed[k].emplace_back(link, b);
-    }
-  });
+  auto routed = routed_links(keys, w, flows);
+  for (auto& on : routed) std::erase_if(on, [&](const auto& lb) { return !want.contains(lb.first); });
   std::vector<LinkUse> uses;
   for (size_t r = 0; r < w.ranks.size() && r < times.size(); ++r) {
     const RankGraph& g = w.ranks[r];
