@@ -223,8 +223,11 @@ double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kin
   if (set.size() == 0) return 0;
 
   const ModelParameters& p = analytical_.parameters();
-  const double channel_cap =
-      (protocol == Protocol::ll ? p.ll_channel_bandwidth : p.channel_bandwidth) * 1e9 * set.cap_scale;
+  // A channel moves at most its bandwidth of payload, as in the closed form (channel_capped): on
+  // the wire, where the flow's rate is counted, that is the payload rate over the protocol's
+  // payload fraction (LL's flags ride beside its data).
+  const double channel_cap = (protocol == Protocol::ll ? p.ll_channel_bandwidth : p.channel_bandwidth) * 1e9 *
+                             set.cap_scale / p.bandwidth_fraction(protocol);
   network::flow::FlowProblem problem;
   std::vector<uint32_t> dense(cluster_->links().size(), kNoLink);  // graph link -> problem link
   std::unordered_map<int64_t, uint32_t> staged;          // host-staged GPU pair -> problem link
