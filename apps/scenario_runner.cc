@@ -381,8 +381,9 @@ TrainingRun run_training_workload(const config::Scenario& s, int threads,
   TrainingRun run;
   run.model = workload_comm_model(s, threads);
   run.result = evaluate_training(s, *run.model, trace);
-  if (const auto* flows = dynamic_cast<const collectives::FlowCollectiveModel*>(run.model.get()); flows && trace) {
-    run.links = workloads::link_traffic(trace->workload, *flows);
+  if (const auto* flows = dynamic_cast<const collectives::FlowCollectiveModel*>(run.model.get())) {
+    run.result.neighbour_copies = flows->neighbour_copies();
+    if (trace) run.links = workloads::link_traffic(trace->workload, *flows);
   }
   return run;
 }

@@ -82,6 +82,8 @@ class FlowCollectiveModel final : public CollectiveCostModel {
 
   const AnalyticalCollectiveModel& analytical() const { return analytical_; }
   int threads() const { return threads_; }
+  // How many copies of the job run beside it (background); 0 without.
+  int neighbour_copies() const { return static_cast<int>(replica_shifts_.size()); }
   const topology::Cluster& cluster() const { return *cluster_; }
 
  private:

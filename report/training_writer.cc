@@ -82,6 +82,10 @@ void write_table(const workloads::TrainingResult& r, std::ostream& out) {
   auto in_unit = [&](double seconds) { return seconds * u.per_second; };
   out << fmt::format("workload            {}\n", r.workload);
   out << fmt::format("GPUs                {} ({} simulated ranks, {} ops)\n", r.gpus, r.simulated_ranks, r.ops);
+  if (r.neighbour_copies > 0) {
+    out << fmt::format("neighbours          {} {} of the job on the GPUs after it, communicating in step\n",
+                       r.neighbour_copies, r.neighbour_copies == 1 ? "copy" : "copies");
+  }
   out << fmt::format("iteration time      {:.4f} {}\n", in_unit(r.iteration_time_s), u.name);
   if (r.tflops_per_gpu > 0 || r.tokens_per_s_per_gpu > 0) {
     out << fmt::format("TFLOP/s per GPU     {:.1f}\n", r.tflops_per_gpu);
@@ -135,7 +139,8 @@ void write_training(const workloads::TrainingResult& r, std::string_view format,
                         {"breakdown", breakdown_json(r.breakdown)},
                         {"critical_path", {{"split", breakdown_json(r.critical_split)}, {"largest", crit}}},
                         {"simulated_ranks", r.simulated_ranks},
-                        {"ops", r.ops}};
+                        {"ops", r.ops},
+                        {"neighbour_copies", r.neighbour_copies}};
     if (r.memory) j["memory"] = memory_json(*r.memory);
     out << j.dump(2) << '\n';
   } else if (format == "csv") {

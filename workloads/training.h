@@ -44,6 +44,9 @@ struct TrainingResult {
   TimeBreakdown critical_split;       // the critical path, by what each step was
   std::vector<CriticalOp> critical_ops;  // the critical path's largest contributors, largest first
   std::optional<MemoryEstimate> memory;  // per GPU, for generated workloads (not for traces)
+  // Copies of the job beside it on the fabric, their collectives in step with its own
+  // (network.background: replicas); 0: the job had the fabric to itself.
+  int neighbour_copies = 0;
 };
 
 TrainingResult run_training(const TrainingSpec& spec, const topology::ClusterSpec& cluster,

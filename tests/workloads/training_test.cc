@@ -149,6 +149,21 @@ TEST(TrainingWriter, JsonCarriesTheSchemaAndHeadlineKeys) {
   }
 }
 
+TEST(TrainingWriter, NeighboursGetALineWhenThereAreAny) {
+  TrainingResult r;
+  r.iteration_time_s = 1;
+  std::ostringstream alone;
+  report::write_training(r, "table", alone);
+  EXPECT_EQ(alone.str().find("neighbours"), std::string::npos) << alone.str();
+  r.neighbour_copies = 3;
+  std::ostringstream crowded, json;
+  report::write_training(r, "table", crowded);
+  EXPECT_NE(crowded.str().find("neighbours          3 copies of the job on the GPUs after it"), std::string::npos)
+      << crowded.str();
+  report::write_training(r, "json", json);
+  EXPECT_NE(json.str().find("\"neighbour_copies\": 3"), std::string::npos) << json.str();
+}
+
 TEST(TrainingWriter, TimelineHasASpanPerTimedOp) {
   const auto c = cluster(1);
   AlphaBetaCollectiveModel comm(c);
