@@ -176,6 +176,7 @@ RowRun run_row(const config::Scenario& s, const SweepPlan& plan, workloads::Swee
                                          net.name(), collectives::name(kind), row.bytes.count()));
   }
   row.algorithm = plan.algorithm;
+  row.neighbour_copies = static_cast<int>(copies.size());
   row.time = exec.finish_time() - exec.start_time();
   row.algbw_gbytes = row.time.ps() > 0 ? row.bytes.as_double() / row.time.seconds() * 1e-9 : 0;
   row.busbw_gbytes = row.algbw_gbytes * collectives::busbw_factor(kind, row.ranks);

@@ -13,8 +13,13 @@ namespace {
 
 void write_table(const std::vector<workloads::SweepRow>& rows, std::ostream& out) {
   if (!rows.empty()) {
-    out << fmt::format("# {} on {} ranks\n", collectives::name(rows.front().collective),
-                       rows.front().ranks);
+    const workloads::SweepRow& first = rows.front();
+    out << fmt::format("# {} on {} ranks", collectives::name(first.collective), first.ranks);
+    if (first.neighbour_copies > 0) {
+      out << fmt::format(", beside {} {} on the GPUs after them, in step", first.neighbour_copies,
+                         first.neighbour_copies == 1 ? "copy" : "copies");
+    }
+    out << '\n';
   }
   out << fmt::format("#{:>12} {:>13} {:>9} {:>6} {:>5} {:>11} {:>8} {:>8} {:>16} {:>8}\n", "size",
                      "count", "type", "redop", "root", "time", "algbw", "busbw", "algorithm",
@@ -57,7 +62,8 @@ void write_json(const std::vector<workloads::SweepRow>& rows, std::ostream& out)
                    {"busbw_GBps", r.busbw_gbytes},
                    {"algorithm", collectives::name(r.algorithm)},
                    {"protocol", collectives::name(r.protocol)},
-                   {"channels", r.channels}});
+                   {"channels", r.channels},
+                   {"neighbour_copies", r.neighbour_copies}});
   }
   out << j.dump(2) << "\n";
 }

@@ -29,6 +29,7 @@ struct SweepRow {
   collectives::Algorithm algorithm = collectives::Algorithm::ring;
   collectives::Protocol protocol = collectives::Protocol::simple;
   int channels = 0;
+  int neighbour_copies = 0;  // copies of the ranks' schedule run beside it (network.background)
 };
 
 // Throws InputError naming the workload key when the sizes or step do not describe a sweep

@@ -470,6 +470,12 @@ TEST(ScenarioRunner, CollectiveSweepBesideItsReplicasOnFlowsAndPackets) {
   };
   EXPECT_GT(time_us("flow", "replicas", "64MiB"), 1.25 * time_us("flow", "none", "64MiB"));
   EXPECT_GT(time_us("packet", "replicas", "16MiB"), 1.25 * time_us("packet", "none", "16MiB"));
+  // The table's header says the ranks had company.
+  const auto s = config::load_scenario(kScenarios + "default.yaml",
+                                       {{"network.model", "flow"}, {"network.background", "replicas"},
+                                        {"cluster.nodes", "8"}, {"workload.ranks", "32"},
+                                        {"workload.min_bytes", "1MiB"}, {"workload.max_bytes", "1MiB"}});
+  EXPECT_EQ(run(s).rfind("# all_reduce on 32 ranks, beside 1 copy on the GPUs after them, in step\n", 0), 0u);
 }
 
 // The same job on flows with 4:1 leaves, asked for csv: the per-link table shows the leaf uplinks
