@@ -136,6 +136,13 @@ SweepPlan plan_row(const config::Scenario& s, const collectives::AnalyticalColle
                                             s.cluster.nics_per_gpu())};
 }
 
+// Where copies of a sweep row's `ranks` run beside them (network.background: replicas); none
+// without.
+std::vector<int> neighbour_shifts(const config::Scenario& s, int ranks, int gpu_count) {
+  if (s.network.background != config::Background::replicas) return {};
+  return collectives::replica_shifts(ranks, s.cluster.gpus_per_node, gpu_count);
+}
+
 // Makes the network model a sweep row runs on: every row gets its own, as it gets its own engine.
 using RowNetwork = std::function<std::unique_ptr<network::NetworkModel>()>;
 
@@ -159,10 +166,8 @@ RowRun run_row(const config::Scenario& s, const SweepPlan& plan, workloads::Swee
   // With network.background: replicas, copies of the row's communicator on the GPUs after it run
   // the same schedule at the same moment, on the same network; the row times its own.
   std::vector<collectives::Schedule> copies;
-  if (s.network.background == config::Background::replicas) {
-    for (const int shift : collectives::replica_shifts(row.ranks, s.cluster.gpus_per_node, cluster.gpu_count()))
-      copies.push_back(collectives::shifted(plan.schedule, shift));
-  }
+  for (const int shift : neighbour_shifts(s, row.ranks, cluster.gpu_count()))
+    copies.push_back(collectives::shifted(plan.schedule, shift));
   std::vector<std::unique_ptr<collectives::ScheduleExecutor>> neighbours;
   for (const collectives::Schedule& copy : copies)
     neighbours.push_back(std::make_unique<collectives::ScheduleExecutor>(copy, net));
@@ -274,10 +279,7 @@ uint64_t run_sweep_on_packets(const config::Scenario& s, const collectives::Anal
       row_hops += network::PacketNetworkModel::packet_hops(t.bytes, cluster->route(t.src_gpu, t.dst_gpu).size(), p.mtu);
     }
     // Copies of the row's communicator (network.background: replicas) run as many, routed alike.
-    const size_t copies = s.network.background == config::Background::replicas
-                              ? collectives::replica_shifts(row.ranks, s.cluster.gpus_per_node, cluster->gpu_count()).size()
-                              : 0;
-    hops += row_hops * (1 + copies);
+    hops += row_hops * (1 + neighbour_shifts(s, row.ranks, cluster->gpu_count()).size());
   }
   if (hops > kMaxPacketHops) {
     throw InputError(where(s), "network.model",

@@ -177,12 +177,12 @@ std::vector<LinkTraffic> link_traffic(const Workload& w, const collectives::Flow
   for (const auto& [key, n] : count) keys.push_back(key);
   const auto routed = routed_links(keys, w, flows);
   std::map<topology::LinkId, LinkTraffic> on;
-  for (size_t i = 0; i < keys.size(); ++i) {
-    const auto& [kind, bytes, comm] = keys[i];
-    const double n = count.at(keys[i]);
+  size_t i = 0;
+  for (const auto& [key, n] : count) {
+    const auto& [kind, bytes, comm] = key;
     const double seconds = flows.estimate(static_cast<collectives::CollectiveKind>(kind), Bytes(bytes),
                                           w.comms[static_cast<size_t>(comm)]).time.seconds();
-    for (const auto& [link, b] : routed[i]) {
+    for (const auto& [link, b] : routed[i++]) {
       LinkTraffic& t = on[link];
       t.link = link;
       t.bytes += n * b;
