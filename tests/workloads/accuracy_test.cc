@@ -148,8 +148,8 @@ bool known_recent_miss(const std::string& id) {
 
 // Recent NeMo and Megatron-Bridge dense runs (tests/workloads/data/training_runs_recent.csv),
 // gathered after the model was set and never used to choose a parameter: Llama 3 8B/70B, Llama 3.1
-// 405B, Nemotron-3/4 and a Llama 2 context-parallel sweep to 1M tokens, on H100, B200, GB200 and
-// GB300 in FP8, MXFP8 and NVFP4. Held to 25%, a named miss to 50%.
+// 405B, Nemotron-3/4, and context-parallel sweeps to 1M tokens (Llama 2 7B on H100, Llama 3 8B on
+// B200), on H100, B200, GB200 and GB300 in FP8, MXFP8 and NVFP4. Held to 25%, a named miss to 50%.
 TEST(PublishedRuns, RecentNeMoAndMegatronBridgeRunsPredictedWithinTwentyFivePercent) {
   check_runs(std::string(DTSIM_SOURCE_DIR) + "/tests/workloads/data/training_runs_recent.csv", known_recent_miss, false,
              0.25, 0.50);
