@@ -141,7 +141,7 @@ int run(int argc, char** argv) {
   for (const Pair& p : pairs) {
     config::Scenario s = config::load_scenario(p.scenario);
     size_t added = 0;
-    for (const MeasurementSet& set : read_measurements(p.measured)) {
+    for (const MeasurementSet& set : read_measurements(p.measured, scenario_parse_options(s))) {
       // Without a label only unlabelled rows belong to the scenario: labelled blocks are other
       // hardware sharing the file.
       if (set.label != p.label.value_or("")) continue;

@@ -88,9 +88,10 @@ int run(int argc, char** argv) {
   for (const std::string& s : sets) overrides.push_back(config::parse_override(s));
   ScenarioModel m = load_scenario_model(scenario_path, overrides, calibration);
 
-  NcclTestsParseOptions parse_options;
+  NcclTestsParseOptions parse_options = scenario_parse_options(m.scenario);
   if (collective) {
     parse_options.collective = parse_collective_name(*collective);
+    parse_options.collective_from = "--collective";
     if (!parse_options.collective)
       throw InputError(SourceLocation{}, "--collective", fmt::format("unknown collective \"{}\"", *collective));
   }

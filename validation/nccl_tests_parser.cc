@@ -324,10 +324,14 @@ std::vector<MeasurementSet> parse_nccl_tests_output(std::string_view text, const
                                      t.header_line));
       t.set.warnings.push_back("no '# Avg bus bandwidth' trailer: the table may be incomplete");
     }
-    std::optional<CollectiveKind> kind = options.collective;
-    if (!kind) kind = t.hint;
+    std::optional<CollectiveKind> kind = t.hint;
     if (!kind) kind = collective_hint(std::filesystem::path(source).filename().string());
     if (!kind) kind = any_hint;
+    if (!kind && options.collective) {
+      kind = options.collective;
+      t.set.warnings.push_back(fmt::format("the output does not name its program; read as {} ({})",
+                                           collectives::name(*kind), options.collective_from));
+    }
     if (!kind && t.layout.has(Field::root) && t.root_set)
       kind = t.redop_none ? CollectiveKind::broadcast : CollectiveKind::reduce;
     if (!kind && t.layout.has(Field::redop) && !t.redop_none) {

@@ -16,8 +16,11 @@
 namespace dtsim::validation {
 
 struct NcclTestsParseOptions {
-  // Which collective the output is from when neither the output nor the file name says it.
+  // Which collective the output is from when neither the output nor the file name says it (before
+  // the columns are guessed from), and where that came from, for the warning ("--collective",
+  // "the scenario's workload.collective").
   std::optional<collectives::CollectiveKind> collective;
+  std::string collective_from = "--collective";
 };
 
 // Throws InputError with file:line when the output is garbled or cut off mid-table.

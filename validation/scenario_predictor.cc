@@ -77,6 +77,15 @@ int ranks_for(const MeasurementSet& set, const config::Scenario& scenario) {
   return ranks;
 }
 
+NcclTestsParseOptions scenario_parse_options(const config::Scenario& scenario) {
+  NcclTestsParseOptions o;
+  if (scenario.workload.kind == workloads::WorkloadKind::collective_sweep) {
+    o.collective = scenario.workload.sweep.collective;
+    o.collective_from = "the scenario's workload.collective";
+  }
+  return o;
+}
+
 std::vector<FitParameter> fit_parameters_of(const collectives::ModelParameters& start,
                                             const std::vector<std::string>& names) {
   std::vector<FitParameter> out;

@@ -15,6 +15,7 @@
 #include "config/loader.h"
 #include "validation/calibration_fit.h"
 #include "validation/comparison.h"
+#include "validation/nccl_tests_parser.h"
 
 namespace dtsim::validation {
 
@@ -46,6 +47,9 @@ int scenario_ranks(const config::Scenario& scenario);
 // The rank count to compare `set` at: the file's own when it says, else the scenario's. Throws
 // InputError when the file ran on more ranks than the scenario's cluster has.
 int ranks_for(const MeasurementSet& set, const config::Scenario& scenario);
+// How to read outputs that do not name their collective: as the scenario's sweep collective
+// (`workload.collective`), before guessing from the columns. Empty for other workloads.
+NcclTestsParseOptions scenario_parse_options(const config::Scenario& scenario);
 
 // Every ModelParameters entry (or only those named in `names`) as fit parameters starting at
 // `start`. Throws InputError naming the valid parameters for an unknown name.

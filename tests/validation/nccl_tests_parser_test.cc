@@ -152,6 +152,32 @@ TEST(NcclTestsOutput, AmbiguousColumnsWithoutProgramNameAskForTheCollective) {
             CollectiveKind::all_gather);
 }
 
+// A reduction without root fits all_reduce and reduce_scatter alike: a caller's fallback (validate
+// passes the scenario's collective) comes before the column guess, and says so; a program the
+// output names comes before the fallback.
+TEST(NcclTestsOutput, FallbackCollectiveComesBeforeTheColumnGuessButAfterANamedProgram) {
+  const std::string table =
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+      "time   algbw   busbw #wrong\n"
+      "   134217728       4194304     float     sum      -1    377.2  355.81  311.34      0    "
+      "371.9  360.91  315.80      0\n"
+      "# Avg bus bandwidth    : 313.57\n";
+  NcclTestsParseOptions options;
+  options.collective = CollectiveKind::reduce_scatter;
+  options.collective_from = "the scenario's workload.collective";
+  const MeasurementSet guessed = parse_nccl_tests_output(table, "x.txt").at(0);
+  EXPECT_EQ(guessed.collective, CollectiveKind::all_reduce);
+  const MeasurementSet fallback = parse_nccl_tests_output(table, "x.txt", options).at(0);
+  EXPECT_EQ(fallback.collective, CollectiveKind::reduce_scatter);
+  ASSERT_EQ(fallback.warnings.size(), 1u);
+  EXPECT_NE(fallback.warnings[0].find("read as reduce_scatter (the scenario's workload.collective)"),
+            std::string::npos);
+  const MeasurementSet named =
+      parse_nccl_tests_output("# Collective test starting: all_reduce_perf\n" + table, "x.txt", options).at(0);
+  EXPECT_EQ(named.collective, CollectiveKind::all_reduce);
+  EXPECT_TRUE(named.warnings.empty());
+}
+
 TEST(NcclTestsOutput, TwoRunsInOneFileGiveTwoSets) {
   std::string one = read_text_file(data("reduce_scatter_timestamp_column.txt"));
   std::string two = read_text_file(data("allreduce_2node_mpirun.txt"));

@@ -34,6 +34,19 @@ TEST(ScenarioPredictor, RankCountComesFromTheFileElseTheCluster) {
   EXPECT_THROW(ranks_for(measured(32), s), InputError);
 }
 
+TEST(ScenarioPredictor, OutputsThatDoNotNameTheirCollectiveReadAsTheScenarios) {
+  const NcclTestsParseOptions sweep = scenario_parse_options(config::load_scenario_text(
+      "cluster: {node: hgx-h100, nodes: 1}\nworkload: {kind: collective-sweep, collective: reduce_scatter}\n",
+      "rs.yaml"));
+  ASSERT_TRUE(sweep.collective.has_value());
+  EXPECT_EQ(*sweep.collective, CollectiveKind::reduce_scatter);
+  const NcclTestsParseOptions training = scenario_parse_options(config::load_scenario_text(
+      "cluster: {node: hgx-h100, nodes: 1}\nworkload: {kind: training, model: llama3-8b, "
+      "parallel: {tp: 8}, batch: {global: 8, micro: 1}}\n",
+      "train.yaml"));
+  EXPECT_FALSE(training.collective.has_value());
+}
+
 TEST(ScenarioPredictor, PredictsLongerTimesForLargerMessagesAndNamesTheChoice) {
   config::Scenario s = two_nodes();
   Predictor p = make_predictor(s, collectives::ModelParameters{});
