@@ -42,10 +42,8 @@ std::vector<MeasurementSet> parse_measurements(std::string_view text, const std:
     case MeasurementFormat::csv:
       break;
   }
-  std::vector<MeasurementSet> sets = read_measurement_csv(text, source);
-  if (options.collective)
-    for (MeasurementSet& s : sets) s.collective = *options.collective;
-  return sets;
+  // A measurement CSV names each row's collective (a required column): nothing to fall back on.
+  return read_measurement_csv(text, source);
 }
 
 std::vector<MeasurementSet> read_measurements(const std::string& path,

@@ -55,8 +55,8 @@ MeasurementSet parse_nccl_tests_json(std::string_view text, const std::string& s
   MeasurementSet set;
   set.source = source;
 
-  std::optional<collectives::CollectiveKind> kind = options.collective;
-  if (!kind && doc.contains("args") && doc["args"].is_array() && !doc["args"].empty() &&
+  std::optional<collectives::CollectiveKind> kind;
+  if (doc.contains("args") && doc["args"].is_array() && !doc["args"].empty() &&
       doc["args"][0].is_string()) {
     std::string prog = std::filesystem::path(doc["args"][0].get<std::string>()).filename().string();
     kind = parse_collective_name(prog);
@@ -66,6 +66,7 @@ MeasurementSet parse_nccl_tests_json(std::string_view text, const std::string& s
     set.header.push_back("Command: " + command);
   }
   if (!kind) kind = parse_collective_name(std::filesystem::path(source).stem().string());
+  if (!kind) kind = options.collective;
   if (!kind)
     throw InputError(where, "args",
                      "cannot tell which collective the report measures: args[0] does not name a "
