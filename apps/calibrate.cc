@@ -48,7 +48,10 @@ Pair parse_pair(std::string_view text, const SourceLocation& where) {
 std::vector<Pair> read_pairs_file(const std::string& path) {
   std::vector<Pair> pairs;
   int line_no = 0;
-  for (std::string_view raw : validation::detail::split_lines(read_text_file(path))) {
+  // The text outlives the loop: split_lines returns views into it (a temporary in the range
+  // expression would be destroyed before the first iteration).
+  const std::string text = read_text_file(path);
+  for (std::string_view raw : validation::detail::split_lines(text)) {
     ++line_no;
     std::string_view line = validation::detail::trim(raw);
     if (line.empty() || line.front() == '#') continue;

@@ -73,4 +73,25 @@ TEST_F(ValidateCommand, CalibrateWritesALoadableCalibrationThatValidateAccepts) 
   std::filesystem::remove(out);
 }
 
+// A pairs file names one pair a line; a malformed line is reported with the file and its line.
+TEST_F(ValidateCommand, CalibrateReadsAPairsFileAndNamesItsBadLine) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string pairs = (dir / "dtsim_calibrate_pairs.txt").string();
+  const std::string out = (dir / "dtsim_calibrate_pairs.yaml").string();
+  const std::string pair =
+      src("scenarios/validation/oci_a100_2node_roce_allreduce.yaml") + " " + measured("oci_a100_2node_roce_allreduce.csv");
+  std::ofstream(pairs) << "# scenario measured\n" << pair << "\n";
+  const std::string cmd = app("calibrate") + " --no-cross-validation --iterations 2 --parameters ll_channel_bandwidth --pairs " +
+                          pairs + " -o " + out;
+  EXPECT_EQ(run(cmd), 0);
+  EXPECT_TRUE(std::filesystem::exists(out));
+  std::ofstream(pairs) << pair << "\n" << "only-one-field\n";
+  const std::string log = (dir / "dtsim_calibrate_pairs.log").string();
+  EXPECT_EQ(std::system((cmd + " >" + log + " 2>&1").c_str()) == 0, false);
+  std::stringstream ss;
+  ss << std::ifstream(log).rdbuf();
+  EXPECT_NE(ss.str().find(pairs + ":2:1: pair: expected SCENARIO MEASURED"), std::string::npos) << ss.str();
+  for (const auto& f : {pairs, out, log}) std::filesystem::remove(f);
+}
+
 }  // namespace
