@@ -34,8 +34,11 @@ struct AlgoCost {
 // channel) before passing it on, at `busbw` (GB/s summed over channels).
 double pipeline_fill_us(const HardwareView& hw, Protocol p, int hops, double bytes_per_hop,
                         int channels, double busbw);
-// The rate a ring edge inside a domain reaches with protocol p over `channels` channels.
-double channel_capped(const HardwareView& hw, Protocol p, int channels, double bw);
+// The rate `channels` channels of protocol p reach over links of bandwidth `bw`; `network`: the
+// channels' path crosses the network (LL then moves at its network rate).
+double channel_capped(const HardwareView& hw, Protocol p, int channels, double bw, bool network);
+// The rate one channel of protocol p moves (GB/s of payload).
+double channel_rate(const ModelParameters& params, Protocol p, bool network);
 // Latency of one step over the scale-up fabric, and of one inter-node step, for protocol p.
 double intra_step_us(const HardwareView& hw, Protocol p);
 double inter_step_us(const HardwareView& hw, Protocol p);

@@ -6,6 +6,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "collectives/algorithm_cost.h"
 #include "collectives/schedule.h"
 #include "network/network_model.h"
 #include "sim/error.h"
@@ -226,8 +227,10 @@ double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kin
   // A channel moves at most its bandwidth of payload, as in the closed form (channel_capped): on
   // the wire, where the flow's rate is counted, that is the payload rate over the protocol's
   // payload fraction (LL's flags ride beside its data).
-  const double channel_cap = (protocol == Protocol::ll ? p.ll_channel_bandwidth : p.channel_bandwidth) * 1e9 *
-                             set.cap_scale / p.bandwidth_fraction(protocol);
+  // An LL channel of a communicator that spans nodes moves at LL's network rate on every hop.
+  const bool spans_nodes = analytical_.hardware().shape_of(comm).nodes > 1;
+  const double channel_cap =
+      channel_rate(p, protocol, spans_nodes) * 1e9 * set.cap_scale / p.bandwidth_fraction(protocol);
   network::flow::FlowProblem problem;
   std::vector<uint32_t> dense(cluster_->links().size(), kNoLink);  // graph link -> problem link
   std::unordered_map<int64_t, uint32_t> staged;          // host-staged GPU pair -> problem link

@@ -24,7 +24,7 @@ AlgoCost halving_doubling_cost(const HardwareView& hw, const CostQuery& q) {
     remaining /= 2;
     const bool remote = dist >= g && q.shape.nodes > 1;
     const double bw =
-        channel_capped(hw, q.protocol, q.channels, remote ? hw.gpu_net_bw : hw.intra_bw);
+        channel_capped(hw, q.protocol, q.channels, remote ? hw.gpu_net_bw : hw.intra_bw, remote);
     const double step = remote ? inter_step_us(hw, q.protocol) : intra_step_us(hw, q.protocol);
     // One round of halving and its mirror round of doubling move the same bytes.
     bw_time_us += 2.0 * remaining / (bw * 1e3);

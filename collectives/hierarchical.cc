@@ -22,7 +22,7 @@ AlgoCost hierarchical_cost(const HardwareView& hw, const CostQuery& q) {
   AlgoCost ar = ring_cost(hw, inter);
   if (nodes > 1) {
     // Each of the g concurrent rings gets the node's NICs' share of one GPU.
-    const double busbw = channel_capped(hw, q.protocol, q.channels, hw.gpu_net_bw);
+    const double busbw = channel_capped(hw, q.protocol, q.channels, hw.gpu_net_bw, true);
     ar.algbw_gbytes = busbw / busbw_factor(CollectiveKind::all_reduce, nodes);
   }
   const double t = rs.time_us(q.bytes) + ar.time_us(inter.bytes) + ag.time_us(q.bytes);

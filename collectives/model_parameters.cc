@@ -54,6 +54,8 @@ constexpr P::Descriptor kDescriptors[] = {
      "LL128 payload fraction (120 of 128 bytes)"},
     {"ll_channel_bandwidth", U::gbytes_per_s, &P::ll_channel_bandwidth, 1, 40,
      "rate of one LL channel"},
+    {"ll_net_channel_bandwidth", U::gbytes_per_s, &P::ll_net_channel_bandwidth, 1, 40,
+     "rate of one LL channel whose path crosses the network"},
     {"base_latency_ll", U::microseconds, &P::base_latency_ll, 0.5, 50, "launch and setup, LL"},
     {"base_latency_ll128", U::microseconds, &P::base_latency_ll128, 0.5, 50,
      "launch and setup, LL128"},

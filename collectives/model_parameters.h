@@ -56,6 +56,11 @@ struct ModelParameters {
   double ll_bandwidth_fraction = 0.5;
   double ll128_bandwidth_fraction = 0.92;
   double ll_channel_bandwidth = 10.9;  // GB/s one LL channel moves (flag polling bound)
+  // ... on a path that crosses the network: its lines then go through the NIC proxy's buffers,
+  // and NCCL's own model caps LL across nodes far lower than inside one (llMaxBws: 39 GB/s of
+  // busbw on 2 x86 nodes, 20.4 on more, against 141 in one Hopper node). Fitted on the 47
+  // published sets of validation/datasets.txt and validation/extra (docs/validation-errors.md).
+  double ll_net_channel_bandwidth = 2.1;
 
   // --- Latencies (us): kernel launch and setup per algorithm/protocol, then per step per link.
   double base_latency_ll = 6.6;

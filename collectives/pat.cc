@@ -14,7 +14,7 @@ AlgoCost pat_cost(const HardwareView& hw, const CostQuery& q) {
   AlgoCost c;
   c.latency_us = hw.params.base_latency_simple + rounds * inter_step_us(hw, q.protocol) +
                  n * hw.params.pat_rank_latency;
-  const double busbw = channel_capped(hw, q.protocol, q.channels, hw.comm_net_bw(q.shape));
+  const double busbw = channel_capped(hw, q.protocol, q.channels, hw.comm_net_bw(q.shape), true);
   c.algbw_gbytes = busbw / busbw_factor(q.kind, n);
   c.fill_us = pipeline_fill_us(hw, q.protocol, rounds, q.bytes / n, q.channels, busbw);
   return c;

@@ -19,10 +19,13 @@ double inter_step_us(const HardwareView& hw, Protocol p) {
   return step_latency_us(hw.params, LinkClass::net, p) + stack;
 }
 
-double channel_capped(const HardwareView& hw, Protocol p, int channels, double bw) {
-  const auto& prm = hw.params;
-  const double per_channel = p == Protocol::ll ? prm.ll_channel_bandwidth : prm.channel_bandwidth;
-  return std::min(bw * prm.bandwidth_fraction(p), per_channel * channels);
+double channel_rate(const ModelParameters& params, Protocol p, bool network) {
+  if (p != Protocol::ll) return params.channel_bandwidth;
+  return network ? params.ll_net_channel_bandwidth : params.ll_channel_bandwidth;
+}
+
+double channel_capped(const HardwareView& hw, Protocol p, int channels, double bw, bool network) {
+  return std::min(bw * hw.params.bandwidth_fraction(p), channel_rate(hw.params, p, network) * channels);
 }
 
 double pipeline_fill_us(const HardwareView& hw, Protocol p, int hops, double bytes_per_hop,

@@ -65,6 +65,26 @@ TEST(ReferencePoints, H100AllToAllInsideANodeReachesAbout336GBpsBusBandwidth) {
   EXPECT_NEAR(bw, 336, 336 * 0.05);
 }
 
+// NCCL's own model caps LL's bus bandwidth across two x86 nodes at 39 GB/s and inside one Hopper
+// node at 141 (llMaxBws, shared/reference/nccl-tuning-model.md): an LL channel whose ring crosses
+// the network moves far less than one on NVLink. The closed form's LL cap is channels x
+// ll_net_channel_bandwidth across nodes, channels x ll_channel_bandwidth inside one.
+TEST(ReferencePoints, LlAcrossNodesIsCappedNearNcclsOwnLlLimit) {
+  CollectiveOptions o;
+  o.algorithm = Algorithm::ring;
+  o.protocol = Protocol::ll;
+  o.channels = 16;
+  const ModelParameters p;
+  const AnalyticalCollectiveModel two(node("hgx-h100", 2), o, p);
+  const AnalyticalCollectiveModel one(node("hgx-h100", 1), o, p);
+  const double across = busbw(two, CollectiveKind::all_gather, Bytes::gib(1));
+  const double inside = busbw(one, CollectiveKind::all_gather, Bytes::gib(1));
+  EXPECT_NEAR(across, 16 * p.ll_net_channel_bandwidth, 0.05 * 16 * p.ll_net_channel_bandwidth);
+  EXPECT_NEAR(across, 39, 39 * 0.2);
+  EXPECT_NEAR(inside, 16 * p.ll_channel_bandwidth, 0.05 * 16 * p.ll_channel_bandwidth);
+  EXPECT_GT(inside, 4 * across);
+}
+
 TEST(ReferencePoints, B200NvlsAllReduceIsNear830GBpsBusBandwidth) {
   const AnalyticalCollectiveModel m(node("hgx-b200", 1), {}, {});
   EXPECT_NEAR(busbw(m, CollectiveKind::all_reduce, Bytes::gib(8)), 830, 830 * 0.12);
