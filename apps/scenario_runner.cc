@@ -237,6 +237,7 @@ uint64_t run_sweep_on_flows(const config::Scenario& s, const collectives::Analyt
   if (rows.empty()) return sim::kEmptyFingerprint;
   auto cluster = topology::build_cluster(s.cluster);
   network::FlowModelOptions options;
+  options.link_efficiency = collectives::link_efficiency(model.parameters(), s.cluster.nic.kind);
   // Without peer access, copies inside a node go through host memory at the closed form's rate.
   if (model.hardware().host_staged_intra) options.host_staged_rate = model.hardware().intra_bw * 1e9;
   // The CUDA solver keeps its problem on the device and is not safe to share between threads:
@@ -252,13 +253,15 @@ uint64_t run_sweep_on_flows(const config::Scenario& s, const collectives::Analyt
 }
 
 // DCQCN runs where RoCE runs it: on RoCE NICs with ECN marking and cc: dcqcn (the defaults).
-network::PacketModelOptions packet_options(const config::Scenario& s) {
+// Links serialize at the share of line rate NCCL's traffic reaches, as on flows.
+network::PacketModelOptions packet_options(const config::Scenario& s, const collectives::ModelParameters& params) {
   const config::PacketSpec& p = s.network.packet;
   const bool dcqcn = s.cluster.nic.kind == topology::NicKind::roce && p.ecn && p.cc == "dcqcn";
   network::DcqcnOptions settings = p.dcqcn;
   settings.enabled = dcqcn;
   settings.seed = s.seed;
-  return {.mtu = p.mtu, .buffer_per_port = p.buffer_per_port, .dcqcn = settings};
+  return {.mtu = p.mtu, .buffer_per_port = p.buffer_per_port, .dcqcn = settings,
+          .link_efficiency = collectives::link_efficiency(params, s.cluster.nic.kind)};
 }
 
 // The packet model runs the same schedules as the flow model, packet by packet; a sweep whose
@@ -289,7 +292,7 @@ uint64_t run_sweep_on_packets(const config::Scenario& s, const collectives::Anal
                                  static_cast<double>(hops), static_cast<double>(kMaxPacketHops)));
   }
   const RowNetwork make_net = [&]() -> std::unique_ptr<network::NetworkModel> {
-    return std::make_unique<network::PacketNetworkModel>(*cluster, packet_options(s));
+    return std::make_unique<network::PacketNetworkModel>(*cluster, packet_options(s, model.parameters()));
   };
   return run_sweep_on_network(s, model, rows, make_net, *cluster, threads, quiet, links, std::move(plans));
 }

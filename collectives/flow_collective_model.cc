@@ -91,15 +91,14 @@ FlowCollectiveModel::FlowCollectiveModel(const topology::ClusterSpec& spec,
       accelerator_(std::move(accelerator)),
       threads_(threads),
       replica_shifts_(replica_shifts(job_gpus, spec.gpus_per_node, cluster_->gpu_count())) {
-  // NVLink and network links at the efficiency NCCL's kernels and NICs reach on them. PCIe links
-  // stay at line rate: GPUDirect RDMA reaches the NIC's rate through them, and a GPU-GPU peer
-  // copy's own limit (pcie_efficiency) is a cap on that flow (bandwidth_seconds).
-  for (const topology::Link& l : cluster_->links()) {
-    double efficiency = 1.0;
-    if (l.kind == topology::LinkKind::nvlink) efficiency = params.nvlink_efficiency;
-    if (l.kind == topology::LinkKind::network) efficiency = params.net_efficiency(spec.nic.kind);
-    link_capacity_.push_back(l.bandwidth.bytes_per_s() * efficiency);
-  }
+  // Links at the efficiency NCCL's kernels and NICs reach on them; a GPU-GPU peer copy's own limit
+  // over PCIe (pcie_efficiency) is a cap on that flow (bandwidth_seconds).
+  const network::LinkEfficiency efficiency = link_efficiency(params, spec.nic.kind);
+  for (const topology::Link& l : cluster_->links()) link_capacity_.push_back(l.bandwidth.bytes_per_s() * efficiency.of(l.kind));
+}
+
+network::LinkEfficiency link_efficiency(const ModelParameters& params, topology::NicKind nic) {
+  return {.nvlink = params.nvlink_efficiency, .pcie = 1.0, .network = params.net_efficiency(nic)};
 }
 
 FlowCollectiveModel::FlowSet FlowCollectiveModel::flow_set(Algorithm algo, CollectiveKind kind, Bytes bytes,

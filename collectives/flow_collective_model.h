@@ -39,9 +39,16 @@
 
 #include "collectives/analytical_model.h"
 #include "network/flow/max_min_solver.h"
+#include "network/network_model.h"
 #include "topology/cluster.h"
 
 namespace dtsim::collectives {
+
+// The share of line rate each kind of link carries for NCCL's traffic: NVLink at
+// nvlink_efficiency, network links at the NIC kind's net_efficiency. PCIe stays at line rate:
+// GPUDirect RDMA reaches the NIC's rate through it (a GPU-GPU peer copy's own limit,
+// pcie_efficiency, is a cap on that copy, not on the link).
+network::LinkEfficiency link_efficiency(const ModelParameters& params, topology::NicKind nic);
 
 // True when `algo` has a transfer-level schedule (schedule.h) for `kind`.
 bool has_flow_lowering(Algorithm algo, CollectiveKind kind);

@@ -17,6 +17,18 @@
 
 namespace dtsim::network {
 
+// The share of each kind of link's line rate that traffic reaches: what NCCL's copy kernels get
+// out of NVLink, what headers leave of a NIC's wire rate. The flow and packet models run their
+// links at line rate times this; 1 everywhere is the bare fabric.
+struct LinkEfficiency {
+  double nvlink = 1;
+  double pcie = 1;
+  double network = 1;
+  double of(topology::LinkKind k) const {
+    return k == topology::LinkKind::nvlink ? nvlink : k == topology::LinkKind::pcie ? pcie : network;
+  }
+};
+
 struct Transfer {
   int src_gpu = 0;
   int dst_gpu = 0;

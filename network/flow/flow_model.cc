@@ -97,7 +97,8 @@ void FlowNetworkModel::solve() {
     for (topology::LinkId l : f.path) {
       if (dense_link_[l] < 0) {
         dense_link_[l] = static_cast<int32_t>(problem_.capacity.size());
-        problem_.capacity.push_back(cluster_.link(l).bandwidth.bytes_per_s());
+        const topology::Link& link = cluster_.link(l);
+        problem_.capacity.push_back(link.bandwidth.bytes_per_s() * options_.link_efficiency.of(link.kind));
       }
       dense_path_.push_back(static_cast<uint32_t>(dense_link_[l]));
     }

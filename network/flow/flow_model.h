@@ -31,6 +31,8 @@ struct FlowModelOptions {
   // bound, not the PCIe links'; all copies from one GPU to another of its node share this rate
   // (the closed form's host-staged rate, hardware_view.h). 0: copies take the links' rate.
   double host_staged_rate = 0;
+  // Links carry line rate x this (NetworkModel's LinkEfficiency).
+  LinkEfficiency link_efficiency;
 };
 
 class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {

@@ -28,6 +28,8 @@ struct PacketModelOptions {
   Bytes mtu{4096};                       // largest packet payload; the last of a transfer is shorter
   Bytes buffer_per_port = Bytes::mib(32);  // per output port; at least one mtu
   DcqcnOptions dcqcn;
+  // Ports serialize at line rate x this (NetworkModel's LinkEfficiency).
+  LinkEfficiency link_efficiency;
 };
 
 class PacketNetworkModel final : public NetworkModel, private sim::EventHandler {
