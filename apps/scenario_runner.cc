@@ -16,6 +16,7 @@
 #include "apps/progress.h"
 #include "collectives/analytical_model.h"
 #include "collectives/flow_collective_model.h"
+#include "collectives/tuner.h"
 #include "collectives/model_parameters.h"
 #include "collectives/schedule.h"
 #include "collectives/schedule_executor.h"
@@ -120,20 +121,48 @@ std::shared_ptr<network::flow::FlowSolver> flow_accelerator() {
 // point-to-point lowering, otherwise the cheaper of ring and tree (flow_collective_model.h).
 struct SweepPlan {
   collectives::Algorithm algorithm;
+  collectives::Protocol protocol;
   collectives::Schedule schedule;
+  Time latency;
 };
 
+// The latency a schedule's links charge along its longest dependency chain: each transfer its
+// route's link latencies (routed as the executor routes it), after the latest of its dependencies.
+Time link_latency_path(const collectives::Schedule& schedule, const topology::Cluster& cluster) {
+  const auto& ts = schedule.transfers();
+  std::vector<int64_t> done(ts.size(), 0);
+  int64_t longest = 0;
+  for (size_t i = 0; i < ts.size(); ++i) {
+    int64_t start = 0;
+    for (uint32_t d : schedule.deps_of(ts[i])) start = std::max(start, done[d]);
+    const network::Transfer t{ts[i].src_gpu, ts[i].dst_gpu, ts[i].bytes, uint64_t{i} * 0x9e3779b97f4a7c15ULL, ts[i].nic};
+    int64_t latency = 0;
+    for (topology::LinkId l : network::transfer_route(cluster, t)) latency += cluster.link(l).latency.ps();
+    done[i] = start + latency;
+    longest = std::max(longest, done[i]);
+  }
+  return Time::ps(longest);
+}
+
 SweepPlan plan_row(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
-                   const workloads::SweepRow& row) {
+                   const topology::Cluster& cluster, const workloads::SweepRow& row) {
   collectives::Communicator comm;
   for (int r = 0; r < row.ranks; ++r) comm.ranks.push_back(r);
   const auto kind = s.workload.sweep.collective;
   collectives::CollectiveEstimate tuned;
   tuned.algorithm = row.algorithm;
   tuned.protocol = row.protocol;
-  const collectives::Algorithm algo = collectives::flow_algorithm(model, kind, row.bytes, comm, tuned);
-  return {algo, collectives::build_schedule(algo, kind, row.bytes, comm, row.channels, s.cluster.gpus_per_node,
-                                            s.cluster.nics_per_gpu())};
+  const collectives::FlowChoice run = collectives::flow_choice(model, kind, row.bytes, comm, tuned);
+  const collectives::CostQuery q{kind, row.bytes.as_double(), model.hardware().shape_of(comm), run.protocol, row.channels};
+  collectives::Schedule schedule = collectives::build_schedule(run.algorithm, kind, row.bytes, comm, row.channels,
+                                                               s.cluster.gpus_per_node, s.cluster.nics_per_gpu());
+  const Time closed = Time::us(collectives::algorithm_cost(model.hardware(), run.algorithm, q).latency_us);
+  const Time links = link_latency_path(schedule, cluster);
+  // NCCL's per-step software latency (launch, flag waits, proxy), which the closed form prices
+  // and the links do not: the closed form's latency less what the schedule's links already charge
+  // on its longest chain, added before the first transfer starts.
+  const Time latency = closed > links ? closed - links : Time{};
+  return {run.algorithm, run.protocol, std::move(schedule), latency};
 }
 
 // Where copies of a sweep row's `ranks` run beside them (network.background: replicas); none
@@ -162,7 +191,8 @@ RowRun run_row(const config::Scenario& s, const SweepPlan& plan, workloads::Swee
   if (links) ledger.emplace(cluster, *model_net);
   network::NetworkModel& net = ledger ? static_cast<network::NetworkModel&>(*ledger) : *model_net;
   sim::Engine engine;
-  collectives::ScheduleExecutor exec(plan.schedule, net);
+  const collectives::ExecutorOptions launch{.reduction_bandwidth = {}, .launch_latency = plan.latency};
+  collectives::ScheduleExecutor exec(plan.schedule, net, launch);
   // With network.background: replicas, copies of the row's communicator on the GPUs after it run
   // the same schedule at the same moment, on the same network; the row times its own.
   std::vector<collectives::Schedule> copies;
@@ -170,7 +200,7 @@ RowRun run_row(const config::Scenario& s, const SweepPlan& plan, workloads::Swee
     copies.push_back(collectives::shifted(plan.schedule, shift));
   std::vector<std::unique_ptr<collectives::ScheduleExecutor>> neighbours;
   for (const collectives::Schedule& copy : copies)
-    neighbours.push_back(std::make_unique<collectives::ScheduleExecutor>(copy, net));
+    neighbours.push_back(std::make_unique<collectives::ScheduleExecutor>(copy, net, launch));
   exec.start(engine);
   for (auto& n : neighbours) n->start(engine);
   engine.run();
@@ -181,6 +211,7 @@ RowRun run_row(const config::Scenario& s, const SweepPlan& plan, workloads::Swee
                                          net.name(), collectives::name(kind), row.bytes.count()));
   }
   row.algorithm = plan.algorithm;
+  row.protocol = plan.protocol;
   row.neighbour_copies = static_cast<int>(copies.size());
   row.time = exec.finish_time() - exec.start_time();
   row.algbw_gbytes = row.time.ps() > 0 ? row.bytes.as_double() / row.time.seconds() * 1e-9 : 0;
@@ -213,7 +244,7 @@ uint64_t run_sweep_on_network(const config::Scenario& s, const collectives::Anal
   const size_t n = rows.size();
   std::vector<RowRun> runs(n);
   sim::for_each_row(n, threads, [&](size_t i) {
-    const SweepPlan plan = plans.empty() ? plan_row(s, model, rows[i]) : std::move(plans[i]);
+    const SweepPlan plan = plans.empty() ? plan_row(s, model, cluster, rows[i]) : std::move(plans[i]);
     runs[i] = run_row(s, plan, rows[i], make_net, cluster, links != nullptr);
     progress.advance();
   });
@@ -275,7 +306,7 @@ uint64_t run_sweep_on_packets(const config::Scenario& s, const collectives::Anal
   uint64_t hops = 0;
   std::vector<SweepPlan> plans;
   for (const auto& row : rows) {
-    plans.push_back(plan_row(s, model, row));
+    plans.push_back(plan_row(s, model, *cluster, row));
     uint64_t row_hops = 0;
     for (const auto& t : plans.back().schedule.transfers()) {
       if (t.src_gpu == t.dst_gpu) continue;
@@ -313,9 +344,9 @@ struct SweepRun {
 // The flow and packet models run the rows on `threads` workers (0: all cores) and, with `links`,
 // append each row's bytes per link there. The analytical model's rows cost microseconds each and
 // run on the calling thread.
-SweepRun run_sweep(const config::Scenario& s, int threads, bool quiet = true,
-                   std::vector<report::SweepLinkLoad>* links = nullptr) {
-  collectives::AnalyticalCollectiveModel model(s.cluster, s.collectives, model_parameters(s));
+SweepRun run_sweep(const config::Scenario& s, const collectives::ModelParameters& params, int threads,
+                   bool quiet = true, std::vector<report::SweepLinkLoad>* links = nullptr) {
+  collectives::AnalyticalCollectiveModel model(s.cluster, s.collectives, params);
   SweepRun run;
   run.rows = workloads::run_collective_sweep(s.workload.sweep, s.cluster, model);
   if (s.network.model == config::NetworkModelKind::flow) {
@@ -620,12 +651,18 @@ void write_sweep_views(const config::Scenario& s, const RunOptions& options,
 
 }  // namespace
 
+std::vector<workloads::SweepRow> time_collective_sweep(const config::Scenario& s,
+                                                       const collectives::ModelParameters& params, int threads) {
+  require_supported_model(s);
+  return run_sweep(s, params, threads).rows;
+}
+
 Headline evaluate_scenario(const config::Scenario& s) {
   require_supported_model(s);
   Headline h;
   if (s.workload.kind == workloads::WorkloadKind::collective_sweep) {
     // One thread: `sweep` already evaluates its points in parallel.
-    const auto rows = run_sweep(s, /*threads=*/1).rows;
+    const auto rows = run_sweep(s, model_parameters(s), /*threads=*/1).rows;
     if (rows.empty()) return h;
     const auto& last = rows.back();
     h.metrics = {{"size_bytes", static_cast<double>(last.bytes.count())},
@@ -685,7 +722,7 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
     const bool link_table =
         s.network.model != config::NetworkModelKind::analytical && (wants(s, "csv") || wants(s, "json"));
     std::vector<report::SweepLinkLoad> links;
-    const SweepRun run = run_sweep(s, options.threads, options.quiet, link_table ? &links : nullptr);
+    const SweepRun run = run_sweep(s, model_parameters(s), options.threads, options.quiet, link_table ? &links : nullptr);
     const std::vector<workloads::SweepRow>& rows = run.rows;
     report::write_sweep(rows, sweep_format(options.format), out);
     write_files(s, options, [&](OutputFormat f, std::ostream& file) {

@@ -8,7 +8,9 @@
 #include <utility>
 #include <vector>
 
+#include "collectives/model_parameters.h"
 #include "config/scenario.h"
+#include "workloads/collective_sweep.h"
 
 namespace dtsim::apps {
 
@@ -34,6 +36,12 @@ struct RunOptions {
 struct Headline {
   std::vector<std::pair<std::string, double>> metrics;
 };
+
+// A collective-sweep scenario's rows timed on its network model (analytical, flow or packet) with
+// `params`, as `simulate` prints them; the flow and packet models run the rows on `threads`
+// workers (0: all cores). What validate predicts with when the scenario names flow or packet.
+std::vector<workloads::SweepRow> time_collective_sweep(const config::Scenario& scenario,
+                                                       const collectives::ModelParameters& params, int threads);
 
 // Evaluates a scenario without writing anything: what a sweep calls once per point.
 Headline evaluate_scenario(const config::Scenario& scenario);

@@ -12,6 +12,8 @@
 
 #include "apps/cli_options.h"
 #include "apps/command_main.h"
+#include "apps/scenario_runner.h"
+#include "config/enum_names.h"
 #include "sim/error.h"
 #include "validation/comparison_report.h"
 #include "validation/html_report.h"
@@ -26,11 +28,52 @@ using namespace dtsim::validation;
 
 constexpr int kExitErrorTooLarge = 3;
 
+// The scenario's own network model predicts: the closed form, or (network.model: flow or packet)
+// each measured size run as a one-size sweep on that model, as `simulate` would run it. Flows and
+// packets run a sweep's ranks on the first GPUs of the cluster, so a measurement spread over other
+// GPUs (4 ranks on each of 2 nodes) is refused there rather than compared on the wrong ones.
+Predictor scenario_predictor(const ScenarioModel& m, int nodes) {
+  if (m.scenario.network.model == config::NetworkModelKind::analytical) return make_predictor(m.scenario, m.parameters, nodes);
+  Predictor closed_form = make_predictor(m.scenario, m.parameters, nodes);  // checks the rank count
+  return [m, nodes, closed_form](collectives::CollectiveKind kind, int64_t bytes, int ranks) {
+    closed_form(kind, bytes, ranks);
+    const collectives::Communicator placed = placement_of(m.scenario.cluster, ranks, nodes);
+    for (int r = 0; r < ranks; ++r) {
+      if (placed.ranks[static_cast<size_t>(r)] != r)
+        throw InputError(SourceLocation{m.scenario.source_file, 0, 0}, "network.model",
+                         fmt::format("the measurement spreads {} ranks over {} nodes, {} a node, and the {} model runs "
+                                     "a sweep's ranks on the first GPUs: give the scenario gpus_per_node: {}, or "
+                                     "validate on the analytical model",
+                                     ranks, nodes, ranks / std::max(1, nodes), config::enum_name(m.scenario.network.model, config::network_model_names()),
+                                     ranks / std::max(1, nodes)));
+    }
+    config::Scenario one = m.scenario;
+    one.workload.sweep.collective = kind;
+    one.workload.sweep.min_bytes = one.workload.sweep.max_bytes = Bytes(bytes);
+    one.workload.sweep.ranks = ranks;
+    std::vector<workloads::SweepRow> rows;
+    try {
+      rows = apps::time_collective_sweep(one, m.parameters, /*threads=*/1);
+    } catch (const InputError& e) {
+      // The packet model's size guard speaks of workload.max_bytes; here the sizes are the file's.
+      if (m.scenario.network.model != config::NetworkModelKind::packet) throw;
+      throw InputError(SourceLocation{m.scenario.source_file, 0, 0}, "network.model",
+                       fmt::format("the packet model cannot run the measured size of {} bytes in reasonable time "
+                                   "({}); validate the large sizes on flow",
+                                   bytes, e.message()));
+    }
+    if (rows.empty()) throw InputError(SourceLocation{}, "size", fmt::format("no sweep row for {} bytes", bytes));
+    const workloads::SweepRow& row = rows.front();
+    return Prediction{row.time.us(), std::string(collectives::name(row.algorithm)),
+                      std::string(collectives::name(row.protocol)), row.channels};
+  };
+}
+
 void report_nccl_log(const std::string& path, const ScenarioModel& m) {
   const config::Scenario& scenario = m.scenario;
   NcclDebugLog log = parse_nccl_debug_log(read_text_file(path));
   // The log says how many nodes the communicator spans: place the ranks the same way.
-  Predictor predict = make_predictor(scenario, m.parameters, log.nodes);
+  Predictor predict = scenario_predictor(m, log.nodes);
   int ranks = log.ranks > 0 ? log.ranks : scenario_ranks(scenario);
   std::cout << fmt::format("# NCCL log {}: NCCL {}, {} ranks on {} nodes\n", path,
                            log.nccl_version.empty() ? "?" : log.nccl_version, ranks, log.nodes);
@@ -114,7 +157,7 @@ int run(int argc, char** argv) {
         std::cerr << fmt::format("validate: {}:{}: size {} has {} wrong elements; shown, not scored\n",
                                  path, p->line, p->size_bytes, *p->wrong);
       comparisons.push_back(compare(s, ranks_for(s, m.scenario),
-                                    make_predictor(m.scenario, m.parameters, s.nodes)));
+                                    scenario_predictor(m, s.nodes)));
     }
   }
 

@@ -33,18 +33,20 @@ bool has_flow_lowering(Algorithm algo, CollectiveKind kind) {
   }
 }
 
-Algorithm flow_algorithm(const AnalyticalCollectiveModel& model, CollectiveKind kind, Bytes bytes,
-                         const Communicator& comm, const CollectiveEstimate& tuned) {
-  if (has_flow_lowering(tuned.algorithm, kind)) return tuned.algorithm;
-  Algorithm best = Algorithm::ring;
+FlowChoice flow_choice(const AnalyticalCollectiveModel& model, CollectiveKind kind, Bytes bytes,
+                       const Communicator& comm, const CollectiveEstimate& tuned) {
+  if (has_flow_lowering(tuned.algorithm, kind)) return {tuned.algorithm, tuned.protocol};
+  FlowChoice best;
   double best_us = std::numeric_limits<double>::infinity();
   for (Algorithm candidate : {Algorithm::ring, Algorithm::tree}) {
     if (!has_flow_lowering(candidate, kind)) continue;
-    try {
-      const double us = model.price(kind, bytes, comm, candidate, tuned.protocol).time_us(bytes.as_double());
-      if (us < best_us) best_us = us, best = candidate;
-    } catch (const InputError&) {
-      // This candidate cannot run the collective here; the other may.
+    for (Protocol p : {Protocol::ll, Protocol::ll128, Protocol::simple}) {
+      try {
+        const double us = model.price(kind, bytes, comm, candidate, p).time_us(bytes.as_double());
+        if (us < best_us) best_us = us, best = {candidate, p};
+      } catch (const InputError&) {
+        // This pair cannot run the collective here; another may.
+      }
     }
   }
   return best;
@@ -196,7 +198,7 @@ std::vector<std::pair<topology::LinkId, double>> FlowCollectiveModel::link_bytes
                                                                                  const Communicator& comm) const {
   if (comm.size() <= 1 || bytes.count() <= 0) return {};
   const CollectiveEstimate e = analytical_.estimate(kind, bytes, comm);
-  const FlowSet set = flow_set(flow_algorithm(analytical_, kind, bytes, comm, e), kind, bytes, comm, e.channels);
+  const FlowSet set = flow_set(flow_choice(analytical_, kind, bytes, comm, e).algorithm, kind, bytes, comm, e.channels);
   // Summed by link in flow order, then listed in link order.
   std::vector<double> on(cluster_->links().size(), 0.0);
   std::vector<char> seen(on.size(), 0);
@@ -326,10 +328,11 @@ CollectiveEstimate FlowCollectiveModel::price(CollectiveKind kind, Bytes bytes,
                                               const Communicator& comm) const {
   CollectiveEstimate e = analytical_.estimate(kind, bytes, comm);
   if (comm.size() > 1 && bytes.count() > 0) {
-    const Algorithm algo = flow_algorithm(analytical_, kind, bytes, comm, e);
-    const AlgoCost closed = analytical_.price(kind, bytes, comm, algo, e.protocol);
-    const double bw = bandwidth_seconds(algo, kind, bytes, comm, e.protocol, e.channels);
-    e.algorithm = algo;
+    const FlowChoice run = flow_choice(analytical_, kind, bytes, comm, e);
+    const AlgoCost closed = analytical_.price(kind, bytes, comm, run.algorithm, run.protocol);
+    const double bw = bandwidth_seconds(run.algorithm, kind, bytes, comm, run.protocol, e.channels);
+    e.algorithm = run.algorithm;
+    e.protocol = run.protocol;
     e.time = Time::us(closed.latency_us + closed.fill_us + bw * 1e6);
   }
   return e;

@@ -53,10 +53,16 @@ network::LinkEfficiency link_efficiency(const ModelParameters& params, topology:
 // True when `algo` has a transfer-level schedule (schedule.h) for `kind`.
 bool has_flow_lowering(Algorithm algo, CollectiveKind kind);
 
-// The algorithm a collective runs as flows: the tuner's when it has a lowering, else the cheaper
-// of ring and tree (by the analytical price) that can run it.
-Algorithm flow_algorithm(const AnalyticalCollectiveModel& model, CollectiveKind kind, Bytes bytes,
-                         const Communicator& comm, const CollectiveEstimate& tuned);
+// How a collective runs as flows: the tuner's algorithm and protocol when the algorithm has a
+// lowering, else the cheapest (by the analytical price) of ring and tree with any protocol that
+// can run it: an NVLS or CollNet size falls back to what NCCL would run without the switch, LL
+// at small sizes included, not to the switch algorithm's Simple.
+struct FlowChoice {
+  Algorithm algorithm = Algorithm::ring;
+  Protocol protocol = Protocol::simple;
+};
+FlowChoice flow_choice(const AnalyticalCollectiveModel& model, CollectiveKind kind, Bytes bytes,
+                       const Communicator& comm, const CollectiveEstimate& tuned);
 
 // The communicator and its siblings: copies shifted within each node onto GPUs none of the
 // others use, until the nodes it spans are full (one group per GPU of the first node it uses).

@@ -80,7 +80,7 @@ TEST(ScenarioRunner, FlowRingAcrossNodesIsBoundByTheNics) {
   // it at 372 of the line rate's 400.)
   auto s = config::load_scenario(kScenarios + "default.yaml",
                                  {{"network.model", "flow"}, {"collectives.algorithm", "ring"},
-                                  {"workload.min_bytes", "256MiB"}, {"workload.max_bytes", "256MiB"}});
+                                  {"workload.min_bytes", "2GiB"}, {"workload.max_bytes", "2GiB"}});
   RunOptions options;
   options.format = OutputFormat::csv;
   auto rows = csv_rows(run(s, options));

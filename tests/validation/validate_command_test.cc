@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <sys/wait.h>
 
 namespace {
@@ -71,6 +72,53 @@ TEST_F(ValidateCommand, CalibrateWritesALoadableCalibrationThatValidateAccepts) 
             0);
   EXPECT_EQ(run(base() + " --calibration " + out), 0);
   std::filesystem::remove(out);
+}
+
+// The output of a command (stdout and stderr) and its exit status.
+std::pair<int, std::string> capture(const std::string& command) {
+  const std::string log = (std::filesystem::temp_directory_path() / "dtsim_validate_capture.log").string();
+  const int status = std::system((command + " >" + log + " 2>&1").c_str());
+  std::stringstream ss;
+  ss << std::ifstream(log).rdbuf();
+  std::filesystem::remove(log);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ss.str()};
+}
+
+// On network.model: flow, validate predicts each measured size as simulate runs it on flows.
+TEST(ValidateOnFlows, PredictsWhatSimulatePrintsOnFlows) {
+  const std::string scenario = src("scenarios/validation_extra/h100_4gpu_alltoall.yaml");
+  const auto [rc, out] = capture(app("validate") + " --scenario " + scenario + " " +
+                                 src("validation/extra/h100_4gpu_alltoall.txt") + " --set network.model=flow --format csv");
+  ASSERT_EQ(rc, 0) << out;
+  const auto [src_rc, flow] = capture(app("simulate") + " " + scenario + " --model flow --format csv -q");
+  ASSERT_EQ(src_rc, 0) << flow;
+  // simulate's row: collective,size_bytes,time_us,...; validate's: dataset,collective,ranks,size,measured,predicted,...
+  const std::string sim_row = flow.substr(flow.rfind("all_to_all,"));
+  const std::string sim_us = sim_row.substr(sim_row.find(',', sim_row.find(',') + 1) + 1);
+  const std::string val_row = out.substr(out.find("h100_4gpu_alltoall,all_to_all,4,524288000,"));
+  std::stringstream cells(val_row);
+  std::string cell;
+  for (int i = 0; i < 6; ++i) std::getline(cells, cell, ',');
+  EXPECT_NEAR(std::stod(cell), std::stod(sim_us.substr(0, sim_us.find(','))), 0.01) << out << flow;
+  const auto [closed_rc, closed] = capture(app("validate") + " --scenario " + scenario + " " +
+                                           src("validation/extra/h100_4gpu_alltoall.txt") + " --format csv");
+  EXPECT_NE(closed, out);  // the closed form prices it otherwise
+}
+
+// Flows run a sweep's ranks on the first GPUs; a measurement spread 4 + 4 over two 8-GPU nodes is
+// refused in one line that says what to change.
+TEST(ValidateOnFlows, ARunSpreadOverPartNodesIsRefusedNamingTheFix) {
+  const std::string yaml = (std::filesystem::temp_directory_path() / "dtsim_validate_flow.yaml").string();
+  std::ofstream(yaml) << "cluster: {node: hgx-a100, nodes: 2}\nnetwork: {model: flow}\n"
+                         "workload: {kind: collective-sweep, collective: all_reduce}\n";
+  const auto [rc, out] = capture(app("validate") + " --scenario " + yaml + " " + src("tests/validation/data/allreduce_2node_mpirun.txt"));
+  EXPECT_EQ(rc, 2);
+  EXPECT_NE(out.find("spreads 8 ranks over 2 nodes, 4 a node"), std::string::npos) << out;
+  EXPECT_NE(out.find("gpus_per_node: 4"), std::string::npos) << out;
+  std::ofstream(yaml) << "cluster: {node: hgx-a100, nodes: 2, gpus_per_node: 4}\nnetwork: {model: flow}\n"
+                         "workload: {kind: collective-sweep, collective: all_reduce}\n";
+  EXPECT_EQ(capture(app("validate") + " --scenario " + yaml + " " + src("tests/validation/data/allreduce_2node_mpirun.txt")).first, 0);
+  std::filesystem::remove(yaml);
 }
 
 // A pairs file names one pair a line; a malformed line is reported with the file and its line.
