@@ -16,10 +16,10 @@
 #include "apps/progress.h"
 #include "collectives/analytical_model.h"
 #include "collectives/flow_collective_model.h"
-#include "collectives/tuner.h"
 #include "collectives/model_parameters.h"
 #include "collectives/schedule.h"
 #include "collectives/schedule_executor.h"
+#include "collectives/tuner.h"
 #include "config/loader.h"
 #include "report/chrome_trace.h"
 #include "report/collective_sweep_writer.h"
@@ -117,8 +117,9 @@ std::shared_ptr<network::flow::FlowSolver> flow_accelerator() {
 #endif
 }
 
-// The schedule a sweep row runs on a flow or packet network: the tuner's algorithm when it has a
-// point-to-point lowering, otherwise the cheaper of ring and tree (flow_collective_model.h).
+// The schedule a sweep row runs on a flow or packet network: the tuner's algorithm and protocol
+// when the algorithm has a point-to-point lowering, otherwise the cheapest ring or tree
+// (flow_choice, flow_collective_model.h); and the software latency it starts after (plan_row).
 struct SweepPlan {
   collectives::Algorithm algorithm;
   collectives::Protocol protocol;
