@@ -48,6 +48,7 @@ Predictor scenario_predictor(const ScenarioModel& m, int nodes) {
                                      ranks / std::max(1, nodes)));
     }
     config::Scenario one = m.scenario;
+    one.workload.kind = workloads::WorkloadKind::collective_sweep;  // whatever the scenario's own workload
     one.workload.sweep.collective = kind;
     one.workload.sweep.min_bytes = one.workload.sweep.max_bytes = Bytes(bytes);
     one.workload.sweep.ranks = ranks;
