@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace {
 
@@ -75,8 +76,12 @@ TEST_F(ValidateCommand, CalibrateWritesALoadableCalibrationThatValidateAccepts) 
 }
 
 // The output of a command (stdout and stderr) and its exit status.
+// The log file is the process's own: ctest runs these tests as processes side by side.
 std::pair<int, std::string> capture(const std::string& command) {
-  const std::string log = (std::filesystem::temp_directory_path() / "dtsim_validate_capture.log").string();
+  static int calls = 0;
+  const std::string log = (std::filesystem::temp_directory_path() /
+                           ("dtsim_validate_capture_" + std::to_string(getpid()) + "_" + std::to_string(++calls) + ".log"))
+                              .string();
   const int status = std::system((command + " >" + log + " 2>&1").c_str());
   std::stringstream ss;
   ss << std::ifstream(log).rdbuf();
