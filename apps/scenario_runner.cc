@@ -125,6 +125,7 @@ struct SweepPlan {
   collectives::Protocol protocol;
   collectives::Schedule schedule;
   Time latency;
+  bool closed_form = false;  // NVLS inside one NVLink domain: the row keeps the closed form's time
 };
 
 // The latency a schedule's links charge along its longest dependency chain: each transfer its
@@ -153,6 +154,9 @@ SweepPlan plan_row(const config::Scenario& s, const collectives::AnalyticalColle
   collectives::CollectiveEstimate tuned;
   tuned.algorithm = row.algorithm;
   tuned.protocol = row.protocol;
+  // NVLS reduces in the NVSwitch, which the point-to-point schedules cannot express; inside one
+  // NVLink domain its traffic meets no one else's, so the row keeps the closed form's price.
+  if (row.algorithm == collectives::Algorithm::nvls) return {row.algorithm, row.protocol, {}, Time{}, true};
   const collectives::FlowChoice run = collectives::flow_choice(model, kind, row.bytes, comm, tuned);
   const collectives::CostQuery q{kind, row.bytes.as_double(), model.hardware().shape_of(comm), run.protocol, row.channels};
   collectives::Schedule schedule = collectives::build_schedule(run.algorithm, kind, row.bytes, comm, row.channels,
@@ -187,6 +191,7 @@ struct RowRun {
 // row's time and bandwidths from when its last transfer lands.
 RowRun run_row(const config::Scenario& s, const SweepPlan& plan, workloads::SweepRow& row, const RowNetwork& make_net,
                const topology::Cluster& cluster, bool links) {
+  if (plan.closed_form) return {};
   const std::unique_ptr<network::NetworkModel> model_net = make_net();
   std::optional<network::LinkLedger> ledger;
   if (links) ledger.emplace(cluster, *model_net);

@@ -327,6 +327,9 @@ void FlowCollectiveModel::prepare(std::span<const CollectiveQuery> collectives) 
 CollectiveEstimate FlowCollectiveModel::price(CollectiveKind kind, Bytes bytes,
                                               const Communicator& comm) const {
   CollectiveEstimate e = analytical_.estimate(kind, bytes, comm);
+  // NVLS reduces in the NVSwitch, which flows between GPUs cannot express; inside one NVLink
+  // domain its traffic meets no other communicator's, so it keeps the closed form's price.
+  if (e.algorithm == Algorithm::nvls) return e;
   if (comm.size() > 1 && bytes.count() > 0) {
     const FlowChoice run = flow_choice(analytical_, kind, bytes, comm, e);
     const AlgoCost closed = analytical_.price(kind, bytes, comm, run.algorithm, run.protocol);

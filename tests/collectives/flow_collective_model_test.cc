@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "collectives/analytical_model.h"
 #include "topology/catalog.h"
 
 namespace dtsim::collectives {
@@ -146,12 +147,36 @@ TEST(FlowCollectiveModel, SprayedSubFlowsShareTheirChannelsCap) {
   EXPECT_NEAR(seconds(topology::Routing::adaptive), ecmp, 1e-9 * ecmp);
 }
 
-TEST(FlowCollectiveModel, AlgorithmsWithoutALoweringRunAsRingOrTree) {
-  // NVLS has no point-to-point lowering: the flow model runs the cheaper of ring and tree.
+// NVLS reduces in the switch, which flows between GPUs cannot express; inside one NVLink domain
+// its traffic meets no other communicator's, so it keeps the closed form's price.
+TEST(FlowCollectiveModel, NvlsInsideOneDomainKeepsTheClosedFormPrice) {
   const FlowCollectiveModel m(h100(1), {}, {});
+  const AnalyticalCollectiveModel closed(h100(1), {}, {});
   const CollectiveEstimate e = m.estimate(CollectiveKind::all_reduce, Bytes::gib(1), first(8));
-  EXPECT_TRUE(e.algorithm == Algorithm::ring || e.algorithm == Algorithm::tree);
-  EXPECT_GT(e.time, Time::zero());
+  EXPECT_EQ(e.algorithm, Algorithm::nvls);
+  EXPECT_EQ(e.time, closed.estimate(CollectiveKind::all_reduce, Bytes::gib(1), first(8)).time);
+}
+
+// NVLS-tree (across nodes) has no lowering either: the flows run the ring or tree, with the
+// protocol, that the closed form prices cheapest, not NVLS-tree's Simple.
+TEST(FlowCollectiveModel, AlgorithmsWithoutALoweringRunAsTheCheapestRingOrTree) {
+  const FlowCollectiveModel m(h100(2), {}, {});
+  const AnalyticalCollectiveModel closed(h100(2), {}, {});
+  const Bytes size = Bytes::kib(512);
+  ASSERT_EQ(closed.estimate(CollectiveKind::all_reduce, size, first(16)).algorithm, Algorithm::nvls_tree);
+  Algorithm algo = Algorithm::ring;
+  Protocol proto = Protocol::simple;
+  double best = 1e300;
+  for (Algorithm a : {Algorithm::ring, Algorithm::tree}) {
+    for (Protocol p : {Protocol::ll, Protocol::ll128, Protocol::simple}) {
+      const double us = closed.price(CollectiveKind::all_reduce, size, first(16), a, p).time_us(size.as_double());
+      if (us < best) best = us, algo = a, proto = p;
+    }
+  }
+  const CollectiveEstimate e = m.estimate(CollectiveKind::all_reduce, size, first(16));
+  EXPECT_EQ(e.algorithm, algo);
+  EXPECT_EQ(e.protocol, proto);
+  EXPECT_NE(e.protocol, Protocol::simple);
 }
 
 // prepare() prices a workload's distinct collectives several at a time, sharing the router
