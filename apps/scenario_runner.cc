@@ -1,6 +1,7 @@
 #include "apps/scenario_runner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -159,7 +160,10 @@ SweepPlan plan_row(const config::Scenario& s, const collectives::AnalyticalColle
   if (row.algorithm == collectives::Algorithm::nvls) return {row.algorithm, row.protocol, {}, Time{}, true};
   const collectives::FlowChoice run = collectives::flow_choice(model, kind, row.bytes, comm, tuned);
   const collectives::CostQuery q{kind, row.bytes.as_double(), model.hardware().shape_of(comm), run.protocol, row.channels};
-  collectives::Schedule schedule = collectives::build_schedule(run.algorithm, kind, row.bytes, comm, row.channels,
+  // On the wire each protocol carries its line format: LL's flags are half of every 16 bytes, LL128's
+  // 8 of every 128 (ll_bandwidth_fraction, ll128_bandwidth_fraction); the row's rates stay payload.
+  const Bytes wire(static_cast<int64_t>(std::llround(row.bytes.as_double() / model.parameters().bandwidth_fraction(run.protocol))));
+  collectives::Schedule schedule = collectives::build_schedule(run.algorithm, kind, wire, comm, row.channels,
                                                                s.cluster.gpus_per_node, s.cluster.nics_per_gpu());
   const Time closed = Time::us(collectives::algorithm_cost(model.hardware(), run.algorithm, q).latency_us);
   const Time links = link_latency_path(schedule, cluster);
