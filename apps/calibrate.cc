@@ -144,9 +144,10 @@ int run(int argc, char** argv) {
   for (const Pair& p : pairs) {
     config::Scenario s = config::load_scenario(p.scenario);
     if (s.network.model != config::NetworkModelKind::analytical)
-      std::cerr << fmt::format("calibrate: note: {}: network.model is not analytical; the fit prices every size in "
-                               "closed form (check the result on that model with validate --calibration)\n",
-                               p.scenario);
+      std::cerr << fmt::format(
+          "calibrate: note: {}: network.model is not analytical; the fit prices every size in "
+          "closed form (check the result on that model with validate --calibration)\n",
+          p.scenario);
     size_t added = 0;
     for (const MeasurementSet& set : read_measurements(p.measured, scenario_parse_options(s))) {
       // Without a label only unlabelled rows belong to the scenario: labelled blocks are other

@@ -1,9 +1,10 @@
 #include "apps/scenario_runner.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fmt/format.h>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -13,7 +14,6 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "sim/parallel_rows.h"
 #include "apps/progress.h"
 #include "collectives/analytical_model.h"
 #include "collectives/flow_collective_model.h"
@@ -22,16 +22,17 @@
 #include "collectives/schedule_executor.h"
 #include "collectives/tuner.h"
 #include "config/loader.h"
+#include "network/flow/flow_model.h"
+#include "network/link_ledger.h"
+#include "network/packet/packet_model.h"
 #include "report/chrome_trace.h"
 #include "report/collective_sweep_writer.h"
 #include "report/html_report.h"
 #include "report/svg_plot.h"
 #include "report/training_writer.h"
-#include "network/flow/flow_model.h"
-#include "network/link_ledger.h"
-#include "network/packet/packet_model.h"
 #include "sim/engine.h"
 #include "sim/error.h"
+#include "sim/parallel_rows.h"
 #include "topology/catalog.h"
 #include "topology/cluster.h"
 #include "topology/describe.h"
@@ -138,9 +139,11 @@ Time link_latency_path(const collectives::Schedule& schedule, const topology::Cl
   for (size_t i = 0; i < ts.size(); ++i) {
     int64_t start = 0;
     for (uint32_t d : schedule.deps_of(ts[i])) start = std::max(start, done[d]);
-    const network::Transfer t{ts[i].src_gpu, ts[i].dst_gpu, ts[i].bytes, uint64_t{i} * 0x9e3779b97f4a7c15ULL, ts[i].nic};
+    const network::Transfer t{ts[i].src_gpu, ts[i].dst_gpu, ts[i].bytes,
+                              uint64_t{i} * 0x9e3779b97f4a7c15ULL, ts[i].nic};
     int64_t latency = 0;
-    for (topology::LinkId l : network::transfer_route(cluster, t)) latency += cluster.link(l).latency.ps();
+    for (topology::LinkId l : network::transfer_route(cluster, t))
+      latency += cluster.link(l).latency.ps();
     done[i] = start + latency;
     longest = std::max(longest, done[i]);
   }
@@ -157,15 +160,21 @@ SweepPlan plan_row(const config::Scenario& s, const collectives::AnalyticalColle
   tuned.protocol = row.protocol;
   // NVLS reduces in the NVSwitch, which the point-to-point schedules cannot express; inside one
   // NVLink domain its traffic meets no one else's, so the row keeps the closed form's price.
-  if (row.algorithm == collectives::Algorithm::nvls) return {row.algorithm, row.protocol, {}, Time{}, true};
+  if (row.algorithm == collectives::Algorithm::nvls)
+    return {row.algorithm, row.protocol, {}, Time{}, true};
   const collectives::FlowChoice run = collectives::flow_choice(model, kind, row.bytes, comm, tuned);
-  const collectives::CostQuery q{kind, row.bytes.as_double(), model.hardware().shape_of(comm), run.protocol, row.channels};
-  // On the wire each protocol carries its line format: LL's flags are half of every 16 bytes, LL128's
-  // 8 of every 128 (ll_bandwidth_fraction, ll128_bandwidth_fraction); the row's rates stay payload.
-  const Bytes wire(static_cast<int64_t>(std::llround(row.bytes.as_double() / model.parameters().bandwidth_fraction(run.protocol))));
-  collectives::Schedule schedule = collectives::build_schedule(run.algorithm, kind, wire, comm, row.channels,
-                                                               s.cluster.gpus_per_node, s.cluster.nics_per_gpu());
-  const Time closed = Time::us(collectives::algorithm_cost(model.hardware(), run.algorithm, q).latency_us);
+  const collectives::CostQuery q{kind, row.bytes.as_double(), model.hardware().shape_of(comm),
+                                 run.protocol, row.channels};
+  // On the wire each protocol carries its line format: LL's flags are half of every 16 bytes,
+  // LL128's 8 of every 128 (ll_bandwidth_fraction, ll128_bandwidth_fraction); the row's rates stay
+  // payload.
+  const Bytes wire(static_cast<int64_t>(
+      std::llround(row.bytes.as_double() / model.parameters().bandwidth_fraction(run.protocol))));
+  collectives::Schedule schedule =
+      collectives::build_schedule(run.algorithm, kind, wire, comm, row.channels,
+                                  s.cluster.gpus_per_node, s.cluster.nics_per_gpu());
+  const Time closed =
+      Time::us(collectives::algorithm_cost(model.hardware(), run.algorithm, q).latency_us);
   const Time links = link_latency_path(schedule, cluster);
   // NCCL's per-step software latency (launch, flag waits, proxy), which the closed form prices
   // and the links do not: the closed form's latency less what the schedule's links already charge
@@ -201,7 +210,8 @@ RowRun run_row(const config::Scenario& s, const SweepPlan& plan, workloads::Swee
   if (links) ledger.emplace(cluster, *model_net);
   network::NetworkModel& net = ledger ? static_cast<network::NetworkModel&>(*ledger) : *model_net;
   sim::Engine engine;
-  const collectives::ExecutorOptions launch{.reduction_bandwidth = {}, .launch_latency = plan.latency};
+  const collectives::ExecutorOptions launch{.reduction_bandwidth = {},
+                                            .launch_latency = plan.latency};
   collectives::ScheduleExecutor exec(plan.schedule, net, launch);
   // With network.background: replicas, copies of the row's communicator on the GPUs after it run
   // the same schedule at the same moment, on the same network; the row times its own.
@@ -254,7 +264,8 @@ uint64_t run_sweep_on_network(const config::Scenario& s, const collectives::Anal
   const size_t n = rows.size();
   std::vector<RowRun> runs(n);
   sim::for_each_row(n, threads, [&](size_t i) {
-    const SweepPlan plan = plans.empty() ? plan_row(s, model, cluster, rows[i]) : std::move(plans[i]);
+    const SweepPlan plan =
+        plans.empty() ? plan_row(s, model, cluster, rows[i]) : std::move(plans[i]);
     runs[i] = run_row(s, plan, rows[i], make_net, cluster, links != nullptr);
     progress.advance();
   });
@@ -295,13 +306,16 @@ uint64_t run_sweep_on_flows(const config::Scenario& s, const collectives::Analyt
 
 // DCQCN runs where RoCE runs it: on RoCE NICs with ECN marking and cc: dcqcn (the defaults).
 // Links serialize at the share of line rate NCCL's traffic reaches, as on flows.
-network::PacketModelOptions packet_options(const config::Scenario& s, const collectives::ModelParameters& params) {
+network::PacketModelOptions packet_options(const config::Scenario& s,
+                                           const collectives::ModelParameters& params) {
   const config::PacketSpec& p = s.network.packet;
   const bool dcqcn = s.cluster.nic.kind == topology::NicKind::roce && p.ecn && p.cc == "dcqcn";
   network::DcqcnOptions settings = p.dcqcn;
   settings.enabled = dcqcn;
   settings.seed = s.seed;
-  return {.mtu = p.mtu, .buffer_per_port = p.buffer_per_port, .dcqcn = settings,
+  return {.mtu = p.mtu,
+          .buffer_per_port = p.buffer_per_port,
+          .dcqcn = settings,
           .link_efficiency = collectives::link_efficiency(params, s.cluster.nic.kind)};
 }
 
@@ -333,7 +347,8 @@ uint64_t run_sweep_on_packets(const config::Scenario& s, const collectives::Anal
                                  static_cast<double>(hops), static_cast<double>(kMaxPacketHops)));
   }
   const RowNetwork make_net = [&]() -> std::unique_ptr<network::NetworkModel> {
-    return std::make_unique<network::PacketNetworkModel>(*cluster, packet_options(s, model.parameters()));
+    return std::make_unique<network::PacketNetworkModel>(*cluster,
+                                                         packet_options(s, model.parameters()));
   };
   return run_sweep_on_network(s, model, rows, make_net, *cluster, threads, quiet, links, std::move(plans));
 }
@@ -354,8 +369,9 @@ struct SweepRun {
 // The flow and packet models run the rows on `threads` workers (0: all cores) and, with `links`,
 // append each row's bytes per link there. The analytical model's rows cost microseconds each and
 // run on the calling thread.
-SweepRun run_sweep(const config::Scenario& s, const collectives::ModelParameters& params, int threads,
-                   bool quiet = true, std::vector<report::SweepLinkLoad>* links = nullptr) {
+SweepRun run_sweep(const config::Scenario& s, const collectives::ModelParameters& params,
+                   int threads, bool quiet = true,
+                   std::vector<report::SweepLinkLoad>* links = nullptr) {
   collectives::AnalyticalCollectiveModel model(s.cluster, s.collectives, params);
   SweepRun run;
   run.rows = workloads::run_collective_sweep(s.workload.sweep, s.cluster, model);
@@ -662,7 +678,8 @@ void write_sweep_views(const config::Scenario& s, const RunOptions& options,
 }  // namespace
 
 std::vector<workloads::SweepRow> time_collective_sweep(const config::Scenario& s,
-                                                       const collectives::ModelParameters& params, int threads) {
+                                                       const collectives::ModelParameters& params,
+                                                       int threads) {
   require_supported_model(s);
   return run_sweep(s, params, threads).rows;
 }
@@ -732,7 +749,8 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
     const bool link_table =
         s.network.model != config::NetworkModelKind::analytical && (wants(s, "csv") || wants(s, "json"));
     std::vector<report::SweepLinkLoad> links;
-    const SweepRun run = run_sweep(s, model_parameters(s), options.threads, options.quiet, link_table ? &links : nullptr);
+    const SweepRun run = run_sweep(s, model_parameters(s), options.threads, options.quiet,
+                                   link_table ? &links : nullptr);
     const std::vector<workloads::SweepRow>& rows = run.rows;
     report::write_sweep(rows, sweep_format(options.format), out);
     write_files(s, options, [&](OutputFormat f, std::ostream& file) {

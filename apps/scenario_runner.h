@@ -41,7 +41,8 @@ struct Headline {
 // `params`, as `simulate` prints them; the flow and packet models run the rows on `threads`
 // workers (0: all cores). What validate predicts with when the scenario names flow or packet.
 std::vector<workloads::SweepRow> time_collective_sweep(const config::Scenario& scenario,
-                                                       const collectives::ModelParameters& params, int threads);
+                                                       const collectives::ModelParameters& params,
+                                                       int threads);
 
 // Evaluates a scenario without writing anything: what a sweep calls once per point.
 Headline evaluate_scenario(const config::Scenario& scenario);

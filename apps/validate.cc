@@ -4,9 +4,9 @@
 //            [--format table|csv|json] [--nccl-log FILE] [--label NAME] [--collective NAME]
 // Exit status: 0 done (whatever the error), 3 when --max-error is given and the mean error of
 // any measurement set exceeds it, 2 bad input, 1 internal error.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
 
@@ -33,22 +33,27 @@ constexpr int kExitErrorTooLarge = 3;
 // packets run a sweep's ranks on the first GPUs of the cluster, so a measurement spread over other
 // GPUs (4 ranks on each of 2 nodes) is refused there rather than compared on the wrong ones.
 Predictor scenario_predictor(const ScenarioModel& m, int nodes) {
-  if (m.scenario.network.model == config::NetworkModelKind::analytical) return make_predictor(m.scenario, m.parameters, nodes);
+  if (m.scenario.network.model == config::NetworkModelKind::analytical)
+    return make_predictor(m.scenario, m.parameters, nodes);
   Predictor closed_form = make_predictor(m.scenario, m.parameters, nodes);  // checks the rank count
   return [m, nodes, closed_form](collectives::CollectiveKind kind, int64_t bytes, int ranks) {
     closed_form(kind, bytes, ranks);
     const collectives::Communicator placed = placement_of(m.scenario.cluster, ranks, nodes);
     for (int r = 0; r < ranks; ++r) {
       if (placed.ranks[static_cast<size_t>(r)] != r)
-        throw InputError(SourceLocation{m.scenario.source_file, 0, 0}, "network.model",
-                         fmt::format("the measurement spreads {} ranks over {} nodes, {} a node, and the {} model runs "
-                                     "a sweep's ranks on the first GPUs: give the scenario gpus_per_node: {}, or "
-                                     "validate on the analytical model",
-                                     ranks, nodes, ranks / std::max(1, nodes), config::enum_name(m.scenario.network.model, config::network_model_names()),
-                                     ranks / std::max(1, nodes)));
+        throw InputError(
+            SourceLocation{m.scenario.source_file, 0, 0}, "network.model",
+            fmt::format(
+                "the measurement spreads {} ranks over {} nodes, {} a node, and the {} model runs "
+                "a sweep's ranks on the first GPUs: give the scenario gpus_per_node: {}, or "
+                "validate on the analytical model",
+                ranks, nodes, ranks / std::max(1, nodes),
+                config::enum_name(m.scenario.network.model, config::network_model_names()),
+                ranks / std::max(1, nodes)));
     }
     config::Scenario one = m.scenario;
-    one.workload.kind = workloads::WorkloadKind::collective_sweep;  // whatever the scenario's own workload
+    one.workload.kind =
+        workloads::WorkloadKind::collective_sweep;  // whatever the scenario's own workload
     one.workload.sweep.collective = kind;
     one.workload.sweep.min_bytes = one.workload.sweep.max_bytes = Bytes(bytes);
     one.workload.sweep.ranks = ranks;
@@ -58,12 +63,15 @@ Predictor scenario_predictor(const ScenarioModel& m, int nodes) {
     } catch (const InputError& e) {
       // The packet model's size guard speaks of workload.max_bytes; here the sizes are the file's.
       if (e.message().find("packet hops") == std::string::npos) throw;
-      throw InputError(SourceLocation{m.scenario.source_file, 0, 0}, "network.model",
-                       fmt::format("the packet model cannot run the measured size of {} bytes in reasonable time "
-                                   "({}); validate the large sizes on flow",
-                                   bytes, e.message()));
+      throw InputError(
+          SourceLocation{m.scenario.source_file, 0, 0}, "network.model",
+          fmt::format(
+              "the packet model cannot run the measured size of {} bytes in reasonable time "
+              "({}); validate the large sizes on flow",
+              bytes, e.message()));
     }
-    if (rows.empty()) throw InputError(SourceLocation{}, "size", fmt::format("no sweep row for {} bytes", bytes));
+    if (rows.empty())
+      throw InputError(SourceLocation{}, "size", fmt::format("no sweep row for {} bytes", bytes));
     const workloads::SweepRow& row = rows.front();
     return Prediction{row.time.us(), std::string(collectives::name(row.algorithm)),
                       std::string(collectives::name(row.protocol)), row.channels};
@@ -157,8 +165,7 @@ int run(int argc, char** argv) {
       for (const MeasuredPoint* p : s.wrong_points())
         std::cerr << fmt::format("validate: {}:{}: size {} has {} wrong elements; shown, not scored\n",
                                  path, p->line, p->size_bytes, *p->wrong);
-      comparisons.push_back(compare(s, ranks_for(s, m.scenario),
-                                    scenario_predictor(m, s.nodes)));
+      comparisons.push_back(compare(s, ranks_for(s, m.scenario), scenario_predictor(m, s.nodes)));
     }
   }
 

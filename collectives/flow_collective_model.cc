@@ -96,7 +96,8 @@ FlowCollectiveModel::FlowCollectiveModel(const topology::ClusterSpec& spec,
   // Links at the efficiency NCCL's kernels and NICs reach on them; a GPU-GPU peer copy's own limit
   // over PCIe (pcie_efficiency) is a cap on that flow (bandwidth_seconds).
   const network::LinkEfficiency efficiency = link_efficiency(params, spec.nic.kind);
-  for (const topology::Link& l : cluster_->links()) link_capacity_.push_back(l.bandwidth.bytes_per_s() * efficiency.of(l.kind));
+  for (const topology::Link& l : cluster_->links())
+    link_capacity_.push_back(l.bandwidth.bytes_per_s() * efficiency.of(l.kind));
 }
 
 network::LinkEfficiency link_efficiency(const ModelParameters& params, topology::NicKind nic) {
@@ -198,7 +199,8 @@ std::vector<std::pair<topology::LinkId, double>> FlowCollectiveModel::link_bytes
                                                                                  const Communicator& comm) const {
   if (comm.size() <= 1 || bytes.count() <= 0) return {};
   const CollectiveEstimate e = analytical_.estimate(kind, bytes, comm);
-  const FlowSet set = flow_set(flow_choice(analytical_, kind, bytes, comm, e).algorithm, kind, bytes, comm, e.channels);
+  const FlowSet set = flow_set(flow_choice(analytical_, kind, bytes, comm, e).algorithm, kind,
+                               bytes, comm, e.channels);
   // Summed by link in flow order, then listed in link order.
   std::vector<double> on(cluster_->links().size(), 0.0);
   std::vector<char> seen(on.size(), 0);

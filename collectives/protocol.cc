@@ -25,7 +25,8 @@ double channel_rate(const ModelParameters& params, Protocol p, bool network) {
 }
 
 double channel_capped(const HardwareView& hw, Protocol p, int channels, double bw, bool network) {
-  return std::min(bw * hw.params.bandwidth_fraction(p), channel_rate(hw.params, p, network) * channels);
+  return std::min(bw * hw.params.bandwidth_fraction(p),
+                  channel_rate(hw.params, p, network) * channels);
 }
 
 double pipeline_fill_us(const HardwareView& hw, Protocol p, int hops, double bytes_per_hop,

@@ -34,7 +34,8 @@ AlgoCost ring_cost(const HardwareView& hw, const CostQuery& q) {
   constexpr double inf = std::numeric_limits<double>::infinity();
   const double intra = g > 1 ? (g == 2 ? hw.intra_pair_bw : hw.intra_bw) : inf;
   const double inter = nodes > 1 ? hw.comm_net_bw(q.shape) : inf;
-  const double busbw = channel_capped(hw, q.protocol, q.channels, std::min(intra, inter), nodes > 1);
+  const double busbw =
+      channel_capped(hw, q.protocol, q.channels, std::min(intra, inter), nodes > 1);
   c.algbw_gbytes = busbw / busbw_factor(q.kind, n);
   const double per_hop = chain ? q.bytes : q.bytes / n;
   c.fill_us = pipeline_fill_us(hw, q.protocol, steps, per_hop, q.channels, busbw);

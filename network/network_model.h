@@ -25,7 +25,9 @@ struct LinkEfficiency {
   double pcie = 1;
   double network = 1;
   double of(topology::LinkKind k) const {
-    return k == topology::LinkKind::nvlink ? nvlink : k == topology::LinkKind::pcie ? pcie : network;
+    return k == topology::LinkKind::nvlink ? nvlink
+           : k == topology::LinkKind::pcie ? pcie
+                                           : network;
   }
 };
 

@@ -58,7 +58,10 @@ void BM_PacketIncast(benchmark::State& state) {
   const auto cluster = hgx_h100(static_cast<int>(state.range(0)) + 1);
   uint64_t events = 0;
   for (auto _ : state) {
-    PacketNetworkModel net(*cluster, {.mtu = Bytes(4096), .buffer_per_port = Bytes::kib(256), .dcqcn = {}, .link_efficiency = {}});
+    PacketNetworkModel net(*cluster, {.mtu = Bytes(4096),
+                                      .buffer_per_port = Bytes::kib(256),
+                                      .dcqcn = {},
+                                      .link_efficiency = {}});
     sim::Engine engine;
     struct Sink final : sim::EventHandler {
       void on_event(sim::Engine&, uint64_t) override {}

@@ -98,7 +98,8 @@ void FlowNetworkModel::solve() {
       if (dense_link_[l] < 0) {
         dense_link_[l] = static_cast<int32_t>(problem_.capacity.size());
         const topology::Link& link = cluster_.link(l);
-        problem_.capacity.push_back(link.bandwidth.bytes_per_s() * options_.link_efficiency.of(link.kind));
+        problem_.capacity.push_back(link.bandwidth.bytes_per_s() *
+                                    options_.link_efficiency.of(link.kind));
       }
       dense_path_.push_back(static_cast<uint32_t>(dense_link_[l]));
     }

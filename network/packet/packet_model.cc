@@ -31,7 +31,8 @@ PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketM
   in_degree_.assign(cluster_.devices().size(), 0);
   for (size_t l = 0; l < links.size(); ++l) {
     Port& p = ports_[l];
-    p.bandwidth = Bandwidth::bytes_per_s(links[l].bandwidth.bytes_per_s() * options_.link_efficiency.of(links[l].kind));
+    p.bandwidth = Bandwidth::bytes_per_s(links[l].bandwidth.bytes_per_s() *
+                                         options_.link_efficiency.of(links[l].kind));
     p.latency = links[l].latency;
     p.mtu_time = p.bandwidth.transfer_time(options_.mtu);
     in_index_[l] = in_degree_[links[l].to]++;

@@ -4,10 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
@@ -78,9 +77,10 @@ TEST(ScenarioRunner, FlowRingAcrossNodesIsBoundByTheNics) {
   // different GPU's NIC per rotation, so with the rings spread evenly over the rails the bus
   // bandwidth is the node's 8 x 50 GB/s at InfiniBand's efficiency. (Unevenly spread rings left
   // it at 372 of the line rate's 400.)
-  auto s = config::load_scenario(kScenarios + "default.yaml",
-                                 {{"network.model", "flow"}, {"collectives.algorithm", "ring"},
-                                  {"workload.min_bytes", "2GiB"}, {"workload.max_bytes", "2GiB"}});
+  auto s = config::load_scenario(kScenarios + "default.yaml", {{"network.model", "flow"},
+                                                               {"collectives.algorithm", "ring"},
+                                                               {"workload.min_bytes", "2GiB"},
+                                                               {"workload.max_bytes", "2GiB"}});
   RunOptions options;
   options.format = OutputFormat::csv;
   auto rows = csv_rows(run(s, options));

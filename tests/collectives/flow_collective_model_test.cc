@@ -163,13 +163,15 @@ TEST(FlowCollectiveModel, AlgorithmsWithoutALoweringRunAsTheCheapestRingOrTree) 
   const FlowCollectiveModel m(h100(2), {}, {});
   const AnalyticalCollectiveModel closed(h100(2), {}, {});
   const Bytes size = Bytes::kib(512);
-  ASSERT_EQ(closed.estimate(CollectiveKind::all_reduce, size, first(16)).algorithm, Algorithm::nvls_tree);
+  ASSERT_EQ(closed.estimate(CollectiveKind::all_reduce, size, first(16)).algorithm,
+            Algorithm::nvls_tree);
   Algorithm algo = Algorithm::ring;
   Protocol proto = Protocol::simple;
   double best = 1e300;
   for (Algorithm a : {Algorithm::ring, Algorithm::tree}) {
     for (Protocol p : {Protocol::ll, Protocol::ll128, Protocol::simple}) {
-      const double us = closed.price(CollectiveKind::all_reduce, size, first(16), a, p).time_us(size.as_double());
+      const double us =
+          closed.price(CollectiveKind::all_reduce, size, first(16), a, p).time_us(size.as_double());
       if (us < best) best = us, algo = a, proto = p;
     }
   }

@@ -152,7 +152,10 @@ TEST(CudaMaxMinSolver, FlowModelWithTheGpuSolverFinishesTransfersWhenTheCpuOneDo
     return r.done;
   };
   const auto cpu = run({});
-  const auto gpu = run({.accelerator = make_cuda_max_min_solver(), .accelerator_min_flows = 1, .host_staged_rate = 0, .link_efficiency = {}});
+  const auto gpu = run({.accelerator = make_cuda_max_min_solver(),
+                        .accelerator_min_flows = 1,
+                        .host_staged_rate = 0,
+                        .link_efficiency = {}});
   ASSERT_EQ(cpu.size(), gpu.size());
   for (size_t i = 0; i < cpu.size(); ++i) {
     EXPECT_EQ(cpu[i].first, gpu[i].first);

@@ -218,7 +218,10 @@ class CountingSolver final : public flow::FlowSolver {
 TEST(FlowNetworkModel, OnlySolvesWithManyFlowsGoToTheAccelerator) {
   const StarCluster c(8, Bandwidth::gbytes_per_s(50), Time::us(1));
   auto accelerator = std::make_shared<CountingSolver>();
-  FlowNetworkModel net(c, {.accelerator = accelerator, .accelerator_min_flows = 3, .host_staged_rate = 0, .link_efficiency = {}});
+  FlowNetworkModel net(c, {.accelerator = accelerator,
+                           .accelerator_min_flows = 3,
+                           .host_staged_rate = 0,
+                           .link_efficiency = {}});
   sim::Engine engine;
   Driver d(net, {{Time::zero(), {1, 0, Bytes(1'000'000)}},
                  {Time::zero(), {2, 0, Bytes(2'000'000)}},

@@ -42,7 +42,9 @@ TEST(PacketNetworkModel, TransferOverKHopsIsStoreAndForwardExactly) {
   const Time lat = Time::us(1);
   testing_support::LineCluster line({{kBw, lat}, {kBw, lat}, {kBw, lat}});
   for (const Bytes size : {Bytes::mib(1), Bytes::mib(1) + Bytes(1000)}) {  // last packet full / short
-    PacketNetworkModel net(line, {.mtu = Bytes(4096), .buffer_per_port = Bytes::mib(1), .dcqcn = {}, .link_efficiency = {}});
+    PacketNetworkModel net(
+        line,
+        {.mtu = Bytes(4096), .buffer_per_port = Bytes::mib(1), .dcqcn = {}, .link_efficiency = {}});
     sim::Engine engine;
     const Recorder r = run_all(net, engine, {{.src_gpu = 0, .dst_gpu = 3, .bytes = size}});
     // size/bw + k * latency + (k - 1) * mtu/bw, with k = 3, in integer picoseconds.
@@ -66,7 +68,9 @@ TEST(PacketNetworkModel, TwoFlowsSharingABottleneckEachGetHalf) {
   // senders wait on credits, so the round robin at the switch sets both rates.
   StarCluster star(3, kBw, Time::us(1));
   const Bytes size = Bytes::mib(16);
-  PacketNetworkModel net(star, {.mtu = Bytes(4096), .buffer_per_port = Bytes::kib(64), .dcqcn = {}, .link_efficiency = {}});
+  PacketNetworkModel net(
+      star,
+      {.mtu = Bytes(4096), .buffer_per_port = Bytes::kib(64), .dcqcn = {}, .link_efficiency = {}});
   sim::Engine engine;
   const Recorder r = run_all(net, engine,
                              {{.src_gpu = 0, .dst_gpu = 2, .bytes = size},
@@ -85,7 +89,8 @@ TEST(PacketNetworkModel, IncastIsHeldWithinTheBufferAndDeliversEveryByte) {
   const Bytes buffer = Bytes::kib(64);
   const Bytes size = Bytes::mib(2);
   StarCluster star(senders + 1, kBw, Time::us(1));
-  PacketNetworkModel net(star, {.mtu = Bytes(4096), .buffer_per_port = buffer, .dcqcn = {}, .link_efficiency = {}});
+  PacketNetworkModel net(
+      star, {.mtu = Bytes(4096), .buffer_per_port = buffer, .dcqcn = {}, .link_efficiency = {}});
   std::vector<Transfer> ts;
   for (int i = 0; i < senders; ++i)
     ts.push_back({.src_gpu = i, .dst_gpu = senders, .bytes = size, .flow_hash = uint64_t(i)});
@@ -112,7 +117,9 @@ TEST(PacketNetworkModel, IncastIsHeldWithinTheBufferAndDeliversEveryByte) {
 TEST(PacketNetworkModel, IncastKeepsEveryBufferWithinOneMtu) {
   // The smallest legal buffer still delivers everything, with no port ever holding more.
   StarCluster star(5, kBw, Time::ns(300));
-  PacketNetworkModel net(star, {.mtu = Bytes(4096), .buffer_per_port = Bytes(4096), .dcqcn = {}, .link_efficiency = {}});
+  PacketNetworkModel net(
+      star,
+      {.mtu = Bytes(4096), .buffer_per_port = Bytes(4096), .dcqcn = {}, .link_efficiency = {}});
   std::vector<Transfer> ts;
   for (int i = 0; i < 4; ++i)
     ts.push_back({.src_gpu = i, .dst_gpu = 4, .bytes = Bytes::kib(256) + Bytes(7)});
@@ -140,9 +147,16 @@ TEST(PacketNetworkModel, TransferToItselfIsInstantAndAnEmptyOneIsItsLatency) {
 
 TEST(PacketNetworkModel, RefusesABufferSmallerThanOneMtu) {
   StarCluster star(2, kBw, Time::us(1));
-  EXPECT_THROW(PacketNetworkModel(star, {.mtu = Bytes(4096), .buffer_per_port = Bytes(4095), .dcqcn = {}, .link_efficiency = {}}),
-               std::invalid_argument);
-  EXPECT_THROW(PacketNetworkModel(star, {.mtu = Bytes(0), .buffer_per_port = Bytes::mib(32), .dcqcn = {}, .link_efficiency = {}}), std::invalid_argument);
+  EXPECT_THROW(
+      PacketNetworkModel(
+          star,
+          {.mtu = Bytes(4096), .buffer_per_port = Bytes(4095), .dcqcn = {}, .link_efficiency = {}}),
+      std::invalid_argument);
+  EXPECT_THROW(
+      PacketNetworkModel(
+          star,
+          {.mtu = Bytes(0), .buffer_per_port = Bytes::mib(32), .dcqcn = {}, .link_efficiency = {}}),
+      std::invalid_argument);
 }
 
 std::unique_ptr<topology::Cluster> hgx_h100(int nodes) {
@@ -240,7 +254,10 @@ struct IncastRun {
 
 IncastRun incast(bool dcqcn, int senders, Bytes size, Bytes buffer = Bytes::mib(32)) {
   StarCluster star(senders + 1, kBw, Time::us(1));
-  PacketNetworkModel net(star, {.mtu = Bytes(4096), .buffer_per_port = buffer, .dcqcn = {.enabled = dcqcn}, .link_efficiency = {}});
+  PacketNetworkModel net(star, {.mtu = Bytes(4096),
+                                .buffer_per_port = buffer,
+                                .dcqcn = {.enabled = dcqcn},
+                                .link_efficiency = {}});
   std::vector<Transfer> ts;
   for (int i = 0; i < senders; ++i) ts.push_back({.src_gpu = i, .dst_gpu = senders, .bytes = size});
   sim::Engine engine;
@@ -303,7 +320,10 @@ TEST(PacketNetworkModel, SameInputGivesTheSameFingerprint) {
       const int dst = static_cast<int>(rng.below(32));
       ts.push_back({src, dst, Bytes(static_cast<int64_t>(1 + rng.below(1 << 20))), rng.next()});
     }
-    PacketNetworkModel net(*cluster, {.mtu = Bytes(4096), .buffer_per_port = Bytes::kib(32), .dcqcn = {}, .link_efficiency = {}});
+    PacketNetworkModel net(*cluster, {.mtu = Bytes(4096),
+                                      .buffer_per_port = Bytes::kib(32),
+                                      .dcqcn = {},
+                                      .link_efficiency = {}});
     sim::Engine engine;
     Recorder r = run_all(net, engine, ts);
     EXPECT_EQ(r.done.size(), ts.size());

@@ -42,7 +42,8 @@ TEST(ExtraDatasets, EverySetReadsAndItsLargeSizesStayWithin35Percent) {
   for (const Pair& p : list) {
     SCOPED_TRACE(p.measured);
     const ScenarioModel m = load_scenario_model(p.scenario, {}, std::nullopt);
-    for (const MeasurementSet& s : read_measurements(p.measured, scenario_parse_options(m.scenario))) {
+    for (const MeasurementSet& s :
+         read_measurements(p.measured, scenario_parse_options(m.scenario))) {
       const Comparison c = compare(s, ranks_for(s, m.scenario), make_predictor(m.scenario, m.parameters, s.nodes));
       ASSERT_FALSE(c.rows.empty());
       double sum = 0;

@@ -170,10 +170,13 @@ TEST(NcclTestsOutput, FallbackCollectiveComesBeforeTheColumnGuessButAfterANamedP
   const MeasurementSet fallback = parse_nccl_tests_output(table, "x.txt", options).at(0);
   EXPECT_EQ(fallback.collective, CollectiveKind::reduce_scatter);
   ASSERT_EQ(fallback.warnings.size(), 1u);
-  EXPECT_NE(fallback.warnings[0].find("read as reduce_scatter (the scenario's workload.collective)"),
-            std::string::npos);
+  EXPECT_NE(
+      fallback.warnings[0].find("read as reduce_scatter (the scenario's workload.collective)"),
+      std::string::npos);
   const MeasurementSet named =
-      parse_nccl_tests_output("# Collective test starting: all_reduce_perf\n" + table, "x.txt", options).at(0);
+      parse_nccl_tests_output("# Collective test starting: all_reduce_perf\n" + table, "x.txt",
+                              options)
+          .at(0);
   EXPECT_EQ(named.collective, CollectiveKind::all_reduce);
   EXPECT_TRUE(named.warnings.empty());
 }

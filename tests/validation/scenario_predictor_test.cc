@@ -35,9 +35,10 @@ TEST(ScenarioPredictor, RankCountComesFromTheFileElseTheCluster) {
 }
 
 TEST(ScenarioPredictor, OutputsThatDoNotNameTheirCollectiveReadAsTheScenarios) {
-  const NcclTestsParseOptions sweep = scenario_parse_options(config::load_scenario_text(
-      "cluster: {node: hgx-h100, nodes: 1}\nworkload: {kind: collective-sweep, collective: reduce_scatter}\n",
-      "rs.yaml"));
+  const NcclTestsParseOptions sweep = scenario_parse_options(
+      config::load_scenario_text("cluster: {node: hgx-h100, nodes: 1}\nworkload: {kind: "
+                                 "collective-sweep, collective: reduce_scatter}\n",
+                                 "rs.yaml"));
   ASSERT_TRUE(sweep.collective.has_value());
   EXPECT_EQ(*sweep.collective, CollectiveKind::reduce_scatter);
   const NcclTestsParseOptions training = scenario_parse_options(config::load_scenario_text(

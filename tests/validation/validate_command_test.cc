@@ -1,5 +1,7 @@
 // The validate and calibrate commands end to end: their exit-status contract and outputs.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -7,8 +9,6 @@
 #include <sstream>
 #include <string>
 #include <utility>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace {
 
@@ -80,7 +80,8 @@ TEST_F(ValidateCommand, CalibrateWritesALoadableCalibrationThatValidateAccepts) 
 std::pair<int, std::string> capture(const std::string& command) {
   static int calls = 0;
   const std::string log = (std::filesystem::temp_directory_path() /
-                           ("dtsim_validate_capture_" + std::to_string(getpid()) + "_" + std::to_string(++calls) + ".log"))
+                           ("dtsim_validate_capture_" + std::to_string(getpid()) + "_" +
+                            std::to_string(++calls) + ".log"))
                               .string();
   const int status = std::system((command + " >" + log + " 2>&1").c_str());
   std::stringstream ss;
@@ -93,11 +94,14 @@ std::pair<int, std::string> capture(const std::string& command) {
 TEST(ValidateOnFlows, PredictsWhatSimulatePrintsOnFlows) {
   const std::string scenario = src("scenarios/validation_extra/h100_4gpu_alltoall.yaml");
   const auto [rc, out] = capture(app("validate") + " --scenario " + scenario + " " +
-                                 src("validation/extra/h100_4gpu_alltoall.txt") + " --set network.model=flow --format csv");
+                                 src("validation/extra/h100_4gpu_alltoall.txt") +
+                                 " --set network.model=flow --format csv");
   ASSERT_EQ(rc, 0) << out;
-  const auto [src_rc, flow] = capture(app("simulate") + " " + scenario + " --model flow --format csv -q");
+  const auto [src_rc, flow] =
+      capture(app("simulate") + " " + scenario + " --model flow --format csv -q");
   ASSERT_EQ(src_rc, 0) << flow;
-  // simulate's row: collective,size_bytes,time_us,...; validate's: dataset,collective,ranks,size,measured,predicted,...
+  // simulate's row: collective,size_bytes,time_us,...; validate's:
+  // dataset,collective,ranks,size,measured,predicted,...
   const std::string sim_row = flow.substr(flow.rfind("all_to_all,"));
   const std::string sim_us = sim_row.substr(sim_row.find(',', sim_row.find(',') + 1) + 1);
   const std::string val_row = out.substr(out.find("h100_4gpu_alltoall,all_to_all,4,524288000,"));
@@ -105,24 +109,31 @@ TEST(ValidateOnFlows, PredictsWhatSimulatePrintsOnFlows) {
   std::string cell;
   for (int i = 0; i < 6; ++i) std::getline(cells, cell, ',');
   EXPECT_NEAR(std::stod(cell), std::stod(sim_us.substr(0, sim_us.find(','))), 0.01) << out << flow;
-  const auto [closed_rc, closed] = capture(app("validate") + " --scenario " + scenario + " " +
-                                           src("validation/extra/h100_4gpu_alltoall.txt") + " --format csv");
+  const auto [closed_rc, closed] =
+      capture(app("validate") + " --scenario " + scenario + " " +
+              src("validation/extra/h100_4gpu_alltoall.txt") + " --format csv");
   EXPECT_NE(closed, out);  // the closed form prices it otherwise
 }
 
 // Flows run a sweep's ranks on the first GPUs; a measurement spread 4 + 4 over two 8-GPU nodes is
 // refused in one line that says what to change.
 TEST(ValidateOnFlows, ARunSpreadOverPartNodesIsRefusedNamingTheFix) {
-  const std::string yaml = (std::filesystem::temp_directory_path() / "dtsim_validate_flow.yaml").string();
+  const std::string yaml =
+      (std::filesystem::temp_directory_path() / "dtsim_validate_flow.yaml").string();
   std::ofstream(yaml) << "cluster: {node: hgx-a100, nodes: 2}\nnetwork: {model: flow}\n"
                          "workload: {kind: collective-sweep, collective: all_reduce}\n";
-  const auto [rc, out] = capture(app("validate") + " --scenario " + yaml + " " + src("tests/validation/data/allreduce_2node_mpirun.txt"));
+  const auto [rc, out] = capture(app("validate") + " --scenario " + yaml + " " +
+                                 src("tests/validation/data/allreduce_2node_mpirun.txt"));
   EXPECT_EQ(rc, 2);
   EXPECT_NE(out.find("spreads 8 ranks over 2 nodes, 4 a node"), std::string::npos) << out;
   EXPECT_NE(out.find("gpus_per_node: 4"), std::string::npos) << out;
-  std::ofstream(yaml) << "cluster: {node: hgx-a100, nodes: 2, gpus_per_node: 4}\nnetwork: {model: flow}\n"
-                         "workload: {kind: collective-sweep, collective: all_reduce}\n";
-  EXPECT_EQ(capture(app("validate") + " --scenario " + yaml + " " + src("tests/validation/data/allreduce_2node_mpirun.txt")).first, 0);
+  std::ofstream(yaml)
+      << "cluster: {node: hgx-a100, nodes: 2, gpus_per_node: 4}\nnetwork: {model: flow}\n"
+         "workload: {kind: collective-sweep, collective: all_reduce}\n";
+  EXPECT_EQ(capture(app("validate") + " --scenario " + yaml + " " +
+                    src("tests/validation/data/allreduce_2node_mpirun.txt"))
+                .first,
+            0);
   std::filesystem::remove(yaml);
 }
 
@@ -131,19 +142,23 @@ TEST_F(ValidateCommand, CalibrateReadsAPairsFileAndNamesItsBadLine) {
   const auto dir = std::filesystem::temp_directory_path();
   const std::string pairs = (dir / "dtsim_calibrate_pairs.txt").string();
   const std::string out = (dir / "dtsim_calibrate_pairs.yaml").string();
-  const std::string pair =
-      src("scenarios/validation/oci_a100_2node_roce_allreduce.yaml") + " " + measured("oci_a100_2node_roce_allreduce.csv");
+  const std::string pair = src("scenarios/validation/oci_a100_2node_roce_allreduce.yaml") + " " +
+                           measured("oci_a100_2node_roce_allreduce.csv");
   std::ofstream(pairs) << "# scenario measured\n" << pair << "\n";
-  const std::string cmd = app("calibrate") + " --no-cross-validation --iterations 2 --parameters ll_channel_bandwidth --pairs " +
-                          pairs + " -o " + out;
+  const std::string cmd =
+      app("calibrate") +
+      " --no-cross-validation --iterations 2 --parameters ll_channel_bandwidth --pairs " + pairs +
+      " -o " + out;
   EXPECT_EQ(run(cmd), 0);
   EXPECT_TRUE(std::filesystem::exists(out));
-  std::ofstream(pairs) << pair << "\n" << "only-one-field\n";
+  std::ofstream(pairs) << pair << "\n"
+                       << "only-one-field\n";
   const std::string log = (dir / "dtsim_calibrate_pairs.log").string();
   EXPECT_EQ(std::system((cmd + " >" + log + " 2>&1").c_str()) == 0, false);
   std::stringstream ss;
   ss << std::ifstream(log).rdbuf();
-  EXPECT_NE(ss.str().find(pairs + ":2:1: pair: expected SCENARIO MEASURED"), std::string::npos) << ss.str();
+  EXPECT_NE(ss.str().find(pairs + ":2:1: pair: expected SCENARIO MEASURED"), std::string::npos)
+      << ss.str();
   for (const auto& f : {pairs, out, log}) std::filesystem::remove(f);
 }
 
