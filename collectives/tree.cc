@@ -92,9 +92,13 @@ Schedule tree_schedule(Bytes bytes, const Communicator& comm, int tuned_channels
     Bytes slice;
     auto node_at = [&](int position) { return mirrored ? nodes - 1 - position : position; };
     auto size_at = [&](int position) { return locals(node_at(position)); };
+    // Across nodes the chain starts at the channel's GPU (its NIC); inside one node every channel
+    // runs the same chain, as NCCL's NVSwitch tree graphs do: its middle GPUs carry the buffer up
+    // and down, 2 x S through their links, the figure the forced-tree measurements show.
+    const int rotation = nodes > 1 ? c : 0;
     auto rank = [&](int position, int i) {
       const int node = node_at(position);
-      return comm.ranks[static_cast<size_t>(node * g + (i + c) % locals(node))];
+      return comm.ranks[static_cast<size_t>(node * g + (i + rotation) % locals(node))];
     };
     // prev[hop]: this channel's previous slice on that hop, which the next slice follows.
     std::vector<uint32_t> prev;
