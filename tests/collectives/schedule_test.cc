@@ -203,6 +203,20 @@ TEST(Schedule, TreeAcrossNodesLeavesEachNodeThroughEveryGpuEqually) {
   EXPECT_GT(leaving[0], 0);
 }
 
+// Inside one node every channel runs the same chain, as NCCL's NVSwitch tree graphs do: the chain's
+// ends receive the buffer once (down or up), its middle ranks twice, which is the 2 x S a forced
+// tree on 4 H100s measures. Rotating the chain by channel gave every GPU 1.5 x S and flows 28% fast.
+TEST(Schedule, TreeInsideOneNodeRunsOneChainOnEveryChannel) {
+  const int64_t b = int64_t{64} << 20;
+  const auto s = build_schedule(Algorithm::tree, CollectiveKind::all_reduce, Bytes(b), world(4), 8, 8);
+  std::vector<int64_t> entering(4, 0);
+  for (const auto& t : s.transfers()) entering[static_cast<size_t>(t.dst_gpu)] += t.bytes.count();
+  EXPECT_EQ(entering[0], b);
+  EXPECT_EQ(entering[3], b);
+  EXPECT_EQ(entering[1], 2 * b);
+  EXPECT_EQ(entering[2], 2 * b);
+}
+
 // Across more than two nodes half the channels run the node tree mirrored (NCCL's double binary
 // tree), so a node interior in one tree is a leaf in the other and every node sends and receives
 // about as much across the network. With one tree the interior nodes sent three times what the
