@@ -199,9 +199,9 @@ std::vector<std::pair<topology::LinkId, double>> FlowCollectiveModel::link_bytes
                                                                                  const Communicator& comm) const {
   if (comm.size() <= 1 || bytes.count() <= 0) return {};
   const CollectiveEstimate e = analytical_.estimate(kind, bytes, comm);
-  // An NVLS collective, priced in closed form (price), is counted here as the ring flow_choice
-  // gives: its NVLink bytes as a ring moves them, 2(n-1)/n of the buffer where NVLS moves
-  // (n+1)/n, so the table shows which links it used, not NVLS's exact volume.
+  // An NVLS collective, priced in closed form (price), is counted here as the ring or tree
+  // flow_choice gives: its NVLink bytes as those move them (a ring 2(n-1)/n of the buffer, where
+  // NVLS moves (n+1)/n), so the table shows which links it used, not NVLS's exact volume.
   const FlowSet set = flow_set(flow_choice(analytical_, kind, bytes, comm, e).algorithm, kind,
                                bytes, comm, e.channels);
   // Summed by link in flow order, then listed in link order.
