@@ -35,9 +35,8 @@ constexpr int kExitErrorTooLarge = 3;
 Predictor scenario_predictor(const ScenarioModel& m, int nodes) {
   if (m.scenario.network.model == config::NetworkModelKind::analytical)
     return make_predictor(m.scenario, m.parameters, nodes);
-  Predictor closed_form = make_predictor(m.scenario, m.parameters, nodes);  // checks the rank count
-  return [m, nodes, closed_form](collectives::CollectiveKind kind, int64_t bytes, int ranks) {
-    closed_form(kind, bytes, ranks);
+  return [m, nodes](collectives::CollectiveKind kind, int64_t bytes, int ranks) {
+    require_ranks_fit(m.scenario.cluster, ranks);
     const collectives::Communicator placed = placement_of(m.scenario.cluster, ranks, nodes);
     for (int r = 0; r < ranks; ++r) {
       if (placed.ranks[static_cast<size_t>(r)] != r)

@@ -44,18 +44,21 @@ ScenarioModel load_scenario_model(const std::string& path,
   return m;
 }
 
+void require_ranks_fit(const topology::ClusterSpec& cluster, int ranks) {
+  if (ranks < 1 || ranks > cluster.total_gpus())
+    throw InputError(SourceLocation{}, "ranks",
+                     fmt::format("the measurement ran on {} ranks but the scenario's cluster has "
+                                 "{} GPUs",
+                                 ranks, cluster.total_gpus()));
+}
+
 Predictor make_predictor(const config::Scenario& scenario,
                          const collectives::ModelParameters& parameters, int nodes) {
   auto model = std::make_shared<collectives::AnalyticalCollectiveModel>(
       scenario.cluster, scenario.collectives, parameters);
-  int total = scenario.cluster.total_gpus();
-  return [model, total, nodes, cluster = scenario.cluster](collectives::CollectiveKind kind,
-                                                           int64_t bytes, int ranks) {
-    if (ranks < 1 || ranks > total)
-      throw InputError(SourceLocation{}, "ranks",
-                       fmt::format("the measurement ran on {} ranks but the scenario's cluster has "
-                                   "{} GPUs",
-                                   ranks, total));
+  return [model, nodes, cluster = scenario.cluster](collectives::CollectiveKind kind,
+                                                    int64_t bytes, int ranks) {
+    require_ranks_fit(cluster, ranks);
     collectives::CollectiveEstimate e =
         model->estimate(kind, Bytes(bytes), placement_of(cluster, ranks, nodes));
     return Prediction{e.time.us(), std::string(collectives::name(e.algorithm)),

@@ -37,6 +37,9 @@ ScenarioModel load_scenario_model(const std::string& path,
 Predictor make_predictor(const config::Scenario& scenario,
                          const collectives::ModelParameters& parameters, int nodes = 0);
 
+// Throws InputError when `ranks` is not between 1 and the cluster's GPU count.
+void require_ranks_fit(const topology::ClusterSpec& cluster, int ranks);
+
 // The GPUs (global indices, node-major) `ranks` ranks on `nodes` nodes run on.
 collectives::Communicator placement_of(const topology::ClusterSpec& cluster, int ranks, int nodes);
 
