@@ -32,7 +32,11 @@ AlgoCost ring_cost(const HardwareView& hw, const CostQuery& q) {
                   inter_steps * inter_step_us(hw, q.protocol);
 
   constexpr double inf = std::numeric_limits<double>::infinity();
-  const double intra = g > 1 ? (g == 2 ? hw.intra_pair_bw : hw.intra_bw) : inf;
+  // Across nodes, one of a node's g ring edges per channel leaves through a NIC (over PCIe), and
+  // the rings rotate which GPU that is, so each GPU's scale-up link carries (g - 1) / g of the
+  // ring's traffic.
+  const double intra_share = nodes > 1 && g > 1 ? static_cast<double>(g) / (g - 1) : 1.0;
+  const double intra = g > 1 ? (g == 2 ? hw.intra_pair_bw : hw.intra_bw) * intra_share : inf;
   const double inter = nodes > 1 ? hw.comm_net_bw(q.shape) : inf;
   const double busbw =
       channel_capped(hw, q.protocol, q.channels, std::min(intra, inter), nodes > 1);
