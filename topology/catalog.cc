@@ -29,6 +29,17 @@ const std::vector<GpuSpec>& gpus() {
       // Same datasheet, 80 GB HBM2e at 2,039 GB/s.
       gpu("a100-sxm-80g", 80, {{Dtype::fp32, 19.5 * T}, {Dtype::tf32, 156 * T}, {Dtype::bf16, 312 * T}, {Dtype::fp16, 312 * T}},
           mib(81'920), Bandwidth::gbytes_per_s(2039), 3, 12, Bandwidth::gbytes_per_s(300), 4),
+      // A800 SXM4 80 GB, the export variant of A100 80 GB: compute and memory as A100 80 GB;
+      // NVLink3 cut to 8 links, 400 GB/s bidirectional (NVIDIA A800 datasheet).
+      gpu("a800-sxm-80g", 80, {{Dtype::fp32, 19.5 * T}, {Dtype::tf32, 156 * T}, {Dtype::bf16, 312 * T}, {Dtype::fp16, 312 * T}},
+          mib(81'920), Bandwidth::gbytes_per_s(2039), 3, 8, Bandwidth::gbytes_per_s(200), 4),
+      // NVIDIA V100 Tensor Core GPU datasheet (SXM2): FP32 15.7, FP16 tensor 125 TFLOP/s (no BF16
+      // or TF32); 16 or 32 GB HBM2 at 900 GB/s; NVLink2 6 links, 300 GB/s bidirectional; PCIe
+      // Gen3. DGX-2's SXM3 module has the same figures (DGX-2: 2 PFLOP/s for 16 GPUs).
+      gpu("v100-sxm-16g", 70, {{Dtype::fp32, 15.7 * T}, {Dtype::fp16, 125 * T}},
+          mib(16'384), Bandwidth::gbytes_per_s(900), 2, 6, Bandwidth::gbytes_per_s(150), 3),
+      gpu("v100-sxm-32g", 70, {{Dtype::fp32, 15.7 * T}, {Dtype::fp16, 125 * T}},
+          mib(32'768), Bandwidth::gbytes_per_s(900), 2, 6, Bandwidth::gbytes_per_s(150), 3),
       // NVIDIA H100 datasheet (SXM5): FP32 67, TF32 494.7, BF16/FP16 989.4, FP8 1,978.9 TFLOP/s
       // dense; 80 GB HBM3 at 3.35 TB/s; NVLink4 18 links, 900 GB/s bidirectional; PCIe Gen5.
       gpu("h100-sxm", 90, {{Dtype::fp32, 67 * T}, {Dtype::tf32, 494.7 * T}, {Dtype::bf16, 989.4 * T}, {Dtype::fp16, 989.4 * T}, {Dtype::fp8, 1978.9 * T}},
@@ -37,6 +48,10 @@ const std::vector<GpuSpec>& gpus() {
       // HBM2e at 2.0 TB/s; NVLink bridge pairs 600 GB/s bidirectional; PCIe Gen5.
       gpu("h100-pcie", 90, {{Dtype::fp32, 51 * T}, {Dtype::tf32, 378 * T}, {Dtype::bf16, 756.5 * T}, {Dtype::fp16, 756.5 * T}, {Dtype::fp8, 1513 * T}},
           mib(81'559), Bandwidth::gbytes_per_s(2000), 4, 12, Bandwidth::gbytes_per_s(300), 5),
+      // H800 SXM5, the export variant of H100 SXM: compute and memory as H100 SXM; NVLink4 cut to
+      // 8 links, 400 GB/s bidirectional (NVIDIA H800 datasheet).
+      gpu("h800-sxm", 90, {{Dtype::fp32, 67 * T}, {Dtype::tf32, 494.7 * T}, {Dtype::bf16, 989.4 * T}, {Dtype::fp16, 989.4 * T}, {Dtype::fp8, 1978.9 * T}},
+          mib(81'559), Bandwidth::gbytes_per_s(3350), 4, 8, Bandwidth::gbytes_per_s(200), 5),
       // NVIDIA H200 datasheet (SXM): compute as H100 SXM; 141 GB HBM3e at 4.8 TB/s; NVLink4
       // 900 GB/s bidirectional.
       gpu("h200-sxm", 90, {{Dtype::fp32, 67 * T}, {Dtype::tf32, 494.7 * T}, {Dtype::bf16, 989.4 * T}, {Dtype::fp16, 989.4 * T}, {Dtype::fp8, 1978.9 * T}},
@@ -97,6 +112,17 @@ const std::vector<ClusterSpec>& nodes() {
       node("hgx-h100", "h100-sxm", 8,
            {ScaleUpKind::nvswitch, Bandwidth::gbytes_per_s(450), Time::ns(700), 8},
            {NicKind::infiniband, 8, Bandwidth::gbps(400), Time::us(2), Time::ns(500)}),
+      // HGX A800: the HGX A100 baseboard with A800s, whose NVLink is cut to 200 GB/s per GPU per
+      // direction; 8 x 200 Gb/s HDR InfiniBand as on HGX A100.
+      node("hgx-a800", "a800-sxm-80g", 8,
+           {ScaleUpKind::nvswitch, Bandwidth::gbytes_per_s(200), Time::ns(700), 8},
+           {NicKind::infiniband, 8, Bandwidth::gbps(200), Time::us(2), Time::ns(500)}),
+      // HGX H800: the HGX H100 baseboard with H800s (NVLink 200 GB/s per GPU per direction) and 8
+      // ConnectX-7 400 Gb/s InfiniBand, as DeepSeek describes its training nodes ("Insights into
+      // DeepSeek-V3", ISCA 2025).
+      node("hgx-h800", "h800-sxm", 8,
+           {ScaleUpKind::nvswitch, Bandwidth::gbytes_per_s(200), Time::ns(700), 8},
+           {NicKind::infiniband, 8, Bandwidth::gbps(400), Time::us(2), Time::ns(500)}),
       // HGX H200: same baseboard fabric as HGX H100, 8 x 400 Gb/s ConnectX-7.
       node("hgx-h200", "h200-sxm", 8,
            {ScaleUpKind::nvswitch, Bandwidth::gbytes_per_s(450), Time::ns(700), 8},
@@ -121,6 +147,19 @@ const std::vector<ClusterSpec>& nodes() {
       node("gb300-nvl72", "gb300", 72,
            {ScaleUpKind::nvswitch, Bandwidth::gbytes_per_s(900), Time::ns(900), 72},
            {NicKind::infiniband, 72, Bandwidth::gbps(800), Time::us(2), Time::ns(500)}),
+      // DGX-1 (V100): 8 x V100 SXM2 in a hybrid cube-mesh, each GPU's 6 NVLink2 links to 4 peers;
+      // 4 x 100 Gb/s EDR InfiniBand (DGX-1 datasheet). NCCL lays its rings over the mesh so that
+      // each uses all six links; a ring sees each GPU's 150 GB/s per direction, as through a
+      // switch, which is how it is modelled. Not modelled: peers without a direct link (all_to_all
+      // and send/recv between them go through a third GPU or PCIe).
+      node("dgx1-v100", "v100-sxm-32g", 8,
+           {ScaleUpKind::nvswitch, Bandwidth::gbytes_per_s(150), Time::ns(700), 8},
+           {NicKind::infiniband, 4, Bandwidth::gbps(100), Time::us(2), Time::ns(500)}),
+      // DGX-2: 16 x V100 SXM3 32 GB on 12 NVSwitches, 150 GB/s per GPU per direction; 8 x 100 Gb/s
+      // EDR InfiniBand (DGX-2 datasheet).
+      node("dgx2-v100", "v100-sxm-32g", 16,
+           {ScaleUpKind::nvswitch, Bandwidth::gbytes_per_s(150), Time::ns(700), 16},
+           {NicKind::infiniband, 8, Bandwidth::gbps(100), Time::us(2), Time::ns(500)}),
       // A generic PCIe server: 8 L40S behind PCIe Gen4 switches (about 25 GB/s usable of 32 GB/s
       // per x16 direction), 2 x 200 Gb/s RoCE NICs. Set scale_up.kind: nvlink-bridge for GPUs
       // bridged in pairs (A40, H100 PCIe).

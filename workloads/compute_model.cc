@@ -24,8 +24,9 @@ ComputeModelParams ComputeModelParams::for_gpu(const topology::GpuSpec& gpu, Att
   const int cc = gpu.compute_capability;
   const int generation = cc >= 100 ? 100 : cc >= 90 ? 90 : cc == 89 ? 89 : (cc == 86 || cc == 87) ? 86 : 80;
   switch (generation) {
-    case 80:  // A100: 108 SMs; cuBLAS reaches ~80% of 312 TFLOP/s on large bf16 GEMMs
-      p.sm_count = 108;
+    case 80:  // A100: 108 SMs; cuBLAS reaches ~80% of 312 TFLOP/s on large bf16 GEMMs. Volta (V100,
+              // 80 SMs) takes Ampere's efficiencies, not validated on any run.
+      p.sm_count = cc >= 80 ? 108 : 80;
       p.gemm_efficiency = 0.75;
       p.gemm_k_half = 64;
       attention_efficiency(0.45, 0.30, 0.60, 0.48, 0.60, 0.48);  // no Hopper kernels: flash3 runs as flash2

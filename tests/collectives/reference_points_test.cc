@@ -104,6 +104,22 @@ TEST(ReferencePoints, RingAcrossNodesIsBoundByTheNetworkNotTheSingleNodeNvlinkRa
   EXPECT_NEAR(across, 392, 392 * 0.06);
 }
 
+// DeepSeek-V3's technical report (section 3.2.2): on its H800 nodes "NVLink offers a bandwidth
+// of 160 GB/s, roughly 3.2 times that of IB (50 GB/s)". The hgx-h800 preset's ring inside a node
+// and its one-NIC rate across nodes land there.
+TEST(ReferencePoints, H800NvlinkIsAbout160GBpsAndAbout3TimesOneNic) {
+  CollectiveOptions o;
+  o.algorithm = Algorithm::ring;
+  const AnalyticalCollectiveModel one(node("hgx-h800", 1), o, {});
+  const double nvlink = busbw(one, CollectiveKind::all_reduce, Bytes::gib(8));
+  EXPECT_NEAR(nvlink, 160, 160 * 0.05);
+  const AnalyticalCollectiveModel two(node("hgx-h800", 2), {}, {});
+  const Communicator pair{{0, 8}};
+  const auto e = two.estimate(CollectiveKind::send_recv, Bytes::gib(1), pair);
+  const double nic = Bytes::gib(1).as_double() / e.time.seconds() * 1e-9;
+  EXPECT_NEAR(nvlink / nic, 3.2, 3.2 * 0.15);
+}
+
 TEST(ReferencePoints, B200NvlsAllReduceIsNear830GBpsBusBandwidth) {
   const AnalyticalCollectiveModel m(node("hgx-b200", 1), {}, {});
   EXPECT_NEAR(busbw(m, CollectiveKind::all_reduce, Bytes::gib(8)), 830, 830 * 0.12);

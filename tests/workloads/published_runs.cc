@@ -167,22 +167,22 @@ std::vector<PublishedRun> read_published_runs(const std::string& path) {
 
     const std::string& gpu = row["gpu_type"];
     auto has = [&](const char* a, const char* b) { return contains(gpu, a) || contains(gpu, b); };
-    // H800: an H100 whose NVLink is cut to 400 GB/s (both directions together).
-    const char* node = has("h100", "H100") || has("h800", "H800") ? "hgx-h100"
-                       : has("h200", "H200")                       ? "hgx-h200"
-                       : has("gb300", "GB300")                     ? "gb300-nvl72"
-                       : has("gb200", "GB200")                     ? "gb200-nvl72"
-                       : has("b300", "B300")                       ? "hgx-b300"
-                       : has("b200", "B200")                       ? "hgx-b200"
-                       : has("a100", "A100")                       ? "hgx-a100"
-                                                                   : nullptr;
+    const char* node = has("h100", "H100")     ? "hgx-h100"
+                       : has("h800", "H800")   ? "hgx-h800"
+                       : has("h200", "H200")   ? "hgx-h200"
+                       : has("gb300", "GB300") ? "gb300-nvl72"
+                       : has("gb200", "GB200") ? "gb200-nvl72"
+                       : has("b300", "B300")   ? "hgx-b300"
+                       : has("b200", "B200")   ? "hgx-b200"
+                       : has("a100", "A100")   ? "hgx-a100"
+                       : has("a800", "A800")   ? "hgx-a800"
+                                               : nullptr;
     if (node == nullptr) {
       r.unsupported = "no GPU preset for " + gpu;
       node = "hgx-h100";
     }
     r.cluster = *topology::find_node_preset(node);
     if (has("40gb", "40GB")) r.cluster.gpu = *topology::find_gpu_preset("a100-sxm-40g");
-    if (has("h800", "H800")) r.cluster.scale_up.bandwidth = Bandwidth::gbytes_per_s(200);
     const int gpus = to_int(row["gpus"], 8);
     const bool nvl72_rack = std::string_view(node).ends_with("-nvl72");
     if (!nvl72_rack) {
