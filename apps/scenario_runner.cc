@@ -128,6 +128,9 @@ struct SweepPlan {
   collectives::Schedule schedule;
   Time latency;
   bool closed_form = false;  // NVLS inside one NVLink domain: the row keeps the closed form's time
+  // NVLS-tree: the schedule is its network part; the row takes at least the closed form's time,
+  // which prices the in-switch part inside each node.
+  Time floor;
 };
 
 // The latency a schedule's links charge along its longest dependency chain: each transfer its
@@ -161,7 +164,7 @@ SweepPlan plan_row(const config::Scenario& s, const collectives::AnalyticalColle
   // NVLS reduces in the NVSwitch, which the point-to-point schedules cannot express; inside one
   // NVLink domain its traffic meets no one else's, so the row keeps the closed form's price.
   if (row.algorithm == collectives::Algorithm::nvls)
-    return {row.algorithm, row.protocol, {}, Time{}, true};
+    return {row.algorithm, row.protocol, {}, Time{}, true, Time{}};
   const collectives::FlowChoice run = collectives::flow_choice(model, kind, row.bytes, comm, tuned);
   const collectives::CostQuery q{kind, row.bytes.as_double(), model.hardware().shape_of(comm),
                                  run.protocol, row.channels};
@@ -180,7 +183,11 @@ SweepPlan plan_row(const config::Scenario& s, const collectives::AnalyticalColle
   // and the links do not: the closed form's latency less what the schedule's links already charge
   // on its longest chain, added before the first transfer starts.
   const Time latency = closed > links ? closed - links : Time{};
-  return {run.algorithm, run.protocol, std::move(schedule), latency};
+  const Time floor = run.algorithm == collectives::Algorithm::nvls_tree
+                         ? Time::us(collectives::algorithm_cost(model.hardware(), run.algorithm, q)
+                                        .time_us(row.bytes.as_double()))
+                         : Time{};
+  return {run.algorithm, run.protocol, std::move(schedule), latency, false, floor};
 }
 
 // Where copies of a sweep row's `ranks` run beside them (network.background: replicas); none
@@ -233,7 +240,7 @@ RowRun run_row(const config::Scenario& s, const SweepPlan& plan, workloads::Swee
   row.algorithm = plan.algorithm;
   row.protocol = plan.protocol;
   row.neighbour_copies = static_cast<int>(copies.size());
-  row.time = exec.finish_time() - exec.start_time();
+  row.time = std::max(exec.finish_time() - exec.start_time(), plan.floor);
   row.algbw_gbytes = row.time.ps() > 0 ? row.bytes.as_double() / row.time.seconds() * 1e-9 : 0;
   row.busbw_gbytes = row.algbw_gbytes * collectives::busbw_factor(kind, row.ranks);
   RowRun run;

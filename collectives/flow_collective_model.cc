@@ -23,6 +23,7 @@ bool has_flow_lowering(Algorithm algo, CollectiveKind kind) {
       return kind != CollectiveKind::all_to_all && kind != CollectiveKind::send_recv;
     case Algorithm::tree:
     case Algorithm::halving_doubling:
+    case Algorithm::nvls_tree:  // its network part (nvls_tree_network_schedule)
       return kind == CollectiveKind::all_reduce;
     case Algorithm::pairwise:
       return kind == CollectiveKind::all_to_all;
@@ -107,9 +108,11 @@ network::LinkEfficiency link_efficiency(const ModelParameters& params, topology:
 FlowCollectiveModel::FlowSet FlowCollectiveModel::flow_set(Algorithm algo, CollectiveKind kind, Bytes bytes,
                                                           const Communicator& comm, int channels) const {
   const int per_node = analytical_.hardware().shape_of(comm).ranks_per_node;
-  // Rings and trees pin channel c to NIC slot (c / per_node) mod the NICs each GPU has (schedule.h).
+  // Rings and trees pin channel c to NIC slot (c / per_node) mod the NICs each GPU has
+  // (schedule.h); NVLS-tree's rail trees, one rank a node, pin channel c to slot c mod the NICs.
   const int nics_per_gpu = spec_.nics_per_gpu();
-  const bool pinned = algo == Algorithm::ring || algo == Algorithm::tree;
+  const bool pinned =
+      algo == Algorithm::ring || algo == Algorithm::tree || algo == Algorithm::nvls_tree;
   // Bytes each (sender, receiver, channel) moves over the whole collective, every group at once.
   struct Key {
     int src, dst, channel;
@@ -178,7 +181,9 @@ FlowCollectiveModel::FlowSet FlowCollectiveModel::flow_set(Algorithm algo, Colle
   for (size_t i = 0; i < order.size(); ++i) {
     const Key& k = order[i];
     const uint64_t hash = (static_cast<uint64_t>(k.channel) * 0x9e3779b97f4a7c15ull) & 0xffff;
-    const int nic = pinned ? nic_slot(k.channel, per_node, nics_per_gpu) : -1;
+    const int nic = !pinned                        ? -1
+                    : algo == Algorithm::nvls_tree ? nic_slot(k.channel, 1, nics_per_gpu)
+                                                   : nic_slot(k.channel, per_node, nics_per_gpu);
     // One route, or with adaptive routing a sub-flow of an equal share on each sprayed route.
     std::vector<std::vector<topology::LinkId>> paths =
         network::transfer_routes(*cluster_, {.src_gpu = k.src, .dst_gpu = k.dst, .bytes = Bytes(0), .flow_hash = hash, .nic = nic});
@@ -202,6 +207,7 @@ std::vector<std::pair<topology::LinkId, double>> FlowCollectiveModel::link_bytes
   // An NVLS collective, priced in closed form (price), is counted here as the ring or tree
   // flow_choice gives: its NVLink bytes as those move them (a ring 2(n-1)/n of the buffer, where
   // NVLS moves (n+1)/n), so the table shows which links it used, not NVLS's exact volume.
+  // NVLS-tree is counted by its network part alone (its NICs and PCIe, no NVLink bytes).
   const FlowSet set = flow_set(flow_choice(analytical_, kind, bytes, comm, e).algorithm, kind,
                                bytes, comm, e.channels);
   // Summed by link in flow order, then listed in link order.
@@ -235,8 +241,11 @@ double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kin
   // payload fraction (LL's flags ride beside its data).
   // An LL channel of a communicator that spans nodes moves at LL's network rate on every hop.
   const bool spans_nodes = analytical_.hardware().shape_of(comm).nodes > 1;
-  const double channel_cap =
-      channel_rate(p, protocol, spans_nodes) * 1e9 * set.cap_scale / p.bandwidth_fraction(protocol);
+  // NVLS-tree's rate is NVLS's or the network's, never its channels' (nvls_tree_cost).
+  const double channel_cap = algo == Algorithm::nvls_tree
+                                 ? std::numeric_limits<double>::infinity()
+                                 : channel_rate(p, protocol, spans_nodes) * 1e9 * set.cap_scale /
+                                       p.bandwidth_fraction(protocol);
   network::flow::FlowProblem problem;
   std::vector<uint32_t> dense(cluster_->links().size(), kNoLink);  // graph link -> problem link
   std::unordered_map<int64_t, uint32_t> staged;          // host-staged GPU pair -> problem link
@@ -339,9 +348,12 @@ CollectiveEstimate FlowCollectiveModel::price(CollectiveKind kind, Bytes bytes,
     const FlowChoice run = flow_choice(analytical_, kind, bytes, comm, e);
     const AlgoCost closed = analytical_.price(kind, bytes, comm, run.algorithm, run.protocol);
     const double bw = bandwidth_seconds(run.algorithm, kind, bytes, comm, run.protocol, e.channels);
+    const Time flows = Time::us(closed.latency_us + closed.fill_us + bw * 1e6);
+    // NVLS-tree's flows are its network part; the in-switch part inside each node keeps the
+    // closed form's price, and the slower of the two sets the time.
+    e.time = run.algorithm == Algorithm::nvls_tree ? std::max(e.time, flows) : flows;
     e.algorithm = run.algorithm;
     e.protocol = run.protocol;
-    e.time = Time::us(closed.latency_us + closed.fill_us + bw * 1e6);
   }
   return e;
 }

@@ -6,8 +6,10 @@
 // inside each domain, then a tree across domains in which each node's NICs carry the buffer.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "collectives/algorithm_cost.h"
+#include "collectives/schedule.h"
 
 namespace dtsim::collectives {
 namespace {
@@ -55,6 +57,49 @@ AlgoCost nvls_tree_cost(const HardwareView& hw, const CostQuery& q) {
   c.fill_us = nvls_fill_us(hw, q.bytes, q.shape.ranks_per_node, c.algbw_gbytes) +
               pipeline_fill_us(hw, q.protocol, 2 * levels, q.bytes, q.channels, c.algbw_gbytes);
   return c;
+}
+
+}  // namespace dtsim::collectives
+
+// Lowering of NVLS-tree's network part (schedule.h).
+
+namespace dtsim::collectives {
+
+Schedule tree_schedule(Bytes bytes, const Communicator& comm, int channels, int ranks_per_node,
+                       int nics_per_gpu);
+
+Schedule nvls_tree_network_schedule(Bytes bytes, const Communicator& comm, int channels,
+                                    int ranks_per_node, int nics_per_gpu) {
+  Schedule s;
+  const int n = comm.size();
+  const int g = std::max(1, std::min(ranks_per_node, n));
+  const int nodes = (n + g - 1) / g;
+  if (nodes <= 1) return s;
+  // Local GPU k of every node carries part k of the buffer through its own NICs: a double binary
+  // tree of the nodes per rail, each on the rail's share of the tuned channels, at least one on
+  // each of the GPU's NICs.
+  const int nics = std::max(1, nics_per_gpu);
+  const int rail_channels = (std::max(1, channels / g) + nics - 1) / nics * nics;
+  int channel_base = 0;
+  for (int k = 0; k < g; ++k) {
+    Communicator rail;
+    for (int node = 0; node < nodes; ++node) {
+      if (node * g + k < n) rail.ranks.push_back(comm.ranks[static_cast<size_t>(node * g + k)]);
+    }
+    const Schedule part = tree_schedule(part_of(bytes, g, k), rail, rail_channels, 1, nics_per_gpu);
+    const auto offset = static_cast<uint32_t>(s.transfers().size());
+    int lowered = 0;
+    std::vector<uint32_t> deps;
+    for (const ScheduledTransfer& t : part.transfers()) {
+      deps.clear();
+      for (uint32_t d : part.deps_of(t)) deps.push_back(d + offset);
+      s.add(t.src_gpu, t.dst_gpu, t.bytes, deps, t.reduce_bytes, t.step, channel_base + t.channel,
+            t.nic);
+      lowered = std::max(lowered, t.channel + 1);
+    }
+    channel_base += lowered;
+  }
+  return s;
 }
 
 }  // namespace dtsim::collectives

@@ -72,6 +72,9 @@ Schedule build_schedule(Algorithm algo, CollectiveKind kind, Bytes bytes, const 
     case Algorithm::halving_doubling:
       if (kind != CollectiveKind::all_reduce) throw refuse();
       return halving_doubling_schedule(bytes, comm, channels);
+    case Algorithm::nvls_tree:
+      if (kind != CollectiveKind::all_reduce) throw refuse();
+      return nvls_tree_network_schedule(bytes, comm, channels, ranks_per_node, nics_per_gpu);
     case Algorithm::pairwise:
       if (kind != CollectiveKind::all_to_all) throw refuse();
       return all_to_all_schedule(bytes, comm, channels);

@@ -89,4 +89,13 @@ inline int nic_slot(int channel, int ranks_per_node, int nics_per_gpu) {
 Schedule build_schedule(Algorithm algo, CollectiveKind kind, Bytes bytes, const Communicator& comm,
                         int channels, int ranks_per_node = 1, int nics_per_gpu = 1);
 
+// NVLS-tree all_reduce's network part alone: the NVSwitch reduces each node's buffer and
+// multicasts the result, which transfers cannot express, and between nodes local GPU k of every
+// node carries part k of the buffer over its own NIC through a double binary tree of the nodes
+// (one tree per rail, on `channels` / `ranks_per_node` channels each). Empty on one node. A model
+// running it prices the in-switch part in closed form and takes the slower of the two
+// (FlowCollectiveModel::price, the flow and packet sweeps).
+Schedule nvls_tree_network_schedule(Bytes bytes, const Communicator& comm, int channels,
+                                    int ranks_per_node, int nics_per_gpu = 1);
+
 }  // namespace dtsim::collectives

@@ -271,6 +271,37 @@ TEST(Schedule, SwitchReductionAlgorithmsHaveNoTransferSchedule) {
       InputError);
 }
 
+// NVLS-tree's network part: GPU k of each node carries part k of the buffer to GPU k of the
+// other nodes only (its rail), every byte of it up the node tree and back down: across 2 nodes
+// each node sends the whole buffer once, spread evenly over its GPUs, and no transfer stays
+// inside a node (the NVSwitch's part has no transfers). Only all_reduce has it.
+TEST(Schedule, NvlsTreeNetworkPartRunsOneNodeTreePerRail) {
+  const int g = 8;
+  const int64_t b = (int64_t{64} << 20) + 5;
+  const auto s = build_schedule(Algorithm::nvls_tree, CollectiveKind::all_reduce, Bytes(b),
+                                world(2 * g), 16, g);
+  std::vector<int64_t> sent(2 * g, 0);
+  for (const auto& t : s.transfers()) {
+    EXPECT_NE(t.src_gpu / g, t.dst_gpu / g);
+    EXPECT_EQ(t.src_gpu % g, t.dst_gpu % g);
+    sent[static_cast<size_t>(t.src_gpu)] += t.bytes.count();
+  }
+  int64_t node0 = 0;
+  for (int k = 0; k < g; ++k) {
+    EXPECT_EQ(sent[static_cast<size_t>(k)], part_of(Bytes(b), g, k).count());
+    EXPECT_EQ(sent[static_cast<size_t>(g + k)], part_of(Bytes(b), g, k).count());
+    node0 += sent[static_cast<size_t>(k)];
+  }
+  EXPECT_EQ(node0, b);
+  EXPECT_TRUE(
+      build_schedule(Algorithm::nvls_tree, CollectiveKind::all_reduce, Bytes(b), world(g), 16, g)
+          .transfers()
+          .empty());
+  EXPECT_THROW(build_schedule(Algorithm::nvls_tree, CollectiveKind::all_gather, Bytes(b),
+                              world(2 * g), 16, g),
+               InputError);
+}
+
 TEST(Schedule, RingAllReduceOnABuiltH100NodeTakesStepsTimesOneNvswitchHop) {
   auto spec = *topology::find_node_preset("hgx-h100");
   spec.nodes = 1;
