@@ -131,6 +131,7 @@ struct SweepPlan {
   // NVLS-tree: the schedule is its network part; the row takes at least the closed form's time,
   // which prices the in-switch part inside each node.
   Time floor;
+  double channel_rate = 0;  // bytes/s on the wire one channel's transfer moves at most
 };
 
 // The latency a schedule's links charge along its longest dependency chain: each transfer its
@@ -164,7 +165,7 @@ SweepPlan plan_row(const config::Scenario& s, const collectives::AnalyticalColle
   // NVLS reduces in the NVSwitch, which the point-to-point schedules cannot express; inside one
   // NVLink domain its traffic meets no one else's, so the row keeps the closed form's price.
   if (row.algorithm == collectives::Algorithm::nvls)
-    return {row.algorithm, row.protocol, {}, Time{}, true, Time{}};
+    return {row.algorithm, row.protocol, {}, Time{}, true, Time{}, 0.0};
   const collectives::FlowChoice run = collectives::flow_choice(model, kind, row.bytes, comm, tuned);
   const collectives::CostQuery q{kind, row.bytes.as_double(), model.hardware().shape_of(comm),
                                  run.protocol, row.channels};
@@ -187,7 +188,23 @@ SweepPlan plan_row(const config::Scenario& s, const collectives::AnalyticalColle
                          ? Time::us(collectives::algorithm_cost(model.hardware(), run.algorithm, q)
                                         .time_us(row.bytes.as_double()))
                          : Time{};
-  return {run.algorithm, run.protocol, std::move(schedule), latency, false, floor};
+  // A ring channel moves at most what the closed form lets it (flow_channel_cap), the tuned
+  // channels' share spread over the channels the lowering runs. Trees and the chains of broadcast
+  // and reduce are not capped here: their hops forward slices of 64 KiB and more, store and
+  // forward, where NCCL's protocols pipeline far finer, and a capped slice would pay the cap's
+  // rate on every hop.
+  double cap = 0;
+  const bool chain =
+      kind == collectives::CollectiveKind::broadcast || kind == collectives::CollectiveKind::reduce;
+  if (run.algorithm == collectives::Algorithm::ring && !chain) {
+    int lowered = 1;
+    for (const collectives::ScheduledTransfer& t : schedule.transfers())
+      lowered = std::max(lowered, t.channel + 1);
+    cap = collectives::flow_channel_cap(model.parameters(), run.algorithm, run.protocol,
+                                        q.shape.nodes > 1,
+                                        static_cast<double>(row.channels) / lowered);
+  }
+  return {run.algorithm, run.protocol, std::move(schedule), latency, false, floor, cap};
 }
 
 // Where copies of a sweep row's `ranks` run beside them (network.background: replicas); none
@@ -217,8 +234,8 @@ RowRun run_row(const config::Scenario& s, const SweepPlan& plan, workloads::Swee
   if (links) ledger.emplace(cluster, *model_net);
   network::NetworkModel& net = ledger ? static_cast<network::NetworkModel&>(*ledger) : *model_net;
   sim::Engine engine;
-  const collectives::ExecutorOptions launch{.reduction_bandwidth = {},
-                                            .launch_latency = plan.latency};
+  const collectives::ExecutorOptions launch{
+      .reduction_bandwidth = {}, .launch_latency = plan.latency, .channel_rate = plan.channel_rate};
   collectives::ScheduleExecutor exec(plan.schedule, net, launch);
   // With network.background: replicas, copies of the row's communicator on the GPUs after it run
   // the same schedule at the same moment, on the same network; the row times its own.

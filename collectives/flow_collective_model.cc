@@ -17,6 +17,13 @@ namespace {
 constexpr uint32_t kNoLink = UINT32_MAX;
 }  // namespace
 
+double flow_channel_cap(const ModelParameters& p, Algorithm algo, Protocol protocol,
+                        bool spans_nodes, double cap_scale) {
+  if (algo == Algorithm::nvls_tree) return std::numeric_limits<double>::infinity();
+  const double payload = channel_rate(p, protocol, spans_nodes);
+  return payload * 1e9 * cap_scale / p.bandwidth_fraction(protocol);
+}
+
 bool has_flow_lowering(Algorithm algo, CollectiveKind kind) {
   switch (algo) {
     case Algorithm::ring:
@@ -236,16 +243,10 @@ double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kin
   if (set.size() == 0) return 0;
 
   const ModelParameters& p = analytical_.parameters();
-  // A channel moves at most its bandwidth of payload, as in the closed form (channel_capped): on
-  // the wire, where the flow's rate is counted, that is the payload rate over the protocol's
-  // payload fraction (LL's flags ride beside its data).
+  // A channel moves at most its bandwidth of payload, as in the closed form (flow_channel_cap).
   // An LL channel of a communicator that spans nodes moves at LL's network rate on every hop.
   const bool spans_nodes = analytical_.hardware().shape_of(comm).nodes > 1;
-  // NVLS-tree's rate is NVLS's or the network's, never its channels' (nvls_tree_cost).
-  const double channel_cap = algo == Algorithm::nvls_tree
-                                 ? std::numeric_limits<double>::infinity()
-                                 : channel_rate(p, protocol, spans_nodes) * 1e9 * set.cap_scale /
-                                       p.bandwidth_fraction(protocol);
+  const double channel_cap = flow_channel_cap(p, algo, protocol, spans_nodes, set.cap_scale);
   network::flow::FlowProblem problem;
   std::vector<uint32_t> dense(cluster_->links().size(), kNoLink);  // graph link -> problem link
   std::unordered_map<int64_t, uint32_t> staged;          // host-staged GPU pair -> problem link

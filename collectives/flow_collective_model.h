@@ -50,6 +50,14 @@ namespace dtsim::collectives {
 // pcie_efficiency, is a cap on that copy, not on the link).
 network::LinkEfficiency link_efficiency(const ModelParameters& params, topology::NicKind nic);
 
+// Bytes per second on the wire one channel of `algo` moves at most, as the closed form caps it:
+// channel_bandwidth, or LL's rate inside a node or across it (channel_rate); a tree channel
+// tree_channel_bandwidth, or half LL's rate; each times `cap_scale` (the tuned channels over the
+// channels the lowering runs) over the protocol's payload fraction, as LL's flags ride beside
+// its data. NVLS-tree: infinity (its rate is NVLS's or the network's, nvls_tree_cost).
+double flow_channel_cap(const ModelParameters& p, Algorithm algo, Protocol protocol,
+                        bool spans_nodes, double cap_scale);
+
 // True when `algo` has a transfer-level schedule (schedule.h) for `kind`.
 bool has_flow_lowering(Algorithm algo, CollectiveKind kind);
 

@@ -42,7 +42,9 @@ void ScheduleExecutor::launch(sim::Engine& engine, uint32_t i) {
   sent_ += t.bytes;
   // Each transfer gets its own flow hash so that ECMP spreads concurrent flows in the fabric;
   // its NIC slot picks the NICs at both ends, as NCCL pins a channel to a NIC.
-  network_.start(engine, {t.src_gpu, t.dst_gpu, t.bytes, uint64_t{i} * 0x9e3779b97f4a7c15ULL, t.nic},
+  network_.start(engine,
+                 {t.src_gpu, t.dst_gpu, t.bytes, uint64_t{i} * 0x9e3779b97f4a7c15ULL, t.nic,
+                  options_.channel_rate},
                  *this, i);
 }
 

@@ -19,6 +19,7 @@ namespace dtsim::collectives {
 struct ExecutorOptions {
   Bandwidth reduction_bandwidth;  // rate a GPU adds arrived data into its buffer; zero: free
   Time launch_latency;            // before the first transfer starts (kernel launch)
+  double channel_rate = 0;  // bytes/s one channel's transfer moves at most (Transfer::max_rate)
 };
 
 class ScheduleExecutor final : public sim::EventHandler {

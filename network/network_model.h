@@ -37,6 +37,9 @@ struct Transfer {
   Bytes bytes;
   uint64_t flow_hash = 0;  // picks among equal-cost paths; give each concurrent flow its own
   int nic = -1;            // the NIC slot its channel is pinned to (Cluster::route_nic); -1: by hash
+  // Bytes per second the sender's channel (one thread block) can move at most, whatever the links
+  // give; 0: no limit. The flow model honours it (sprayed sub-flows share it); packets do not.
+  double max_rate = 0;
 };
 
 // The route between a transfer's GPUs whatever its size: ECMP keyed by the low 16 bits of its

@@ -42,6 +42,7 @@ void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventH
     f.payload = payload;
     f.transfer = transfer;
     f.weight = 1.0 / static_cast<double>(paths.size());
+    f.max_rate = t.max_rate;
     if (options_.host_staged_rate > 0 && cluster_.node_of(t.src_gpu) == cluster_.node_of(t.dst_gpu)) {
       f.staged_pair = int64_t{t.src_gpu} * cluster_.gpu_count() + t.dst_gpu;
     }
@@ -109,9 +110,17 @@ void FlowNetworkModel::solve() {
       if (fresh) problem_.capacity.push_back(options_.host_staged_rate);
       dense_path_.push_back(it->second);
     }
+    if (f.max_rate > 0) {
+      // The sender's channel moves at most max_rate: a virtual link its transfer's sub-flows share.
+      auto [it, fresh] =
+          capped_links_.try_emplace(f.transfer, static_cast<uint32_t>(problem_.capacity.size()));
+      if (fresh) problem_.capacity.push_back(f.max_rate);
+      dense_path_.push_back(it->second);
+    }
     problem_.add_flow(dense_path_, f.weight);
   }
   staged_links_.clear();
+  capped_links_.clear();
   for (const ActiveFlow& f : flows_) {
     for (topology::LinkId l : f.path) dense_link_[l] = -1;
   }

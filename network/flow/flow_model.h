@@ -70,6 +70,7 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
     uint64_t payload = 0;
     int64_t staged_pair = -1;  // src * gpus + dst of a host-staged copy; -1 otherwise
     uint64_t transfer = 0;     // the transfer it carries (a share) of, in start order
+    double max_rate = 0;       // its transfer's Transfer::max_rate, shared by the sub-flows
     double weight = 1;         // 1 / its transfer's sub-flows: a transfer gets one share in all
   };
 
@@ -101,6 +102,7 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   std::vector<int32_t> dense_link_;  // cluster link id -> problem link id, -1 when unused
   std::vector<uint32_t> dense_path_;
   std::unordered_map<int64_t, uint32_t> staged_links_;  // host-staged GPU pair -> problem link id
+  std::unordered_map<uint64_t, uint32_t> capped_links_;  // capped transfer -> its problem link id
 };
 
 }  // namespace dtsim::network

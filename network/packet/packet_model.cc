@@ -75,7 +75,9 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   ts.in_flight = 0;
   ts.done = &done;
   ts.payload = payload;
+  ts.cap = t.max_rate;
   ++active_;
+  if (ts.cap > 0) ++capped_;
 
   const uint32_t first = ts.paths.front().front();
   const double line = ports_[first].bandwidth.bytes_per_s();
@@ -147,7 +149,7 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
     uint32_t chosen = 0;  // with slot == inject: the index into p.injecting that sends
     if (slot == inject) {
       chosen = static_cast<uint32_t>(p.inject_next);
-      if (options_.dcqcn.enabled) {
+      if (options_.dcqcn.enabled || capped_ > 0) {
         chosen = next_injector(p, engine.now(), ready_at);
         if (chosen == kNone) continue;  // every sender here waits on its rate limiter
       }
@@ -175,6 +177,13 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
       ts.unsent -= bytes;
       ++ts.in_flight;
       if (options_.dcqcn.enabled) pace(engine.now(), ts.rp, bytes);
+      // A capped sender (one channel's thread block) cuts its next packet once this one would
+      // have left at its cap.
+      if (ts.cap > 0) {
+        ts.rp.next_send =
+            std::max(ts.rp.next_send,
+                     engine.now() + Bandwidth::bytes_per_s(ts.cap).transfer_time(Bytes(bytes)));
+      }
       p.inject_next = chosen;
       if (ts.unsent == 0) {
         p.injecting.erase(p.injecting.begin() + static_cast<std::ptrdiff_t>(chosen));
@@ -295,6 +304,7 @@ void PacketNetworkModel::arrive(sim::Engine& engine, uint32_t packet) {
   engine.schedule_in(Time::zero(), *ts.done, ts.payload);
   ts.done = nullptr;
   --active_;
+  if (ts.cap > 0) --capped_;
   free_transfers_.push_back(pk.transfer);
 }
 

@@ -97,6 +97,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     sim::EventHandler* done = nullptr;
     uint64_t payload = 0;
     uint32_t generation = 0;  // bumped on reuse, so a late CNP finds its transfer gone
+    double cap = 0;           // Transfer::max_rate: its packets leave at most this fast (0: any)
     ReactionPoint rp;
   };
   // A FIFO of packets that entered a device over one link and leave over this port.
@@ -169,6 +170,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   std::vector<uint32_t> wake_;     // scratch for waking waiters
   std::vector<uint32_t> blocked_;  // scratch: the ports one try_send found full
   size_t active_ = 0;
+  size_t capped_ = 0;  // active transfers with a cap: injection then waits on next_send
   Bytes delivered_;
   int64_t peak_occupancy_ = 0;
   uint64_t packets_sent_ = 0;

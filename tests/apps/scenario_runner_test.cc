@@ -72,21 +72,49 @@ TEST(ScenarioRunner, FlowRingAllReduceInOneNodeRunsAtNvlinkBandwidth) {
   EXPECT_NEAR(std::stod(rows[0][4]), link, link * 0.03);
 }
 
+// The bus bandwidth of default.yaml's one-size sweep on flows with `sets` applied.
+double flow_busbw(std::vector<config::Override> sets) {
+  sets.emplace_back("network.model", "flow");
+  RunOptions options;
+  options.format = OutputFormat::csv;
+  const auto rows =
+      csv_rows(run(config::load_scenario(kScenarios + "default.yaml", sets), options));
+  EXPECT_EQ(rows.size(), 1u);
+  return rows.empty() ? 0.0 : std::stod(rows[0][4]);
+}
+
 TEST(ScenarioRunner, FlowRingAcrossNodesIsBoundByTheNics) {
   // Two nodes of 8 GPUs, 8 x 400 Gb/s NICs each: each ring leaves a node once, through a
   // different GPU's NIC per rotation, so with the rings spread evenly over the rails the bus
   // bandwidth is the node's 8 x 50 GB/s at InfiniBand's efficiency. (Unevenly spread rings left
-  // it at 372 of the line rate's 400.)
-  auto s = config::load_scenario(kScenarios + "default.yaml", {{"network.model", "flow"},
-                                                               {"collectives.algorithm", "ring"},
-                                                               {"workload.min_bytes", "2GiB"},
-                                                               {"workload.max_bytes", "2GiB"}});
-  RunOptions options;
-  options.format = OutputFormat::csv;
-  auto rows = csv_rows(run(s, options));
-  ASSERT_EQ(rows.size(), 1u);
+  // it at 372 of the line rate's 400.) 32 channels, so that their rate (channel_bandwidth each)
+  // is not what binds.
   const double nics = 400.0 * collectives::ModelParameters{}.net_efficiency_infiniband;
-  EXPECT_NEAR(std::stod(rows[0][4]), nics, nics * 0.03);
+  EXPECT_NEAR(flow_busbw({{"collectives.algorithm", "ring"},
+                          {"collectives.channels", "32"},
+                          {"workload.min_bytes", "2GiB"},
+                          {"workload.max_bytes", "2GiB"}}),
+              nics, nics * 0.03);
+}
+
+// A ring channel moves at most channel_bandwidth on flows too, as in the closed form: 4 channels
+// of one H100 node reach 4 x 24 GB/s of bus bandwidth, not the 360 its NVLink gives; LL across
+// nodes its network rate a channel. Without the cap both ran at the links' rate.
+TEST(ScenarioRunner, FlowRingChannelsMoveAtMostTheirChannelRate) {
+  const collectives::ModelParameters p;
+  EXPECT_NEAR(flow_busbw({{"cluster.nodes", "1"},
+                          {"collectives.algorithm", "ring"},
+                          {"collectives.protocol", "simple"},
+                          {"collectives.channels", "4"},
+                          {"workload.min_bytes", "1GiB"},
+                          {"workload.max_bytes", "1GiB"}}),
+              4 * p.channel_bandwidth, 4 * p.channel_bandwidth * 0.03);
+  EXPECT_NEAR(flow_busbw({{"collectives.algorithm", "ring"},
+                          {"collectives.protocol", "ll"},
+                          {"collectives.channels", "16"},
+                          {"workload.min_bytes", "256MiB"},
+                          {"workload.max_bytes", "256MiB"}}),
+              16 * p.ll_net_channel_bandwidth, 16 * p.ll_net_channel_bandwidth * 0.05);
 }
 
 // An AWS P5 node has four EFA NICs per GPU. NCCL pins each channel to one of them, so a ring
@@ -457,22 +485,24 @@ TEST(ScenarioRunner, TrainingOnFlowsBesideItsReplicasIsSlowerOnAnOversubscribedF
 }
 
 TEST(ScenarioRunner, CollectiveSweepBesideItsReplicasOnFlowsAndPackets) {
-  // A 32-rank ring all_reduce (4 nodes, 4 channels) on 8 nodes of 4:1 radix-32 leaves (3 nodes a
-  // leaf): its copy, on nodes 4-7, leaves the job's second leaf through the same uplinks. On flows
-  // and on packets the shared uplinks make the row slower (1.45x and 1.33x); the row times the
-  // job's own schedule.
+  // A 32-rank ring all_reduce (4 nodes) on 8 nodes of 4:1 radix-32 leaves (3 nodes a leaf): its
+  // copy, on nodes 4-7, leaves the job's second leaf through the same uplinks. On flows (8
+  // channels) and on packets (16) the shared uplinks make the row slower (1.39x and 1.46x); the
+  // row times the job's own schedule. With 4 channels their rate (channel_bandwidth each) binds
+  // before the uplinks do.
   auto time_us = [](const char* model, const char* background, const char* size) {
-    const auto s = config::load_scenario(kScenarios + "default.yaml",
-                                         {{"network.model", model},
-                                          {"network.background", background},
-                                          {"cluster.nodes", "8"},
-                                          {"workload.ranks", "32"},
-                                          {"cluster.fabric.radix", "32"},
-                                          {"cluster.fabric.oversubscription", "4"},
-                                          {"collectives.algorithm", "ring"},
-                                          {"collectives.channels", "4"},
-                                          {"workload.min_bytes", size},
-                                          {"workload.max_bytes", size}});
+    const auto s =
+        config::load_scenario(kScenarios + "default.yaml",
+                              {{"network.model", model},
+                               {"network.background", background},
+                               {"cluster.nodes", "8"},
+                               {"workload.ranks", "32"},
+                               {"cluster.fabric.radix", "32"},
+                               {"cluster.fabric.oversubscription", "4"},
+                               {"collectives.algorithm", "ring"},
+                               {"collectives.channels", std::string(model) == "flow" ? "8" : "16"},
+                               {"workload.min_bytes", size},
+                               {"workload.max_bytes", size}});
     return evaluate_scenario(s).metrics[1].second;  // time_us
   };
   EXPECT_GT(time_us("flow", "replicas", "64MiB"), 1.25 * time_us("flow", "none", "64MiB"));

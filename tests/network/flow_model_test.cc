@@ -97,6 +97,23 @@ TEST(FlowNetworkModel, TwoFlowsSharingABottleneckEachGetHalf) {
   EXPECT_EQ(r.time_of(2), Time::us(1) + Time::ms(2));
 }
 
+// A transfer's rate cap (Transfer::max_rate, one channel's thread block) holds it below its
+// max-min share; the other flow on the bottleneck takes the rest.
+TEST(FlowNetworkModel, CappedTransferRunsAtItsCapAndTheOtherTakesTheRest) {
+  const testing_support::LineCluster c(
+      {{Bandwidth::gbytes_per_s(100), Time::us(1)}, {Bandwidth::gbytes_per_s(10), Time::us(1)}});
+  FlowNetworkModel net(c);
+  sim::Engine engine;
+  Recorder r;
+  net.start(engine, {.src_gpu = 0, .dst_gpu = 2, .bytes = Bytes(10'000'000), .max_rate = 2e9}, r,
+            1);
+  net.start(engine, {1, 2, Bytes(10'000'000)}, r, 2);
+  engine.run(Time::zero());
+  ASSERT_EQ(net.active_flows(), 2u);
+  EXPECT_EQ(net.rate_of(0), 2e9);
+  EXPECT_EQ(net.rate_of(1), 8e9);
+}
+
 TEST(FlowNetworkModel, IncastOfNFlowsIntoOneNicTakesNTimesAsLong) {
   constexpr int kSenders = 7;
   const StarCluster c(kSenders + 1, Bandwidth::gbytes_per_s(50), Time::us(1));

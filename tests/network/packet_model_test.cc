@@ -84,6 +84,26 @@ TEST(PacketNetworkModel, TwoFlowsSharingABottleneckEachGetHalf) {
   EXPECT_EQ(net.bytes_delivered(), size * 2);
 }
 
+// A transfer with a rate cap (one channel's thread block: Transfer::max_rate) injects its packets
+// no faster than the cap, on packets as on flows; an uncapped one beside it takes the rest of
+// the bottleneck.
+TEST(PacketNetworkModel, CappedTransferInjectsAtItsCapAndTheOtherTakesTheRest) {
+  StarCluster star(3, kBw, Time::us(1));
+  const Bytes size = Bytes::mib(16);
+  const double cap = 10e9;  // a fifth of the 50 GB/s links
+  PacketNetworkModel net(
+      star,
+      {.mtu = Bytes(4096), .buffer_per_port = Bytes::kib(64), .dcqcn = {}, .link_efficiency = {}});
+  sim::Engine engine;
+  const Recorder r = run_all(net, engine,
+                             {{.src_gpu = 0, .dst_gpu = 2, .bytes = size, .max_rate = cap},
+                              {.src_gpu = 1, .dst_gpu = 2, .bytes = size}});
+  EXPECT_NEAR(r.time_of(0).seconds() / (size.as_double() / cap), 1.0, 0.01);
+  // The uncapped one gets 40 of the 50 GB/s while the capped one runs, all of it once alone.
+  EXPECT_LT(r.time_of(1).seconds(), 1.3 * kBw.transfer_time(size).seconds());
+  EXPECT_EQ(net.bytes_delivered(), size * 2);
+}
+
 TEST(PacketNetworkModel, IncastIsHeldWithinTheBufferAndDeliversEveryByte) {
   const int senders = 7;
   const Bytes buffer = Bytes::kib(64);
