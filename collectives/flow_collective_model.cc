@@ -1,6 +1,7 @@
 #include "collectives/flow_collective_model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <set>
@@ -251,7 +252,8 @@ double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kin
   std::vector<uint32_t> dense(cluster_->links().size(), kNoLink);  // graph link -> problem link
   std::unordered_map<int64_t, uint32_t> staged;          // host-staged GPU pair -> problem link
   std::vector<uint32_t> links;
-  uint32_t cap_link = 0;  // the channel cap of the current original flow, shared by its sub-flows
+  constexpr uint32_t kUncapped = UINT32_MAX;
+  uint32_t cap_link = kUncapped;  // the channel cap of the current original flow, shared by its sub-flows
   for (size_t f = 0; f < set.size(); ++f) {
     const std::span<const topology::LinkId> path = set.path(f);
     links.clear();
@@ -277,11 +279,14 @@ double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kin
     // The flow's own limit: one channel (thread block) moves at most channel_bandwidth, and a
     // GPU-GPU copy over PCIe reaches pcie_efficiency of the slowest PCIe link it crosses. It
     // limits the channel, so the sub-flows of one sprayed flow share it.
+    // No cap at all (NVLS-tree's network part, no PCIe peer copy): no link for it; the solver
+    // takes only finite capacities.
     if (f == 0 || set.origin[f] != set.origin[f - 1]) {
-      cap_link = static_cast<uint32_t>(problem.capacity.size());
-      problem.capacity.push_back(network ? channel_cap : std::min(channel_cap, pcie_peer * p.pcie_efficiency));
+      const double cap = network ? channel_cap : std::min(channel_cap, pcie_peer * p.pcie_efficiency);
+      cap_link = std::isinf(cap) ? kUncapped : static_cast<uint32_t>(problem.capacity.size());
+      if (cap_link != kUncapped) problem.capacity.push_back(cap);
     }
-    links.push_back(cap_link);
+    if (cap_link != kUncapped) links.push_back(cap_link);
     problem.add_flow(links, set.weight[f]);
   }
   problem.build_link_index();
