@@ -253,7 +253,8 @@ double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kin
   std::unordered_map<int64_t, uint32_t> staged;          // host-staged GPU pair -> problem link
   std::vector<uint32_t> links;
   constexpr uint32_t kUncapped = UINT32_MAX;
-  uint32_t cap_link = kUncapped;  // the channel cap of the current original flow, shared by its sub-flows
+  // The channel cap of the current original flow, shared by its sub-flows.
+  uint32_t cap_link = kUncapped;
   for (size_t f = 0; f < set.size(); ++f) {
     const std::span<const topology::LinkId> path = set.path(f);
     links.clear();
