@@ -50,11 +50,12 @@ namespace dtsim::collectives {
 // pcie_efficiency, is a cap on that copy, not on the link).
 network::LinkEfficiency link_efficiency(const ModelParameters& params, topology::NicKind nic);
 
-// Bytes per second on the wire one channel of `algo` moves at most, as the closed form caps it:
-// channel_bandwidth, or LL's rate inside a node or across it (channel_rate); a tree channel
-// tree_channel_bandwidth, or half LL's rate; each times `cap_scale` (the tuned channels over the
-// channels the lowering runs) over the protocol's payload fraction, as LL's flags ride beside
-// its data. NVLS-tree: infinity (its rate is NVLS's or the network's, nvls_tree_cost).
+// Bytes per second on the wire one channel of `algo` moves at most, as the closed form caps a
+// ring's: channel_bandwidth, or LL's rate inside a node or across it (channel_rate), times
+// `cap_scale` (the tuned channels over the channels the lowering runs) over the protocol's
+// payload fraction, as LL's flags ride beside its data. NVLS-tree: infinity (its rate is NVLS's
+// or the network's, nvls_tree_cost). Trees take the ring's figure, not the closed form's
+// tree_channel_bandwidth: in a sweep their store-and-forward slices would pay it on every hop.
 double flow_channel_cap(const ModelParameters& p, Algorithm algo, Protocol protocol,
                         bool spans_nodes, double cap_scale);
 

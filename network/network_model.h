@@ -38,7 +38,8 @@ struct Transfer {
   uint64_t flow_hash = 0;  // picks among equal-cost paths; give each concurrent flow its own
   int nic = -1;            // the NIC slot its channel is pinned to (Cluster::route_nic); -1: by hash
   // Bytes per second the sender's channel (one thread block) can move at most, whatever the links
-  // give; 0: no limit. The flow model honours it (sprayed sub-flows share it); packets do not.
+  // give; 0: no limit. The flow model caps the transfer's flow (its sprayed sub-flows share the
+  // cap); the packet model paces its injection to it.
   double max_rate = 0;
 };
 
