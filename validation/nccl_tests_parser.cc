@@ -119,6 +119,7 @@ struct Table {
   std::set<int> rank_lines;             // "#  Rank N" lines of the preamble
   std::set<std::string> hosts;          // the hosts those lines name
   int threads_times_gpus = 0;           // from "# nThread T nGpus G"
+  int gpus_per_thread = 0;              // G of the same line
   bool preamble = false;                // the table follows nccl-tests' "# nThread" line
   bool trailer = false;
   bool root_set = false;                // some row has root >= 0
@@ -158,6 +159,7 @@ std::vector<MeasurementSet> parse_nccl_tests_output(std::string_view text, const
   std::set<int> rank_lines;
   std::set<std::string> hosts;
   int threads_times_gpus = 0;
+  int gpus_per_thread = 0;
   bool saw_nthread = false;
   bool banner_out = false, banner_in = false;
   std::optional<CollectiveKind> hint;
@@ -186,6 +188,7 @@ std::vector<MeasurementSet> parse_nccl_tests_output(std::string_view text, const
         hosts.clear();
         saw_nthread = true;
         threads_times_gpus = std::stoi(m[1].str()) * std::stoi(m[2].str());
+        gpus_per_thread = std::stoi(m[2].str());
       }
       if (std::regex_search(sline, m, rank_re)) {
         rank_lines.insert(std::stoi(m[1].str()));
@@ -210,6 +213,7 @@ std::vector<MeasurementSet> parse_nccl_tests_output(std::string_view text, const
         t.rank_lines = rank_lines;
         t.hosts = hosts;
         t.threads_times_gpus = threads_times_gpus;
+        t.gpus_per_thread = gpus_per_thread;
         t.preamble = saw_nthread;
         t.set.source = source;
         t.set.header = preamble_header;
@@ -344,6 +348,13 @@ std::vector<MeasurementSet> parse_nccl_tests_output(std::string_view text, const
                        "cannot tell which collective this output measures (no *_perf program "
                        "named and the columns fit several): name it with --collective or put the "
                        "program name in the file name");
+    if (t.gpus_per_thread > 1) {
+      t.set.warnings.push_back(fmt::format(
+          "one thread drove {} GPUs (nGpus {}, nccl-tests -g {}): it launches their kernels one "
+          "after another, which adds latency to small sizes that dtsim does not price; run one "
+          "process per GPU (-g 1) to compare small sizes",
+          t.gpus_per_thread, t.gpus_per_thread, t.gpus_per_thread));
+    }
     t.set.collective = *kind;
     t.set.nodes = static_cast<int>(t.hosts.size());
     t.set.ranks = !t.rank_lines.empty() ? static_cast<int>(t.rank_lines.size())
