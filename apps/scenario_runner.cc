@@ -304,9 +304,10 @@ uint64_t run_sweep_on_network(const config::Scenario& s, const collectives::Anal
 }
 
 // Under the flow model each size's schedule runs as flows on the routed cluster graph, sharing
-// link capacity max-min fairly. The algorithm is the tuner's when it has a point-to-point lowering;
-// in-switch reductions (NVLS, CollNet) and PAT have none, so those sizes run the cheaper of ring
-// and tree instead, and the row says which ran.
+// link capacity max-min fairly. The algorithm is the tuner's when it has a point-to-point lowering
+// (NVLS-tree's is its network part, its in-switch part priced in closed form: plan_row); NVLS
+// inside one domain keeps the closed form's time; CollNet and PAT have none, so those sizes run
+// the cheaper of ring and tree instead, and the row says which ran.
 uint64_t run_sweep_on_flows(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
                             std::vector<workloads::SweepRow>& rows, int threads, bool quiet,
                             std::vector<report::SweepLinkLoad>* links) {

@@ -2,7 +2,8 @@
 // execute. Each transfer names its source and destination GPU, its bytes, the transfers that
 // must finish before it may start (a rank forwards what it has received) and the bytes the
 // destination reduces on arrival. Algorithms whose reduction happens in a switch (NVLS, CollNet)
-// have no such lowering and are priced only in closed form.
+// have no such lowering and are priced only in closed form, but for NVLS-tree's network part
+// (nvls_tree_network_schedule).
 //   Schedule s = build_schedule(Algorithm::ring, CollectiveKind::all_reduce, Bytes::mib(64), comm,
 //   4); ScheduleExecutor run(s, network, engine); run.start(); engine.run();
 #pragma once
