@@ -310,6 +310,17 @@ void check_training(MapReader& w, const ClusterSpec& cluster, workloads::Trainin
                      "({}) must equal heads ({}) or be left out",
                      m.kv_heads, m.heads));
   }
+  // BF16 needs tensor cores that do it (Ampere and later): a V100 would emulate it far below its
+  // FP16 rate, which is not what a user who asks for it can want priced.
+  if (t.precision == topology::Dtype::bf16) {
+    const auto bf16 = cluster.gpu.peak_flops.find(topology::Dtype::bf16);
+    if (bf16 == cluster.gpu.peak_flops.end() || bf16->second <= 0) {
+      const YamlNode* at = w.node().find("precision");
+      fail(at ? *at : w.node(), w.key("precision"),
+           fmt::format("the GPU ({}) has no BF16 tensor cores (compute capability {}); use fp16",
+                       cluster.gpu.name, cluster.gpu.compute_capability));
+    }
+  }
   const YamlNode* par_node = w.node().find("parallel");
   const YamlNode& par_at = par_node ? *par_node : w.node();
   auto& p = t.parallel;

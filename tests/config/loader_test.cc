@@ -322,6 +322,22 @@ TEST(Loader, WrongFabricRoutingNamesTheKey) {
             "test/example.yaml:3:14: cluster.fabric.routing: expected one of ecmp, adaptive or auto, got \"spray\"");
 }
 
+// V100 has no BF16 tensor cores: a BF16 run on it is refused at workload.precision, naming the
+// GPU and the fix; FP16 loads.
+TEST(Loader, Bf16OnAGpuWithoutBf16IsAnErrorNamingThePrecision) {
+  const std::string v100 = "cluster: {node: dgx1-v100, nodes: 1}\n";
+  const std::string message = error_of(
+      v100 + "workload: {kind: training, model: llama3-8b, precision: bf16, parallel: {tp: 8}}\n");
+  EXPECT_NE(message.find("workload.precision"), std::string::npos) << message;
+  EXPECT_NE(message.find("v100-sxm-32g"), std::string::npos) << message;
+  EXPECT_NE(message.find("use fp16"), std::string::npos) << message;
+  EXPECT_EQ(
+      load(v100 +
+           "workload: {kind: training, model: llama3-8b, precision: fp16, parallel: {tp: 8}}\n")
+          .workload.training.precision,
+      topology::Dtype::fp16);
+}
+
 TEST(Loader, KeyWithoutValueIsAnError) {
   EXPECT_NE(error_of("cluster:\n  nodes:\n").find("cluster.nodes: expected a value"), std::string::npos);
 }
