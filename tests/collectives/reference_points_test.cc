@@ -2,6 +2,8 @@
 // reference_points_from_issues.csv): the default parameters must land near them.
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "collectives/analytical_model.h"
 #include "topology/catalog.h"
 
@@ -18,6 +20,14 @@ double busbw(const AnalyticalCollectiveModel& m, CollectiveKind k, Bytes b) {
   const Communicator w = m.world();
   const auto e = m.estimate(k, b, w);
   return b.as_double() / e.time.seconds() * 1e-9 * busbw_factor(k, w.size());
+}
+
+// Bus bandwidth of `k` at `b` on one node of `preset` and across two, with options `o`.
+std::pair<double, double> inside_and_across(std::string_view preset, const CollectiveOptions& o,
+                                            CollectiveKind k, Bytes b) {
+  const AnalyticalCollectiveModel one(node(preset, 1), o, {});
+  const AnalyticalCollectiveModel two(node(preset, 2), o, {});
+  return {busbw(one, k, b), busbw(two, k, b)};
 }
 
 TEST(ReferencePoints, H100RingAllReduceReachesAbout370GBpsBusBandwidth) {
@@ -75,10 +85,8 @@ TEST(ReferencePoints, LlAcrossNodesIsCappedNearNcclsOwnLlLimit) {
   o.protocol = Protocol::ll;
   o.channels = 16;
   const ModelParameters p;
-  const AnalyticalCollectiveModel two(node("hgx-h100", 2), o, p);
-  const AnalyticalCollectiveModel one(node("hgx-h100", 1), o, p);
-  const double across = busbw(two, CollectiveKind::all_gather, Bytes::gib(1));
-  const double inside = busbw(one, CollectiveKind::all_gather, Bytes::gib(1));
+  const auto [inside, across] =
+      inside_and_across("hgx-h100", o, CollectiveKind::all_gather, Bytes::gib(1));
   EXPECT_NEAR(across, 16 * p.ll_net_channel_bandwidth, 0.05 * 16 * p.ll_net_channel_bandwidth);
   EXPECT_NEAR(across, 39, 39 * 0.2);
   EXPECT_NEAR(inside, 16 * p.ll_channel_bandwidth, 0.05 * 16 * p.ll_channel_bandwidth);
@@ -95,10 +103,8 @@ TEST(ReferencePoints, RingAcrossNodesIsBoundByTheNetworkNotTheSingleNodeNvlinkRa
   o.algorithm = Algorithm::ring;
   o.channels = 24;
   const ModelParameters p;
-  const AnalyticalCollectiveModel two(node("hgx-h100", 2), o, p);
-  const AnalyticalCollectiveModel one(node("hgx-h100", 1), o, p);
-  const double across = busbw(two, CollectiveKind::all_reduce, Bytes::gib(8));
-  const double inside = busbw(one, CollectiveKind::all_reduce, Bytes::gib(8));
+  const auto [inside, across] =
+      inside_and_across("hgx-h100", o, CollectiveKind::all_reduce, Bytes::gib(8));
   EXPECT_GT(across, inside * 1.02);
   EXPECT_NEAR(across, 400 * p.net_efficiency_infiniband, 400 * 0.02);
   EXPECT_NEAR(across, 392, 392 * 0.06);
