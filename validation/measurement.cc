@@ -8,6 +8,13 @@ namespace dtsim::validation {
 
 std::string_view name(Placement p) { return p == Placement::in_place ? "in" : "out"; }
 
+std::string one_thread_drove_gpus_note(int gpus) {
+  const std::string n = std::to_string(gpus);
+  return "one thread drove " + n + " GPUs (nGpus " + n + ", nccl-tests -g " + n +
+         "): it launches their kernels one after another, which adds latency to small sizes that "
+         "dtsim does not price; run one process per GPU (-g 1) to compare small sizes";
+}
+
 std::vector<const MeasuredPoint*> MeasurementSet::wrong_points() const {
   std::vector<const MeasuredPoint*> out;
   for (const MeasuredPoint& p : points)

@@ -47,6 +47,11 @@ struct MeasurementSet {
   std::string display_name() const;
 };
 
+// The note a set gets when one nccl-tests thread drove `gpus` GPUs (nGpus > 1, -g N): that
+// thread launches their kernels one after another, which adds small-size latency dtsim does not
+// price.
+std::string one_thread_drove_gpus_note(int gpus);
+
 // Accepts the names nccl-tests, NCCL and dtsim use: all_reduce, allreduce, AllReduce,
 // all_reduce_perf, alltoall, all_to_all, sendrecv, send_recv, ... Returns nullopt otherwise.
 std::optional<collectives::CollectiveKind> parse_collective_name(std::string_view text);

@@ -348,13 +348,8 @@ std::vector<MeasurementSet> parse_nccl_tests_output(std::string_view text, const
                        "cannot tell which collective this output measures (no *_perf program "
                        "named and the columns fit several): name it with --collective or put the "
                        "program name in the file name");
-    if (t.gpus_per_thread > 1) {
-      t.set.warnings.push_back(fmt::format(
-          "one thread drove {} GPUs (nGpus {}, nccl-tests -g {}): it launches their kernels one "
-          "after another, which adds latency to small sizes that dtsim does not price; run one "
-          "process per GPU (-g 1) to compare small sizes",
-          t.gpus_per_thread, t.gpus_per_thread, t.gpus_per_thread));
-    }
+    if (t.gpus_per_thread > 1)
+      t.set.warnings.push_back(one_thread_drove_gpus_note(t.gpus_per_thread));
     t.set.collective = *kind;
     t.set.nodes = static_cast<int>(t.hosts.size());
     t.set.ranks = !t.rank_lines.empty() ? static_cast<int>(t.rank_lines.size())

@@ -222,6 +222,9 @@ TEST(NcclTestsJson, ReadsResultsRanksAndProgram) {
   EXPECT_EQ(*s.points[0].wrong, 0);
   EXPECT_FALSE(s.points[5].wrong.has_value());  // null nwrong: validation was off
   EXPECT_DOUBLE_EQ(*s.avg_busbw_gbps, 142.1);
+  // Run with -g 8: one thread drove all eight GPUs.
+  ASSERT_EQ(s.warnings.size(), 1u);
+  EXPECT_EQ(s.warnings[0], one_thread_drove_gpus_note(8));
 }
 
 TEST(NcclTestsJson, TruncatedReportIsAnInputErrorWithItsPosition) {
