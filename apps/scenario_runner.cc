@@ -197,12 +197,9 @@ SweepPlan plan_row(const config::Scenario& s, const collectives::AnalyticalColle
   const bool chain =
       kind == collectives::CollectiveKind::broadcast || kind == collectives::CollectiveKind::reduce;
   if (run.algorithm == collectives::Algorithm::ring && !chain) {
-    int lowered = 1;
-    for (const collectives::ScheduledTransfer& t : schedule.transfers())
-      lowered = std::max(lowered, t.channel + 1);
-    cap = collectives::flow_channel_cap(model.parameters(), run.algorithm, run.protocol,
-                                        q.shape.nodes > 1,
-                                        static_cast<double>(row.channels) / lowered);
+    cap = collectives::flow_channel_cap(
+        model.parameters(), run.algorithm, run.protocol, q.shape.nodes > 1,
+        static_cast<double>(row.channels) / std::max(1, schedule.channels()));
   }
   return {run.algorithm, run.protocol, std::move(schedule), latency, false, floor, cap};
 }

@@ -174,9 +174,8 @@ FlowCollectiveModel::FlowSet FlowCollectiveModel::flow_set(Algorithm algo, Colle
     // Lower once; each sibling runs the same transfers on its own GPUs (position i of the
     // communicator maps to position i of the sibling).
     const Schedule s = build_schedule(algo, kind, bytes, comm, channels, per_node, nics_per_gpu);
-    int lowered = channels;  // a tree spread over the NICs runs more channels than tuned
-    for (const ScheduledTransfer& t : s.transfers()) lowered = std::max(lowered, t.channel + 1);
-    set.cap_scale = static_cast<double>(channels) / lowered;
+    // A tree spread over the NICs runs more channels than tuned.
+    set.cap_scale = static_cast<double>(channels) / std::max(channels, s.channels());
     std::unordered_map<int, size_t> position;
     for (size_t i = 0; i < comm.ranks.size(); ++i) position.emplace(comm.ranks[i], i);
     for (const Communicator& group : groups) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "collectives/algorithm_cost.h"
+#include "collectives/lowerings.h"
 #include "collectives/schedule.h"
 
 namespace dtsim::collectives {

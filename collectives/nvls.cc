@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "collectives/algorithm_cost.h"
+#include "collectives/lowerings.h"
 #include "collectives/schedule.h"
 
 namespace dtsim::collectives {
@@ -65,9 +66,6 @@ AlgoCost nvls_tree_cost(const HardwareView& hw, const CostQuery& q) {
 
 namespace dtsim::collectives {
 
-Schedule tree_schedule(Bytes bytes, const Communicator& comm, int channels, int ranks_per_node,
-                       int nics_per_gpu);
-
 Schedule nvls_tree_network_schedule(Bytes bytes, const Communicator& comm, int channels,
                                     int ranks_per_node, int nics_per_gpu) {
   Schedule s;
@@ -80,24 +78,13 @@ Schedule nvls_tree_network_schedule(Bytes bytes, const Communicator& comm, int c
   // each of the GPU's NICs.
   const int nics = std::max(1, nics_per_gpu);
   const int rail_channels = (std::max(1, channels / g) + nics - 1) / nics * nics;
-  int channel_base = 0;
   for (int k = 0; k < g; ++k) {
     Communicator rail;
     for (int node = 0; node < nodes; ++node) {
       if (node * g + k < n) rail.ranks.push_back(comm.ranks[static_cast<size_t>(node * g + k)]);
     }
-    const Schedule part = tree_schedule(part_of(bytes, g, k), rail, rail_channels, 1, nics_per_gpu);
-    const auto offset = static_cast<uint32_t>(s.transfers().size());
-    int lowered = 0;
-    std::vector<uint32_t> deps;
-    for (const ScheduledTransfer& t : part.transfers()) {
-      deps.clear();
-      for (uint32_t d : part.deps_of(t)) deps.push_back(d + offset);
-      s.add(t.src_gpu, t.dst_gpu, t.bytes, deps, t.reduce_bytes, t.step, channel_base + t.channel,
-            t.nic);
-      lowered = std::max(lowered, t.channel + 1);
-    }
-    channel_base += lowered;
+    s.append(tree_schedule(part_of(bytes, g, k), rail, rail_channels, 1, nics_per_gpu),
+             s.channels());
   }
   return s;
 }

@@ -1,7 +1,9 @@
 #include "collectives/schedule.h"
 
+#include <algorithm>
 #include <string>
 
+#include "collectives/lowerings.h"
 #include "sim/error.h"
 
 namespace dtsim::collectives {
@@ -20,7 +22,19 @@ uint32_t Schedule::add(int src, int dst, Bytes bytes, std::span<const uint32_t> 
   t.deps_count = static_cast<uint32_t>(deps.size());
   deps_.insert(deps_.end(), deps.begin(), deps.end());
   transfers_.push_back(t);
+  channels_ = std::max(channels_, channel + 1);
   return static_cast<uint32_t>(transfers_.size() - 1);
+}
+
+void Schedule::append(const Schedule& other, int channel_offset) {
+  const auto offset = static_cast<uint32_t>(transfers_.size());
+  std::vector<uint32_t> deps;
+  for (const ScheduledTransfer& t : other.transfers()) {
+    deps.clear();
+    for (uint32_t d : other.deps_of(t)) deps.push_back(d + offset);
+    add(t.src_gpu, t.dst_gpu, t.bytes, deps, t.reduce_bytes, t.step, channel_offset + t.channel,
+        t.nic);
+  }
 }
 
 Bytes Schedule::total_bytes() const {
@@ -44,14 +58,6 @@ Schedule shifted(const Schedule& s, int gpus) {
   }
   return out;
 }
-
-// The builders live beside their algorithms (ring.cc, tree.cc, ...).
-Schedule ring_schedule(CollectiveKind kind, Bytes bytes, const Communicator& comm, int channels,
-                       int ranks_per_node, int nics_per_gpu);
-Schedule tree_schedule(Bytes bytes, const Communicator& comm, int channels, int ranks_per_node, int nics_per_gpu);
-Schedule halving_doubling_schedule(Bytes bytes, const Communicator& comm, int channels);
-Schedule all_to_all_schedule(Bytes bytes, const Communicator& comm, int channels);
-Schedule send_recv_schedule(Bytes bytes, const Communicator& comm, int channels);
 
 Schedule build_schedule(Algorithm algo, CollectiveKind kind, Bytes bytes, const Communicator& comm,
                         int channels, int ranks_per_node, int nics_per_gpu) {

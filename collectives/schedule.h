@@ -35,7 +35,13 @@ class Schedule {
   // Appends a transfer that starts after every transfer in `deps` (indices of earlier ones).
   uint32_t add(int src, int dst, Bytes bytes, std::span<const uint32_t> deps,
                Bytes reduce = Bytes(0), int step = 0, int channel = 0, int nic = -1);
+  // Appends every transfer of `other`, its dependencies moved with it and its channels numbered
+  // after this schedule's (`channel_offset` + its own).
+  void append(const Schedule& other, int channel_offset);
   const std::vector<ScheduledTransfer>& transfers() const { return transfers_; }
+  // The channels the transfers run on: the highest channel plus one (0 when empty). A ring or tree
+  // spread over the NICs runs more than it was tuned for (spread_channels).
+  int channels() const { return channels_; }
   std::span<const uint32_t> deps_of(const ScheduledTransfer& t) const {
     return std::span<const uint32_t>(deps_).subspan(t.deps_begin, t.deps_count);
   }
@@ -44,6 +50,7 @@ class Schedule {
  private:
   std::vector<ScheduledTransfer> transfers_;
   std::vector<uint32_t> deps_;
+  int channels_ = 0;
 };
 
 // Neighbours (`network.background: replicas`): the copies of a job of `job_gpus` GPUs (the first of

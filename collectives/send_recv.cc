@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "collectives/algorithm_cost.h"
+#include "collectives/lowerings.h"
 #include "collectives/schedule.h"
 
 namespace dtsim::collectives {
