@@ -52,7 +52,11 @@ AlgoCost collnet_chain_cost(const HardwareView& hw, const CostQuery& q);
 AlgoCost pat_cost(const HardwareView& hw, const CostQuery& q);
 AlgoCost halving_doubling_cost(const HardwareView& hw, const CostQuery& q);
 AlgoCost hierarchical_cost(const HardwareView& hw, const CostQuery& q);
+// Latency of a grouped point-to-point exchange (all_to_all, gather, scatter): the launch, one
+// step, and a message posted to the NIC per peer in another node.
+double exchange_latency_us(const HardwareView& hw, const CostQuery& q);
 AlgoCost all_to_all_cost(const HardwareView& hw, const CostQuery& q);
 AlgoCost send_recv_cost(const HardwareView& hw, const CostQuery& q);
+AlgoCost gather_scatter_cost(const HardwareView& hw, const CostQuery& q);
 
 }  // namespace dtsim::collectives

@@ -10,15 +10,21 @@
 
 namespace dtsim::collectives {
 
+double exchange_latency_us(const HardwareView& hw, const CostQuery& q) {
+  const bool remote = q.shape.nodes > 1;
+  const int remote_peers = q.shape.ranks - q.shape.ranks_per_node;
+  return hw.params.p2p_latency +
+         (remote ? inter_step_us(hw, q.protocol) + remote_peers * hw.message_overhead_us
+                 : intra_step_us(hw, q.protocol));
+}
+
 AlgoCost all_to_all_cost(const HardwareView& hw, const CostQuery& q) {
   const int n = q.shape.ranks;
   const int g = q.shape.ranks_per_node;
   const auto& p = hw.params;
   AlgoCost c;
   const bool remote = q.shape.nodes > 1;
-  c.latency_us = p.p2p_latency +
-                 (remote ? inter_step_us(hw, q.protocol) : intra_step_us(hw, q.protocol)) +
-                 (remote ? (n - g) * hw.message_overhead_us : 0.0);
+  c.latency_us = exchange_latency_us(hw, q);
   if (n <= 1) {
     c.algbw_gbytes = 1e30;
     return c;

@@ -18,6 +18,10 @@ std::string_view name(CollectiveKind k) {
       return "all_to_all";
     case CollectiveKind::send_recv:
       return "send_recv";
+    case CollectiveKind::gather:
+      return "gather";
+    case CollectiveKind::scatter:
+      return "scatter";
   }
   return "?";
 }
@@ -70,6 +74,8 @@ double busbw_factor(CollectiveKind k, int ranks) {
     case CollectiveKind::all_gather:
     case CollectiveKind::reduce_scatter:
     case CollectiveKind::all_to_all:
+    case CollectiveKind::gather:
+    case CollectiveKind::scatter:
       return (n - 1) / n;
     case CollectiveKind::broadcast:
     case CollectiveKind::reduce:

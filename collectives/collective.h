@@ -14,10 +14,13 @@ enum class CollectiveKind {
   broadcast,
   reduce,
   all_to_all,
-  send_recv
+  send_recv,
+  gather,  // every rank's part to one root (nccl-tests gather_perf: grouped send/recv)
+  scatter  // one root's parts to every rank (nccl-tests scatter_perf)
 };
-// pairwise (all_to_all) and p2p (send_recv) are what NCCL runs for those operations whatever
-// NCCL_ALGO says; the tuner reports them so that every estimate names its algorithm.
+// pairwise (all_to_all) and p2p (send_recv, gather, scatter) are what NCCL runs for those
+// operations whatever NCCL_ALGO says; the tuner reports them so that every estimate names its
+// algorithm.
 enum class Algorithm {
   ring,
   tree,

@@ -13,5 +13,9 @@ Schedule tree_schedule(Bytes bytes, const Communicator& comm, int channels, int 
 Schedule halving_doubling_schedule(Bytes bytes, const Communicator& comm, int channels);
 Schedule all_to_all_schedule(Bytes bytes, const Communicator& comm, int channels);
 Schedule send_recv_schedule(Bytes bytes, const Communicator& comm, int channels);
+// gather or scatter: every rank's part to (or from) the first rank of `comm`, the root; ranks
+// in other nodes through PXN's relay on the receiver's rail.
+Schedule gather_scatter_schedule(CollectiveKind kind, Bytes bytes, const Communicator& comm,
+                                 int channels, int ranks_per_node);
 
 }  // namespace dtsim::collectives

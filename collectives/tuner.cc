@@ -30,6 +30,8 @@ std::span<const Algorithm> nccl_candidates(CollectiveKind kind) {
     case CollectiveKind::all_to_all:
       return kAllToAll;
     case CollectiveKind::send_recv:
+    case CollectiveKind::gather:
+    case CollectiveKind::scatter:
       return kSendRecv;
   }
   return kRooted;
@@ -51,7 +53,8 @@ std::string algorithm_unsupported(const HardwareView& hw, CollectiveKind kind, A
   const std::string op(name(kind));
   switch (algo) {
     case Algorithm::ring:
-      if (kind == K::all_to_all || kind == K::send_recv) return "ring does not run " + op;
+      if (kind == K::all_to_all || kind == K::send_recv || kind == K::gather || kind == K::scatter)
+        return "ring does not run " + op;
       return {};
     case Algorithm::tree:
       if (!ar) return "tree runs only all_reduce, not " + op;
@@ -100,7 +103,8 @@ std::string algorithm_unsupported(const HardwareView& hw, CollectiveKind kind, A
       if (kind != K::all_to_all) return "pairwise exchange runs only all_to_all";
       return {};
     case Algorithm::p2p:
-      if (kind != K::send_recv) return "p2p runs only send_recv";
+      if (kind != K::send_recv && kind != K::gather && kind != K::scatter)
+        return "p2p runs only send_recv, gather and scatter";
       return {};
   }
   return "unknown algorithm";
@@ -150,7 +154,8 @@ AlgoCost algorithm_cost(const HardwareView& hw, Algorithm algo, const CostQuery&
     case Algorithm::pairwise:
       return all_to_all_cost(hw, q);
     case Algorithm::p2p:
-      return send_recv_cost(hw, q);
+      return q.kind == CollectiveKind::send_recv ? send_recv_cost(hw, q)
+                                                 : gather_scatter_cost(hw, q);
   }
   return ring_cost(hw, q);
 }
@@ -164,7 +169,8 @@ Tuner::Tuner(const HardwareView& hw, const CollectiveOptions& options)
 }
 
 TunerChoice Tuner::choose(CollectiveKind kind, double bytes, const CommShape& shape) const {
-  const bool p2p_like = kind == CollectiveKind::all_to_all || kind == CollectiveKind::send_recv;
+  const bool p2p_like = kind == CollectiveKind::all_to_all || kind == CollectiveKind::send_recv ||
+                        kind == CollectiveKind::gather || kind == CollectiveKind::scatter;
   std::span<const Algorithm> algos = nccl_candidates(kind);
   Algorithm explicit_algo{};
   if (options_.algorithm && !p2p_like) {

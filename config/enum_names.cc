@@ -70,6 +70,8 @@ EnumNames<CollectiveKind> collective_kind_names() {
           {"reduce", CollectiveKind::reduce},
           {"all_to_all", CollectiveKind::all_to_all},
           {"send_recv", CollectiveKind::send_recv},
+          {"gather", CollectiveKind::gather},
+          {"scatter", CollectiveKind::scatter},
           {"allreduce", CollectiveKind::all_reduce},
           {"allgather", CollectiveKind::all_gather},
           {"reducescatter", CollectiveKind::reduce_scatter},

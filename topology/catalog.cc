@@ -29,6 +29,10 @@ const std::vector<GpuSpec>& gpus() {
       // Same datasheet, 80 GB HBM2e at 2,039 GB/s.
       gpu("a100-sxm-80g", 80, {{Dtype::fp32, 19.5 * T}, {Dtype::tf32, 156 * T}, {Dtype::bf16, 312 * T}, {Dtype::fp16, 312 * T}},
           mib(81'920), Bandwidth::gbytes_per_s(2039), 3, 12, Bandwidth::gbytes_per_s(300), 4),
+      // A100 PCIe 40 GB (NVIDIA A100 datasheet, PCIe column): compute as the SXM module, 40 GB HBM2
+      // at 1,555 GB/s; NVLink bridge pairs at 600 GB/s bidirectional (3 bridges); PCIe Gen4.
+      gpu("a100-pcie-40g", 80, {{Dtype::fp32, 19.5 * T}, {Dtype::tf32, 156 * T}, {Dtype::bf16, 312 * T}, {Dtype::fp16, 312 * T}},
+          mib(40'960), Bandwidth::gbytes_per_s(1555), 3, 12, Bandwidth::gbytes_per_s(300), 4),
       // A800 SXM4 80 GB, the export variant of A100 80 GB: compute and memory as A100 80 GB;
       // NVLink3 cut to 8 links, 400 GB/s bidirectional (NVIDIA A800 datasheet).
       gpu("a800-sxm-80g", 80, {{Dtype::fp32, 19.5 * T}, {Dtype::tf32, 156 * T}, {Dtype::bf16, 312 * T}, {Dtype::fp16, 312 * T}},

@@ -43,6 +43,8 @@ std::optional<collectives::CollectiveKind> parse_collective_name(std::string_vie
   if (key == "reduce") return CollectiveKind::reduce;
   if (key == "alltoall" || key == "a2a") return CollectiveKind::all_to_all;
   if (key == "sendrecv" || key == "p2p") return CollectiveKind::send_recv;
+  if (key == "gather") return CollectiveKind::gather;
+  if (key == "scatter") return CollectiveKind::scatter;
   return std::nullopt;
 }
 

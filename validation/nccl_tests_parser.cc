@@ -336,8 +336,20 @@ std::vector<MeasurementSet> parse_nccl_tests_output(std::string_view text, const
       t.set.warnings.push_back(fmt::format("the output does not name its program; read as {} ({})",
                                            collectives::name(*kind), options.collective_from));
     }
-    if (!kind && t.layout.has(Field::root) && t.root_set)
+    if (!kind && t.layout.has(Field::root) && t.root_set) {
       kind = t.redop_none ? CollectiveKind::broadcast : CollectiveKind::reduce;
+      // gather and scatter print the same columns as broadcast; their bus bandwidth is
+      // (n-1)/n of the algorithm bandwidth where broadcast's is all of it.
+      const MeasuredPoint* widest = nullptr;
+      for (const MeasuredPoint& p : t.set.points)
+        if (widest == nullptr || p.algbw_gbps > widest->algbw_gbps) widest = &p;
+      if (t.redop_none && widest != nullptr && widest->algbw_gbps > 0.1 &&
+          widest->busbw_gbps < 0.98 * widest->algbw_gbps)
+        throw InputError(SourceLocation{source, t.header_line, 0}, "collective",
+                         "a rooted table whose bus bandwidth is below its algorithm bandwidth is "
+                         "gather_perf or scatter_perf output, which print the same columns: name "
+                         "it with --collective or put the program name in the file name");
+    }
     if (!kind && t.layout.has(Field::redop) && !t.redop_none) {
       kind = CollectiveKind::all_reduce;
       t.set.warnings.push_back(

@@ -20,7 +20,8 @@ ReplayPlan make_replay_plan(collectives::CollectiveKind kind, Bytes min, Bytes m
   plan.collective = kind;
   plan.ranks = ranks;
   constexpr int64_t kElem = 4;
-  bool split = kind == K::all_gather || kind == K::reduce_scatter || kind == K::all_to_all;
+  bool split = kind == K::all_gather || kind == K::reduce_scatter || kind == K::all_to_all ||
+               kind == K::gather || kind == K::scatter;
   int64_t last = -1;
   for (int64_t size = min.count(); size <= max.count(); size *= factor) {
     int64_t count = size / kElem;
@@ -31,11 +32,13 @@ ReplayPlan make_replay_plan(collectives::CollectiveKind kind, Bytes min, Bytes m
       last = s.size_bytes;
       switch (kind) {
         case K::all_gather:
+        case K::gather:  // the root receives every rank's part
           s.call_count = count / ranks;
           s.send_count = s.call_count;
           s.recv_count = count;
           break;
         case K::reduce_scatter:
+        case K::scatter:  // the root sends every rank its part
           s.call_count = count / ranks;
           s.send_count = count;
           s.recv_count = s.call_count;

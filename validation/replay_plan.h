@@ -26,7 +26,8 @@ struct ReplayStep {
   int64_t size_bytes = 0;  // nccl-tests' size column
   int64_t send_count = 0;  // elements in each rank's send buffer
   int64_t recv_count = 0;  // elements in each rank's receive buffer
-  int64_t call_count = 0;  // the count argument of the NCCL call (per peer for all_to_all)
+  int64_t call_count = 0;  // the count argument of the NCCL call (per peer for all_to_all,
+                           // gather and scatter)
 };
 
 struct ReplayPlan {
@@ -63,7 +64,10 @@ DTSIM_HOST_DEVICE inline float replay_expected(collectives::CollectiveKind kind,
       for (int r = 0; r < ranks; ++r) sum += replay_input(r, rank * call_count + index);
       return sum;
     case K::all_gather:
+    case K::gather:  // the root's buffer (the other ranks' are not checked)
       return replay_input(static_cast<int>(index / call_count), index % call_count);
+    case K::scatter:
+      return replay_input(root, rank * call_count + index);
     case K::broadcast:
       return replay_input(root, index);
     case K::all_to_all: {

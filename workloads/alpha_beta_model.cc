@@ -47,7 +47,9 @@ collectives::CollectiveEstimate AlphaBetaCollectiveModel::estimate(
     case CollectiveKind::reduce_scatter: t = frac * b / bw + (n - 1) * alpha; break;
     case CollectiveKind::broadcast:
     case CollectiveKind::reduce: t = b / bw + std::ceil(std::log2(n)) * alpha; break;
-    case CollectiveKind::all_to_all: {
+    case CollectiveKind::all_to_all:
+    case CollectiveKind::gather:  // the root's links carry what each rank's do in an all_to_all
+    case CollectiveKind::scatter: {
       const double in = static_cast<double>(local - 1) / n * b / up;
       const double out = static_cast<double>(n - local) / n * b / nic_per_gpu;
       t = in + out + (n - 1) * alpha / 4;

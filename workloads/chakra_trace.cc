@@ -36,18 +36,20 @@ pb::CollectiveCommType to_chakra(CollectiveKind k) {
     case CollectiveKind::reduce: return pb::REDUCE;
     case CollectiveKind::all_to_all: return pb::ALL_TO_ALL;
     case CollectiveKind::send_recv: return pb::BARRIER;
+    case CollectiveKind::gather: return pb::GATHER;
+    case CollectiveKind::scatter: return pb::SCATTER;
   }
   return pb::ALL_REDUCE;
 }
 
 CollectiveKind from_chakra(int64_t t) {
   switch (t) {
-    case pb::ALL_GATHER:
-    case pb::GATHER: return CollectiveKind::all_gather;
+    case pb::ALL_GATHER: return CollectiveKind::all_gather;
+    case pb::GATHER: return CollectiveKind::gather;
     case pb::REDUCE_SCATTER:
     case pb::REDUCE_SCATTER_BLOCK: return CollectiveKind::reduce_scatter;
-    case pb::BROADCAST:
-    case pb::SCATTER: return CollectiveKind::broadcast;
+    case pb::BROADCAST: return CollectiveKind::broadcast;
+    case pb::SCATTER: return CollectiveKind::scatter;
     case pb::REDUCE: return CollectiveKind::reduce;
     case pb::ALL_TO_ALL: return CollectiveKind::all_to_all;
     default: return CollectiveKind::all_reduce;

@@ -75,7 +75,8 @@ std::vector<SweepRow> run_collective_sweep(const CollectiveSweepSpec& sweep,
   comm.ranks.resize(static_cast<size_t>(ranks));
   std::iota(comm.ranks.begin(), comm.ranks.end(), 0);
   const bool rooted =
-      sweep.collective == CollectiveKind::broadcast || sweep.collective == CollectiveKind::reduce;
+      sweep.collective == CollectiveKind::broadcast || sweep.collective == CollectiveKind::reduce ||
+      sweep.collective == CollectiveKind::gather || sweep.collective == CollectiveKind::scatter;
   std::vector<SweepRow> rows;
   for (int64_t b = sweep.min_bytes.count(); b <= sweep.max_bytes.count();) {
     const auto e = model.estimate(sweep.collective, Bytes(b), comm);

@@ -52,7 +52,8 @@ struct Rank {
 };
 
 bool has_in_place(CollectiveKind k) {
-  return k != CollectiveKind::all_to_all && k != CollectiveKind::send_recv;
+  return k != CollectiveKind::all_to_all && k != CollectiveKind::send_recv &&
+         k != CollectiveKind::gather && k != CollectiveKind::scatter;
 }
 
 // The buffers of one call: in place, the input lives inside the output buffer where NCCL
@@ -112,6 +113,31 @@ void issue(const ReplayPlan& plan, const ReplayStep& s, const Rank& r, ncclComm_
       check_nccl(ncclGroupStart(), "ncclGroupStart");
       check_nccl(ncclSend(b.send, s.call_count, ncclFloat32, (r.rank + 1) % n, comm, r.stream), "ncclSend");
       check_nccl(ncclRecv(b.recv, s.call_count, ncclFloat32, (r.rank + n - 1) % n, comm, r.stream), "ncclRecv");
+      check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+      break;
+    case CollectiveKind::gather:  // as nccl-tests: every rank (the root too) sends its part to the
+                                  // root
+      check_nccl(ncclGroupStart(), "ncclGroupStart");
+      if (r.rank == plan.root) {
+        for (int p = 0; p < n; ++p)
+          check_nccl(
+              ncclRecv(b.recv + p * s.call_count, s.call_count, ncclFloat32, p, comm, r.stream),
+              "ncclRecv");
+      }
+      check_nccl(ncclSend(b.send, s.call_count, ncclFloat32, plan.root, comm, r.stream),
+                 "ncclSend");
+      check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+      break;
+    case CollectiveKind::scatter:
+      check_nccl(ncclGroupStart(), "ncclGroupStart");
+      if (r.rank == plan.root) {
+        for (int p = 0; p < n; ++p)
+          check_nccl(
+              ncclSend(b.send + p * s.call_count, s.call_count, ncclFloat32, p, comm, r.stream),
+              "ncclSend");
+      }
+      check_nccl(ncclRecv(b.recv, s.call_count, ncclFloat32, plan.root, comm, r.stream),
+                 "ncclRecv");
       check_nccl(ncclGroupEnd(), "ncclGroupEnd");
       break;
   }
@@ -240,7 +266,9 @@ std::vector<validation::MeasuredPoint> run_plan(const ReplayPlan& plan, const Lo
       for (Rank& r : ranks) {
         check_cuda(cudaSetDevice(r.device), "cudaSetDevice");
         check_cuda(cudaMemsetAsync(r.wrong, 0, sizeof(unsigned long long), r.stream), "cudaMemsetAsync");
-        bool checked = plan.collective != CollectiveKind::reduce || r.rank == plan.root;
+        bool checked = (plan.collective != CollectiveKind::reduce &&
+                        plan.collective != CollectiveKind::gather) ||
+                       r.rank == plan.root;
         if (checked) {
           Buffers b = buffers_for(plan, s, r, p);
           check_kernel<<<kBlocks, kThreads, 0, r.stream>>>(b.recv, s.recv_count, plan.collective, r.rank,

@@ -146,6 +146,42 @@ TEST(Schedule, EveryLoweringMovesEveryByteOfASizeThatDoesNotDivide) {
   }
 }
 
+// gather and scatter across two nodes of eight: every part crosses between the nodes once, on the
+// receiver's rail (PXN): a gather's through GPU 8 to the root, a scatter's from GPU k to GPU 8+k,
+// relayed over NVLink from the root.
+TEST(Schedule, GatherAndScatterCrossNodesOnTheReceiversRail) {
+  const int64_t b = int64_t{16} << 20;
+  const int64_t part = b / 16;
+  for (CollectiveKind k : {CollectiveKind::gather, CollectiveKind::scatter}) {
+    const auto s = build_schedule(Algorithm::p2p, k, Bytes(b), world(16), 2, 8);
+    std::vector<int64_t> crossed(16, 0), in(16, 0), out(16, 0);
+    for (const auto& t : s.transfers()) {
+      in[static_cast<size_t>(t.dst_gpu)] += t.bytes.count();
+      out[static_cast<size_t>(t.src_gpu)] += t.bytes.count();
+      if (t.src_gpu / 8 == t.dst_gpu / 8) continue;
+      if (k == CollectiveKind::gather) {
+        EXPECT_EQ(t.src_gpu, 8);
+        EXPECT_EQ(t.dst_gpu, 0);
+      } else {
+        EXPECT_EQ(t.dst_gpu, t.src_gpu + 8);
+      }
+      crossed[static_cast<size_t>(k == CollectiveKind::gather ? t.src_gpu : t.dst_gpu)] +=
+          t.bytes.count();
+    }
+    if (k == CollectiveKind::gather) {
+      EXPECT_EQ(crossed[8], 8 * part);
+      EXPECT_EQ(in[0], 15 * part);  // every other rank's part reaches the root
+      EXPECT_EQ(out[0], 0);
+    } else {
+      for (int r = 8; r < 16; ++r) EXPECT_EQ(crossed[static_cast<size_t>(r)], part) << r;
+      for (int r = 1; r < 16; ++r)
+        EXPECT_EQ(in[static_cast<size_t>(r)], part + (r < 8 ? part : 0))
+            << r;  // a relay takes its rail's part too
+      EXPECT_EQ(in[0], 0);
+    }
+  }
+}
+
 // Two nodes of eight ranks on 10 channels: the lowering runs 16 rings (two per rotation), so
 // every GPU leaves its node for the other as often as every other GPU, and each NIC below it
 // carries the same bytes. With 10 rings two rotations ran twice and their NICs carried double.

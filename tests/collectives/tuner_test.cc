@@ -147,13 +147,20 @@ TEST(Tuner, RejectsChannelCountOutOfRange) {
   EXPECT_THROW(AnalyticalCollectiveModel(preset("hgx-h100", 1), o, {}), InputError);
 }
 
-TEST(Tuner, AllToAllAndSendRecvIgnoreTheAlgorithmChoiceAsNcclDoes) {
+TEST(Tuner, PointToPointOperationsIgnoreTheAlgorithmChoiceAsNcclDoes) {
   CollectiveOptions o;
   o.algorithm = Algorithm::ring;
   EXPECT_EQ(run(preset("hgx-h100", 2), o, CollectiveKind::all_to_all, Bytes::mib(8)).algorithm,
             Algorithm::pairwise);
-  EXPECT_EQ(run(preset("hgx-h100", 2), o, CollectiveKind::send_recv, Bytes::mib(8)).algorithm,
-            Algorithm::p2p);
+  for (CollectiveKind k :
+       {CollectiveKind::send_recv, CollectiveKind::gather, CollectiveKind::scatter}) {
+    EXPECT_EQ(run(preset("hgx-h100", 2), o, k, Bytes::mib(8)).algorithm, Algorithm::p2p) << name(k);
+  }
+  const auto spec = preset("hgx-h100", 2);
+  const ModelParameters params;
+  EXPECT_EQ(algorithm_unsupported(HardwareView(spec, params), CollectiveKind::gather,
+                                  Algorithm::ring, {16, 2, 8}),
+            "ring does not run gather");
 }
 
 }  // namespace

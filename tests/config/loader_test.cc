@@ -296,9 +296,11 @@ TEST(Loader, UnknownKeySuggestsTheClosestValidKey) {
 
 TEST(Loader, EnumErrorsListTheCanonicalNamesOnce) {
   std::string e = error_of("workload: {collective: allreduc}\n");
-  EXPECT_NE(e.find("expected one of all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all or "
-                   "send_recv, got \"allreduc\""),
-            std::string::npos)
+  EXPECT_NE(
+      e.find(
+          "expected one of all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, "
+          "send_recv, gather or scatter, got \"allreduc\""),
+      std::string::npos)
       << e;
 }
 

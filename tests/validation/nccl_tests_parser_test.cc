@@ -86,6 +86,32 @@ TEST(NcclTestsOutput, TellsBroadcastFromItsRootColumnWhenNoProgramIsNamed) {
   EXPECT_EQ(s.points.size(), 8u);
 }
 
+// gather_perf and scatter_perf print broadcast's columns (redop none, a root); their busbw is
+// (n-1)/n of algbw. Unnamed, such a table is not read as broadcast: the user is asked to name it.
+TEST(NcclTestsOutput, UnnamedGatherOrScatterTableAsksForTheCollective) {
+  try {
+    read_measurements(data("scatter_root_unnamed.txt"));
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("gather_perf or scatter_perf"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("--collective"), std::string::npos) << e.what();
+  }
+  NcclTestsParseOptions named;
+  named.collective = CollectiveKind::scatter;
+  const auto sets = read_measurements(data("scatter_root_unnamed.txt"), named);
+  ASSERT_EQ(sets.size(), 1u);
+  EXPECT_EQ(sets[0].collective, CollectiveKind::scatter);
+  // By its program name, as nccl-tests prints it.
+  const std::string text =
+      "# Collective test starting: gather_perf\n" +
+      std::string(
+          "#       size         count      type   redop    root     time   algbw   busbw "
+          "#wrong\n") +
+      "   268435456       4194304     float    none       0   3335.1   80.49   40.25      0\n";
+  EXPECT_EQ(parse_nccl_tests_output(text, "x.txt").at(0).collective, CollectiveKind::gather);
+}
+
 TEST(NcclTestsOutput, NotApplicableWrongCountIsUnknownNotZero) {
   MeasurementSet s = read_one("broadcast_root_no_check.txt");
   EXPECT_FALSE(s.points[0].wrong.has_value());

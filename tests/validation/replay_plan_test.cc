@@ -54,6 +54,12 @@ std::vector<float> simulate(CollectiveKind kind, int rank, int ranks, const Repl
         v = replay_input(static_cast<int>(i / s.call_count), rank * s.call_count + i % s.call_count);
         break;
       case CollectiveKind::send_recv: v = replay_input((rank + ranks - 1) % ranks, i); break;
+      case CollectiveKind::gather:  // the root's buffer: every rank's part in rank order
+        v = replay_input(static_cast<int>(i / s.call_count), i % s.call_count);
+        break;
+      case CollectiveKind::scatter:  // the root's part for this rank
+        v = replay_input(0, rank * s.call_count + i);
+        break;
       default: v = replay_input(0, i);
     }
     out[static_cast<size_t>(i)] = v;
@@ -69,6 +75,32 @@ TEST(ReplayPattern, CorrectResultsHaveNoWrongElements) {
     for (int rank = 0; rank < 4; ++rank)
       EXPECT_EQ(count_wrong(k, rank, 4, 0, p.steps[0], simulate(k, rank, 4, p.steps[0])), 0)
           << collectives::name(k) << " rank " << rank;
+  }
+}
+
+// nccl-tests' gather and scatter: the size is the root's whole buffer, each NCCL call moves one
+// rank's part of it, and only the root's receive buffer holds the gathered parts.
+TEST(ReplayPlan, GatherAndScatterMoveOneRanksPartOfTheRootsBuffer) {
+  const ReplayPlan g =
+      make_replay_plan(CollectiveKind::gather, Bytes(1 << 20), Bytes(1 << 20), 2, 4);
+  ASSERT_EQ(g.steps.size(), 1u);
+  EXPECT_EQ(g.steps[0].call_count, (1 << 20) / 4 / 4);
+  EXPECT_EQ(g.steps[0].send_count, g.steps[0].call_count);
+  EXPECT_EQ(g.steps[0].recv_count, 4 * g.steps[0].call_count);
+  const ReplayPlan s =
+      make_replay_plan(CollectiveKind::scatter, Bytes(1 << 20), Bytes(1 << 20), 2, 4);
+  EXPECT_EQ(s.steps[0].send_count, 4 * s.steps[0].call_count);
+  EXPECT_EQ(s.steps[0].recv_count, s.steps[0].call_count);
+
+  EXPECT_EQ(count_wrong(CollectiveKind::gather, 0, 4, 0, g.steps[0],
+                        simulate(CollectiveKind::gather, 0, 4, g.steps[0])),
+            0);
+  for (int rank = 0; rank < 4; ++rank) {
+    const auto got = simulate(CollectiveKind::scatter, rank, 4, s.steps[0]);
+    EXPECT_EQ(count_wrong(CollectiveKind::scatter, rank, 4, 0, s.steps[0], got), 0) << rank;
+    // Another rank's part is wrong everywhere.
+    EXPECT_EQ(count_wrong(CollectiveKind::scatter, (rank + 1) % 4, 4, 0, s.steps[0], got),
+              s.steps[0].recv_count);
   }
 }
 

@@ -150,12 +150,18 @@ pb::Node kernel(uint64_t id, uint64_t micros, std::vector<uint64_t> deps = {}) {
   return n;
 }
 
-pb::Node all_reduce(uint64_t id, int64_t bytes, const std::string& group, std::vector<uint64_t> deps = {}) {
+pb::Node collective(uint64_t id, pb::CollectiveCommType type, int64_t bytes,
+                    const std::string& group, std::vector<uint64_t> deps = {}) {
   pb::Node n = node(id, pb::COMM_COLL_NODE, 0, std::move(deps));
-  set(n, "comm_type", int64_t{pb::ALL_REDUCE});
+  set(n, "comm_type", int64_t{type});
   set(n, "comm_size", bytes);
   set(n, "pg_name", group);
   return n;
+}
+
+pb::Node all_reduce(uint64_t id, int64_t bytes, const std::string& group,
+                    std::vector<uint64_t> deps = {}) {
+  return collective(id, pb::ALL_REDUCE, bytes, group, std::move(deps));
 }
 
 void write_rank(const std::string& prefix, int rank, const std::vector<pb::Node>& nodes) {
@@ -225,6 +231,23 @@ TEST(ChakraForeignTrace, ProcessGroupsHoldTheRanksThatUseThem) {
   EXPECT_EQ(w.comms[w.ranks[2].ops[2].comm].ranks, (std::vector<int>{0, 1, 2, 3}));
   EXPECT_EQ(w.ranks[0].ops[2].comm, w.ranks[3].ops[2].comm);
   EXPECT_GT(run(w).iteration_time_s, 10e-6);
+}
+
+// Chakra's GATHER and SCATTER are their own operations (they were read as all_gather and
+// broadcast, which move n times and once the bytes to every rank).
+TEST(ChakraForeignTrace, GatherAndScatterAreReadAsThemselves) {
+  const std::string prefix = temp_prefix("rooted");
+  for (int r = 0; r < 2; ++r) {
+    write_rank(
+        prefix, r,
+        {collective(1, pb::GATHER, 1 << 20, "0"), collective(2, pb::SCATTER, 1 << 20, "0", {1})});
+  }
+  const Workload w = read_chakra(prefix);
+  EXPECT_EQ(w.ranks[0].ops[0].collective, collectives::CollectiveKind::gather);
+  EXPECT_EQ(w.ranks[1].ops[1].collective, collectives::CollectiveKind::scatter);
+  const std::string back = temp_prefix("rooted_back");
+  write_chakra(w, back);
+  EXPECT_EQ(read_chakra(back).ranks[0].ops[1].collective, collectives::CollectiveKind::scatter);
 }
 
 TEST(ChakraForeignTrace, BrokenDependenciesAreErrorsNamingTheNode) {
