@@ -100,6 +100,7 @@ HardwareView::HardwareView(const topology::ClusterSpec& s, const ModelParameters
   const int hops = spec.nodes > nodes_per_leaf ? 2 * spec.fabric.tiers : 2;
   net_step_latency_us =
       nic.latency.us() + hops * spec.fabric.link.latency.us() + p.nic_latency_us(nic.kind, compute_capability);
+  net_wire_latency_us = nic.latency.us() + hops * spec.fabric.link.latency.us();
   message_overhead_us = nic.message_overhead.us();
 
   const double widest = std::max(intra_bw, gpu_net_bw);

@@ -42,6 +42,7 @@ struct HardwareView {
   double gpu_net_bw = 0;           // a node's share per GPU
   double single_nic_bw = 0;        // one NIC: what one flow (all-to-all pairwise) can use
   double net_step_latency_us = 0;  // NIC, stack and fabric hops of one inter-node step
+  double net_wire_latency_us = 0;  // its NIC and fabric part (the stack's excluded)
   double message_overhead_us = 0;  // per message posted to the NIC
   bool ll128_net_ok = true;        // LL128 needs a GPUDirect path to the NIC
 

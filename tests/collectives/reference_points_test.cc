@@ -126,23 +126,42 @@ TEST(ReferencePoints, H800NvlinkIsAbout160GBpsAndAbout3TimesOneNic) {
   EXPECT_NEAR(nvlink / nic, 3.2, 3.2 * 0.15);
 }
 
+// 2 x p4d.24xlarge: 8 A100 40 GB and 4 x 100 Gb/s EFA a node.
+topology::ClusterSpec p4d_pair() {
+  auto spec = node("hgx-a100", 2);
+  spec.gpu = *topology::find_gpu_preset("a100-sxm-40g");
+  spec.nic = {topology::NicKind::efa, 4, Bandwidth::gbps(100), Time::us(5),
+              spec.nic.message_overhead};
+  return spec;
+}
+
+// The Simple protocol, which AWS's OFI plugin forces.
+CollectiveOptions simple() {
+  CollectiveOptions o;
+  o.protocol = Protocol::simple;
+  return o;
+}
+
 // 2 x p4d.24xlarge (8 A100 40 GB, 4 x 100 Gb/s EFA each), nccl-tests scatter_perf from rank 0
 // (validation/extra/aws_p4d_2node_efa_scatter.txt): 80.8 GB/s bus bandwidth at 2 GiB, so the
 // root's node sends its remote parts at ~43 GB/s, through all four NICs (PXN relays each part to
 // the NIC on its destination's rail). A gather's parts all arrive through the root's rail, one
 // NIC, so it is about four times slower.
 TEST(ReferencePoints, ScatterLeavesThroughEveryNicOfTheRootsNodeAndGatherArrivesThroughOne) {
-  auto spec = node("hgx-a100", 2);
-  spec.gpu = *topology::find_gpu_preset("a100-sxm-40g");
-  spec.nic = {topology::NicKind::efa, 4, Bandwidth::gbps(100), Time::us(5),
-              spec.nic.message_overhead};
-  CollectiveOptions o;
-  o.protocol = Protocol::simple;
-  const AnalyticalCollectiveModel m(spec, o, {});
+  const AnalyticalCollectiveModel m(p4d_pair(), simple(), {});
   const double scatter = busbw(m, CollectiveKind::scatter, Bytes::gib(2));
   EXPECT_NEAR(scatter, 80.8, 80.8 * 0.05);
   const double gather = busbw(m, CollectiveKind::gather, Bytes::gib(2));
   EXPECT_NEAR(scatter / gather, 4.0, 0.4);
+}
+
+// The same run's small sizes: 86-89 us for one Simple message per peer across EFA v1 (whose stack
+// costs ~75 us a step: the p4de all_reduce's 161 us LL floor is two). The receive flush Simple
+// waits for is a local read; counted as a second stack latency it priced 170 us.
+TEST(ReferencePoints, OneSimpleStepAcrossEfaPaysTheStackLatencyOnce) {
+  const AnalyticalCollectiveModel m(p4d_pair(), simple(), {});
+  EXPECT_NEAR(m.estimate(CollectiveKind::scatter, Bytes(64), m.world()).time.us(), 88.5,
+              88.5 * 0.15);
 }
 
 TEST(ReferencePoints, B200NvlsAllReduceIsNear830GBpsBusBandwidth) {
