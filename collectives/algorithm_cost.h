@@ -58,5 +58,6 @@ double exchange_latency_us(const HardwareView& hw, const CostQuery& q);
 AlgoCost all_to_all_cost(const HardwareView& hw, const CostQuery& q);
 AlgoCost send_recv_cost(const HardwareView& hw, const CostQuery& q);
 AlgoCost gather_scatter_cost(const HardwareView& hw, const CostQuery& q);
+AlgoCost hypercube_cost(const HardwareView& hw, const CostQuery& q);
 
 }  // namespace dtsim::collectives

@@ -22,8 +22,16 @@ std::string_view name(CollectiveKind k) {
       return "gather";
     case CollectiveKind::scatter:
       return "scatter";
+    case CollectiveKind::hypercube:
+      return "hypercube";
   }
   return "?";
+}
+
+bool point_to_point(CollectiveKind k) {
+  return k == CollectiveKind::all_to_all || k == CollectiveKind::send_recv ||
+         k == CollectiveKind::gather || k == CollectiveKind::scatter ||
+         k == CollectiveKind::hypercube;
 }
 
 std::string_view name(Algorithm a) {
@@ -76,6 +84,7 @@ double busbw_factor(CollectiveKind k, int ranks) {
     case CollectiveKind::all_to_all:
     case CollectiveKind::gather:
     case CollectiveKind::scatter:
+    case CollectiveKind::hypercube:  // nccl-tests: busbw = algbw = size (n-1)/n / time
       return (n - 1) / n;
     case CollectiveKind::broadcast:
     case CollectiveKind::reduce:

@@ -15,11 +15,12 @@ enum class CollectiveKind {
   reduce,
   all_to_all,
   send_recv,
-  gather,  // every rank's part to one root (nccl-tests gather_perf: grouped send/recv)
-  scatter  // one root's parts to every rank (nccl-tests scatter_perf)
+  gather,    // every rank's part to one root (nccl-tests gather_perf: grouped send/recv)
+  scatter,   // one root's parts to every rank (nccl-tests scatter_perf)
+  hypercube  // all_gather by recursive doubling over send/recv (nccl-tests hypercube_perf)
 };
-// pairwise (all_to_all) and p2p (send_recv, gather, scatter) are what NCCL runs for those
-// operations whatever NCCL_ALGO says; the tuner reports them so that every estimate names its
+// pairwise (all_to_all) and p2p (send_recv, gather, scatter, hypercube) are what NCCL runs for
+// those operations whatever NCCL_ALGO says; the tuner reports them so that every estimate names its
 // algorithm.
 enum class Algorithm {
   ring,
@@ -43,6 +44,9 @@ struct CollectiveOptions {
 };
 
 std::string_view name(CollectiveKind k);
+// Run as grouped send/recv whatever the algorithm choice: all_to_all, send_recv, gather, scatter,
+// hypercube.
+bool point_to_point(CollectiveKind k);
 std::string_view name(Algorithm a);
 std::string_view name(Protocol p);
 

@@ -28,8 +28,7 @@ double flow_channel_cap(const ModelParameters& p, Algorithm algo, Protocol proto
 bool has_flow_lowering(Algorithm algo, CollectiveKind kind) {
   switch (algo) {
     case Algorithm::ring:
-      return kind != CollectiveKind::all_to_all && kind != CollectiveKind::send_recv &&
-             kind != CollectiveKind::gather && kind != CollectiveKind::scatter;
+      return !point_to_point(kind);
     case Algorithm::tree:
     case Algorithm::halving_doubling:
     case Algorithm::nvls_tree:  // its network part (nvls_tree_network_schedule)
@@ -37,8 +36,7 @@ bool has_flow_lowering(Algorithm algo, CollectiveKind kind) {
     case Algorithm::pairwise:
       return kind == CollectiveKind::all_to_all;
     case Algorithm::p2p:
-      return kind == CollectiveKind::send_recv || kind == CollectiveKind::gather ||
-             kind == CollectiveKind::scatter;
+      return point_to_point(kind) && kind != CollectiveKind::all_to_all;
     default:
       return false;
   }

@@ -3,6 +3,10 @@
 // all-gather. The same bytes as a ring in 2 log2(n) latencies; the early, large exchanges go
 // to far partners, so across nodes they run at the NIC rate. Not an NCCL algorithm: the tuner
 // uses it only when asked.
+//
+// nccl-tests' hypercube_perf runs the doubling half alone as an all_gather over grouped
+// send/recv: each rank puts its part in place, then in round k exchanges everything it holds
+// (2^k parts of size/n) with the rank 2^k away, near partners first.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -30,6 +34,29 @@ AlgoCost halving_doubling_cost(const HardwareView& hw, const CostQuery& q) {
     // One round of halving and its mirror round of doubling move the same bytes.
     bw_time_us += 2.0 * remaining / (bw * 1e3);
     c.latency_us += 2.0 * step;
+  }
+  c.algbw_gbytes = bw_time_us > 0 ? q.bytes / (bw_time_us * 1e3) : 1e30;
+  return c;
+}
+
+AlgoCost hypercube_cost(const HardwareView& hw, const CostQuery& q) {
+  const int n = q.shape.ranks;
+  const int g = q.shape.ranks_per_node;
+  const auto& p = hw.params;
+  AlgoCost c;
+  double bw_time_us = 0;
+  for (int mask = 1; mask < n; mask *= 2) {
+    // A round's partners share a rail across nodes (the same place in their nodes), so every GPU
+    // sends through its own NIC.
+    const bool remote = mask >= g && q.shape.nodes > 1;
+    const double link = remote ? std::min(hw.single_nic_bw, hw.gpu_net_bw)
+                               : (g == 2 ? hw.intra_pair_bw : hw.intra_bw) * p.p2p_efficiency;
+    const double bw = link * p.bandwidth_fraction(q.protocol) * 1e3;  // bytes per us
+    const double bytes = q.bytes * mask / n;
+    c.latency_us +=
+        p.p2p_latency + (remote ? inter_step_us(hw, q.protocol) : intra_step_us(hw, q.protocol));
+    bw_time_us += bytes / bw;
+    c.fill_us += std::min(bytes, p.p2p_pipeline_bytes) / bw;  // each round's FIFO, as send_recv
   }
   c.algbw_gbytes = bw_time_us > 0 ? q.bytes / (bw_time_us * 1e3) : 1e30;
   return c;
@@ -75,6 +102,36 @@ Schedule halving_doubling_schedule(Bytes bytes, const Communicator& comm, int ch
     };
     for (int r = 0; r < rounds; ++r) round(n >> (r + 1), r + 1, true, r);
     for (int r = rounds - 1; r >= 0; --r) round(n >> (r + 1), r + 1, false, 2 * rounds - 1 - r);
+  }
+  return s;
+}
+
+Schedule hypercube_schedule(Bytes bytes, const Communicator& comm, int channels) {
+  Schedule s;
+  const int n = comm.size();
+  if (n <= 1) return s;
+  for (int c = 0; c < channels; ++c) {
+    // Rank r holds parts [r & ~(mask-1), +mask) before round `mask` and sends them all to r ^ mask,
+    // once what it received in the round before has arrived.
+    std::vector<uint32_t> last_into(static_cast<size_t>(n), UINT32_MAX);
+    int step = 0;
+    for (int mask = 1; mask < n; mask *= 2, ++step) {
+      std::vector<uint32_t> now(static_cast<size_t>(n), UINT32_MAX);
+      for (int r = 0; r < n; ++r) {
+        const int p = r ^ mask;
+        if (p >= n) continue;
+        Bytes held(0);
+        for (int part = r & ~(mask - 1); part < std::min(n, (r & ~(mask - 1)) + mask); ++part)
+          held = held + part_of(part_of(bytes, n, part), channels, c);
+        std::vector<uint32_t> deps;
+        if (last_into[static_cast<size_t>(r)] != UINT32_MAX)
+          deps.push_back(last_into[static_cast<size_t>(r)]);
+        now[static_cast<size_t>(p)] =
+            s.add(comm.ranks[static_cast<size_t>(r)], comm.ranks[static_cast<size_t>(p)], held,
+                  deps, Bytes(0), step, c);
+      }
+      last_into = now;
+    }
   }
   return s;
 }

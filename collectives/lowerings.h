@@ -11,6 +11,8 @@ Schedule ring_schedule(CollectiveKind kind, Bytes bytes, const Communicator& com
 Schedule tree_schedule(Bytes bytes, const Communicator& comm, int channels, int ranks_per_node,
                        int nics_per_gpu);
 Schedule halving_doubling_schedule(Bytes bytes, const Communicator& comm, int channels);
+// nccl-tests' hypercube: recursive doubling (an all_gather) with partners 1, 2, 4, ... apart.
+Schedule hypercube_schedule(Bytes bytes, const Communicator& comm, int channels);
 Schedule all_to_all_schedule(Bytes bytes, const Communicator& comm, int channels);
 Schedule send_recv_schedule(Bytes bytes, const Communicator& comm, int channels);
 // gather or scatter: every rank's part to (or from) the first rank of `comm`, the root; ranks

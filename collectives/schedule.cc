@@ -70,9 +70,7 @@ Schedule build_schedule(Algorithm algo, CollectiveKind kind, Bytes bytes, const 
   };
   switch (algo) {
     case Algorithm::ring:
-      if (kind == CollectiveKind::all_to_all || kind == CollectiveKind::send_recv ||
-          kind == CollectiveKind::gather || kind == CollectiveKind::scatter)
-        throw refuse();
+      if (point_to_point(kind)) throw refuse();
       return ring_schedule(kind, bytes, comm, channels, ranks_per_node, nics_per_gpu);
     case Algorithm::tree:
       if (kind != CollectiveKind::all_reduce) throw refuse();
@@ -89,6 +87,7 @@ Schedule build_schedule(Algorithm algo, CollectiveKind kind, Bytes bytes, const 
     case Algorithm::p2p:
       if (kind == CollectiveKind::gather || kind == CollectiveKind::scatter)
         return gather_scatter_schedule(kind, bytes, comm, channels, ranks_per_node);
+      if (kind == CollectiveKind::hypercube) return hypercube_schedule(bytes, comm, channels);
       if (kind != CollectiveKind::send_recv) throw refuse();
       return send_recv_schedule(bytes, comm, channels);
     default:

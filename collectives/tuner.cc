@@ -32,6 +32,7 @@ std::span<const Algorithm> nccl_candidates(CollectiveKind kind) {
     case CollectiveKind::send_recv:
     case CollectiveKind::gather:
     case CollectiveKind::scatter:
+    case CollectiveKind::hypercube:
       return kSendRecv;
   }
   return kRooted;
@@ -53,8 +54,7 @@ std::string algorithm_unsupported(const HardwareView& hw, CollectiveKind kind, A
   const std::string op(name(kind));
   switch (algo) {
     case Algorithm::ring:
-      if (kind == K::all_to_all || kind == K::send_recv || kind == K::gather || kind == K::scatter)
-        return "ring does not run " + op;
+      if (point_to_point(kind)) return "ring does not run " + op;
       return {};
     case Algorithm::tree:
       if (!ar) return "tree runs only all_reduce, not " + op;
@@ -103,8 +103,10 @@ std::string algorithm_unsupported(const HardwareView& hw, CollectiveKind kind, A
       if (kind != K::all_to_all) return "pairwise exchange runs only all_to_all";
       return {};
     case Algorithm::p2p:
-      if (kind != K::send_recv && kind != K::gather && kind != K::scatter)
-        return "p2p runs only send_recv, gather and scatter";
+      if (!point_to_point(kind) || kind == K::all_to_all)
+        return "p2p runs only send_recv, gather, scatter and hypercube";
+      if (kind == K::hypercube && !is_power_of_two(shape.ranks))
+        return "hypercube needs a power-of-two rank count, got " + std::to_string(shape.ranks);
       return {};
   }
   return "unknown algorithm";
@@ -154,8 +156,9 @@ AlgoCost algorithm_cost(const HardwareView& hw, Algorithm algo, const CostQuery&
     case Algorithm::pairwise:
       return all_to_all_cost(hw, q);
     case Algorithm::p2p:
-      return q.kind == CollectiveKind::send_recv ? send_recv_cost(hw, q)
-                                                 : gather_scatter_cost(hw, q);
+      return q.kind == CollectiveKind::send_recv   ? send_recv_cost(hw, q)
+             : q.kind == CollectiveKind::hypercube ? hypercube_cost(hw, q)
+                                                   : gather_scatter_cost(hw, q);
   }
   return ring_cost(hw, q);
 }
@@ -169,8 +172,7 @@ Tuner::Tuner(const HardwareView& hw, const CollectiveOptions& options)
 }
 
 TunerChoice Tuner::choose(CollectiveKind kind, double bytes, const CommShape& shape) const {
-  const bool p2p_like = kind == CollectiveKind::all_to_all || kind == CollectiveKind::send_recv ||
-                        kind == CollectiveKind::gather || kind == CollectiveKind::scatter;
+  const bool p2p_like = point_to_point(kind);
   std::span<const Algorithm> algos = nccl_candidates(kind);
   Algorithm explicit_algo{};
   if (options_.algorithm && !p2p_like) {
@@ -191,8 +193,17 @@ TunerChoice Tuner::choose(CollectiveKind kind, double bytes, const CommShape& sh
   TunerChoice best;
   best.time_us = std::numeric_limits<double>::infinity();
   std::string last_refusal;
+  std::string algorithm_refusal;  // why the last candidate NCCL would consider cannot run
+  bool tried = false;
   for (Algorithm a : algos) {
-    if (!options_.algorithm && !algorithm_unsupported(hw_, kind, a, shape).empty()) continue;
+    if (!options_.algorithm || p2p_like) {
+      const auto why = algorithm_unsupported(hw_, kind, a, shape);
+      if (!why.empty()) {
+        algorithm_refusal = why;
+        continue;
+      }
+    }
+    tried = true;
     for (Protocol p : protos) {
       const auto why = protocol_unsupported(hw_, a, p, shape);
       if (!why.empty()) {
@@ -203,6 +214,11 @@ TunerChoice Tuner::choose(CollectiveKind kind, double bytes, const CommShape& sh
       const double t = algorithm_cost(hw_, a, q).time_us(bytes);
       if (t < best.time_us) best = {a, p, q.channels, t};
     }
+  }
+  if (!tried) {
+    throw InputError(
+        {}, "collectives.algorithm",
+        "no algorithm can run " + std::string(name(kind)) + " here: " + algorithm_refusal);
   }
   if (best.time_us == std::numeric_limits<double>::infinity()) {
     const std::string proto = options_.protocol ? std::string(name(*options_.protocol)) : "auto";

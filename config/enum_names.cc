@@ -72,6 +72,7 @@ EnumNames<CollectiveKind> collective_kind_names() {
           {"send_recv", CollectiveKind::send_recv},
           {"gather", CollectiveKind::gather},
           {"scatter", CollectiveKind::scatter},
+          {"hypercube", CollectiveKind::hypercube},
           {"allreduce", CollectiveKind::all_reduce},
           {"allgather", CollectiveKind::all_gather},
           {"reducescatter", CollectiveKind::reduce_scatter},

@@ -45,6 +45,7 @@ std::optional<collectives::CollectiveKind> parse_collective_name(std::string_vie
   if (key == "sendrecv" || key == "p2p") return CollectiveKind::send_recv;
   if (key == "gather") return CollectiveKind::gather;
   if (key == "scatter") return CollectiveKind::scatter;
+  if (key == "hypercube") return CollectiveKind::hypercube;
   return std::nullopt;
 }
 

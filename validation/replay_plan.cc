@@ -16,12 +16,15 @@ ReplayPlan make_replay_plan(collectives::CollectiveKind kind, Bytes min, Bytes m
                                  min.count(), max.count()));
   if (factor < 2)
     throw InputError(SourceLocation{}, "workload.step_factor", "expected a factor of at least 2");
+  if (kind == K::hypercube && (ranks & (ranks - 1)) != 0)
+    throw InputError(SourceLocation{}, "ranks",
+                     fmt::format("hypercube needs a power-of-two rank count, got {}", ranks));
   ReplayPlan plan;
   plan.collective = kind;
   plan.ranks = ranks;
   constexpr int64_t kElem = 4;
   bool split = kind == K::all_gather || kind == K::reduce_scatter || kind == K::all_to_all ||
-               kind == K::gather || kind == K::scatter;
+               kind == K::gather || kind == K::scatter || kind == K::hypercube;
   int64_t last = -1;
   for (int64_t size = min.count(); size <= max.count(); size *= factor) {
     int64_t count = size / kElem;
@@ -32,6 +35,7 @@ ReplayPlan make_replay_plan(collectives::CollectiveKind kind, Bytes min, Bytes m
       last = s.size_bytes;
       switch (kind) {
         case K::all_gather:
+        case K::hypercube:
         case K::gather:  // the root receives every rank's part
           s.call_count = count / ranks;
           s.send_count = s.call_count;

@@ -64,6 +64,7 @@ DTSIM_HOST_DEVICE inline float replay_expected(collectives::CollectiveKind kind,
       for (int r = 0; r < ranks; ++r) sum += replay_input(r, rank * call_count + index);
       return sum;
     case K::all_gather:
+    case K::hypercube:
     case K::gather:  // the root's buffer (the other ranks' are not checked)
       return replay_input(static_cast<int>(index / call_count), index % call_count);
     case K::scatter:

@@ -45,6 +45,9 @@ collectives::CollectiveEstimate AlphaBetaCollectiveModel::estimate(
     case CollectiveKind::all_reduce: t = 2 * frac * b / bw + 2 * (n - 1) * alpha; break;
     case CollectiveKind::all_gather:
     case CollectiveKind::reduce_scatter: t = frac * b / bw + (n - 1) * alpha; break;
+    case CollectiveKind::hypercube:
+      t = frac * b / bw + std::ceil(std::log2(n)) * alpha;
+      break;
     case CollectiveKind::broadcast:
     case CollectiveKind::reduce: t = b / bw + std::ceil(std::log2(n)) * alpha; break;
     case CollectiveKind::all_to_all:

@@ -38,6 +38,7 @@ pb::CollectiveCommType to_chakra(CollectiveKind k) {
     case CollectiveKind::send_recv: return pb::BARRIER;
     case CollectiveKind::gather: return pb::GATHER;
     case CollectiveKind::scatter: return pb::SCATTER;
+    case CollectiveKind::hypercube: return pb::ALL_GATHER;  // Chakra has no name for the algorithm
   }
   return pb::ALL_REDUCE;
 }

@@ -71,6 +71,11 @@ std::vector<SweepRow> run_collective_sweep(const CollectiveSweepSpec& sweep,
                      "the cluster has " + std::to_string(total) + " GPUs, the sweep asks for " +
                          std::to_string(ranks));
   }
+  if (sweep.collective == CollectiveKind::hypercube && (ranks & (ranks - 1)) != 0) {
+    throw InputError({}, "workload.ranks",
+                     "hypercube needs a power-of-two rank count (nccl-tests refuses others), got " +
+                         std::to_string(ranks));
+  }
   collectives::Communicator comm;
   comm.ranks.resize(static_cast<size_t>(ranks));
   std::iota(comm.ranks.begin(), comm.ranks.end(), 0);

@@ -52,8 +52,7 @@ struct Rank {
 };
 
 bool has_in_place(CollectiveKind k) {
-  return k != CollectiveKind::all_to_all && k != CollectiveKind::send_recv &&
-         k != CollectiveKind::gather && k != CollectiveKind::scatter;
+  return !collectives::point_to_point(k);
 }
 
 // The buffers of one call: in place, the input lives inside the output buffer where NCCL
@@ -128,6 +127,8 @@ void issue(const ReplayPlan& plan, const ReplayStep& s, const Rank& r, ncclComm_
                  "ncclSend");
       check_nccl(ncclGroupEnd(), "ncclGroupEnd");
       break;
+    case CollectiveKind::hypercube:  // launch_all runs its rounds, each a group of its own
+      break;
     case CollectiveKind::scatter:
       check_nccl(ncclGroupStart(), "ncclGroupStart");
       if (r.rank == plan.root) {
@@ -146,6 +147,34 @@ void issue(const ReplayPlan& plan, const ReplayStep& s, const Rank& r, ncclComm_
 // One launch of the collective on every local rank (grouped, so one process can drive several GPUs).
 void launch_all(const ReplayPlan& plan, const ReplayStep& s, std::vector<Rank>& ranks,
                 const std::vector<ncclComm_t>& comms, Placement p) {
+  if (plan.collective == CollectiveKind::hypercube) {
+    // As nccl-tests: each rank copies its part into place, then round `mask` exchanges the parts
+    // it holds with the rank `mask` away. A round needs the one before it, so each is its own
+    // group (NCCL would merge nested groups into one).
+    const int64_t cc = s.call_count;
+    for (Rank& r : ranks) {
+      check_cuda(cudaSetDevice(r.device), "cudaSetDevice");
+      check_cuda(cudaMemcpyAsync(r.recv + r.rank * cc, r.send, cc * sizeof(float),
+                                 cudaMemcpyDeviceToDevice, r.stream),
+                 "cudaMemcpyAsync");
+    }
+    for (int mask = 1; mask < plan.ranks; mask *= 2) {
+      check_nccl(ncclGroupStart(), "ncclGroupStart");
+      for (size_t i = 0; i < ranks.size(); ++i) {
+        const Rank& r = ranks[i];
+        check_cuda(cudaSetDevice(r.device), "cudaSetDevice");
+        const int peer = r.rank ^ mask;
+        check_nccl(ncclSend(r.recv + (r.rank & ~(mask - 1)) * cc, cc * mask, ncclFloat32, peer,
+                            comms[i], r.stream),
+                   "ncclSend");
+        check_nccl(ncclRecv(r.recv + (peer & ~(mask - 1)) * cc, cc * mask, ncclFloat32, peer,
+                            comms[i], r.stream),
+                   "ncclRecv");
+      }
+      check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+    }
+    return;
+  }
   check_nccl(ncclGroupStart(), "ncclGroupStart");
   for (size_t i = 0; i < ranks.size(); ++i) {
     check_cuda(cudaSetDevice(ranks[i].device), "cudaSetDevice");

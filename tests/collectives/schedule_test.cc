@@ -103,6 +103,24 @@ TEST(Schedule, PairwiseAllToAllMatchesTheClosedForm) {
   EXPECT_NEAR(run_us(s, n), hop_us(kBytes / n), 0.01 * hop_us(kBytes / n));
 }
 
+// nccl-tests' hypercube: rounds with partners 1, 2, 4 apart, each sending all the rank holds
+// (1, 2, 4 parts of size/8) once the round before has delivered; every rank ends with all 8 parts.
+TEST(Schedule, HypercubeDoublesWhatEachRankHoldsRoundByRound) {
+  const int n = 8;
+  const auto s = build_schedule(Algorithm::p2p, CollectiveKind::hypercube,
+                                Bytes(static_cast<int64_t>(kBytes)), world(n), 1);
+  double expect = 0;
+  for (int mask = 1; mask < n; mask *= 2) expect += hop_us(kBytes * mask / n);
+  EXPECT_NEAR(run_us(s, n), expect, 0.01 * expect);
+  std::vector<int64_t> in(n, 0);
+  for (const auto& t : s.transfers()) {
+    EXPECT_EQ(t.src_gpu ^ t.dst_gpu, 1 << t.step);
+    in[static_cast<size_t>(t.dst_gpu)] += t.bytes.count();
+  }
+  for (int r = 0; r < n; ++r)
+    EXPECT_EQ(in[static_cast<size_t>(r)], static_cast<int64_t>(kBytes) * (n - 1) / n) << r;
+}
+
 TEST(Schedule, RingAllReduceMovesTwiceTheBufferPerRankMinusOneShare) {
   const int n = 8;
   const int64_t b = 8 << 20;

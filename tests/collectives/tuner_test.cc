@@ -152,8 +152,8 @@ TEST(Tuner, PointToPointOperationsIgnoreTheAlgorithmChoiceAsNcclDoes) {
   o.algorithm = Algorithm::ring;
   EXPECT_EQ(run(preset("hgx-h100", 2), o, CollectiveKind::all_to_all, Bytes::mib(8)).algorithm,
             Algorithm::pairwise);
-  for (CollectiveKind k :
-       {CollectiveKind::send_recv, CollectiveKind::gather, CollectiveKind::scatter}) {
+  for (CollectiveKind k : {CollectiveKind::send_recv, CollectiveKind::gather,
+                           CollectiveKind::scatter, CollectiveKind::hypercube}) {
     EXPECT_EQ(run(preset("hgx-h100", 2), o, k, Bytes::mib(8)).algorithm, Algorithm::p2p) << name(k);
   }
   const auto spec = preset("hgx-h100", 2);
@@ -161,6 +161,17 @@ TEST(Tuner, PointToPointOperationsIgnoreTheAlgorithmChoiceAsNcclDoes) {
   EXPECT_EQ(algorithm_unsupported(HardwareView(spec, params), CollectiveKind::gather,
                                   Algorithm::ring, {16, 2, 8}),
             "ring does not run gather");
+  // nccl-tests runs hypercube on a power-of-two rank count only; the tuner says why it cannot.
+  const AnalyticalCollectiveModel m(spec, o, {});
+  Communicator twelve;
+  for (int r = 0; r < 12; ++r) twelve.ranks.push_back(r);
+  try {
+    m.estimate(CollectiveKind::hypercube, Bytes::mib(8), twelve);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("power-of-two rank count, got 12"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

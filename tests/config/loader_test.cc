@@ -299,7 +299,7 @@ TEST(Loader, EnumErrorsListTheCanonicalNamesOnce) {
   EXPECT_NE(
       e.find(
           "expected one of all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, "
-          "send_recv, gather or scatter, got \"allreduc\""),
+          "send_recv, gather, scatter or hypercube, got \"allreduc\""),
       std::string::npos)
       << e;
 }

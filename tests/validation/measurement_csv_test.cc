@@ -60,7 +60,7 @@ TEST(MeasurementCsv, ShortRowIsAnInputError) {
 
 TEST(MeasurementCsv, UnknownCollectiveIsAnInputError) {
   std::string text =
-      "collective,size_bytes,time_us,algbw_GBps,busbw_GBps,placement\nhypercube,1024,10,1,1,out\n";
+      "collective,size_bytes,time_us,algbw_GBps,busbw_GBps,placement\nalltoallv,1024,10,1,1,out\n";
   EXPECT_THROW(read_measurement_csv(text, "m.csv"), InputError);
 }
 
@@ -102,7 +102,11 @@ TEST(CollectiveName, AcceptsNcclTestsNcclAndDtsimSpellings) {
   EXPECT_EQ(parse_collective_name("sendrecv"), CollectiveKind::send_recv);
   EXPECT_EQ(parse_collective_name("all_to_all"), CollectiveKind::all_to_all);
   EXPECT_EQ(parse_collective_name("ReduceScatter"), CollectiveKind::reduce_scatter);
-  EXPECT_FALSE(parse_collective_name("hypercube").has_value());
+  // Every nccl-tests program (gather_perf, scatter_perf and hypercube_perf included).
+  EXPECT_EQ(parse_collective_name("gather_perf"), CollectiveKind::gather);
+  EXPECT_EQ(parse_collective_name("scatter_perf"), CollectiveKind::scatter);
+  EXPECT_EQ(parse_collective_name("hypercube_perf"), CollectiveKind::hypercube);
+  EXPECT_FALSE(parse_collective_name("alltoallv").has_value());
 }
 
 }  // namespace

@@ -104,6 +104,20 @@ TEST(ReplayPlan, GatherAndScatterMoveOneRanksPartOfTheRootsBuffer) {
   }
 }
 
+// hypercube gathers like all_gather (each rank ends with every rank's part) on power-of-two
+// rank counts only, as nccl-tests.
+TEST(ReplayPlan, HypercubeIsAnAllGatherOnAPowerOfTwoRankCount) {
+  const ReplayPlan h =
+      make_replay_plan(CollectiveKind::hypercube, Bytes(1 << 20), Bytes(1 << 20), 2, 8);
+  EXPECT_EQ(h.steps[0].recv_count, 8 * h.steps[0].call_count);
+  for (int rank = 0; rank < 8; ++rank) {
+    EXPECT_EQ(count_wrong(CollectiveKind::hypercube, rank, 8, 0, h.steps[0],
+                          simulate(CollectiveKind::all_gather, rank, 8, h.steps[0])),
+              0);
+  }
+  EXPECT_THROW(make_replay_plan(CollectiveKind::hypercube, Bytes(8), Bytes(64), 2, 6), InputError);
+}
+
 TEST(ReplayPattern, ACorruptedElementIsCounted) {
   ReplayPlan p = make_replay_plan(CollectiveKind::all_reduce, Bytes(4096), Bytes(4096), 2, 4);
   std::vector<float> got = simulate(CollectiveKind::all_reduce, 1, 4, p.steps[0]);
