@@ -233,6 +233,7 @@ std::string dump_scenario(const Scenario& s) {
   w.key(1, "overlap_tp_comm", boolean(wl.training.overlap_tp_comm));
   w.key(1, "overlap_ep_comm", boolean(wl.training.overlap_ep_comm));
   w.key(1, "moe_dispatch", std::string(enum_name(wl.training.moe_dispatch, moe_dispatch_names())));
+  w.key(1, "moe_imbalance", number(wl.training.moe_imbalance));
   w.key(1, "dp_bucket_mparams", std::to_string(wl.training.dp_bucket_params / 1'000'000));
   w.key(1, "layers_per_block", wl.layers_per_block > 0 ? std::to_string(wl.layers_per_block) : "auto");
   w.key(1, "format", yaml_string(wl.trace.format));

@@ -337,6 +337,14 @@ void check_training(MapReader& w, const ClusterSpec& cluster, workloads::Trainin
     fail(par_at, w.key("parallel"),
          fmt::format("tp*pp*cp*dp = {} needs more GPUs than the cluster's {}", model_parallel * p.dp, gpus));
   }
+  if (t.moe_imbalance > p.ep) {
+    const YamlNode* at = w.node().find("moe_imbalance");
+    fail(at ? *at : w.node(), w.key("moe_imbalance"),
+         fmt::format("{} exceeds ep = {}: the busiest of {} expert-parallel ranks gets at most all "
+                     "the tokens, "
+                     "{} times the balanced share",
+                     t.moe_imbalance, p.ep, p.ep, p.ep));
+  }
   // The generator's own rules (heads divide by tp, enough layers for pp x vp chunks, the global
   // batch divides into micro-batches, ...), checked here so that they name the scenario.
   try {
@@ -394,6 +402,7 @@ workloads::WorkloadSpec read_workload(MapReader r, const ClusterSpec& cluster) {
   r.read("attention", t.attention, attention_names());
   r.read("overlap_ep_comm", t.overlap_ep_comm);
   r.read("moe_dispatch", t.moe_dispatch, moe_dispatch_names());
+  r.read("moe_imbalance", t.moe_imbalance, 1.0, 1024.0);
   r.read("fp8_fused_casts", t.fp8_fused_casts);
   r.read("bf16_layers_at_start", t.bf16_layers_at_start, Range{0, kMaxCount});
   r.read("bf16_layers_at_end", t.bf16_layers_at_end, Range{0, kMaxCount});

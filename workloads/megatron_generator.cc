@@ -1,16 +1,17 @@
 #include "workloads/megatron_generator.h"
 
 #include <algorithm>
-#include <tuple>
+#include <cmath>
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
 #include "topology/node_template.h"
-#include "workloads/model_catalog.h"
 #include "workloads/memory_model.h"
+#include "workloads/model_catalog.h"
 #include "workloads/model_shape.h"
 #include "workloads/placement.h"
 
@@ -288,14 +289,18 @@ class StageBuilder {
   }
 
   // Routed experts: tokens of this rank's sequence shard go to top_k experts over the EP group
-  // (all_to_all), run as a grouped GEMM over the local experts, and come back. Balanced routing.
+  // (all_to_all), run as a grouped GEMM over the local experts, and come back. With routing
+  // imbalance (moe_imbalance) the busiest rank receives that many times the balanced share; the
+  // exchanges wait for it, so its expert work and its exchanges set every rank's pace.
   uint32_t moe_mlp(uint32_t x, int rep, bool fwd) {
     const double scale = fwd ? 1 : 2;
     auto L = [&](const char* f, const char* b) { return std::string_view(fwd ? f : b); };
     const int64_t tokens = Tsp_;
     const int64_t local = std::max<int64_t>(1, z_.E / ep_);
     const int64_t routed = tokens * z_.topk;
-    const int64_t per_expert = std::max<int64_t>(1, routed / local);
+    const double load = t_.moe_imbalance;
+    const auto busiest = static_cast<int64_t>(std::llround(static_cast<double>(routed) * load));
+    const int64_t per_expert = std::max<int64_t>(1, busiest / local);
     const int64_t up = (z_.gated ? 2 : 1) * z_.fm;
     x = gemm(L("moe.router.fwd", "moe.router.bwd"), x, rep, tokens, z_.E, z_.h, 1, scale);
     // Token permutation around the exchange, memory-bound: gather each token's top_k copies in
@@ -304,7 +309,8 @@ class StageBuilder {
     const int64_t permuted_bytes = (tokens + 3 * routed) * z_.h * B_;
     x = elem(L("moe.permute.fwd", "moe.permute.bwd"), x, rep, permuted_bytes);
     // A deduplicating dispatcher sends a token to each remote node once, not once per expert.
-    const auto exchanged = static_cast<int64_t>(static_cast<double>(routed * z_.h * B_) * dispatch_share_);
+    const auto exchanged =
+        static_cast<int64_t>(static_cast<double>(busiest * z_.h * B_) * dispatch_share_);
     const uint32_t dispatch = coll(L("moe.dispatch.fwd", "moe.dispatch.bwd"), x, rep, Stream::ep,
                                    CollectiveKind::all_to_all, ep_comm_, exchanged);
     // Overlapped, the exchanges hide behind computation (in Megatron-Core and DualPipe another
@@ -312,7 +318,8 @@ class StageBuilder {
     const bool overlap = t_.overlap_ep_comm && dispatch != x;
     if (!overlap) x = dispatch;
     x = gemm(L("moe.expert_fc1.fwd", "moe.expert_fc1.bwd"), x, rep, per_expert, up, z_.h, local, scale);
-    x = elem(L("moe.expert_act.fwd", "moe.expert_act.bwd"), x, rep, (z_.gated ? 3 : 2) * routed * z_.fm * B_);
+    x = elem(L("moe.expert_act.fwd", "moe.expert_act.bwd"), x, rep,
+             (z_.gated ? 3 : 2) * busiest * z_.fm * B_);
     x = gemm(L("moe.expert_fc2.fwd", "moe.expert_fc2.bwd"), x, rep, per_expert, z_.h, z_.fm, local, scale);
     const uint32_t combine = coll(L("moe.combine.fwd", "moe.combine.bwd"), x, rep, Stream::ep,
                                   CollectiveKind::all_to_all, ep_comm_, exchanged);

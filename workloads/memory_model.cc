@@ -54,10 +54,13 @@ LayerActivations layer_activations(const TrainingSpec& t, bool moe) {
   // (query, key) pair; flash attention recomputes them, as does selective recomputation.
   if (t.attention == Attention::unfused && t.activation_recompute == Recompute::none) a.split += static_cast<double>(z.a * z.s) * (2 * B + 1);
   // FFN: FC1's output (both halves when gated) and the activation's output; an MoE layer does so
-  // for each of the top_k experts a token visits, plus the shared experts.
+  // for each of the top_k experts a token visits (on the busiest rank moe_imbalance times as
+  // many), plus the shared experts.
   const double per_ffn = B * (z.gated ? 2 : 1) * f + G * f;
   const double per_expert = B * (z.gated ? 2 : 1) * fm + G * fm + G * h;
-  a.split += moe ? static_cast<double>(z.topk + z.shared) * per_expert : per_ffn;
+  a.split += moe ? (static_cast<double>(z.topk) * t.moe_imbalance + static_cast<double>(z.shared)) *
+                       per_expert
+                 : per_ffn;
   return a;
 }
 

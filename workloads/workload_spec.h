@@ -135,6 +135,10 @@ struct TrainingSpec {
   // after it (Megatron-Core's --overlap-moe-expert-parallel-comm, DeepSeek's DualPipe).
   bool overlap_ep_comm = false;
   MoeDispatch moe_dispatch = MoeDispatch::alltoall;
+  // MoE routing imbalance: the busiest expert-parallel rank's routed tokens over the balanced
+  // share (max / mean). The exchanges wait for that rank, so every rank's expert work and
+  // exchanges are priced at its load. 1: balanced, as benchmarks force it; at most ep.
+  double moe_imbalance = 1.0;
   int64_t dp_bucket_params = 40'000'000;  // gradient bucket size in parameters (Megatron default)
 };
 

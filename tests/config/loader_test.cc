@@ -340,6 +340,19 @@ TEST(Loader, Bf16OnAGpuWithoutBf16IsAnErrorNamingThePrecision) {
       topology::Dtype::fp16);
 }
 
+// The busiest of ep ranks gets at most every token: ep times the balanced share.
+TEST(Loader, MoeImbalanceBeyondTheExpertGroupIsAnErrorNamingIt) {
+  const std::string head =
+      "cluster: {node: hgx-h100, nodes: 1}\nworkload: {kind: training, model: mixtral-8x7b, ";
+  const std::string message = error_of(head + "parallel: {tp: 1, ep: 4}, moe_imbalance: 6}\n");
+  EXPECT_NE(message.find("workload.moe_imbalance: 6 exceeds ep = 4"), std::string::npos) << message;
+  EXPECT_NE(error_of(head + "moe_imbalance: 0.9}\n").find("workload.moe_imbalance"),
+            std::string::npos);
+  EXPECT_EQ(load(head + "parallel: {tp: 1, ep: 4}, moe_imbalance: 1.25}\n")
+                .workload.training.moe_imbalance,
+            1.25);
+}
+
 TEST(Loader, KeyWithoutValueIsAnError) {
   EXPECT_NE(error_of("cluster:\n  nodes:\n").find("cluster.nodes: expected a value"), std::string::npos);
 }

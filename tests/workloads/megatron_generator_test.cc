@@ -446,6 +446,30 @@ TEST(MegatronGenerator, OverlappedExpertExchangesHideBehindCompute) {
   EXPECT_LT(overlapped.iteration, plain.iteration);
 }
 
+// Routing imbalance: the busiest EP rank gets 1.5x the balanced tokens, and the exchanges wait for
+// it, so the expert GEMMs' rows and the exchanged bytes grow 1.5x, and so does the iteration's
+// expert work; the router and the attention do not change.
+TEST(MegatronGenerator, RoutingImbalancePacesEveryRankAtTheBusiestOnesLoad) {
+  TrainingSpec t = small_moe(1, 16, 16, 16, 4);
+  t.batch.global = 64;
+  const topology::ClusterSpec c = cluster(2);
+  const Workload balanced = generate_megatron(t, c);
+  t.moe_imbalance = 1.5;
+  const Workload skewed = generate_megatron(t, c);
+  const Op& fc1 = *first_op(balanced, "moe.expert_fc1.fwd");
+  const Op& fc1_skewed = *first_op(skewed, "moe.expert_fc1.fwd");
+  EXPECT_EQ(fc1_skewed.m, fc1.m * 3 / 2);
+  EXPECT_NEAR(fc1_skewed.flops / fc1.flops, 1.5, 1e-9);
+  EXPECT_NEAR(static_cast<double>(first_op(skewed, "moe.dispatch.fwd")->bytes.count()) /
+                  static_cast<double>(first_op(balanced, "moe.dispatch.fwd")->bytes.count()),
+              1.5, 1e-6);
+  EXPECT_EQ(first_op(skewed, "moe.router.fwd")->flops, first_op(balanced, "moe.router.fwd")->flops);
+  const topology::GpuSpec& gpu = *topology::find_gpu_preset("h100-sxm");
+  AlphaBetaCollectiveModel comm(c);
+  ComputeModel cm(gpu);
+  EXPECT_GT(Executor(cm, comm).run(skewed).iteration, Executor(cm, comm).run(balanced).iteration);
+}
+
 // Multi-token prediction runs on the stage with the LM head: its projection and its second
 // pass through the head, once per microbatch each way.
 TEST(MegatronGenerator, MultiTokenPredictionRunsAfterTheHead) {
