@@ -201,6 +201,12 @@ SweepPlan plan_row(const config::Scenario& s, const collectives::AnalyticalColle
         model.parameters(), run.algorithm, run.protocol, q.shape.nodes > 1,
         static_cast<double>(row.channels) / std::max(1, schedule.channels()));
   }
+  // A send/recv pair, or a hypercube round's, copies at the closed form's send/recv rate.
+  if (run.algorithm == collectives::Algorithm::p2p &&
+      (kind == collectives::CollectiveKind::send_recv ||
+       kind == collectives::CollectiveKind::hypercube)) {
+    cap = collectives::flow_p2p_cap(model.hardware(), q.shape, schedule.channels());
+  }
   return {run.algorithm, run.protocol, std::move(schedule), latency, false, floor, cap};
 }
 

@@ -25,6 +25,11 @@ double flow_channel_cap(const ModelParameters& p, Algorithm algo, Protocol proto
   return payload * 1e9 * cap_scale / p.bandwidth_fraction(protocol);
 }
 
+double flow_p2p_cap(const HardwareView& hw, const CommShape& shape, int lowered_channels) {
+  const double pair = shape.ranks_per_node == 2 ? hw.intra_pair_bw : hw.intra_bw;
+  return pair * hw.params.p2p_efficiency * 1e9 / std::max(1, lowered_channels);
+}
+
 bool has_flow_lowering(Algorithm algo, CollectiveKind kind) {
   switch (algo) {
     case Algorithm::ring:
@@ -246,7 +251,14 @@ double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kin
   // A channel moves at most its bandwidth of payload, as in the closed form (flow_channel_cap).
   // An LL channel of a communicator that spans nodes moves at LL's network rate on every hop.
   const bool spans_nodes = analytical_.hardware().shape_of(comm).nodes > 1;
-  const double channel_cap = flow_channel_cap(p, algo, protocol, spans_nodes, set.cap_scale);
+  double channel_cap = flow_channel_cap(p, algo, protocol, spans_nodes, set.cap_scale);
+  if (algo == Algorithm::p2p &&
+      (kind == CollectiveKind::send_recv || kind == CollectiveKind::hypercube)) {
+    const int lowered = static_cast<int>(std::lround(channels / set.cap_scale));
+    channel_cap = std::min(
+        channel_cap,
+        flow_p2p_cap(analytical_.hardware(), analytical_.hardware().shape_of(comm), lowered));
+  }
   network::flow::FlowProblem problem;
   std::vector<uint32_t> dense(cluster_->links().size(), kNoLink);  // graph link -> problem link
   std::unordered_map<int64_t, uint32_t> staged;          // host-staged GPU pair -> problem link

@@ -59,6 +59,12 @@ network::LinkEfficiency link_efficiency(const ModelParameters& params, topology:
 double flow_channel_cap(const ModelParameters& p, Algorithm algo, Protocol protocol,
                         bool spans_nodes, double cap_scale);
 
+// Bytes per second on the wire one channel of a send_recv or hypercube moves at most: the closed
+// form's send/recv rate over the scale-up fabric (the pair's link rate x p2p_efficiency, a copy
+// kernel's), shared by the `lowered_channels` channels its transfers run on. Flows would otherwise
+// run a GPU pair at the link's whole NCCL rate, a ring's. Across nodes the NIC binds well below it.
+double flow_p2p_cap(const HardwareView& hw, const CommShape& shape, int lowered_channels);
+
 // True when `algo` has a transfer-level schedule (schedule.h) for `kind`.
 bool has_flow_lowering(Algorithm algo, CollectiveKind kind);
 

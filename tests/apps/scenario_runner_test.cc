@@ -117,6 +117,19 @@ TEST(ScenarioRunner, FlowRingChannelsMoveAtMostTheirChannelRate) {
               16 * p.ll_net_channel_bandwidth, 16 * p.ll_net_channel_bandwidth * 0.05);
 }
 
+// A send/recv pair is a copy kernel: on flows, as in the closed form, it moves at p2p_efficiency
+// of the ring's NVLink rate (8 A100s, sendrecv_perf: 195 GB/s against a ring's 240). Without the
+// cap flows ran it at the link's whole rate, 1/0.82 too fast.
+TEST(ScenarioRunner, FlowSendRecvMovesAtTheCopyKernelsRate) {
+  const collectives::ModelParameters p;
+  const double pair = 450.0 * p.nvlink_efficiency * p.p2p_efficiency;
+  EXPECT_NEAR(flow_busbw({{"cluster.nodes", "1"},
+                          {"workload.collective", "send_recv"},
+                          {"workload.min_bytes", "1GiB"},
+                          {"workload.max_bytes", "1GiB"}}),
+              pair, pair * 0.03);
+}
+
 // An AWS P5 node has four EFA NICs per GPU. NCCL pins each channel to one of them, so a ring
 // all_reduce keeps all 32 NICs of a node equally busy; the flow lowering does the same (rings
 // rounded up to 32, channel c on NIC slot c / 8 of its GPU). With every GPU on its first NIC
