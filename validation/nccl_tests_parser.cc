@@ -297,6 +297,9 @@ std::vector<MeasurementSet> parse_nccl_tests_output(std::string_view text, const
           p.wrong = static_cast<int64_t>(*n);
           continue;
         }
+        // The old format's max-error column: N/A when validation was off (-c 0); not a count of
+        // wrong elements, so not kept.
+        if (f == Field::error && v == "N/A") continue;
         auto n = parse_number(v);
         if (!n || *n < 0) throw err(col, fmt::format("expected a number, got \"{}\"", v));
         if (f == Field::time) p.time_us = *n;

@@ -112,6 +112,19 @@ TEST(NcclTestsOutput, UnnamedGatherOrScatterTableAsksForTheCollective) {
   EXPECT_EQ(parse_nccl_tests_output(text, "x.txt").at(0).collective, CollectiveKind::gather);
 }
 
+// The old format's max-error column reads N/A when validation was off (-c 0): microsoft/
+// superbenchmark's 8 x A100 broadcast was refused at its first row.
+TEST(NcclTestsOutput, OldFormatWithValidationOffReads) {
+  NcclTestsParseOptions named;
+  named.collective = CollectiveKind::broadcast;
+  const auto sets = read_measurements(data("broadcast_old_format_no_check.txt"), named);
+  ASSERT_EQ(sets.size(), 1u);
+  ASSERT_EQ(sets[0].points.size(), 4u);  // two sizes, out of place and in place
+  EXPECT_DOUBLE_EQ(sets[0].points[0].time_us, 374.8);
+  EXPECT_FALSE(sets[0].points[0].wrong.has_value());
+  EXPECT_EQ(sets[0].ranks, 8);
+}
+
 TEST(NcclTestsOutput, NotApplicableWrongCountIsUnknownNotZero) {
   MeasurementSet s = read_one("broadcast_root_no_check.txt");
   EXPECT_FALSE(s.points[0].wrong.has_value());
