@@ -174,11 +174,20 @@ SweepPlan plan_row(const config::Scenario& s, const collectives::AnalyticalColle
   // payload.
   const Bytes wire(static_cast<int64_t>(
       std::llround(row.bytes.as_double() / model.parameters().bandwidth_fraction(run.protocol))));
+  // A broadcast or reduce chain streams (NCCL pipelines it far finer than transfers could): every
+  // hop at once, with the closed form's pipeline fill added to its latency.
+  const bool chain =
+      kind == collectives::CollectiveKind::broadcast || kind == collectives::CollectiveKind::reduce;
+  const bool streamed = chain && run.algorithm == collectives::Algorithm::ring;
   collectives::Schedule schedule =
-      collectives::build_schedule(run.algorithm, kind, wire, comm, row.channels,
-                                  s.cluster.gpus_per_node, s.cluster.nics_per_gpu());
-  const Time closed =
-      Time::us(collectives::algorithm_cost(model.hardware(), run.algorithm, q).latency_us);
+      streamed
+          ? collectives::streamed_chain_schedule(kind, wire, comm, row.channels,
+                                                 s.cluster.gpus_per_node, s.cluster.nics_per_gpu())
+          : collectives::build_schedule(run.algorithm, kind, wire, comm, row.channels,
+                                        s.cluster.gpus_per_node, s.cluster.nics_per_gpu());
+  const collectives::AlgoCost cost =
+      collectives::algorithm_cost(model.hardware(), run.algorithm, q);
+  const Time closed = Time::us(cost.latency_us + (streamed ? cost.fill_us : 0.0));
   const Time links = link_latency_path(schedule, cluster);
   // NCCL's per-step software latency (launch, flag waits, proxy), which the closed form prices
   // and the links do not: the closed form's latency less what the schedule's links already charge
@@ -188,15 +197,13 @@ SweepPlan plan_row(const config::Scenario& s, const collectives::AnalyticalColle
                          ? Time::us(collectives::algorithm_cost(model.hardware(), run.algorithm, q)
                                         .time_us(row.bytes.as_double()))
                          : Time{};
-  // A ring channel moves at most what the closed form lets it (flow_channel_cap), the tuned
-  // channels' share spread over the channels the lowering runs. Trees and the chains of broadcast
-  // and reduce are not capped here: their hops forward slices of 64 KiB and more, store and
-  // forward, where NCCL's protocols pipeline far finer, and a capped slice would pay the cap's
-  // rate on every hop.
+  // A ring channel, or a streamed chain's, moves at most what the closed form lets it
+  // (flow_channel_cap), the tuned channels' share spread over the channels the lowering runs.
+  // Trees are not capped here: their hops forward slices of 64 KiB and more, store and forward,
+  // where NCCL's protocols pipeline far finer, and a capped slice would pay the cap's rate on every
+  // hop.
   double cap = 0;
-  const bool chain =
-      kind == collectives::CollectiveKind::broadcast || kind == collectives::CollectiveKind::reduce;
-  if (run.algorithm == collectives::Algorithm::ring && !chain) {
+  if (run.algorithm == collectives::Algorithm::ring) {
     cap = collectives::flow_channel_cap(
         model.parameters(), run.algorithm, run.protocol, q.shape.nodes > 1,
         static_cast<double>(row.channels) / std::max(1, schedule.channels()));

@@ -76,45 +76,69 @@ int spread_channels(int channels, int ranks, int ranks_per_node, int nics_per_gp
   return (channels + unit - 1) / unit * unit;
 }
 
-Schedule ring_schedule(CollectiveKind kind, Bytes bytes, const Communicator& comm, int tuned_channels,
-                       int ranks_per_node, int nics_per_gpu) {
+namespace {
+
+// Each channel's chain follows its ring from the root (comm.ranks[0]): root -> ... -> the rank
+// before it, so channels leave and enter nodes through different GPUs as the rings do. Sliced,
+// the buffer is cut into slices that follow each other down the chain: a slice leaves a rank
+// once it has arrived there (and, for reduce, been added to the local one), and a hop carries a
+// channel's slices in order, so the hops work at once on different slices; slices of about 256
+// KiB, at most 32 per channel, as NCCL pipelines its chunks. Streamed, every hop carries its
+// channel's whole share at once, the limit of infinitely fine slices.
+Schedule chain_schedule(CollectiveKind kind, Bytes bytes, const Communicator& comm,
+                        int tuned_channels, int ranks_per_node, int nics_per_gpu, bool streamed) {
   Schedule s;
   const int n = comm.size();
   if (n <= 1) return s;
   const int channels = spread_channels(tuned_channels, n, ranks_per_node, nics_per_gpu);
   auto nic_of = [&](int c) { return nic_slot(c, ranks_per_node, std::max(1, nics_per_gpu)); };
-  const bool chain = kind == CollectiveKind::broadcast || kind == CollectiveKind::reduce;
-  if (chain) {
-    // Each channel's chain follows its ring from the root (comm.ranks[0]): root -> ... -> the
-    // rank before it, so channels leave and enter nodes through different GPUs as the rings do.
-    // The buffer is cut into slices that follow each other down the chain: a slice leaves a rank
-    // once it has arrived there (and, for reduce, been added to the local one), and a hop carries
-    // a channel's slices in order, so the hops work at once on different slices. Slices of about
-    // 256 KiB, at most 32 per channel, as NCCL pipelines its chunks.
-    const int slices = static_cast<int>(std::clamp<int64_t>(bytes.count() / channels / (256 * 1024), 1, 32));
-    for (int c = 0; c < channels; ++c) {
-      const Bytes per_channel = part_of(bytes, channels, c);
-      const std::vector<int> ring = ring_order(comm, c, ranks_per_node);
-      const auto root_at = static_cast<int>(std::find(ring.begin(), ring.end(), comm.ranks[0]) - ring.begin());
-      auto at = [&](int i) { return ring[static_cast<size_t>((root_at + i) % n)]; };
-      std::vector<uint32_t> prev_hop(static_cast<size_t>(slices), UINT32_MAX);
-      for (int h = 0; h + 1 < n; ++h) {
-        // reduce flows towards the root: last -> ... -> root; broadcast away from it.
-        const int from = kind == CollectiveKind::reduce ? at(n - 1 - h) : at(h);
-        const int to = kind == CollectiveKind::reduce ? at(n - 2 - h) : at(h + 1);
-        uint32_t last_on_hop = UINT32_MAX;
-        for (int j = 0; j < slices; ++j) {
-          std::vector<uint32_t> deps;
-          if (prev_hop[static_cast<size_t>(j)] != UINT32_MAX) deps.push_back(prev_hop[static_cast<size_t>(j)]);
-          if (last_on_hop != UINT32_MAX) deps.push_back(last_on_hop);
-          const Bytes piece = part_of(per_channel, slices, j);
-          const Bytes reduce = kind == CollectiveKind::reduce ? piece : Bytes(0);
-          last_on_hop = s.add(from, to, piece, deps, reduce, h, c, nic_of(c));
-          prev_hop[static_cast<size_t>(j)] = last_on_hop;
-        }
+  const int slices =
+      streamed
+          ? 1
+          : static_cast<int>(std::clamp<int64_t>(bytes.count() / channels / (256 * 1024), 1, 32));
+  for (int c = 0; c < channels; ++c) {
+    const Bytes per_channel = part_of(bytes, channels, c);
+    const std::vector<int> ring = ring_order(comm, c, ranks_per_node);
+    const auto root_at =
+        static_cast<int>(std::find(ring.begin(), ring.end(), comm.ranks[0]) - ring.begin());
+    auto at = [&](int i) { return ring[static_cast<size_t>((root_at + i) % n)]; };
+    std::vector<uint32_t> prev_hop(static_cast<size_t>(slices), UINT32_MAX);
+    for (int h = 0; h + 1 < n; ++h) {
+      // reduce flows towards the root: last -> ... -> root; broadcast away from it.
+      const int from = kind == CollectiveKind::reduce ? at(n - 1 - h) : at(h);
+      const int to = kind == CollectiveKind::reduce ? at(n - 2 - h) : at(h + 1);
+      uint32_t last_on_hop = UINT32_MAX;
+      for (int j = 0; j < slices; ++j) {
+        std::vector<uint32_t> deps;
+        if (!streamed && prev_hop[static_cast<size_t>(j)] != UINT32_MAX)
+          deps.push_back(prev_hop[static_cast<size_t>(j)]);
+        if (last_on_hop != UINT32_MAX) deps.push_back(last_on_hop);
+        const Bytes piece = part_of(per_channel, slices, j);
+        const Bytes reduce = kind == CollectiveKind::reduce ? piece : Bytes(0);
+        last_on_hop = s.add(from, to, piece, deps, reduce, h, c, nic_of(c));
+        prev_hop[static_cast<size_t>(j)] = last_on_hop;
       }
     }
-    return s;
+  }
+  return s;
+}
+
+}  // namespace
+
+Schedule streamed_chain_schedule(CollectiveKind kind, Bytes bytes, const Communicator& comm,
+                                 int channels, int ranks_per_node, int nics_per_gpu) {
+  return chain_schedule(kind, bytes, comm, channels, ranks_per_node, nics_per_gpu, true);
+}
+
+Schedule ring_schedule(CollectiveKind kind, Bytes bytes, const Communicator& comm,
+                       int tuned_channels, int ranks_per_node, int nics_per_gpu) {
+  Schedule s;
+  const int n = comm.size();
+  if (n <= 1) return s;
+  const int channels = spread_channels(tuned_channels, n, ranks_per_node, nics_per_gpu);
+  auto nic_of = [&](int c) { return nic_slot(c, ranks_per_node, std::max(1, nics_per_gpu)); };
+  if (kind == CollectiveKind::broadcast || kind == CollectiveKind::reduce) {
+    return chain_schedule(kind, bytes, comm, tuned_channels, ranks_per_node, nics_per_gpu, false);
   }
   const bool all_reduce = kind == CollectiveKind::all_reduce;
   const int steps = all_reduce ? 2 * (n - 1) : n - 1;

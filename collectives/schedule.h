@@ -90,12 +90,20 @@ inline int nic_slot(int channel, int ranks_per_node, int nics_per_gpu) {
 // Lowers `kind` run with `algo` on `comm` over `channels` parallel channels. `bytes` is the
 // nccl-tests size. Supported: ring (all_reduce, all_gather, reduce_scatter, broadcast, reduce),
 // tree (all_reduce: chain in each node, binary tree across nodes), halving_doubling
-// (all_reduce, power-of-two ranks), pairwise (all_to_all), p2p (send_recv: rank i to i+1).
+// (all_reduce, power-of-two ranks), pairwise (all_to_all), p2p (send_recv: rank i to i+1;
+// gather, scatter; hypercube).
 // Throws InputError for other combinations. `ranks_per_node` groups ranks into nodes for ring
 // and tree, whose channels are spread over the nodes' GPUs and their `nics_per_gpu` NICs each
 // (spread_channels).
 Schedule build_schedule(Algorithm algo, CollectiveKind kind, Bytes bytes, const Communicator& comm,
                         int channels, int ranks_per_node = 1, int nics_per_gpu = 1);
+
+// A broadcast or reduce chain (as build_schedule's ring lowers it) with every hop carrying its
+// channel's share at once, no slices: the limit of NCCL's fine pipelining, whose fill the caller
+// prices apart (the closed form's). Flows and packets run sweeps of these operations so: sliced
+// store and forward, a chain of n ranks took (n - 1 + slices - 1) / slices of the bandwidth time.
+Schedule streamed_chain_schedule(CollectiveKind kind, Bytes bytes, const Communicator& comm,
+                                 int channels, int ranks_per_node, int nics_per_gpu);
 
 // NVLS-tree all_reduce's network part alone: the NVSwitch reduces each node's buffer and
 // multicasts the result, which transfers cannot express, and between nodes local GPU k of every
