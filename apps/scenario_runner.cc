@@ -209,9 +209,7 @@ SweepPlan plan_row(const config::Scenario& s, const collectives::AnalyticalColle
         static_cast<double>(row.channels) / std::max(1, schedule.channels()));
   }
   // A send/recv pair, or a hypercube round's, copies at the closed form's send/recv rate.
-  if (run.algorithm == collectives::Algorithm::p2p &&
-      (kind == collectives::CollectiveKind::send_recv ||
-       kind == collectives::CollectiveKind::hypercube)) {
+  if (collectives::copies_pairwise(run.algorithm, kind)) {
     cap = collectives::flow_p2p_cap(model.hardware(), q.shape, schedule.channels());
   }
   return {run.algorithm, run.protocol, std::move(schedule), latency, false, floor, cap};

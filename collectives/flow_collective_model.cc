@@ -25,6 +25,11 @@ double flow_channel_cap(const ModelParameters& p, Algorithm algo, Protocol proto
   return payload * 1e9 * cap_scale / p.bandwidth_fraction(protocol);
 }
 
+bool copies_pairwise(Algorithm algo, CollectiveKind kind) {
+  return algo == Algorithm::p2p &&
+         (kind == CollectiveKind::send_recv || kind == CollectiveKind::hypercube);
+}
+
 double flow_p2p_cap(const HardwareView& hw, const CommShape& shape, int lowered_channels) {
   const double pair = shape.ranks_per_node == 2 ? hw.intra_pair_bw : hw.intra_bw;
   return pair * hw.params.p2p_efficiency * 1e9 / std::max(1, lowered_channels);
@@ -252,8 +257,7 @@ double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kin
   // An LL channel of a communicator that spans nodes moves at LL's network rate on every hop.
   const bool spans_nodes = analytical_.hardware().shape_of(comm).nodes > 1;
   double channel_cap = flow_channel_cap(p, algo, protocol, spans_nodes, set.cap_scale);
-  if (algo == Algorithm::p2p &&
-      (kind == CollectiveKind::send_recv || kind == CollectiveKind::hypercube)) {
+  if (copies_pairwise(algo, kind)) {
     const int lowered = static_cast<int>(std::lround(channels / set.cap_scale));
     channel_cap = std::min(
         channel_cap,

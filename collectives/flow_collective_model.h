@@ -59,8 +59,11 @@ network::LinkEfficiency link_efficiency(const ModelParameters& params, topology:
 double flow_channel_cap(const ModelParameters& p, Algorithm algo, Protocol protocol,
                         bool spans_nodes, double cap_scale);
 
-// Bytes per second on the wire one channel of a send_recv or hypercube moves at most: the closed
-// form's send/recv rate over the scale-up fabric (the pair's link rate x p2p_efficiency, a copy
+// Whether `kind` run with `algo` copies pair by pair at the send/recv rate (send_recv, and each
+// round of hypercube): flow_p2p_cap then caps its transfers.
+bool copies_pairwise(Algorithm algo, CollectiveKind kind);
+// Bytes per second on the wire one channel of such a copy moves at most: the closed form's
+// send/recv rate over the scale-up fabric (the pair's link rate x p2p_efficiency, a copy
 // kernel's), shared by the `lowered_channels` channels its transfers run on. Flows would otherwise
 // run a GPU pair at the link's whole NCCL rate, a ring's. Across nodes the NIC binds well below it.
 double flow_p2p_cap(const HardwareView& hw, const CommShape& shape, int lowered_channels);
