@@ -124,6 +124,7 @@ struct Table {
   bool trailer = false;
   bool root_set = false;                // some row has root >= 0
   bool redop_none = true;               // every row's redop is "none" (or there is no redop)
+  std::set<std::string> types, redops;  // the data types and reduction operators of the rows
 };
 
 }  // namespace
@@ -279,6 +280,10 @@ std::vector<MeasurementSet> parse_nccl_tests_output(std::string_view text, const
         }
         case Field::redop:
           if (v != "none") t.redop_none = false;
+          t.redops.emplace(v);
+          break;
+        case Field::type:
+          t.types.emplace(v);
           break;
         default:
           break;
@@ -365,6 +370,21 @@ std::vector<MeasurementSet> parse_nccl_tests_output(std::string_view text, const
                        "program name in the file name");
     if (t.gpus_per_thread > 1)
       t.set.warnings.push_back(one_thread_drove_gpus_note(t.gpus_per_thread));
+    // nccl-tests -d all / -o all: rows of one size for several data types or reduction operators,
+    // which are averaged like the placements; the model prices bytes, whatever their type.
+    if (t.types.size() > 1 || t.redops.size() > 1) {
+      auto joined = [](const std::set<std::string>& names) {
+        std::string list;
+        for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+        return list;
+      };
+      t.set.warnings.push_back(
+          fmt::format("rows of {} data type{} ({}) and {} reduction operator{} ({}) share sizes "
+                      "and are averaged per "
+                      "size; the model prices the bytes, not the type or the operator",
+                      t.types.size(), t.types.size() == 1 ? "" : "s", joined(t.types),
+                      t.redops.size(), t.redops.size() == 1 ? "" : "s", joined(t.redops)));
+    }
     t.set.collective = *kind;
     t.set.nodes = static_cast<int>(t.hosts.size());
     t.set.ranks = !t.rank_lines.empty() ? static_cast<int>(t.rank_lines.size())

@@ -125,6 +125,20 @@ TEST(NcclTestsOutput, OldFormatWithValidationOffReads) {
   EXPECT_EQ(sets[0].ranks, 8);
 }
 
+// nccl-tests -d all / -o all print one size once per data type and reduction operator; the rows
+// are averaged per size, and a note says so.
+TEST(NcclTestsOutput, SeveralDataTypesAtOneSizeAreAveragedWithANote) {
+  const MeasurementSet s = read_one("several_types.all_reduce_perf.txt");
+  EXPECT_EQ(s.collective, CollectiveKind::all_reduce);
+  ASSERT_EQ(s.warnings.size(), 1u);
+  EXPECT_NE(s.warnings[0].find(
+                "3 data types (bfloat16, float, int8) and 2 reduction operators (max, sum)"),
+            std::string::npos)
+      << s.warnings[0];
+  // One table with no such mix has no note.
+  EXPECT_TRUE(read_one("allreduce_2node_mpirun.txt").warnings.empty());
+}
+
 TEST(NcclTestsOutput, NotApplicableWrongCountIsUnknownNotZero) {
   MeasurementSet s = read_one("broadcast_root_no_check.txt");
   EXPECT_FALSE(s.points[0].wrong.has_value());
