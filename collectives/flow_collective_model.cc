@@ -170,7 +170,7 @@ FlowCollectiveModel::FlowSet FlowCollectiveModel::flow_set(Algorithm algo, Colle
     const bool chain = kind == CollectiveKind::broadcast || kind == CollectiveKind::reduce;
     const double factor = kind == CollectiveKind::all_reduce ? 2.0 * (n - 1) / n : chain ? 1.0 : (n - 1.0) / n;
     const int rings = spread_channels(channels, n, per_node, nics_per_gpu);
-    set.cap_scale = static_cast<double>(channels) / rings;  // the tuned channels' bandwidth, over more rings
+    set.lowered_channels = rings;
     const double per_edge = bytes.as_double() * factor / rings;
     for (const Communicator& group : groups) {
       for (int c = 0; c < rings; ++c) {
@@ -185,7 +185,7 @@ FlowCollectiveModel::FlowSet FlowCollectiveModel::flow_set(Algorithm algo, Colle
     // communicator maps to position i of the sibling).
     const Schedule s = build_schedule(algo, kind, bytes, comm, channels, per_node, nics_per_gpu);
     // A tree spread over the NICs runs more channels than tuned.
-    set.cap_scale = static_cast<double>(channels) / std::max(channels, s.channels());
+    set.lowered_channels = std::max(channels, s.channels());
     std::unordered_map<int, size_t> position;
     for (size_t i = 0; i < comm.ranks.size(); ++i) position.emplace(comm.ranks[i], i);
     for (const Communicator& group : groups) {
@@ -256,12 +256,13 @@ double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kin
   // A channel moves at most its bandwidth of payload, as in the closed form (flow_channel_cap).
   // An LL channel of a communicator that spans nodes moves at LL's network rate on every hop.
   const bool spans_nodes = analytical_.hardware().shape_of(comm).nodes > 1;
-  double channel_cap = flow_channel_cap(p, algo, protocol, spans_nodes, set.cap_scale);
+  // The tuned channels' bandwidth, spread over the channels the lowering runs.
+  const double cap_scale = static_cast<double>(channels) / set.lowered_channels;
+  double channel_cap = flow_channel_cap(p, algo, protocol, spans_nodes, cap_scale);
   if (copies_pairwise(algo, kind)) {
-    const int lowered = static_cast<int>(std::lround(channels / set.cap_scale));
     channel_cap = std::min(
-        channel_cap,
-        flow_p2p_cap(analytical_.hardware(), analytical_.hardware().shape_of(comm), lowered));
+        channel_cap, flow_p2p_cap(analytical_.hardware(), analytical_.hardware().shape_of(comm),
+                                  set.lowered_channels));
   }
   network::flow::FlowProblem problem;
   std::vector<uint32_t> dense(cluster_->links().size(), kNoLink);  // graph link -> problem link

@@ -120,8 +120,8 @@ class FlowCollectiveModel final : public CollectiveCostModel {
  private:
   // A collective's flows: one per (sender, receiver, channel) of it and its sibling groups, with
   // the bytes it moves and its routed path, or with adaptive routing (network::transfer_paths)
-  // one sub-flow per sprayed route with an equal share of the bytes; cap_scale is tuned channels
-  // over lowered channels.
+  // one sub-flow per sprayed route with an equal share of the bytes, and the channels the lowering
+  // runs (a ring or tree spread over the NICs runs more than were tuned).
   struct FlowSet {
     std::vector<double> bytes;
     std::vector<topology::LinkId> links;  // every flow's route, one after another
@@ -129,7 +129,7 @@ class FlowCollectiveModel final : public CollectiveCostModel {
     std::vector<int64_t> staged_pair;  // src * gpus + dst of a host-staged copy in one node, else -1
     std::vector<uint32_t> origin;      // the (sender, receiver, channel) flow it is (a share of)
     std::vector<double> weight;        // 1 / that flow's sub-flows: the flow gets one share in all
-    double cap_scale = 1;
+    int lowered_channels = 1;
 
     size_t size() const { return bytes.size(); }
     std::span<const topology::LinkId> path(size_t f) const {

@@ -1,6 +1,7 @@
 #include "collectives/tuner.h"
 
 #include <array>
+#include <bit>
 #include <limits>
 
 #include "sim/error.h"
@@ -41,7 +42,7 @@ std::span<const Algorithm> nccl_candidates(CollectiveKind kind) {
 constexpr std::array kProtocols = {Protocol::ll, Protocol::ll128, Protocol::simple};
 
 bool is_power_of_two(int n) {
-  return n > 0 && (n & (n - 1)) == 0;
+  return n > 0 && std::has_single_bit(static_cast<unsigned>(n));
 }
 
 }  // namespace

@@ -373,17 +373,11 @@ std::vector<MeasurementSet> parse_nccl_tests_output(std::string_view text, const
     // nccl-tests -d all / -o all: rows of one size for several data types or reduction operators,
     // which are averaged like the placements; the model prices bytes, whatever their type.
     if (t.types.size() > 1 || t.redops.size() > 1) {
-      auto joined = [](const std::set<std::string>& names) {
-        std::string list;
-        for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-        return list;
-      };
-      t.set.warnings.push_back(
-          fmt::format("rows of {} data type{} ({}) and {} reduction operator{} ({}) share sizes "
-                      "and are averaged per "
-                      "size; the model prices the bytes, not the type or the operator",
-                      t.types.size(), t.types.size() == 1 ? "" : "s", joined(t.types),
-                      t.redops.size(), t.redops.size() == 1 ? "" : "s", joined(t.redops)));
+      t.set.warnings.push_back(fmt::format(
+          "rows of {} data type{} ({}) and {} reduction operator{} ({}) share sizes "
+          "and are averaged per size; the model prices the bytes, not the type or the operator",
+          t.types.size(), t.types.size() == 1 ? "" : "s", fmt::join(t.types, ", "), t.redops.size(),
+          t.redops.size() == 1 ? "" : "s", fmt::join(t.redops, ", ")));
     }
     t.set.collective = *kind;
     t.set.nodes = static_cast<int>(t.hosts.size());

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <bit>
+
 #include "sim/error.h"
 
 namespace dtsim::validation {
@@ -16,7 +18,7 @@ ReplayPlan make_replay_plan(collectives::CollectiveKind kind, Bytes min, Bytes m
                                  min.count(), max.count()));
   if (factor < 2)
     throw InputError(SourceLocation{}, "workload.step_factor", "expected a factor of at least 2");
-  if (kind == K::hypercube && (ranks & (ranks - 1)) != 0)
+  if (kind == K::hypercube && !std::has_single_bit(static_cast<unsigned>(ranks)))
     throw InputError(SourceLocation{}, "ranks",
                      fmt::format("hypercube needs a power-of-two rank count, got {}", ranks));
   ReplayPlan plan;

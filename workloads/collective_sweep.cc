@@ -1,5 +1,6 @@
 #include "workloads/collective_sweep.h"
 
+#include <bit>
 #include <numeric>
 #include <string>
 
@@ -71,7 +72,8 @@ std::vector<SweepRow> run_collective_sweep(const CollectiveSweepSpec& sweep,
                      "the cluster has " + std::to_string(total) + " GPUs, the sweep asks for " +
                          std::to_string(ranks));
   }
-  if (sweep.collective == CollectiveKind::hypercube && (ranks & (ranks - 1)) != 0) {
+  if (sweep.collective == CollectiveKind::hypercube &&
+      !std::has_single_bit(static_cast<unsigned>(ranks))) {
     throw InputError({}, "workload.ranks",
                      "hypercube needs a power-of-two rank count (nccl-tests refuses others), got " +
                          std::to_string(ranks));
