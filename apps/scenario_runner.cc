@@ -128,8 +128,9 @@ struct SweepPlan {
   collectives::Schedule schedule;
   Time latency;
   bool closed_form = false;  // NVLS inside one NVLink domain: the row keeps the closed form's time
-  // NVLS-tree: the schedule is its network part; the row takes at least the closed form's time,
-  // which prices the in-switch part inside each node.
+  // The least the row takes: NVLS-tree's closed-form time (the schedule is its network part; the
+  // closed form prices the in-switch part inside each node) and the host's launches
+  // (workload.gpus_per_thread).
   Time floor;
   double channel_rate = 0;  // bytes/s on the wire one channel's transfer moves at most
 };
@@ -193,10 +194,15 @@ SweepPlan plan_row(const config::Scenario& s, const collectives::AnalyticalColle
   // and the links do not: the closed form's latency less what the schedule's links already charge
   // on its longest chain, added before the first transfer starts.
   const Time latency = closed > links ? closed - links : Time{};
-  const Time floor = run.algorithm == collectives::Algorithm::nvls_tree
-                         ? Time::us(collectives::algorithm_cost(model.hardware(), run.algorithm, q)
-                                        .time_us(row.bytes.as_double()))
-                         : Time{};
+  const Time closed_floor =
+      run.algorithm == collectives::Algorithm::nvls_tree
+          ? Time::us(collectives::algorithm_cost(model.hardware(), run.algorithm, q)
+                         .time_us(row.bytes.as_double()))
+          : Time{};
+  // One host thread launching on several GPUs (nccl-tests -g) holds every model to its floor.
+  const Time floor =
+      std::max(closed_floor,
+               workloads::host_launch_floor(s.workload.sweep.gpus_per_thread, model.parameters()));
   // A ring channel, or a streamed chain's, moves at most what the closed form lets it
   // (flow_channel_cap), the tuned channels' share spread over the channels the lowering runs.
   // Trees are not capped here: their hops forward slices of 64 KiB and more, store and forward,
@@ -407,7 +413,9 @@ SweepRun run_sweep(const config::Scenario& s, const collectives::ModelParameters
                    std::vector<report::SweepLinkLoad>* links = nullptr) {
   collectives::AnalyticalCollectiveModel model(s.cluster, s.collectives, params);
   SweepRun run;
-  run.rows = workloads::run_collective_sweep(s.workload.sweep, s.cluster, model);
+  run.rows = workloads::run_collective_sweep(
+      s.workload.sweep, s.cluster, model,
+      workloads::host_launch_floor(s.workload.sweep.gpus_per_thread, params));
   if (s.network.model == config::NetworkModelKind::flow) {
     run.fingerprint = run_sweep_on_flows(s, model, run.rows, threads, quiet, links);
     return run;

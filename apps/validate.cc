@@ -32,10 +32,12 @@ constexpr int kExitErrorTooLarge = 3;
 // each measured size run as a one-size sweep on that model, as `simulate` would run it. Flows and
 // packets run a sweep's ranks on the first GPUs of the cluster, so a measurement spread over other
 // GPUs (4 ranks on each of 2 nodes) is refused there rather than compared on the wrong ones.
-Predictor scenario_predictor(const ScenarioModel& m, int nodes) {
+// `gpus_per_thread` > 0 is the measurement's nGpus (nccl-tests -g), which replaces the scenario's
+// workload.gpus_per_thread.
+Predictor scenario_predictor(const ScenarioModel& m, int nodes, int gpus_per_thread = 0) {
   if (m.scenario.network.model == config::NetworkModelKind::analytical)
-    return make_predictor(m.scenario, m.parameters, nodes);
-  return [m, nodes](collectives::CollectiveKind kind, int64_t bytes, int ranks) {
+    return make_predictor(m.scenario, m.parameters, nodes, gpus_per_thread);
+  return [m, nodes, gpus_per_thread](collectives::CollectiveKind kind, int64_t bytes, int ranks) {
     require_ranks_fit(m.scenario.cluster, ranks);
     const collectives::Communicator placed = placement_of(m.scenario.cluster, ranks, nodes);
     for (int r = 0; r < ranks; ++r) {
@@ -56,6 +58,7 @@ Predictor scenario_predictor(const ScenarioModel& m, int nodes) {
     one.workload.sweep.collective = kind;
     one.workload.sweep.min_bytes = one.workload.sweep.max_bytes = Bytes(bytes);
     one.workload.sweep.ranks = ranks;
+    if (gpus_per_thread > 0) one.workload.sweep.gpus_per_thread = gpus_per_thread;
     std::vector<workloads::SweepRow> rows;
     try {
       rows = apps::time_collective_sweep(one, m.parameters, /*threads=*/1);
@@ -164,7 +167,8 @@ int run(int argc, char** argv) {
       for (const MeasuredPoint* p : s.wrong_points())
         std::cerr << fmt::format("validate: {}:{}: size {} has {} wrong elements; shown, not scored\n",
                                  path, p->line, p->size_bytes, *p->wrong);
-      comparisons.push_back(compare(s, ranks_for(s, m.scenario), scenario_predictor(m, s.nodes)));
+      comparisons.push_back(
+          compare(s, ranks_for(s, m.scenario), scenario_predictor(m, s.nodes, s.gpus_per_thread)));
     }
   }
 

@@ -85,6 +85,11 @@ struct ModelParameters {
   double collnet_latency = 10.0;  // SHARP aggregation-tree round trip
   double pat_rank_latency = 2.8;  // PAT per-rank bookkeeping
   double p2p_latency = 9.0;       // send/recv kernel launch and connection handshake
+  // One host thread launching a collective on several GPUs (nccl-tests -g N) issues their kernels
+  // one after another, each after a device switch; back-to-back iterations overlap that with the
+  // GPUs' work, so an iteration takes at least N of these. Small-size floors with -g N: 8 x V100
+  // 48 us, 12 x V100 61, 8 x A100 34-36 (validation/extra): 6.0, 5.1 and 4.4 us a GPU.
+  double host_launch_per_gpu = 5.0;
 
   // --- Pipelining: each hop holds one slice before forwarding it (store and forward), so a
   // pipeline of D hops costs D slice-times more than its bandwidth term.

@@ -183,6 +183,7 @@ std::string dump_scenario(const Scenario& s) {
   w.key(1, "step_factor", std::to_string(wl.sweep.step_factor));
   w.key(1, "dtype", std::string(enum_name(wl.sweep.dtype, sweep_dtype_names())));
   w.key(1, "ranks", std::to_string(wl.sweep.ranks));
+  w.key(1, "gpus_per_thread", std::to_string(wl.sweep.gpus_per_thread));
   const auto& m = wl.training.model;
   w.section(1, "model");
   if (!m.preset.empty()) w.key(2, "preset", yaml_string(m.preset));

@@ -368,6 +368,7 @@ workloads::WorkloadSpec read_workload(MapReader r, const ClusterSpec& cluster) {
   r.read("step_factor", s.step_factor, Range{2, 1 << 20});
   r.read("dtype", s.dtype, sweep_dtype_names());
   r.read("ranks", s.ranks, Range{0, kMaxGpus});
+  r.read("gpus_per_thread", s.gpus_per_thread, Range{1, kMaxGpus});
 
   auto& t = w.training;
   if (const YamlNode* n = r.get("model")) read_model(*n, r.key("model"), t.model);
@@ -428,6 +429,12 @@ workloads::WorkloadSpec read_workload(MapReader r, const ClusterSpec& cluster) {
   if (s.ranks > cluster.total_gpus()) {
     fail(*r.node().find("ranks"), r.key("ranks"),
          fmt::format("expected at most the cluster's {} GPUs, got {}", cluster.total_gpus(), s.ranks));
+  }
+  if (s.gpus_per_thread > cluster.gpus_per_node) {
+    fail(*r.node().find("gpus_per_thread"), r.key("gpus_per_thread"),
+         fmt::format("a host thread launches on its own node's GPUs only: expected at most "
+                     "cluster.gpus_per_node ({}), got {}",
+                     cluster.gpus_per_node, s.gpus_per_thread));
   }
   if (w.kind == workloads::WorkloadKind::training) check_training(r, cluster, t, dp_given);
   if (w.kind == workloads::WorkloadKind::trace && w.trace.path.empty()) {

@@ -11,8 +11,10 @@ std::string_view name(Placement p) { return p == Placement::in_place ? "in" : "o
 std::string one_thread_drove_gpus_note(int gpus) {
   const std::string n = std::to_string(gpus);
   return "one thread drove " + n + " GPUs (nGpus " + n + ", nccl-tests -g " + n +
-         "): it launches their kernels one after another, which adds latency to small sizes that "
-         "dtsim does not price; run one process per GPU (-g 1) to compare small sizes";
+         "): it launches their kernels one after another, so no iteration takes less than " + n +
+         " launches; the prediction holds to that floor (host_launch_per_gpu), which a run with "
+         "one "
+         "process per GPU (-g 1) does not have";
 }
 
 std::vector<const MeasuredPoint*> MeasurementSet::wrong_points() const {

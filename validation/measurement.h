@@ -36,6 +36,7 @@ struct MeasurementSet {
   collectives::CollectiveKind collective = collectives::CollectiveKind::all_reduce;
   int ranks = 0;            // 0: the file does not say; the scenario decides
   int nodes = 0;            // hosts the ranks ran on (nccl-tests' rank lines); 0: not known
+  int gpus_per_thread = 1;  // GPUs one nccl-tests thread launched on (nGpus, -g)
   std::vector<std::string> header;      // '#' lines: hardware, command, source
   std::vector<MeasuredPoint> points;
   std::optional<double> avg_busbw_gbps; // nccl-tests' "# Avg bus bandwidth" trailer
@@ -48,8 +49,8 @@ struct MeasurementSet {
 };
 
 // The note a set gets when one nccl-tests thread drove `gpus` GPUs (nGpus > 1, -g N): that
-// thread launches their kernels one after another, which adds small-size latency dtsim does not
-// price.
+// thread launches their kernels one after another, a floor under every iteration that the
+// prediction then includes (workloads::host_launch_floor).
 std::string one_thread_drove_gpus_note(int gpus);
 
 // Accepts the names nccl-tests, NCCL and dtsim use: all_reduce, allreduce, AllReduce,

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -9,11 +10,9 @@
 
 #include "collectives/analytical_model.h"
 #include "sim/error.h"
+#include "workloads/collective_sweep.h"
 
 namespace dtsim::validation {
-namespace {
-
-}  // namespace
 
 collectives::Communicator placement_of(const topology::ClusterSpec& cluster, int ranks, int nodes) {
   collectives::Communicator c;
@@ -53,15 +52,18 @@ void require_ranks_fit(const topology::ClusterSpec& cluster, int ranks) {
 }
 
 Predictor make_predictor(const config::Scenario& scenario,
-                         const collectives::ModelParameters& parameters, int nodes) {
+                         const collectives::ModelParameters& parameters, int nodes,
+                         int gpus_per_thread) {
   auto model = std::make_shared<collectives::AnalyticalCollectiveModel>(
       scenario.cluster, scenario.collectives, parameters);
-  return [model, nodes, cluster = scenario.cluster](collectives::CollectiveKind kind,
-                                                    int64_t bytes, int ranks) {
+  const Time floor = workloads::host_launch_floor(
+      gpus_per_thread > 0 ? gpus_per_thread : scenario.workload.sweep.gpus_per_thread, parameters);
+  return [model, nodes, floor, cluster = scenario.cluster](collectives::CollectiveKind kind,
+                                                           int64_t bytes, int ranks) {
     require_ranks_fit(cluster, ranks);
     collectives::CollectiveEstimate e =
         model->estimate(kind, Bytes(bytes), placement_of(cluster, ranks, nodes));
-    return Prediction{e.time.us(), std::string(collectives::name(e.algorithm)),
+    return Prediction{std::max(e.time, floor).us(), std::string(collectives::name(e.algorithm)),
                       std::string(collectives::name(e.protocol)), e.channels};
   };
 }
@@ -134,14 +136,17 @@ FitDataset make_fit_dataset(const std::string& name, const MeasurementSet& set,
   for (const auto& [size, a] : by_size)
     if (a.n > 0 && !a.wrong) d.points.push_back({set.collective, size, ranks, a.time / a.n});
   d.predict_us = [points = d.points, cluster = scenario.cluster, options = scenario.collectives,
-                  base, fitted, nodes = set.nodes](std::span<const double> values) {
-    collectives::AnalyticalCollectiveModel model(cluster, options, with_values(base, fitted, values));
+                  base, fitted, nodes = set.nodes,
+                  gpus_per_thread = set.gpus_per_thread](std::span<const double> values) {
+    const collectives::ModelParameters params = with_values(base, fitted, values);
+    collectives::AnalyticalCollectiveModel model(cluster, options, params);
+    const Time floor = workloads::host_launch_floor(gpus_per_thread, params);
     std::vector<double> out;
     out.reserve(points.size());
     collectives::Communicator comm =
         placement_of(cluster, points.empty() ? 1 : points.front().ranks, nodes);
     for (const FitPoint& p : points)
-      out.push_back(model.estimate(p.collective, Bytes(p.bytes), comm).time.us());
+      out.push_back(std::max(model.estimate(p.collective, Bytes(p.bytes), comm).time, floor).us());
     return out;
   };
   return d;

@@ -33,9 +33,12 @@ ScenarioModel load_scenario_model(const std::string& path,
 
 // `nodes` > 0 (the hosts a measurement ran on) spreads the ranks evenly over that many nodes,
 // ranks/nodes GPUs on each, as a multi-host nccl-tests run places them; otherwise ranks fill the
-// first GPUs node by node.
+// first GPUs node by node. `gpus_per_thread` > 0 (the measurement's nGpus) holds every
+// prediction to that many host launches (workloads::host_launch_floor); 0 takes the scenario's
+// workload.gpus_per_thread.
 Predictor make_predictor(const config::Scenario& scenario,
-                         const collectives::ModelParameters& parameters, int nodes = 0);
+                         const collectives::ModelParameters& parameters, int nodes = 0,
+                         int gpus_per_thread = 0);
 
 // Throws InputError when `ranks` is not between 1 and the cluster's GPU count.
 void require_ranks_fit(const topology::ClusterSpec& cluster, int ranks);

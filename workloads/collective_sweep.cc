@@ -1,5 +1,6 @@
 #include "workloads/collective_sweep.h"
 
+#include <algorithm>
 #include <bit>
 #include <numeric>
 #include <string>
@@ -57,7 +58,8 @@ double dtype_bytes(topology::Dtype d) {
 
 std::vector<SweepRow> run_collective_sweep(const CollectiveSweepSpec& sweep,
                                            const topology::ClusterSpec& cluster,
-                                           const collectives::CollectiveCostModel& model) {
+                                           const collectives::CollectiveCostModel& model,
+                                           Time iteration_floor) {
   if (sweep.step_factor < 2) {
     throw InputError({}, "workload.step_factor",
                      "expected an integer >= 2, got " + std::to_string(sweep.step_factor));
@@ -94,8 +96,8 @@ std::vector<SweepRow> run_collective_sweep(const CollectiveSweepSpec& sweep,
     r.dtype = sweep.dtype;
     r.root = rooted ? 0 : -1;
     r.ranks = ranks;
-    r.time = e.time;
-    r.algbw_gbytes = e.time.ps() > 0 ? static_cast<double>(b) / e.time.seconds() * 1e-9 : 0.0;
+    r.time = std::max(e.time, iteration_floor);
+    r.algbw_gbytes = r.time.ps() > 0 ? static_cast<double>(b) / r.time.seconds() * 1e-9 : 0.0;
     r.busbw_gbytes = r.algbw_gbytes * collectives::busbw_factor(sweep.collective, ranks);
     r.algorithm = e.algorithm;
     r.protocol = e.protocol;
@@ -105,6 +107,10 @@ std::vector<SweepRow> run_collective_sweep(const CollectiveSweepSpec& sweep,
     b *= sweep.step_factor;
   }
   return rows;
+}
+
+Time host_launch_floor(int gpus_per_thread, const collectives::ModelParameters& params) {
+  return gpus_per_thread > 1 ? Time::us(gpus_per_thread * params.host_launch_per_gpu) : Time{};
 }
 
 }  // namespace dtsim::workloads

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "collectives/cost_model.h"
+#include "collectives/model_parameters.h"
 #include "sim/units.h"
 #include "topology/cluster_spec.h"
 #include "workloads/workload_spec.h"
@@ -33,10 +34,18 @@ struct SweepRow {
 };
 
 // Throws InputError naming the workload key when the sizes or step do not describe a sweep
-// (min > max, step_factor < 2, more ranks than the cluster has).
+// (min > max, step_factor < 2, more ranks than the cluster has). No row takes less than
+// `iteration_floor` (host_launch_floor).
 std::vector<SweepRow> run_collective_sweep(const CollectiveSweepSpec& sweep,
                                            const topology::ClusterSpec& cluster,
-                                           const collectives::CollectiveCostModel& model);
+                                           const collectives::CollectiveCostModel& model,
+                                           Time iteration_floor = Time{});
+
+// The least one iteration takes when one host thread launches it on `gpus_per_thread` GPUs
+// (nccl-tests -g N): their launches follow each other, and nccl-tests runs its iterations back to
+// back, so the GPUs' work hides behind the next launches until it outlasts them. Zero for one GPU
+// a thread, whose launch the collective's own latency already prices.
+Time host_launch_floor(int gpus_per_thread, const collectives::ModelParameters& params);
 
 // "sum" for reducing collectives, "none" otherwise (nccl-tests' redop column).
 std::string_view redop_name(collectives::CollectiveKind k);

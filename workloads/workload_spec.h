@@ -22,6 +22,9 @@ struct CollectiveSweepSpec {
   int step_factor = 2;
   topology::Dtype dtype = topology::Dtype::fp32;
   int ranks = 0;                     // 0: every GPU of the cluster
+  // GPUs one host thread launches each iteration for (nccl-tests -g): iterations run back to back,
+  // so one takes at least this many host launches (host_launch_floor, collective_sweep.h).
+  int gpus_per_thread = 1;
 };
 
 struct ModelSpec {

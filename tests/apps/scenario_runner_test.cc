@@ -119,6 +119,32 @@ TEST(ScenarioRunner, FlowRingChannelsMoveAtMostTheirChannelRate) {
               16 * p.ll_net_channel_bandwidth, 16 * p.ll_net_channel_bandwidth * 0.05);
 }
 
+// nccl-tests -g 8 (workload.gpus_per_thread: 8): one thread launches on all eight GPUs, so every
+// model holds a small size to eight host launches and leaves a large one, whose GPU work outlasts
+// them, as it was.
+TEST(ScenarioRunner, OneThreadDrivingEightGpusFloorsEveryModelAtEightLaunches) {
+  const double floor_us = 8 * collectives::ModelParameters{}.host_launch_per_gpu;
+  for (const char* model : {"analytical", "flow", "packet"}) {
+    auto time_us = [&](const char* bytes, const char* gpus_per_thread) {
+      const auto s = config::load_scenario(kScenarios + "default.yaml",
+                                           {{"cluster.nodes", "1"},
+                                            {"network.model", model},
+                                            {"workload.min_bytes", bytes},
+                                            {"workload.max_bytes", bytes},
+                                            {"workload.gpus_per_thread", gpus_per_thread}});
+      RunOptions options;
+      options.format = OutputFormat::csv;
+      options.quiet = true;
+      const auto rows = csv_rows(run(s, options));
+      EXPECT_EQ(rows.size(), 1u);
+      return rows.empty() ? 0.0 : std::stod(rows[0][2]);
+    };
+    EXPECT_LT(time_us("8", "1"), floor_us) << model;
+    EXPECT_DOUBLE_EQ(time_us("8", "8"), floor_us) << model;
+    EXPECT_DOUBLE_EQ(time_us("64MiB", "8"), time_us("64MiB", "1")) << model;
+  }
+}
+
 // A send/recv pair is a copy kernel: on flows, as in the closed form, it moves at p2p_efficiency
 // of the ring's NVLink rate (8 A100s, sendrecv_perf: 195 GB/s against a ring's 240). Without the
 // cap flows ran it at the link's whole rate, 1/0.82 too fast.

@@ -353,6 +353,19 @@ TEST(Loader, MoeImbalanceBeyondTheExpertGroupIsAnErrorNamingIt) {
             1.25);
 }
 
+// nccl-tests -g N drives N GPUs of one host from one thread: no more than a node has.
+TEST(Loader, GpusPerThreadBeyondTheNodeIsAnErrorNamingIt) {
+  const std::string head =
+      "cluster: {node: hgx-h100, nodes: 2}\nworkload: {kind: collective-sweep, ";
+  const std::string message = error_of(head + "gpus_per_thread: 16}\n");
+  EXPECT_NE(message.find("workload.gpus_per_thread"), std::string::npos) << message;
+  EXPECT_NE(message.find("at most cluster.gpus_per_node (8), got 16"), std::string::npos)
+      << message;
+  EXPECT_NE(error_of(head + "gpus_per_thread: 0}\n").find("workload.gpus_per_thread"),
+            std::string::npos);
+  EXPECT_EQ(load(head + "gpus_per_thread: 8}\n").workload.sweep.gpus_per_thread, 8);
+}
+
 TEST(Loader, KeyWithoutValueIsAnError) {
   EXPECT_NE(error_of("cluster:\n  nodes:\n").find("cluster.nodes: expected a value"), std::string::npos);
 }

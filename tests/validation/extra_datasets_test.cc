@@ -44,7 +44,9 @@ TEST(ExtraDatasets, EverySetReadsAndItsLargeSizesStayWithin35Percent) {
     const ScenarioModel m = load_scenario_model(p.scenario, {}, std::nullopt);
     for (const MeasurementSet& s :
          read_measurements(p.measured, scenario_parse_options(m.scenario))) {
-      const Comparison c = compare(s, ranks_for(s, m.scenario), make_predictor(m.scenario, m.parameters, s.nodes));
+      const Comparison c =
+          compare(s, ranks_for(s, m.scenario),
+                  make_predictor(m.scenario, m.parameters, s.nodes, s.gpus_per_thread));
       ASSERT_FALSE(c.rows.empty());
       double sum = 0;
       int large = 0;

@@ -47,14 +47,17 @@ TEST(NcclTestsOutput, CountsNodesFromTheHostsOfTheRankLines) {
 }
 
 // One thread driving several GPUs (nccl-tests -g N) launches their kernels one after another,
-// which adds latency to small sizes; the set says so (8 x V100 with -g 8 in validation/extra: a
-// 48 us floor against 15 predicted).
+// which adds latency to small sizes; the set says so and carries the count, which the prediction
+// takes as its floor (8 x V100 with -g 8 in validation/extra: a 48 us floor against 15 predicted
+// without it).
 TEST(NcclTestsOutput, WarnsWhenOneThreadDroveSeveralGpus) {
   std::ifstream in(data("allreduce_2node_mpirun.txt"));
   std::stringstream buffer;
   buffer << in.rdbuf();
   std::string text = buffer.str();
-  EXPECT_TRUE(parse_nccl_tests_output(text, "one_gpu_a_thread.txt").at(0).warnings.empty());
+  const MeasurementSet one = parse_nccl_tests_output(text, "one_gpu_a_thread.txt").at(0);
+  EXPECT_TRUE(one.warnings.empty());
+  EXPECT_EQ(one.gpus_per_thread, 1);
   const auto at = text.find("nGpus 1");
   ASSERT_NE(at, std::string::npos);
   text.replace(at, 7, "nGpus 4");
@@ -62,6 +65,7 @@ TEST(NcclTestsOutput, WarnsWhenOneThreadDroveSeveralGpus) {
   ASSERT_EQ(sets.size(), 1u);
   ASSERT_EQ(sets[0].warnings.size(), 1u);
   EXPECT_NE(sets[0].warnings[0].find("-g 4"), std::string::npos) << sets[0].warnings[0];
+  EXPECT_EQ(sets[0].gpus_per_thread, 4);
 }
 
 TEST(NcclTestsOutput, KeepsTheAverageBusBandwidthTrailer) {
@@ -276,6 +280,7 @@ TEST(NcclTestsJson, ReadsResultsRanksAndProgram) {
   EXPECT_FALSE(s.points[5].wrong.has_value());  // null nwrong: validation was off
   EXPECT_DOUBLE_EQ(*s.avg_busbw_gbps, 142.1);
   // Run with -g 8: one thread drove all eight GPUs.
+  EXPECT_EQ(s.gpus_per_thread, 8);
   ASSERT_EQ(s.warnings.size(), 1u);
   EXPECT_EQ(s.warnings[0], one_thread_drove_gpus_note(8));
 }

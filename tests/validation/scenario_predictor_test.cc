@@ -82,6 +82,28 @@ TEST(ScenarioPredictor, FittedValuesChangeThePrediction) {
   EXPECT_LT(d.predict_us(low)[0], d.predict_us(high)[0]);
 }
 
+// A measurement taken with nccl-tests -g 8 (nGpus 8) is predicted with its eight host launches
+// as a floor, in validate and in calibrate's fit alike; one taken with -g 1 is not.
+TEST(ScenarioPredictor, OneThreadDrivingEightGpusFloorsThePredictionAndTheFit) {
+  config::Scenario s = two_nodes();
+  collectives::ModelParameters base;
+  const double floor_us = 8 * base.host_launch_per_gpu;
+  const double alone = make_predictor(s, base)(CollectiveKind::all_reduce, 8, 8).time_us;
+  ASSERT_LT(alone, floor_us);
+  EXPECT_DOUBLE_EQ(make_predictor(s, base, 0, 8)(CollectiveKind::all_reduce, 8, 8).time_us,
+                   floor_us);
+  const int64_t large = int64_t{1} << 30;
+  EXPECT_DOUBLE_EQ(make_predictor(s, base, 0, 8)(CollectiveKind::all_reduce, large, 8).time_us,
+                   make_predictor(s, base)(CollectiveKind::all_reduce, large, 8).time_us);
+
+  MeasurementSet g8 = measured(8);
+  g8.points = {{8, 0, 45.0, 0, 0, Placement::out_of_place, 0, 1}};
+  g8.gpus_per_thread = 8;
+  std::vector<FitParameter> fitted = fit_parameters_of(base, {"host_launch_per_gpu"});
+  FitDataset d = make_fit_dataset("g8", g8, s, base, fitted);
+  EXPECT_DOUBLE_EQ(d.predict_us(std::vector<double>{6.0})[0], 48.0);
+}
+
 TEST(ScenarioPredictor, RanksOnSeveralHostsAreSpreadOverThatManyNodes) {
   config::Scenario s = two_nodes();
   EXPECT_EQ(placement_of(s.cluster, 8, 2).ranks, (std::vector<int>{0, 1, 2, 3, 8, 9, 10, 11}));
