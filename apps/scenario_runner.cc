@@ -201,8 +201,8 @@ SweepPlan plan_row(const config::Scenario& s, const collectives::AnalyticalColle
           : Time{};
   // One host thread launching on several GPUs (nccl-tests -g) holds every model to its floor.
   const Time floor =
-      std::max(closed_floor,
-               workloads::host_launch_floor(s.workload.sweep.gpus_per_thread, model.parameters()));
+      std::max(closed_floor, workloads::host_launch_floor(s.workload.sweep.gpus_per_thread,
+                                                          model.parameters(), s.cluster.gpu));
   // A ring channel, or a streamed chain's, moves at most what the closed form lets it
   // (flow_channel_cap), the tuned channels' share spread over the channels the lowering runs.
   // Trees are not capped here: their hops forward slices of 64 KiB and more, store and forward,
@@ -415,7 +415,7 @@ SweepRun run_sweep(const config::Scenario& s, const collectives::ModelParameters
   SweepRun run;
   run.rows = workloads::run_collective_sweep(
       s.workload.sweep, s.cluster, model,
-      workloads::host_launch_floor(s.workload.sweep.gpus_per_thread, params));
+      workloads::host_launch_floor(s.workload.sweep.gpus_per_thread, params, s.cluster.gpu));
   if (s.network.model == config::NetworkModelKind::flow) {
     run.fingerprint = run_sweep_on_flows(s, model, run.rows, threads, quiet, links);
     return run;

@@ -96,6 +96,8 @@ constexpr P::Descriptor kDescriptors[] = {
     {"p2p_latency", U::microseconds, &P::p2p_latency, 0.5, 50, "send/recv launch and handshake"},
     {"host_launch_per_gpu", U::microseconds, &P::host_launch_per_gpu, 0.5, 50,
      "host launch per GPU when one thread drives several (nccl-tests -g)"},
+    {"host_launch_per_gpu_sm90", U::microseconds, &P::host_launch_per_gpu_sm90, 0.5, 50,
+     "host launch per GPU when one thread drives several, Hopper and newer"},
     {"slice_bytes_simple", U::bytes, &P::slice_bytes_simple, 16384, 4194304,
      "pipeline slice, Simple"},
     {"slice_bytes_ll128", U::bytes, &P::slice_bytes_ll128, 4096, 4194304, "pipeline slice, LL128"},

@@ -88,8 +88,11 @@ struct ModelParameters {
   // One host thread launching a collective on several GPUs (nccl-tests -g N) issues their kernels
   // one after another, each after a device switch; back-to-back iterations overlap that with the
   // GPUs' work, so an iteration takes at least N of these. Small-size floors with -g N: 8 x V100
-  // 48 us, 12 x V100 61, 8 x A100 34-36 (validation/extra): 6.0, 5.1 and 4.4 us a GPU.
+  // 48 us, 12 x V100 61, 8 x A100 34-36 (validation/extra): 6.0, 5.1 and 4.4 us a GPU. Hosts of
+  // Hopper and newer launch faster (newer CPUs and CUDA): 4 x GB200 on Grace 15.4-17.8 us, 8 x
+  // H200 30-31 (NVLS, whose own round is 27), 8 x H100 at most 25.6.
   double host_launch_per_gpu = 5.0;
+  double host_launch_per_gpu_sm90 = 3.8;
 
   // --- Pipelining: each hop holds one slice before forwarding it (store and forward), so a
   // pipeline of D hops costs D slice-times more than its bandwidth term.
@@ -129,6 +132,10 @@ struct ModelParameters {
   // EFA's stack latency by generation, which follows the instance's GPU: EFA v1 with A100
   // (p4d/p4de), v2 and later with Hopper and newer (p5 onwards).
   double nic_latency_us(topology::NicKind k, int compute_capability = 0) const;
+  // One host launch when a thread drives several GPUs, by the GPUs' generation (its hosts').
+  double host_launch_per_gpu_us(int compute_capability) const {
+    return compute_capability >= 90 ? host_launch_per_gpu_sm90 : host_launch_per_gpu;
+  }
   double nvls_efficiency(int compute_capability) const;
   double base_latency_us(Protocol p) const;
   double slice_bytes(Protocol p) const;

@@ -36,7 +36,7 @@ struct MeasurementSet {
   collectives::CollectiveKind collective = collectives::CollectiveKind::all_reduce;
   int ranks = 0;            // 0: the file does not say; the scenario decides
   int nodes = 0;            // hosts the ranks ran on (nccl-tests' rank lines); 0: not known
-  int gpus_per_thread = 1;  // GPUs one nccl-tests thread launched on (nGpus, -g)
+  int gpus_per_thread = 0;  // GPUs one nccl-tests thread launched on (nGpus, -g); 0: not stated
   std::vector<std::string> header;      // '#' lines: hardware, command, source
   std::vector<MeasuredPoint> points;
   std::optional<double> avg_busbw_gbps; // nccl-tests' "# Avg bus bandwidth" trailer

@@ -82,10 +82,9 @@ MeasurementSet parse_nccl_tests_json(std::string_view text, const std::string& s
   if (config && config->contains("devices")) devices = &(*config)["devices"];
   else if (doc.contains("devices")) devices = &doc["devices"];
   int per_process = config ? int_or(*config, "nthreads", 1) * int_or(*config, "ngpus", 1) : 1;
-  if (const int gpus = config ? int_or(*config, "ngpus", 1) : 1; gpus > 1) {
-    set.gpus_per_thread = gpus;
-    set.warnings.push_back(one_thread_drove_gpus_note(gpus));
-  }
+  if (config) set.gpus_per_thread = int_or(*config, "ngpus", 0);
+  if (set.gpus_per_thread > 1)
+    set.warnings.push_back(one_thread_drove_gpus_note(set.gpus_per_thread));
   if (devices && devices->is_array() && !devices->empty()) {
     set.ranks = static_cast<int>(devices->size()) * per_process;
     std::set<std::string> hosts;

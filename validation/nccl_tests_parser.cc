@@ -368,10 +368,9 @@ std::vector<MeasurementSet> parse_nccl_tests_output(std::string_view text, const
                        "cannot tell which collective this output measures (no *_perf program "
                        "named and the columns fit several): name it with --collective or put the "
                        "program name in the file name");
-    if (t.gpus_per_thread > 1) {
-      t.set.gpus_per_thread = t.gpus_per_thread;
+    t.set.gpus_per_thread = t.gpus_per_thread;
+    if (t.gpus_per_thread > 1)
       t.set.warnings.push_back(one_thread_drove_gpus_note(t.gpus_per_thread));
-    }
     // nccl-tests -d all / -o all: rows of one size for several data types or reduction operators,
     // which are averaged like the placements; the model prices bytes, whatever their type.
     if (t.types.size() > 1 || t.redops.size() > 1) {

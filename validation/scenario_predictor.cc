@@ -57,7 +57,8 @@ Predictor make_predictor(const config::Scenario& scenario,
   auto model = std::make_shared<collectives::AnalyticalCollectiveModel>(
       scenario.cluster, scenario.collectives, parameters);
   const Time floor = workloads::host_launch_floor(
-      gpus_per_thread > 0 ? gpus_per_thread : scenario.workload.sweep.gpus_per_thread, parameters);
+      gpus_per_thread > 0 ? gpus_per_thread : scenario.workload.sweep.gpus_per_thread, parameters,
+      scenario.cluster.gpu);
   return [model, nodes, floor, cluster = scenario.cluster](collectives::CollectiveKind kind,
                                                            int64_t bytes, int ranks) {
     require_ranks_fit(cluster, ranks);
@@ -137,10 +138,13 @@ FitDataset make_fit_dataset(const std::string& name, const MeasurementSet& set,
     if (a.n > 0 && !a.wrong) d.points.push_back({set.collective, size, ranks, a.time / a.n});
   d.predict_us = [points = d.points, cluster = scenario.cluster, options = scenario.collectives,
                   base, fitted, nodes = set.nodes,
-                  gpus_per_thread = set.gpus_per_thread](std::span<const double> values) {
+                  gpus_per_thread = set.gpus_per_thread > 0
+                                        ? set.gpus_per_thread
+                                        : scenario.workload.sweep.gpus_per_thread](
+                     std::span<const double> values) {
     const collectives::ModelParameters params = with_values(base, fitted, values);
     collectives::AnalyticalCollectiveModel model(cluster, options, params);
-    const Time floor = workloads::host_launch_floor(gpus_per_thread, params);
+    const Time floor = workloads::host_launch_floor(gpus_per_thread, params, cluster.gpu);
     std::vector<double> out;
     out.reserve(points.size());
     collectives::Communicator comm =

@@ -109,8 +109,10 @@ std::vector<SweepRow> run_collective_sweep(const CollectiveSweepSpec& sweep,
   return rows;
 }
 
-Time host_launch_floor(int gpus_per_thread, const collectives::ModelParameters& params) {
-  return gpus_per_thread > 1 ? Time::us(gpus_per_thread * params.host_launch_per_gpu) : Time{};
+Time host_launch_floor(int gpus_per_thread, const collectives::ModelParameters& params,
+                       const topology::GpuSpec& gpu) {
+  if (gpus_per_thread <= 1) return Time{};
+  return Time::us(gpus_per_thread * params.host_launch_per_gpu_us(gpu.compute_capability));
 }
 
 }  // namespace dtsim::workloads

@@ -41,11 +41,12 @@ std::vector<SweepRow> run_collective_sweep(const CollectiveSweepSpec& sweep,
                                            const collectives::CollectiveCostModel& model,
                                            Time iteration_floor = Time{});
 
-// The least one iteration takes when one host thread launches it on `gpus_per_thread` GPUs
-// (nccl-tests -g N): their launches follow each other, and nccl-tests runs its iterations back to
-// back, so the GPUs' work hides behind the next launches until it outlasts them. Zero for one GPU
-// a thread, whose launch the collective's own latency already prices.
-Time host_launch_floor(int gpus_per_thread, const collectives::ModelParameters& params);
+// The least one iteration takes when one host thread launches it on `gpus_per_thread` GPUs of
+// `gpu` (nccl-tests -g N): their launches follow each other, and nccl-tests runs its iterations
+// back to back, so the GPUs' work hides behind the next launches until it outlasts them. Zero for
+// one GPU a thread, whose launch the collective's own latency already prices.
+Time host_launch_floor(int gpus_per_thread, const collectives::ModelParameters& params,
+                       const topology::GpuSpec& gpu);
 
 // "sum" for reducing collectives, "none" otherwise (nccl-tests' redop column).
 std::string_view redop_name(collectives::CollectiveKind k);

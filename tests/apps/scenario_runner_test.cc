@@ -123,7 +123,7 @@ TEST(ScenarioRunner, FlowRingChannelsMoveAtMostTheirChannelRate) {
 // model holds a small size to eight host launches and leaves a large one, whose GPU work outlasts
 // them, as it was.
 TEST(ScenarioRunner, OneThreadDrivingEightGpusFloorsEveryModelAtEightLaunches) {
-  const double floor_us = 8 * collectives::ModelParameters{}.host_launch_per_gpu;
+  const double floor_us = 8 * collectives::ModelParameters{}.host_launch_per_gpu_sm90;  // H100s
   for (const char* model : {"analytical", "flow", "packet"}) {
     auto time_us = [&](const char* bytes, const char* gpus_per_thread) {
       const auto s = config::load_scenario(kScenarios + "default.yaml",

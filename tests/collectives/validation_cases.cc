@@ -1,5 +1,6 @@
 #include "tests/collectives/validation_cases.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <stdexcept>
 
 #include "config/loader.h"
+#include "workloads/collective_sweep.h"
 
 namespace dtsim::collectives::validation {
 
@@ -82,7 +84,8 @@ LoadedScenario load_case_scenario(const std::string& path) {
   if (sc.workload.kind != workloads::WorkloadKind::collective_sweep) {
     throw std::runtime_error(path + ": a validation scenario must be a collective-sweep");
   }
-  return {sc.cluster, sc.collectives, sc.workload.sweep.collective};
+  return {sc.cluster, sc.collectives, sc.workload.sweep.collective,
+          sc.workload.sweep.gpus_per_thread};
 }
 
 std::vector<Dataset> load_datasets(const std::string& source_dir) {
@@ -101,12 +104,14 @@ CaseError evaluate(const Dataset& d, const ModelParameters& params,
   const auto& rows = d.rows;
   const AnalyticalCollectiveModel model(sc.cluster, sc.options, params);
   const Communicator world = model.world();
+  const Time floor = workloads::host_launch_floor(sc.gpus_per_thread, params, sc.cluster.gpu);
   CaseError e;
   double sum_all = 0;
   double sum_large = 0;
   std::string last;
   for (const auto& r : rows) {
-    const auto est = model.estimate(sc.collective, Bytes(static_cast<int64_t>(r.bytes)), world);
+    auto est = model.estimate(sc.collective, Bytes(static_cast<int64_t>(r.bytes)), world);
+    est.time = std::max(est.time, floor);
     const double err = std::abs(est.time.us() - r.time_us) / r.time_us;
     sum_all += err;
     ++e.sizes;

@@ -28,6 +28,7 @@ struct LoadedScenario {
   topology::ClusterSpec cluster;
   CollectiveOptions options;
   CollectiveKind collective = CollectiveKind::all_reduce;
+  int gpus_per_thread = 1;  // nccl-tests -g, as the source ran it (workload.gpus_per_thread)
 };
 
 const std::vector<Case>& cases();

@@ -87,7 +87,7 @@ TEST(ScenarioPredictor, FittedValuesChangeThePrediction) {
 TEST(ScenarioPredictor, OneThreadDrivingEightGpusFloorsThePredictionAndTheFit) {
   config::Scenario s = two_nodes();
   collectives::ModelParameters base;
-  const double floor_us = 8 * base.host_launch_per_gpu;
+  const double floor_us = 8 * base.host_launch_per_gpu_sm90;  // H100s
   const double alone = make_predictor(s, base)(CollectiveKind::all_reduce, 8, 8).time_us;
   ASSERT_LT(alone, floor_us);
   EXPECT_DOUBLE_EQ(make_predictor(s, base, 0, 8)(CollectiveKind::all_reduce, 8, 8).time_us,
@@ -99,9 +99,26 @@ TEST(ScenarioPredictor, OneThreadDrivingEightGpusFloorsThePredictionAndTheFit) {
   MeasurementSet g8 = measured(8);
   g8.points = {{8, 0, 45.0, 0, 0, Placement::out_of_place, 0, 1}};
   g8.gpus_per_thread = 8;
-  std::vector<FitParameter> fitted = fit_parameters_of(base, {"host_launch_per_gpu"});
+  std::vector<FitParameter> fitted = fit_parameters_of(base, {"host_launch_per_gpu_sm90"});
   FitDataset d = make_fit_dataset("g8", g8, s, base, fitted);
   EXPECT_DOUBLE_EQ(d.predict_us(std::vector<double>{6.0})[0], 48.0);
+
+  // A set that does not say (a CSV) takes the scenario's workload.gpus_per_thread.
+  config::Scenario g4 = s;
+  g4.workload.sweep.gpus_per_thread = 4;
+  EXPECT_DOUBLE_EQ(make_predictor(g4, base)(CollectiveKind::all_reduce, 8, 8).time_us,
+                   4 * base.host_launch_per_gpu_sm90);
+  // Hosts before Hopper launch slower.
+  config::Scenario a100 = config::load_scenario_text(
+      "cluster: {node: hgx-a100, nodes: 1}\nworkload: {kind: collective-sweep, gpus_per_thread: "
+      "8}\n",
+      "a100.yaml");
+  EXPECT_DOUBLE_EQ(make_predictor(a100, base)(CollectiveKind::all_reduce, 8, 8).time_us,
+                   8 * base.host_launch_per_gpu);
+  EXPECT_GT(base.host_launch_per_gpu, base.host_launch_per_gpu_sm90);
+  g8.gpus_per_thread = 0;
+  EXPECT_DOUBLE_EQ(
+      make_fit_dataset("g4", g8, g4, base, fitted).predict_us(std::vector<double>{6.0})[0], 24.0);
 }
 
 TEST(ScenarioPredictor, RanksOnSeveralHostsAreSpreadOverThatManyNodes) {
