@@ -217,6 +217,7 @@ std::string dump_scenario(const Scenario& s) {
   w.key(2, "vp", std::to_string(p.vp));
   w.key(2, "sequence_parallel", boolean(p.sequence_parallel));
   w.key(2, "zero", std::to_string(p.zero));
+  w.key(2, "shard_group", std::to_string(p.shard_group));
   w.key(2, "placement", yaml_string(p.placement));
   w.section(1, "batch");
   if (wl.training.batch.global > 0) w.key(2, "global", std::to_string(wl.training.batch.global));

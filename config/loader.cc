@@ -382,6 +382,7 @@ workloads::WorkloadSpec read_workload(MapReader r, const ClusterSpec& cluster) {
   par.read("vp", t.parallel.vp, Range{1, kMaxCount});
   par.read("sequence_parallel", t.parallel.sequence_parallel);
   par.read("zero", t.parallel.zero, Range{0, 3});
+  par.read("shard_group", t.parallel.shard_group, Range{0, kMaxGpus});
   par.read("placement", t.parallel.placement);
   if (const YamlNode* n = par.get("placement")) {
     try {

@@ -83,7 +83,25 @@ class StageBuilder {
       }
     }
     dp_size_ = dpc.size();
+    // HSDP: ZeRO/FSDP states sharded over shard_group consecutive members of the DP x CP group
+    // (one node's, with TP innermost) and replicated over the others; the replicas all-reduce
+    // their shards' gradients.
+    shard_size_ = dp_size_;
+    if (p.shard_group > 0 && p.shard_group < dp_size_) {
+      shard_size_ = p.shard_group;
+      const auto at =
+          static_cast<int>(std::find(dpc.ranks.begin(), dpc.ranks.end(), gpu) - dpc.ranks.begin());
+      collectives::Communicator shard, replicas;
+      for (int i = 0; i < shard_size_; ++i)
+        shard.ranks.push_back(dpc.ranks[static_cast<size_t>(at / shard_size_ * shard_size_ + i)]);
+      for (int j = 0; j < dp_size_ / shard_size_; ++j)
+        replicas.ranks.push_back(
+            dpc.ranks[static_cast<size_t>(j * shard_size_ + at % shard_size_)]);
+      if (shard_size_ > 1) shard_comm_ = w.add_comm(std::move(shard));
+      replica_comm_ = w.add_comm(std::move(replicas));
+    }
     if (dp_size_ > 1) dp_comm_ = w.add_comm(std::move(dpc));
+    if (shard_size_ == dp_size_) shard_comm_ = dp_comm_;
     if (z.E > 1) {
       auto edp = pl.expert_dp_group(gpu, ep_);
       edp_size_ = edp.size();
@@ -418,7 +436,8 @@ class StageBuilder {
           const double p = dense_params(b.moe) + expert_params(b.moe);
           auto& layers = param_ag[c].emplace_back();
           for (int k = 0; k < b.rep; ++k) {
-            layers.push_back(coll("param.ag", kNone, 1, Stream::dp_gather, CollectiveKind::all_gather, dp_comm_,
+            layers.push_back(coll("param.ag", kNone, 1, Stream::dp_gather,
+                                  CollectiveKind::all_gather, shard_comm_,
                                   static_cast<int64_t>(p) * B_));
           }
         }
@@ -513,8 +532,10 @@ class StageBuilder {
             const double expert = expert_params(b.moe) * rep;
             const bool last = bi == 0 && k == steps - 1;
             if (fsdp) {
-              dp_ops.push_back(coll("grad.rs", x, 1, Stream::dp, CollectiveKind::reduce_scatter, dp_comm_,
-                                    static_cast<int64_t>(dense) * grad_B));
+              dp_ops.push_back(
+                  replica_sync(coll("grad.rs", x, 1, Stream::dp, CollectiveKind::reduce_scatter,
+                                    shard_comm_, static_cast<int64_t>(dense) * grad_B),
+                               dense, grad_B));
               if (expert > 0) {
                 const uint32_t e = coll("expert_grad.rs", x, 1, Stream::dp, CollectiveKind::reduce_scatter,
                                         edp_comm_, static_cast<int64_t>(expert) * grad_B);
@@ -569,8 +590,10 @@ class StageBuilder {
     }
     if (dp_comm_ >= 0 && tail > 0) {
       if (fsdp) {
-        dp_ops.push_back(coll("grad.rs", last_compute, 1, Stream::dp, CollectiveKind::reduce_scatter, dp_comm_,
-                              static_cast<int64_t>(tail) * grad_B));
+        dp_ops.push_back(replica_sync(
+            coll("grad.rs", last_compute, 1, Stream::dp, CollectiveKind::reduce_scatter,
+                 shard_comm_, static_cast<int64_t>(tail) * grad_B),
+            tail, grad_B));
       } else {
         dp_ops.push_back(grad_sync(last_compute, tail, grad_B, false));
       }
@@ -584,10 +607,11 @@ class StageBuilder {
     double held = 0;
     for (const Chunk& ch : chunks_) {
       for (const Block& b : ch.blocks) {
-        held += dense_params(b.moe) * b.rep / (zero >= 1 ? dp_size_ : 1);
+        held += dense_params(b.moe) * b.rep / (zero >= 1 ? shard_size_ : 1);
         held += expert_params(b.moe) * b.rep / (zero >= 1 ? std::max(1, edp_size_) : 1);
       }
-      if (ch.embedding || ch.head) held += static_cast<double>(z_.V * z_.h / tp_) / (zero >= 1 ? dp_size_ : 1);
+      if (ch.embedding || ch.head)
+        held += static_cast<double>(z_.V * z_.h / tp_) / (zero >= 1 ? shard_size_ : 1);
     }
     std::vector<uint32_t> opt_deps = dp_ops;
     if (last_compute != kNone) opt_deps.push_back(last_compute);
@@ -602,7 +626,7 @@ class StageBuilder {
       for (const Chunk& ch : chunks_) {
         for (const Block& b : ch.blocks) all += (dense_params(b.moe) + expert_params(b.moe)) * b.rep;
       }
-      coll("param.ag", step, 1, Stream::dp_gather, CollectiveKind::all_gather, dp_comm_,
+      coll("param.ag", step, 1, Stream::dp_gather, CollectiveKind::all_gather, shard_comm_,
            static_cast<int64_t>(all) * B_);
     }
   }
@@ -651,8 +675,8 @@ class StageBuilder {
 
   uint32_t fsdp_gather(uint32_t x, const Block& b, uint32_t ahead_of) {
     const double p = (dense_params(b.moe) + expert_params(b.moe)) * b.rep;
-    Op op = Op::collective_on(Stream::dp_gather, CollectiveKind::all_gather, dp_comm_, act_dtype_,
-                              Bytes(static_cast<int64_t>(p) * B_));
+    Op op = Op::collective_on(Stream::dp_gather, CollectiveKind::all_gather, shard_comm_,
+                              act_dtype_, Bytes(static_cast<int64_t>(p) * B_));
     op.label = lab("fsdp.param.ag");
     const uint32_t ag = ahead_of == kNone ? r_.add(op) : r_.add(op, {ahead_of});
     // FSDP copies the gathered flat buffer out into the parameters' views (read and write).
@@ -666,10 +690,18 @@ class StageBuilder {
   }
 
   uint32_t grad_sync(uint32_t after, double params, int64_t grad_B, bool expert) {
-    const int comm = expert ? edp_comm_ : dp_comm_;
-    const auto kind = t_.parallel.zero >= 1 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
-    return coll(expert ? "expert_grad.sync" : "grad.sync", after, 1, Stream::dp, kind, comm,
-                static_cast<int64_t>(params) * grad_B);
+    const bool zero = t_.parallel.zero >= 1;
+    const int comm = expert ? edp_comm_ : zero ? shard_comm_ : dp_comm_;
+    const auto kind = zero ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
+    const uint32_t x = coll(expert ? "expert_grad.sync" : "grad.sync", after, 1, Stream::dp, kind,
+                            comm, static_cast<int64_t>(params) * grad_B);
+    return expert ? x : replica_sync(x, params, grad_B);
+  }
+
+  // HSDP: the shard's reduced gradients all-reduced across the replicas (none without).
+  uint32_t replica_sync(uint32_t after, double params, int64_t grad_B) {
+    return coll("grad.ar.replicas", after, 1, Stream::dp, CollectiveKind::all_reduce, replica_comm_,
+                static_cast<int64_t>(params / shard_size_) * grad_B);
   }
 
   uint32_t recv(uint64_t base, int dir, int64_t bytes, int peer_stage) {
@@ -710,7 +742,9 @@ class StageBuilder {
   Time offload_time_[2][2];  // one layer's copy, by [kept in BF16][MoE layer]
   topology::Dtype gemm_dtype_ = topology::Dtype::bf16, act_dtype_ = topology::Dtype::bf16;
   int tp_comm_ = -1, cp_comm_ = -1, ep_comm_ = -1, dp_comm_ = -1, edp_comm_ = -1;
-  int dp_size_ = 1, edp_size_ = 1;
+  int shard_comm_ = -1,
+      replica_comm_ = -1;  // HSDP's (shard_group); shard_comm_ is dp_comm_ without
+  int dp_size_ = 1, edp_size_ = 1, shard_size_ = 1;
   double dispatch_share_ = 1;  // of an MoE exchange's bytes that a deduplicating dispatcher sends
   std::vector<Chunk> chunks_;
   bool recompute_ = false;
@@ -811,6 +845,13 @@ TrainingSpec resolve_training(const TrainingSpec& spec, const topology::ClusterS
   require(m.heads % p.tp == 0, "heads must divide by tp");
   require(m.seq_len % p.cp == 0, "seq_len must divide by cp");
   require(m.experts <= 1 || (p.dp * p.cp * p.tp) % p.ep == 0, "ep must divide dp x cp x tp");
+  if (p.shard_group == p.dp * p.cp) p.shard_group = 0;  // the whole group: plain ZeRO
+  if (p.shard_group == 1) p.zero = p.shard_group = 0;   // shards of one: every rank holds it all
+  require(p.shard_group == 0 || p.zero >= 1, "shard_group = " + std::to_string(p.shard_group) +
+                                                 " shards ZeRO/FSDP states, but zero is 0");
+  require(p.shard_group == 0 || (p.dp * p.cp) % p.shard_group == 0,
+          "shard_group = " + std::to_string(p.shard_group) +
+              " must divide dp x cp = " + std::to_string(p.dp * p.cp));
   // The first and the last pipeline chunk may hold only the embedding and the LM head.
   require(m.layers + 2 >= p.pp * p.vp,
           "pp x vp = " + std::to_string(p.pp * p.vp) + " pipeline chunks for " + std::to_string(m.layers) +

@@ -97,7 +97,8 @@ MemoryEstimate estimate_memory(const TrainingSpec& t, const topology::ClusterSpe
   const int P = p.pp, vp = p.vp, VS = P * vp;
   const int M = t.batch.global / (t.batch.micro * p.dp);
   const double tokens = static_cast<double>(t.batch.micro) * m.seq_len / p.cp;  // per microbatch
-  const double shard = static_cast<double>(p.dp) * p.cp;                       // ZeRO shards dense over DP x CP
+  // ZeRO shards dense over DP x CP, or over its shard_group (HSDP).
+  const double shard = p.shard_group > 0 ? p.shard_group : static_cast<double>(p.dp) * p.cp;
   const double expert_shard = std::max(1.0, static_cast<double>(p.dp) / p.ep * p.cp * p.tp);
   const double master = B == 4 ? 8 : 12;  // Adam moments (+ fp32 master weights when training below fp32)
   const bool fsdp = p.zero >= 3;

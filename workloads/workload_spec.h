@@ -66,6 +66,11 @@ struct ParallelSpec {
   int zero = 0;                      // 0 none, 1/2/3 ZeRO stage; FSDP is zero 3
   // Rank-to-GPU order, innermost first: consecutive GPUs (one node) hold the first dimension.
   std::string placement = "tp-cp-dp-pp";
+  // Ranks of the DP x CP group one ZeRO/FSDP shard spans (PyTorch HSDP, Megatron's distributed
+  // optimizer instances): states are sharded over shard_group consecutive ranks and replicated
+  // over the dp x cp / shard_group copies, whose gradients are then all-reduced. 0: the whole
+  // group.
+  int shard_group = 0;
 };
 
 struct BatchSpec {

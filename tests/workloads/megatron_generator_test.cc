@@ -157,6 +157,52 @@ TEST(MegatronGenerator, FsdpGathersParametersForEveryMicrobatchForwardAndBackwar
   EXPECT_EQ(count_label(w.ranks[0], "grad.rs"), 4 * 4 + 1);  // + embedding and head, once
 }
 
+// HSDP (shard_group 8 of a DP group of 16, two nodes): parameters are gathered and gradients
+// reduce-scattered inside the node's 8 GPUs, and the shard's gradients (1/8 of them) all-reduced
+// with the other node's copy.
+TEST(MegatronGenerator, HybridShardingGathersInsideTheShardGroupAndAllReducesAcrossItsCopies) {
+  TrainingSpec t = gpt(1, 1, 1, 32, 4);
+  t.parallel.zero = 3;
+  t.parallel.shard_group = 8;
+  const Workload w = generate_megatron(t, cluster(2));  // dp 16: 2 microbatches
+  const RankGraph& r = w.ranks[0];
+  int gathers = 0, scatters = 0, replicas = 0;
+  double scattered = 0, all_reduced = 0;
+  for (const Op& op : r.ops) {
+    const std::string_view label = r.labels[op.label];
+    if (op.comm < 0) continue;
+    const auto& ranks = w.comms[static_cast<size_t>(op.comm)].ranks;
+    if (label == "fsdp.param.ag") {
+      ++gathers;
+      EXPECT_EQ(ranks, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+    } else if (label == "grad.rs") {
+      ++scatters;
+      scattered += static_cast<double>(op.bytes.count());
+      EXPECT_EQ(ranks.size(), 8u);
+    } else if (label == "grad.ar.replicas") {
+      ++replicas;
+      all_reduced += static_cast<double>(op.bytes.count());
+      EXPECT_EQ(ranks, (std::vector<int>{0, 8}));
+      EXPECT_EQ(op.collective, collectives::CollectiveKind::all_reduce);
+    }
+  }
+  EXPECT_EQ(gathers, 4 * 2 * 2);
+  EXPECT_EQ(replicas, scatters);
+  EXPECT_NEAR(all_reduced, scattered / 8, scatters);  // each shard's bytes, rounded per op
+  // The whole group or a group of one are plain ZeRO-3 and plain data parallelism.
+  t.parallel.shard_group = 16;
+  EXPECT_EQ(count_label(generate_megatron(t, cluster(2)).ranks[0], "grad.ar.replicas"), 0);
+  t.parallel.shard_group = 1;
+  const Workload ddp = generate_megatron(t, cluster(2));
+  EXPECT_EQ(count_label(ddp.ranks[0], "fsdp.param.ag"), 0);
+  EXPECT_GT(count_label(ddp.ranks[0], "grad.sync"), 0);
+  t.parallel.shard_group = 3;
+  EXPECT_THROW(generate_megatron(t, cluster(2)), std::invalid_argument);
+  t.parallel.shard_group = 8;
+  t.parallel.zero = 0;
+  EXPECT_THROW(generate_megatron(t, cluster(2)), std::invalid_argument);
+}
+
 TEST(MegatronGenerator, ModelFlopsMatchMegatronsClosedForm) {
   // Narayanan et al. 2021, eq. 3 without recompute: 72 B s l h^2 (1 + s/6h + V/12lh).
   TrainingSpec t = resolve_training(gpt(1, 1, 1, 64, 24), cluster(1));

@@ -180,6 +180,20 @@ TEST(MemoryModel, ZeroStagesShardOptimizerThenGradientsThenWeights) {
   }
 }
 
+// HSDP shards over its group only: shard_group 8 of 64 data-parallel GPUs holds 8x a ZeRO-3
+// shard of the whole group.
+TEST(MemoryModel, HybridShardingDividesTheStatesByItsGroup) {
+  TrainingSpec t = four_layers(4096, 32);
+  const topology::ClusterSpec c = cluster(8);
+  t.parallel.zero = 3;
+  const MemoryEstimate whole = estimate_memory(resolve_training(t, c), c);
+  t.parallel.shard_group = 8;
+  const MemoryEstimate hybrid = estimate_memory(resolve_training(t, c), c);
+  EXPECT_DOUBLE_EQ(hybrid.weights, 8 * whole.weights);
+  EXPECT_DOUBLE_EQ(hybrid.gradients, 8 * whole.gradients);
+  EXPECT_DOUBLE_EQ(hybrid.optimizer, 8 * whole.optimizer);
+}
+
 TEST(MemoryModel, SaysWhenAJobDoesNotFit) {
   // GPT-3 175B with TP 8 and SP on 8 stages fits an 80 GB A100 (Korthikanti et al. ran it);
   // without tensor parallelism its weights and optimizer alone do not.
