@@ -47,9 +47,11 @@ std::string fmt_seconds(double v, const char* format = "%.3f") {
 }
 
 // Runs every dense row of a published-runs CSV and holds each prediction to 15% of the published
-// iteration time (or TFLOP/s per GPU where only that is published); a named miss to 30%.
-void check_runs(const std::string& path, bool (*known_miss)(const std::string&), bool moe = false, double bound = 0.15,
-                double miss_bound = 0.30) {
+// iteration time (or TFLOP/s per GPU where only that is published); a named miss to 30%, and a
+// row the model cannot represent at all (`far_miss`) to 80%.
+void check_runs(const std::string& path, bool (*known_miss)(const std::string&), bool moe = false,
+                double bound = 0.15, double miss_bound = 0.30,
+                bool (*far_miss)(const std::string&) = nullptr) {
   const auto runs = testing::read_published_runs(path);
   ASSERT_FALSE(runs.empty()) << path;
   const bool print = std::getenv("DTSIM_PRINT_TABLE") != nullptr;
@@ -100,11 +102,24 @@ void check_runs(const std::string& path, bool (*known_miss)(const std::string&),
                   r.breakdown.exposed[4].seconds());
       for (const auto& c : r.critical_ops) std::printf("  %-28s %-8s %8.4f s x%d\n", c.label.c_str(), c.what.c_str(), c.time_s, c.count);
     }
-    EXPECT_LE(std::abs(err), known_miss(run.id) ? miss_bound : bound)
-        << run.id << ": predicted " << r.iteration_time_s << " s, " << r.tflops_per_gpu << " TFLOP/s per GPU";
+    const bool far = far_miss != nullptr && far_miss(run.id);
+    EXPECT_LE(std::abs(err), far                  ? 0.80
+                             : known_miss(run.id) ? miss_bound
+                                                  : bound)
+        << run.id << ": predicted " << r.iteration_time_s << " s, " << r.tflops_per_gpu
+        << " TFLOP/s per GPU";
   }
   std::printf("runs: %d, within 15%%: %d, mean |error| %.1f%%, worst %.1f%%\n", total, within,
               100 * sum_abs / std::max(1, total), 100 * worst);
+}
+
+// Any published-runs CSV in these columns, named by DTSIM_RUNS_CSV (dense rows; DTSIM_RUNS_MOE=1
+// for the MoE rows), held to 15%: a check of runs not (yet) in the tables above. Skipped unset.
+TEST(PublishedRuns, FileNamedByTheEnvironment) {
+  const char* path = std::getenv("DTSIM_RUNS_CSV");
+  if (path == nullptr) GTEST_SKIP() << "DTSIM_RUNS_CSV not set";
+  check_runs(
+      path, [](const std::string&) { return false; }, std::getenv("DTSIM_RUNS_MOE") != nullptr);
 }
 
 TEST(PublishedRuns, EveryDenseRunPredictedWithinFifteenPercent) {
@@ -172,6 +187,34 @@ bool known_recent_moe_miss(const std::string& id) {
 TEST(PublishedRuns, RecentMegatronBridgeMoeRunsPredictedWithinSixtyPercent) {
   check_runs(std::string(DTSIM_SOURCE_DIR) + "/tests/workloads/data/training_runs_moe_recent.csv", known_recent_moe_miss,
              true, 0.60, 0.75);
+}
+
+// Held-out runs the model misses by more than 15% (docs/training.md, "Held-out runs").
+bool known_heldout_miss(const std::string& id) {
+  return id == "megascale2024_megatron_175b_8192" ||   // MegaScale's Megatron-LM baseline: loses
+                                                       // 16-18%
+         id == "megascale2024_megatron_175b_12288" ||  //   at scale, the loss the paper goes on to
+                                                       //   fix
+         id.rfind("nemotron4_340b_", 0) ==
+             0 ||  // interleaved, VP unpublished: run at VP 1 (+17-20%)
+         id.rfind("ibm_fsdp2024_7b_", 0) == 0 ||  // IBM's FSDP stack: 19-32% slower than the
+         id.rfind("ibm_fsdp2024_13b_", 0) == 0;   //   model's (and MPT's) FSDP at 7B and 13B
+}
+
+// DeepSpeed ZeRO-3 in Megatron-LM, 2021: 1.4-4.2x the time of an overlapped ZeRO-3, the more
+// so the more GPUs; nothing in the model represents it.
+bool deepspeed_2021_zero3(const std::string& id) {
+  return id.rfind("narayanan2021_t2_zero3_", 0) == 0;
+}
+
+// Published dense runs gathered in the thirteenth session, after every model figure was set, and
+// never used to choose one (tests/workloads/data/training_runs_heldout.csv): Megatron-LM's 2021
+// PTD-P and ZeRO-3 comparison, MegaScale's Megatron-LM baseline to 12,288 GPUs, Nemotron-4 15B
+// and 340B, PyTorch FSDP at IBM, FlashAttention-2's GPT runs, NVIDIA's DGX Cloud recipes and
+// BAAI's FlagPerf. Held to 15%; a named miss to 35%, DeepSpeed's 2021 ZeRO-3 to 80%.
+TEST(PublishedRuns, HeldOutRunsPredictedWithinFifteenPercent) {
+  check_runs(std::string(DTSIM_SOURCE_DIR) + "/tests/workloads/data/training_runs_heldout.csv",
+             known_heldout_miss, false, 0.15, 0.35, deepspeed_2021_zero3);
 }
 
 }  // namespace

@@ -103,10 +103,18 @@ std::vector<PublishedRun> read_published_runs(const std::string& path) {
     p.vp = to_int(row["VP"], 1);
     const std::string& shard = row["FSDP_or_ZeRO"];
     const size_t zero_at = shard.find("ZeRO-");
-    p.zero = shard == "FULL_SHARD" || contains(shard, "FSDP2") || contains(shard, "Megatron-FSDP") ? 3
-             : shard == "SHARD_GRAD_OP"                                                         ? 2
-             : zero_at != std::string::npos && zero_at + 5 < shard.size()                       ? shard[zero_at + 5] - '0'
-                                                                                                : 0;
+    p.zero = contains(shard, "FULL_SHARD") || contains(shard, "FSDP2") ||
+                     contains(shard, "Megatron-FSDP") || contains(shard, "HSDP")
+                 ? 3
+             : shard == "SHARD_GRAD_OP"                                   ? 2
+             : zero_at != std::string::npos && zero_at + 5 < shard.size() ? shard[zero_at + 5] - '0'
+                                                                          : 0;
+    // HSDP: sharded over a group ("shard group N"), or over one node ("shard within node").
+    if (const size_t at = shard.find("shard group "); at != std::string::npos) {
+      p.shard_group = std::stoi(shard.substr(at + std::string_view("shard group ").size()));
+    } else if (contains(shard, "shard within node")) {
+      p.shard_group = std::max(1, to_int(row["gpus_per_node"], 8) / (p.tp * p.cp));
+    }
     r.spec.batch.global = to_int(row["global_batch_seqs"], 0);
     r.spec.batch.micro = to_int(row["micro_batch"], 1);
     const std::string& prec = row["precision"];
@@ -123,10 +131,12 @@ std::vector<PublishedRun> read_published_runs(const std::string& path) {
     // (torchtitan, Llama 3) FlashAttention-2; Transformer Engine stacks (Megatron-Core, NeMo,
     // Megatron-Bridge) cuDNN's Hopper-native fused attention.
     const bool foundry = contains(r.framework, "llm-foundry");
+    const bool flash2 = contains(r.framework, "torchtitan") || contains(r.framework, "Llama 3") ||
+                        contains(r.framework, "FlashAttention-2");
     r.spec.attention = old_stack || contains(notes, "no flash attention") ? Attention::unfused
-                       : foundry                                         ? Attention::flash1
-                       : contains(r.framework, "torchtitan") || contains(r.framework, "Llama 3") ? Attention::flash2
-                                                                         : Attention::flash3;
+                       : foundry                                          ? Attention::flash1
+                       : flash2                                           ? Attention::flash2
+                                                                          : Attention::flash3;
     r.spec.fp8_fused_casts = !foundry;
     r.spec.overlap_grad_reduce = !old_stack;
     p.sequence_parallel = !old_stack && !contains(notes, "no sequence parallel");
@@ -143,17 +153,21 @@ std::vector<PublishedRun> read_published_runs(const std::string& path) {
                               ? MoeDispatch::deduplicated
                               : MoeDispatch::alltoall;
     r.spec.overlap_ep_comm = contains(notes, "overlap-moe-expert-parallel-comm") || contains(r.framework, "DualPipe");
-    const bool full_recompute = contains(r.framework, "Megatron-LM (2021)") || contains(notes, "act_ckpt=True") ||
-                                contains(notes, "activation recompute") || contains(r.framework, "activation recompute") ||
-                                contains(notes, "activation_checkpointing: true") || contains(notes, "full recompute");
+    const bool full_recompute =
+        contains(r.framework, "Megatron-LM (2021)") || contains(notes, "act_ckpt=True") ||
+        contains(notes, "activation recompute") || contains(r.framework, "activation recompute") ||
+        contains(notes, "activation_checkpointing: true") || contains(notes, "full recompute") ||
+        contains(notes, "Activation checkpointing: Yes (full");
     // Megatron-Bridge's GB200/GB300 FSDP presets offload activations to the Grace CPU; the
     // rows' notes quote the preset's cpu_offloading_num_layers.
     if (const size_t at = notes.find("cpu_offloading_num_layers="); at != std::string::npos) {
       r.spec.cpu_offload_layers = std::stoi(notes.substr(at + std::string_view("cpu_offloading_num_layers=").size()));
     }
-    r.spec.activation_recompute = full_recompute                         ? Recompute::full
-                                  : contains(notes, "selective recompute") ? Recompute::selective
-                                                                           : Recompute::none;
+    r.spec.activation_recompute =
+        full_recompute ? Recompute::full
+        : contains(notes, "selective recompute") || contains(r.framework, "--recompute-activations")
+            ? Recompute::selective
+            : Recompute::none;
     // SwiGLU families carry three FFN matrices; their FFN width is not 4 x hidden. Nemotron-3/-4
     // (squared ReLU) and GPT/BLOOM (GELU) have two, whatever the width (Llama-based Nemotrons
     // carry "Llama" in their names).
