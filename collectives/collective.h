@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace dtsim::collectives {
 
@@ -41,6 +42,10 @@ struct CollectiveOptions {
   std::optional<Algorithm> algorithm;  // nullopt: auto
   std::optional<Protocol> protocol;    // nullopt: auto
   int channels = 0;                    // 0: auto
+  // What auto may choose from, as NCCL_ALGO / NCCL_PROTO lists ("Ring,Tree", "^NVLS") restrict
+  // NCCL's tuner; empty: everything. Not used when one algorithm or protocol is forced above.
+  std::vector<Algorithm> algorithms;
+  std::vector<Protocol> protocols;
 };
 
 std::string_view name(CollectiveKind k);

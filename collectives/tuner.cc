@@ -1,8 +1,11 @@
 #include "collectives/tuner.h"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "sim/error.h"
 
@@ -164,6 +167,18 @@ AlgoCost algorithm_cost(const HardwareView& hw, Algorithm algo, const CostQuery&
   return ring_cost(hw, q);
 }
 
+namespace {
+
+// "ring, tree": a list of choices, for messages.
+template <class E>
+std::string names_of(const std::vector<E>& list) {
+  std::string out;
+  for (const E& e : list) out += (out.empty() ? "" : ", ") + std::string(name(e));
+  return out;
+}
+
+}  // namespace
+
 Tuner::Tuner(const HardwareView& hw, const CollectiveOptions& options)
     : hw_(hw), options_(options) {
   if (options_.channels < 0 || options_.channels > 64) {
@@ -186,8 +201,25 @@ TunerChoice Tuner::choose(CollectiveKind kind, double bytes, const CommShape& sh
     }
     algos = std::span<const Algorithm>(&explicit_algo, 1);
   }
+  // Lists of what auto may choose (NCCL_ALGO=Ring,Tree, NCCL_PROTO=^LL128) narrow NCCL's own.
+  std::vector<Algorithm> allowed_algos;
+  if (!options_.algorithm && !options_.algorithms.empty() && !p2p_like) {
+    for (Algorithm a : algos)
+      if (std::find(options_.algorithms.begin(), options_.algorithms.end(), a) !=
+          options_.algorithms.end())
+        allowed_algos.push_back(a);
+    if (allowed_algos.empty()) {
+      throw InputError({}, "collectives.algorithm",
+                       "none of " + names_of(options_.algorithms) + " runs " +
+                           std::string(name(kind)) + "; NCCL would run it with " +
+                           names_of(std::vector<Algorithm>(algos.begin(), algos.end())));
+    }
+    algos = allowed_algos;
+  }
   std::span<const Protocol> protos = kProtocols;
   if (options_.protocol) protos = std::span<const Protocol>(&*options_.protocol, 1);
+  else if (!options_.protocols.empty())
+    protos = options_.protocols;
 
   CostQuery q{kind, bytes, shape, Protocol::simple,
               options_.channels > 0 ? options_.channels : hw_.default_channels};
@@ -217,12 +249,15 @@ TunerChoice Tuner::choose(CollectiveKind kind, double bytes, const CommShape& sh
     }
   }
   if (!tried) {
-    throw InputError(
-        {}, "collectives.algorithm",
-        "no algorithm can run " + std::string(name(kind)) + " here: " + algorithm_refusal);
+    throw InputError({}, "collectives.algorithm",
+                     (allowed_algos.empty() ? std::string("no algorithm")
+                                            : "none of " + names_of(allowed_algos)) +
+                         " can run " + std::string(name(kind)) + " here: " + algorithm_refusal);
   }
   if (best.time_us == std::numeric_limits<double>::infinity()) {
-    const std::string proto = options_.protocol ? std::string(name(*options_.protocol)) : "auto";
+    const std::string proto = options_.protocol            ? std::string(name(*options_.protocol))
+                              : options_.protocols.empty() ? "auto"
+                                                           : names_of(options_.protocols);
     throw InputError({}, "collectives.protocol",
                      proto + " cannot run " + std::string(name(kind)) + " here: " + last_refusal);
   }

@@ -90,6 +90,17 @@ class Writer {
   std::string out_;
 };
 
+// A forced choice, a list of allowed ones ([ring, tree]), or auto.
+template <class E>
+std::string choice(const std::optional<E>& forced, const std::vector<E>& allowed,
+                   const EnumNames<E>& names) {
+  if (forced) return std::string(enum_name(*forced, names));
+  if (allowed.empty()) return "auto";
+  std::string out = "[";
+  for (const E& e : allowed) out += (out.size() > 1 ? ", " : "") + std::string(enum_name(e, names));
+  return out + "]";
+}
+
 }  // namespace
 
 std::string dump_scenario(const Scenario& s) {
@@ -168,8 +179,8 @@ std::string dump_scenario(const Scenario& s) {
 
   const auto& co = s.collectives;
   w.section(0, "collectives");
-  w.key(1, "algorithm", co.algorithm ? std::string(enum_name(*co.algorithm, algorithm_names())) : "auto");
-  w.key(1, "protocol", co.protocol ? std::string(enum_name(*co.protocol, protocol_names())) : "auto");
+  w.key(1, "algorithm", choice(co.algorithm, co.algorithms, algorithm_names()));
+  w.key(1, "protocol", choice(co.protocol, co.protocols, protocol_names()));
   w.key(1, "channels", co.channels > 0 ? std::to_string(co.channels) : "auto");
 
   w.key(0, "calibration", s.calibration ? yaml_string(*s.calibration) : "null");

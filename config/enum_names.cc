@@ -89,7 +89,11 @@ EnumNames<Algorithm> algorithm_names() {
           {"collnet_chain", Algorithm::collnet_chain},
           {"pat", Algorithm::pat},
           {"halving_doubling", Algorithm::halving_doubling},
-          {"hierarchical", Algorithm::hierarchical}};
+          {"hierarchical", Algorithm::hierarchical},
+          // NCCL_ALGO's spellings (case does not matter).
+          {"nvlstree", Algorithm::nvls_tree},
+          {"collnetdirect", Algorithm::collnet_direct},
+          {"collnetchain", Algorithm::collnet_chain}};
 }
 
 EnumNames<Protocol> protocol_names() {

@@ -1,20 +1,20 @@
 #include "config/loader.h"
 
-#include "workloads/megatron_generator.h"
-#include "workloads/placement.h"
+#include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "config/enum_names.h"
 #include "config/map_reader.h"
 #include "config/overrides.h"
 #include "config/yaml_tree.h"
 #include "topology/catalog.h"
+#include "workloads/megatron_generator.h"
 #include "workloads/model_catalog.h"
+#include "workloads/placement.h"
 
 namespace dtsim::config {
 namespace {
@@ -236,20 +236,57 @@ void read_auto_count(MapReader& r, std::string_view key, Range range, std::strin
   }
 }
 
+// collectives.algorithm / protocol: auto, one name (forced), or what auto may choose from as NCCL
+// reads NCCL_ALGO / NCCL_PROTO: a list ([ring, tree] or "Ring,Tree") or everything but a list
+// ("^nvls,nvls_tree"). One name in a list forces it, as NCCL_ALGO=Ring does.
+template <class E>
+void read_choice(MapReader& r, std::string_view key, const EnumNames<E>& names,
+                 std::optional<E>& forced, std::vector<E>& allowed) {
+  const YamlNode* n = r.get(key);
+  if (n == nullptr || is_auto(*n)) return;
+  std::vector<YamlNode> parts;
+  bool exclude = false;
+  if (n->is_sequence()) {
+    parts = n->items;
+  } else {
+    std::string text = to_string(*n, r.key(key));
+    exclude = !text.empty() && text.front() == '^';
+    if (exclude) text.erase(0, 1);
+    for (size_t at = 0; at <= text.size();) {
+      const size_t comma = std::min(text.find(',', at), text.size());
+      YamlNode part = *n;
+      part.scalar = text.substr(at, comma - at);
+      part.scalar.erase(0, part.scalar.find_first_not_of(' '));
+      part.scalar.erase(part.scalar.find_last_not_of(' ') + 1);
+      parts.push_back(std::move(part));
+      at = comma + 1;
+    }
+  }
+  std::vector<E> listed;
+  for (const YamlNode& part : parts) {
+    const E e = to_enum(part, r.key(key), names);
+    if (std::find(listed.begin(), listed.end(), e) == listed.end()) listed.push_back(e);
+  }
+  if (listed.empty())
+    fail(*n, r.key(key), "expected auto, a name or a list of names, got an empty list");
+  if (exclude) {
+    for (const auto& [spelling, e] : names) {
+      if (std::find(listed.begin(), listed.end(), e) == listed.end() &&
+          std::find(allowed.begin(), allowed.end(), e) == allowed.end())
+        allowed.push_back(e);
+    }
+    if (allowed.empty()) fail(*n, r.key(key), "excludes every choice; expected at least one left");
+  } else if (listed.size() == 1) {
+    forced = listed.front();
+  } else {
+    allowed = listed;
+  }
+}
+
 collectives::CollectiveOptions read_collectives(MapReader r) {
   collectives::CollectiveOptions o;
-  if (const YamlNode* n = r.get("algorithm"); n && !is_auto(*n)) {
-    const auto names = algorithm_names();
-    std::vector<std::string_view> spelled{"auto"};
-    for (const auto& entry : names) spelled.push_back(entry.first);
-    if (size_t i = to_enum_index(*n, r.key("algorithm"), spelled); i > 0) o.algorithm = names[i - 1].second;
-  }
-  if (const YamlNode* n = r.get("protocol"); n && !is_auto(*n)) {
-    const auto names = protocol_names();
-    std::vector<std::string_view> spelled{"auto"};
-    for (const auto& entry : names) spelled.push_back(entry.first);
-    if (size_t i = to_enum_index(*n, r.key("protocol"), spelled); i > 0) o.protocol = names[i - 1].second;
-  }
+  read_choice(r, "algorithm", algorithm_names(), o.algorithm, o.algorithms);
+  read_choice(r, "protocol", protocol_names(), o.protocol, o.protocols);
   read_auto_count(r, "channels", Range{1, 64}, "an integer from 1 to 64", o.channels);
   r.finish();
   return o;

@@ -45,6 +45,33 @@ TEST(Tuner, NvlsTreeAcrossNodesRunsBelowItsSlowerPart) {
   EXPECT_LT(busbw, 480);
 }
 
+// NCCL_ALGO=Ring,Tree / NCCL_PROTO=^LL128: auto chooses among what is left, at every size.
+TEST(Tuner, ChoosesOnlyAmongTheAllowedAlgorithmsAndProtocols) {
+  CollectiveOptions o;
+  o.algorithms = {Algorithm::ring, Algorithm::tree};
+  o.protocols = {Protocol::ll, Protocol::simple};
+  bool nvls_otherwise = false;
+  for (int64_t b = 1024; b <= (int64_t{1} << 32); b *= 4) {
+    const auto e = run(preset("hgx-h100", 2), o, CollectiveKind::all_reduce, Bytes(b));
+    EXPECT_TRUE(e.algorithm == Algorithm::ring || e.algorithm == Algorithm::tree) << b;
+    EXPECT_NE(e.protocol, Protocol::ll128) << b;
+    const auto free = run(preset("hgx-h100", 2), {}, CollectiveKind::all_reduce, Bytes(b));
+    nvls_otherwise |= free.algorithm == Algorithm::nvls_tree;
+  }
+  EXPECT_TRUE(nvls_otherwise);  // the lists took something away
+  // None of the allowed ones runs the collective: one line saying so.
+  o.algorithms = {Algorithm::tree, Algorithm::nvls_tree};
+  try {
+    run(preset("hgx-h100", 2), o, CollectiveKind::all_gather, Bytes::mib(1));
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.key(), "collectives.algorithm");
+    EXPECT_NE(std::string(e.what()).find("none of tree, nvls_tree runs all_gather"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Tuner, NeverPicksNvlsOnAmpere) {
   for (int64_t b = 8; b <= (int64_t{1} << 33); b *= 8) {
     EXPECT_NE(run(preset("hgx-a100", 1), {}, CollectiveKind::all_reduce, Bytes(b)).algorithm,

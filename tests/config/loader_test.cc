@@ -100,6 +100,29 @@ TEST(Loader, AutoLeavesCollectiveChoicesToTheTuner) {
   EXPECT_EQ(s.collectives.channels, 0);
 }
 
+// NCCL_ALGO / NCCL_PROTO syntax: a list (YAML or comma-separated, NCCL's spellings too) narrows
+// what auto chooses from, a leading ^ takes names away, one name alone forces it.
+TEST(Loader, AlgorithmAndProtocolListsReadAsNcclReadsItsEnvironment) {
+  using collectives::Algorithm;
+  using collectives::Protocol;
+  Scenario s = load("collectives: {algorithm: [ring, tree], protocol: \"^LL128\"}\n");
+  EXPECT_FALSE(s.collectives.algorithm.has_value());
+  EXPECT_EQ(s.collectives.algorithms, (std::vector<Algorithm>{Algorithm::ring, Algorithm::tree}));
+  EXPECT_EQ(s.collectives.protocols, (std::vector<Protocol>{Protocol::ll, Protocol::simple}));
+  s = load("collectives: {algorithm: \"Ring,NVLSTree\", protocol: Simple}\n");
+  EXPECT_EQ(s.collectives.algorithms,
+            (std::vector<Algorithm>{Algorithm::ring, Algorithm::nvls_tree}));
+  EXPECT_EQ(s.collectives.protocol, Protocol::simple);
+  s = load("collectives: {algorithm: [tree]}\n");
+  EXPECT_EQ(s.collectives.algorithm, Algorithm::tree);
+  EXPECT_TRUE(s.collectives.algorithms.empty());
+  EXPECT_NE(error_of("collectives: {algorithm: \"ring,treee\"}\n").find("did you mean 'tree'"),
+            std::string::npos);
+  EXPECT_NE(error_of("collectives: {protocol: \"^ll,ll128,simple\"}\n")
+                .find("collectives.protocol: excludes every"),
+            std::string::npos);
+}
+
 TEST(Loader, UnitsParseIntoValueTypes) {
   Scenario s = load(R"(
 cluster:
