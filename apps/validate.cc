@@ -163,12 +163,28 @@ int run(int argc, char** argv) {
       throw InputError(SourceLocation{path, 0, 0}, "--label",
                        "the file holds several hardware configurations; pick one with --label:" + labels);
     }
-    for (const MeasurementSet& s : chosen) {
+    for (MeasurementSet& s : chosen) {
       for (const MeasuredPoint* p : s.wrong_points())
         std::cerr << fmt::format("validate: {}:{}: size {} has {} wrong elements; shown, not scored\n",
                                  path, p->line, p->size_bytes, *p->wrong);
-      comparisons.push_back(
-          compare(s, ranks_for(s, m.scenario), scenario_predictor(m, s.nodes, s.gpus_per_thread)));
+      // The run's own NCCL_ALGO / NCCL_PROTO / NCCL_NVLS_ENABLE, where the scenario says auto.
+      const std::vector<config::Override> env = nccl_env_overrides(s, m.scenario);
+      if (env.empty()) {
+        comparisons.push_back(compare(s, ranks_for(s, m.scenario),
+                                      scenario_predictor(m, s.nodes, s.gpus_per_thread)));
+        continue;
+      }
+      std::vector<config::Override> with_env = overrides;
+      std::string applied;
+      for (const config::Override& o : env) {
+        with_env.push_back(o);
+        applied += fmt::format("{}{}: {}", applied.empty() ? "" : ", ", o.key, o.value);
+      }
+      s.warnings.push_back("the run's NCCL_DEBUG lines set its NCCL environment; predicted with " +
+                           applied);
+      const ScenarioModel run_model = load_scenario_model(scenario_path, with_env, calibration);
+      comparisons.push_back(compare(s, ranks_for(s, run_model.scenario),
+                                    scenario_predictor(run_model, s.nodes, s.gpus_per_thread)));
     }
   }
 

@@ -93,6 +93,7 @@ EnumNames<Algorithm> algorithm_names() {
           // NCCL_ALGO's spellings (case does not matter).
           {"nvlstree", Algorithm::nvls_tree},
           {"collnetdirect", Algorithm::collnet_direct},
+          {"collnet", Algorithm::collnet_direct},  // before NCCL 2.12
           {"collnetchain", Algorithm::collnet_chain}};
 }
 

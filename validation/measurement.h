@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,6 +38,8 @@ struct MeasurementSet {
   int ranks = 0;            // 0: the file does not say; the scenario decides
   int nodes = 0;            // hosts the ranks ran on (nccl-tests' rank lines); 0: not known
   int gpus_per_thread = 0;  // GPUs one nccl-tests thread launched on (nGpus, -g); 0: not stated
+  // NCCL variables the run's NCCL_DEBUG=INFO lines say were set ("NCCL_ALGO" -> "Ring").
+  std::map<std::string, std::string> nccl_env;
   std::vector<std::string> header;      // '#' lines: hardware, command, source
   std::vector<MeasuredPoint> points;
   std::optional<double> avg_busbw_gbps; // nccl-tests' "# Avg bus bandwidth" trailer

@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <set>
 
@@ -154,6 +155,10 @@ std::vector<MeasurementSet> parse_nccl_tests_output(std::string_view text, const
   static const std::regex rank_re(R"(^#\s*Rank\s+(\d+)\s+(Group|Pid)\b.*?\bon\s+(\S+))");
   static const std::regex nthread_re(R"(^#\s*nThread\s+(\d+)\s+nGpus\s+(\d+))");
   static const std::regex avg_re(R"(^#\s*Avg bus bandwidth\s*:\s*(\S+))");
+  // NCCL_DEBUG=INFO lines interleaved with the output: "NCCL INFO NCCL_ALGO set by environment to
+  // Ring".
+  static const std::regex env_re(R"(NCCL INFO (NCCL_[A-Z0-9_]+) set by environment to (\S+))");
+  std::map<std::string, std::string> nccl_env;
 
   std::vector<Table> tables;
   std::vector<std::string> preamble_header;
@@ -174,6 +179,11 @@ std::vector<MeasurementSet> parse_nccl_tests_output(std::string_view text, const
     std::string_view line = trim(strip_launcher_prefix(raw));
     if (line.empty()) continue;
     last_line = line_no;
+    if (line.find("set by environment") != std::string_view::npos) {
+      std::string sline(line);
+      std::smatch m;
+      if (std::regex_search(sline, m, env_re)) nccl_env[m[1].str()] = m[2].str();
+    }
     if (auto h = collective_hint(line)) {
       hint = h;
       if (!any_hint) any_hint = h;
@@ -185,6 +195,7 @@ std::vector<MeasurementSet> parse_nccl_tests_output(std::string_view text, const
       if (std::regex_search(sline, m, nthread_re)) {
         // A new run starts: its preamble replaces the previous one.
         preamble_header.clear();
+        nccl_env.clear();
         rank_lines.clear();
         hosts.clear();
         saw_nthread = true;
@@ -218,6 +229,7 @@ std::vector<MeasurementSet> parse_nccl_tests_output(std::string_view text, const
         t.preamble = saw_nthread;
         t.set.source = source;
         t.set.header = preamble_header;
+        t.set.nccl_env = nccl_env;
         tables.push_back(std::move(t));
         in_rows = true;
         banner_out = banner_in = false;

@@ -69,6 +69,59 @@ Predictor make_predictor(const config::Scenario& scenario,
   };
 }
 
+namespace {
+
+std::string squashed(std::string_view s) {
+  std::string out;
+  for (char c : s)
+    if (c != '_' && c != '-' && c != ' ')
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// NCCL_ALGO / NCCL_PROTO for one collective: the value itself, or of "func:list;func:list" the
+// collective's part; nullopt when the value names other functions only.
+std::optional<std::string> list_for(const std::string& value, collectives::CollectiveKind kind) {
+  if (value.find(':') == std::string::npos) return value;
+  for (size_t at = 0; at <= value.size();) {
+    const size_t end = std::min(value.find(';', at), value.size());
+    const std::string part = value.substr(at, end - at);
+    if (const size_t colon = part.find(':');
+        colon != std::string::npos &&
+        squashed(part.substr(0, colon)) == squashed(collectives::name(kind)))
+      return part.substr(colon + 1);
+    at = end + 1;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<config::Override> nccl_env_overrides(const MeasurementSet& set,
+                                                 const config::Scenario& scenario) {
+  std::vector<config::Override> out;
+  const auto& co = scenario.collectives;
+  auto env = [&](const char* name) -> std::optional<std::string> {
+    const auto it = set.nccl_env.find(name);
+    return it == set.nccl_env.end() ? std::nullopt : std::optional<std::string>(it->second);
+  };
+  if (!co.algorithm && co.algorithms.empty()) {
+    if (const auto algo = env("NCCL_ALGO")) {
+      if (const auto list = list_for(*algo, set.collective))
+        out.push_back({"collectives.algorithm", "\"" + *list + "\""});
+    } else if (const auto nvls = env("NCCL_NVLS_ENABLE"); nvls && *nvls == "0") {
+      out.push_back({"collectives.algorithm", "\"^nvls,nvls_tree\""});
+    }
+  }
+  if (!co.protocol && co.protocols.empty()) {
+    if (const auto proto = env("NCCL_PROTO")) {
+      if (const auto list = list_for(*proto, set.collective))
+        out.push_back({"collectives.protocol", "\"" + *list + "\""});
+    }
+  }
+  return out;
+}
+
 int scenario_ranks(const config::Scenario& scenario) {
   int r = scenario.workload.sweep.ranks;
   return r > 0 ? r : scenario.cluster.total_gpus();

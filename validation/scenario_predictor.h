@@ -57,6 +57,14 @@ int ranks_for(const MeasurementSet& set, const config::Scenario& scenario);
 // (`workload.collective`), before guessing from the columns. Empty for other workloads.
 NcclTestsParseOptions scenario_parse_options(const config::Scenario& scenario);
 
+// The scenario overrides a run's own NCCL environment calls for (its NCCL_DEBUG=INFO lines, kept in
+// set.nccl_env), where the scenario leaves the choice to the tuner: NCCL_ALGO and NCCL_PROTO as
+// collectives.algorithm / protocol (NCCL's list syntax; of a per-function value, "allreduce:tree;
+// allgather:ring", the set's collective's part), NCCL_NVLS_ENABLE=0 as "^nvls,nvls_tree". Empty
+// when there is nothing to apply.
+std::vector<config::Override> nccl_env_overrides(const MeasurementSet& set,
+                                                 const config::Scenario& scenario);
+
 // Every ModelParameters entry (or only those named in `names`) as fit parameters starting at
 // `start`. Throws InputError naming the valid parameters for an unknown name.
 std::vector<FitParameter> fit_parameters_of(const collectives::ModelParameters& start,

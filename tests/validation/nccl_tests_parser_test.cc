@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "sim/error.h"
@@ -66,6 +67,24 @@ TEST(NcclTestsOutput, WarnsWhenOneThreadDroveSeveralGpus) {
   ASSERT_EQ(sets[0].warnings.size(), 1u);
   EXPECT_NE(sets[0].warnings[0].find("-g 4"), std::string::npos) << sets[0].warnings[0];
   EXPECT_EQ(sets[0].gpus_per_thread, 4);
+}
+
+// NCCL_DEBUG=INFO lines among the rows say which NCCL variables the run set.
+TEST(NcclTestsOutput, KeepsTheNcclEnvironmentItsDebugLinesReport) {
+  std::ifstream in(data("allreduce_2node_mpirun.txt"));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string text = buffer.str();
+  const auto at = text.find('\n', text.find("nGpus 1"));
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at + 1,
+              "node1:4242:4242 [0] NCCL INFO NCCL_ALGO set by environment to Ring\n"
+              "node1:4242:4242 [0] NCCL INFO NCCL_PROTO set by environment to ^LL128\n");
+  const auto sets = parse_nccl_tests_output(text, "env.txt");
+  ASSERT_EQ(sets.size(), 1u);
+  EXPECT_EQ(sets[0].nccl_env,
+            (std::map<std::string, std::string>{{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "^LL128"}}));
+  EXPECT_TRUE(parse_nccl_tests_output(buffer.str(), "plain.txt").at(0).nccl_env.empty());
 }
 
 TEST(NcclTestsOutput, KeepsTheAverageBusBandwidthTrailer) {

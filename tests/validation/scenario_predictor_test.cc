@@ -121,6 +121,36 @@ TEST(ScenarioPredictor, OneThreadDrivingEightGpusFloorsThePredictionAndTheFit) {
       make_fit_dataset("g4", g8, g4, base, fitted).predict_us(std::vector<double>{6.0})[0], 24.0);
 }
 
+// A run's NCCL environment becomes scenario overrides where the scenario leaves the tuner free.
+TEST(ScenarioPredictor, TheRunsNcclEnvironmentOverridesOnlyWhatTheScenarioLeavesToTheTuner) {
+  config::Scenario s = two_nodes();
+  MeasurementSet set = measured(16);
+  set.collective = CollectiveKind::all_gather;
+  set.nccl_env = {{"NCCL_ALGO", "allreduce:tree;allgather:ring"}, {"NCCL_PROTO", "Simple"}};
+  auto o = nccl_env_overrides(set, s);
+  ASSERT_EQ(o.size(), 2u);
+  EXPECT_EQ(o[0].key, "collectives.algorithm");
+  EXPECT_EQ(o[0].value, "\"ring\"");
+  EXPECT_EQ(o[1].key, "collectives.protocol");
+  EXPECT_EQ(o[1].value, "\"Simple\"");
+  // Applied, the overrides load: the run's tuner is pinned to ring/Simple.
+  config::Scenario pinned = config::load_scenario_text(
+      "cluster: {node: hgx-h100, nodes: 2, gpus_per_node: 8}\n"
+      "workload: {kind: collective-sweep, collective: all_gather}\n",
+      "two_nodes.yaml", o);
+  EXPECT_EQ(pinned.collectives.algorithm, collectives::Algorithm::ring);
+  EXPECT_EQ(pinned.collectives.protocol, collectives::Protocol::simple);
+  // A value for other functions only, or a scenario that chose already, leaves it alone.
+  set.nccl_env = {{"NCCL_ALGO", "allreduce:tree"}};
+  EXPECT_TRUE(nccl_env_overrides(set, s).empty());
+  set.nccl_env = {{"NCCL_NVLS_ENABLE", "0"}};
+  o = nccl_env_overrides(set, s);
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(o[0].value, "\"^nvls,nvls_tree\"");
+  s.collectives.algorithm = collectives::Algorithm::tree;
+  EXPECT_TRUE(nccl_env_overrides(set, s).empty());
+}
+
 TEST(ScenarioPredictor, RanksOnSeveralHostsAreSpreadOverThatManyNodes) {
   config::Scenario s = two_nodes();
   EXPECT_EQ(placement_of(s.cluster, 8, 2).ranks, (std::vector<int>{0, 1, 2, 3, 8, 9, 10, 11}));
