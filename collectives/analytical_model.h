@@ -37,6 +37,7 @@ class AnalyticalCollectiveModel : public CollectiveCostModel {
   Communicator world() const;
   const HardwareView& hardware() const { return hw_; }
   const ModelParameters& parameters() const { return params_; }
+  const CollectiveOptions& options() const { return options_; }
 
  private:
   topology::ClusterSpec spec_;

@@ -57,9 +57,15 @@ FlowChoice flow_choice(const AnalyticalCollectiveModel& model, CollectiveKind ki
   if (has_flow_lowering(tuned.algorithm, kind)) return {tuned.algorithm, tuned.protocol};
   FlowChoice best;
   double best_us = std::numeric_limits<double>::infinity();
+  // Within what the scenario lets the tuner choose (collectives.algorithm / protocol lists).
+  const CollectiveOptions& o = model.options();
+  auto allowed = [](const auto& list, auto x) {
+    return list.empty() || std::find(list.begin(), list.end(), x) != list.end();
+  };
   for (Algorithm candidate : {Algorithm::ring, Algorithm::tree}) {
-    if (!has_flow_lowering(candidate, kind)) continue;
+    if (!has_flow_lowering(candidate, kind) || !allowed(o.algorithms, candidate)) continue;
     for (Protocol p : {Protocol::ll, Protocol::ll128, Protocol::simple}) {
+      if ((o.protocol && p != *o.protocol) || !allowed(o.protocols, p)) continue;
       try {
         const double us = model.price(kind, bytes, comm, candidate, p).time_us(bytes.as_double());
         if (us < best_us) best_us = us, best = {candidate, p};

@@ -178,6 +178,13 @@ TEST(FlowCollectiveModel, AlgorithmsWithoutALoweringRunAsTheCheapestRingOrTree) 
   EXPECT_EQ(e.algorithm, Algorithm::ring);
   EXPECT_EQ(e.protocol, proto);
   EXPECT_NE(e.protocol, Protocol::simple);
+  // The fallback keeps to the protocols the scenario allows (NCCL_PROTO=^LL,LL128 here).
+  CollectiveOptions simple_only = o;
+  simple_only.protocols = {Protocol::simple};
+  EXPECT_EQ(FlowCollectiveModel(h100(4), simple_only, {})
+                .estimate(CollectiveKind::all_gather, size, rails)
+                .protocol,
+            Protocol::simple);
 }
 
 // NVLS-tree across nodes runs its network part as flows (each node's GPU k carries part k of the
