@@ -72,15 +72,21 @@ TEST(ScenarioRunner, FlowRingAllReduceInOneNodeRunsAtNvlinkBandwidth) {
   EXPECT_NEAR(std::stod(rows[0][4]), link, link * 0.03);
 }
 
-// The bus bandwidth of default.yaml's one-size sweep on network model `model` with `sets` applied.
-double sweep_busbw(std::vector<config::Override> sets, const char* model) {
+// The CSV row of default.yaml's one-size sweep on network model `model` with `sets` applied:
+// collective, size_bytes, time_us, algbw_GBps, busbw_GBps, algorithm, protocol.
+std::vector<std::string> sweep_row(std::vector<config::Override> sets, const char* model) {
   sets.emplace_back("network.model", model);
   RunOptions options;
   options.format = OutputFormat::csv;
+  options.quiet = true;
   const auto rows =
       csv_rows(run(config::load_scenario(kScenarios + "default.yaml", sets), options));
   EXPECT_EQ(rows.size(), 1u);
-  return rows.empty() ? 0.0 : std::stod(rows[0][4]);
+  return rows.empty() ? std::vector<std::string>(7, "0") : rows[0];
+}
+
+double sweep_busbw(std::vector<config::Override> sets, const char* model) {
+  return std::stod(sweep_row(std::move(sets), model)[4]);
 }
 
 double flow_busbw(std::vector<config::Override> sets) { return sweep_busbw(std::move(sets), "flow"); }
@@ -126,18 +132,11 @@ TEST(ScenarioRunner, OneThreadDrivingEightGpusFloorsEveryModelAtEightLaunches) {
   const double floor_us = 8 * collectives::ModelParameters{}.host_launch_per_gpu_sm90;  // H100s
   for (const char* model : {"analytical", "flow", "packet"}) {
     auto time_us = [&](const char* bytes, const char* gpus_per_thread) {
-      const auto s = config::load_scenario(kScenarios + "default.yaml",
-                                           {{"cluster.nodes", "1"},
-                                            {"network.model", model},
-                                            {"workload.min_bytes", bytes},
-                                            {"workload.max_bytes", bytes},
-                                            {"workload.gpus_per_thread", gpus_per_thread}});
-      RunOptions options;
-      options.format = OutputFormat::csv;
-      options.quiet = true;
-      const auto rows = csv_rows(run(s, options));
-      EXPECT_EQ(rows.size(), 1u);
-      return rows.empty() ? 0.0 : std::stod(rows[0][2]);
+      return std::stod(sweep_row({{"cluster.nodes", "1"},
+                                  {"workload.min_bytes", bytes},
+                                  {"workload.max_bytes", bytes},
+                                  {"workload.gpus_per_thread", gpus_per_thread}},
+                                 model)[2]);
     };
     EXPECT_LT(time_us("8", "1"), floor_us) << model;
     EXPECT_DOUBLE_EQ(time_us("8", "8"), floor_us) << model;
