@@ -32,10 +32,7 @@ HardwareView::HardwareView(const topology::ClusterSpec& s, const ModelParameters
   nvswitch = up.kind == ScaleUpKind::nvswitch;
   // An NVLink domain larger than a node (NVL72 racks built of 4-GPU trays) joins whole nodes;
   // otherwise the domain is the node.
-  const bool multi_node_domain = nvswitch && spec.gpus_per_node >= 2 &&
-                                 up.domain_gpus > spec.gpus_per_node &&
-                                 up.domain_gpus % spec.gpus_per_node == 0;
-  domain_gpus = multi_node_domain ? up.domain_gpus : spec.gpus_per_node;
+  domain_gpus = spec.gpus_per_node * spec.nodes_per_domain();
   compute_capability = spec.gpu.compute_capability;
   sharp = spec.fabric.sharp;
   const double pcie = pcie_x16_gbytes(spec.gpu.pcie_generation) * p.pcie_efficiency;

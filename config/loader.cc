@@ -12,6 +12,7 @@
 #include "config/overrides.h"
 #include "config/yaml_tree.h"
 #include "topology/catalog.h"
+#include "topology/cluster.h"
 #include "workloads/megatron_generator.h"
 #include "workloads/model_catalog.h"
 #include "workloads/placement.h"
@@ -158,6 +159,11 @@ ClusterSpec read_cluster(MapReader r) {
   if (int64_t{c.nodes} * c.gpus_per_node > kMaxGpus) {
     fail(count_at, r.key("nodes"), fmt::format("{} nodes of {} GPUs is more than the {} GPUs dtsim can simulate",
                                                c.nodes, c.gpus_per_node, kMaxGpus));
+  }
+  if (const std::string why = topology::domain_misfit(c); !why.empty()) {
+    const YamlNode* up_node = r.node().find("scale_up");
+    const YamlNode* at = up_node && up_node->find("domain_gpus") ? up_node->find("domain_gpus") : &count_at;
+    fail(*at, r.key("scale_up.domain_gpus"), why);
   }
   if (c.nodes > 1 && c.nic.count == 0) {
     const YamlNode* n = r.node().find("nic");

@@ -1,5 +1,6 @@
 // build_cluster(): checks the spec, stamps out the nodes and wires the fabric, or reads the
 // topology file the spec names.
+#include <algorithm>
 #include <string>
 
 #include "sim/error.h"
@@ -31,6 +32,7 @@ void check_spec(const ClusterSpec& s) {
           "expected a positive bandwidth");
   require(s.nodes == 1 || !s.fabric.link.bandwidth.is_zero(), "cluster.fabric.link.bandwidth",
           "expected a positive bandwidth");
+  require(domain_misfit(s).empty(), "cluster.scale_up.domain_gpus", domain_misfit(s));
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -55,14 +57,45 @@ std::unique_ptr<Cluster> build_nodes_and_fabric(ClusterSpec spec, const NodeTemp
   return std::move(b).finish(std::move(spec));
 }
 
-std::unique_ptr<Cluster> build_cluster(const ClusterSpec& spec) {
-  if (spec.topology_file && !spec.topology_file->empty()) {
-    const std::string& path = *spec.topology_file;
-    if (ends_with(path, ".xml"))
-      return build_nodes_and_fabric(spec, read_nccl_topology_xml(spec, path));
-    return read_topology_yaml(spec, path);
+std::string domain_misfit(const ClusterSpec& s) {
+  if (s.scale_up.kind != ScaleUpKind::nvswitch || s.scale_up.domain_gpus == s.gpus_per_node) return "";
+  const int d = s.scale_up.domain_gpus;
+  const int g = s.gpus_per_node;
+  if (d < g || s.nodes_per_domain() == 1) {
+    if (g == 1) return "";  // one GPU a node: there is no NVLink between nodes to share
+    return "an NVLink domain of " + std::to_string(d) + " GPUs does not fit nodes of " + std::to_string(g) +
+           ": expected " + std::to_string(g) + " (the node) or a multiple of it (an NVL72 rack of 4-GPU trays: 72)";
   }
-  check_spec(spec);
+  const int k = s.nodes_per_domain();
+  if (s.nodes > k && s.nodes % k != 0) {
+    return "NVLink domains of " + std::to_string(d) + " GPUs join " + std::to_string(k) + " nodes of " +
+           std::to_string(g) + "; " + std::to_string(s.nodes) + " nodes leave the last one partial: use a multiple of " +
+           std::to_string(k);
+  }
+  return "";
+}
+
+ClusterSpec graph_spec(const ClusterSpec& spec) {
+  const int k = std::min(spec.nodes_per_domain(), spec.nodes);
+  if (k <= 1) return spec;
+  ClusterSpec g = spec;
+  g.nodes = spec.nodes / k;
+  g.gpus_per_node = spec.gpus_per_node * k;
+  g.nic.count = spec.nic.count * k;
+  g.scale_up.domain_gpus = g.gpus_per_node;
+  g.nodes_per_graph_node = k;
+  return g;
+}
+
+std::unique_ptr<Cluster> build_cluster(const ClusterSpec& written) {
+  if (written.topology_file && !written.topology_file->empty()) {
+    const std::string& path = *written.topology_file;
+    if (ends_with(path, ".xml"))
+      return build_nodes_and_fabric(written, read_nccl_topology_xml(written, path));
+    return read_topology_yaml(written, path);
+  }
+  check_spec(written);
+  const ClusterSpec spec = graph_spec(written);
   return build_nodes_and_fabric(spec, node_template(spec));
 }
 

@@ -125,5 +125,14 @@ class Cluster {
 // Builds the graph a ClusterSpec describes, or reads spec.topology_file when it is set. Throws
 // InputError when the fabric cannot hold the nodes (naming the radix or tiers that would).
 std::unique_ptr<Cluster> build_cluster(const ClusterSpec& spec);
+// Why the spec's NVLink domain cannot be built (one NVSwitch domain that is neither the node nor
+// a multiple of whole nodes, or domains of several nodes that the node count does not fill);
+// empty when it can. The loader and build_cluster() both refuse such a spec with it.
+std::string domain_misfit(const ClusterSpec& spec);
+// The spec the cluster graph is built from: each NVLink domain that joins several nodes
+// (ClusterSpec::nodes_per_domain) becomes one node of the domain's GPUs and all their NICs, as
+// the gb200-nvl72 preset describes a rack, so that the flow and packet models route between its
+// trays over NVLink as the analytical model prices them. Otherwise the spec itself.
+ClusterSpec graph_spec(const ClusterSpec& spec);
 
 }  // namespace dtsim::topology

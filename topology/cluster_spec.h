@@ -77,8 +77,20 @@ struct ClusterSpec {
   NicSpec nic;
   FabricSpec fabric;
   std::optional<std::string> topology_file;
+  // Set only on the spec a cluster graph is built from (graph_spec): how many of the scenario's
+  // nodes each of its nodes joins, an NVLink domain that spans nodes (an NVL72 rack of 4-GPU
+  // trays) being built as one node. 1 otherwise.
+  int nodes_per_graph_node = 1;
 
   int total_gpus() const { return nodes * gpus_per_node; }
+  // How many whole nodes one NVLink domain joins: domain_gpus / gpus_per_node when an NVSwitch
+  // domain is a multiple (two or more) of a node of two or more GPUs (NVL72: 18 trays of 4), else 1.
+  // Every model takes a domain from this one rule.
+  int nodes_per_domain() const {
+    const bool spans = scale_up.kind == ScaleUpKind::nvswitch && gpus_per_node >= 2 &&
+                       scale_up.domain_gpus > gpus_per_node && scale_up.domain_gpus % gpus_per_node == 0;
+    return spans ? scale_up.domain_gpus / gpus_per_node : 1;
+  }
   // NICs each GPU has of its own (AWS P5: 4); 1 where GPUs share NICs or have none.
   int nics_per_gpu() const { return std::max(1, nic.count / std::max(1, gpus_per_node)); }
   // Whether transfers between nodes are sprayed over equal-cost routes (fabric.routing, with

@@ -74,9 +74,13 @@ void write_text(const Cluster& c, const ClusterSummary& s, std::ostream& out) {
     out << name(spec.scale_up.kind) << ", " << to_string(spec.scale_up.bandwidth) << " per GPU, ";
   out << s.nvswitches << " NVSwitch, " << s.pcie_switches << " PCIe switches, " << s.hosts
       << " CPU sockets\n";
+  if (s.domain_nodes > 1) {
+    row("nvlink domain") << spec.scale_up.domain_gpus << " GPUs: " << s.domain_nodes
+                         << " nodes on one NVSwitch domain, built as one node\n";
+  }
   row("nics") << s.nics;
   if (from_spec) {
-    out << " (" << spec.nic.count << " per node, " << name(spec.nic.kind) << ", "
+    out << " (" << spec.nic.count / s.domain_nodes << " per node, " << name(spec.nic.kind) << ", "
         << to_string_bits(spec.nic.bandwidth) << ")";
   }
   out << "\n";
@@ -102,7 +106,7 @@ void write_text(const Cluster& c, const ClusterSummary& s, std::ostream& out) {
   row("bisection") << to_string(s.bisection_bandwidth) << " ("
                    << to_string_bits(s.bisection_bandwidth) << ")\n";
   row("oversubscription") << ratio(s.oversubscription) << ":1 at the edge switches\n";
-  row("path diversity") << s.path_diversity << " equal-cost routes, GPU 0 -> node " << (s.nodes - 1)
+  row("path diversity") << s.path_diversity << " equal-cost routes, GPU 0 -> node " << (s.nodes - s.domain_nodes)
                         << "\n";
   row("routing") << routing(c.spec()) << "\n";
 }
@@ -114,6 +118,7 @@ void write_json(const Cluster& c, const ClusterSummary& s, std::ostream& out) {
   j["gpus"] = s.gpus;
   j["nodes"] = s.nodes;
   j["gpus_per_node"] = s.gpus_per_node;
+  j["nvlink_domain_nodes"] = s.domain_nodes;
   j["nics"] = s.nics;
   j["scale_up"] = std::string(name(c.spec().scale_up.kind));
   j["fabric"] = s.fabric;
@@ -180,8 +185,10 @@ ClusterSummary summarize(const Cluster& c) {
   const bool whole_file = spec.topology_file && !spec.topology_file->ends_with(".xml");
   s.fabric = whole_file ? "file" : (spec.nodes > 1 ? std::string(name(spec.fabric.kind)) : "none");
   s.gpus = c.gpu_count();
-  s.nodes = spec.nodes;
-  s.gpus_per_node = spec.gpus_per_node;
+  // In the scenario's nodes: the graph builds a domain of several nodes as one (graph_spec).
+  s.domain_nodes = spec.nodes_per_graph_node;
+  s.nodes = spec.nodes * s.domain_nodes;
+  s.gpus_per_node = spec.gpus_per_node / s.domain_nodes;
   const auto devices = c.devices();
   s.devices = static_cast<int>(devices.size());
   for (const Device& d : devices) {

@@ -24,6 +24,7 @@ struct ClusterSummary {
   int gpus = 0;
   int nodes = 0;
   int gpus_per_node = 0;
+  int domain_nodes = 1;  // nodes joined by one NVLink domain (18 trays of an NVL72 rack), built as one
   int nics = 0;
   int switches = 0;  // scale-out switches (and torus/dragonfly routers)
   std::vector<int> switches_per_tier;

@@ -42,8 +42,8 @@ Bandwidth host_link_bandwidth(const GpuSpec& gpu);
 
 // The node the spec describes. GPUs sit two to a PCIe switch with NVSwitch (as on HGX boards),
 // four to a switch otherwise; PCIe switches hang off CPU sockets chained by inter-socket links;
-// NIC i sits on the switch of GPU i * gpus / nics. An NVSwitch domain never spans nodes: a
-// domain_gpus above gpus_per_node means the whole node (an NVL72 rack is one node of 72 GPUs).
+// NIC i sits on the switch of GPU i * gpus / nics. One NVSwitch joins a node's GPUs; a domain
+// of several nodes (NVL72 trays) reaches here as one node already (graph_spec).
 NodeTemplate node_template(const ClusterSpec& spec);
 
 // Adds the node's devices ("node<n>/<part>") and links; appends its NICs to nic_ports.

@@ -18,9 +18,7 @@ collectives::CollectiveEstimate AlphaBetaCollectiveModel::estimate(
   const int n = comm.size();
   if (n <= 1 || bytes.count() == 0) return est;
   // A node here is one scale-up domain: GPUs that reach each other over NVLink/NVSwitch.
-  const int domain = std::max(1, cluster_.scale_up.kind == topology::ScaleUpKind::nvswitch
-                                     ? std::max(cluster_.scale_up.domain_gpus, cluster_.gpus_per_node)
-                                     : cluster_.gpus_per_node);
+  const int domain = std::max(1, cluster_.gpus_per_node * cluster_.nodes_per_domain());
   int lo = comm.ranks.front() / domain, hi = lo;
   int local = 0;
   for (int r : comm.ranks) {

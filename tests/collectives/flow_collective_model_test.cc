@@ -48,6 +48,27 @@ TEST(SiblingGroups, FillTheNodesTheCommunicatorSpans) {
   EXPECT_EQ(sibling_groups(first(8), 8, 16).size(), 1u);
 }
 
+// An NVL72 rack written as 18 trays of 4 GPUs, as Slurm lists it, is one NVLink domain on flows
+// as in closed form: its rings and exchanges run over NVLink, as on the one-node rack preset.
+// (The graph had stamped out 18 separate trays: all_gather 183 against 615 GB/s busbw,
+// all_to_all 49 against 714.)
+TEST(FlowCollectiveModel, RackOfTraysRunsOverNvlinkAsTheRackPresetDoes) {
+  topology::ClusterSpec rack = *topology::find_node_preset("gb200-nvl72");
+  rack.nodes = 1;
+  topology::ClusterSpec trays = rack;
+  trays.nodes = 18;
+  trays.gpus_per_node = 4;
+  trays.nic.count = 4;
+  CollectiveOptions auto_choice;
+  const FlowCollectiveModel a(rack, auto_choice, {}), b(trays, auto_choice, {});
+  for (CollectiveKind kind : {CollectiveKind::all_gather, CollectiveKind::all_to_all, CollectiveKind::reduce_scatter}) {
+    const double t_rack = a.estimate(kind, Bytes::gib(1), first(72)).time.seconds();
+    const double t_trays = b.estimate(kind, Bytes::gib(1), first(72)).time.seconds();
+    EXPECT_NEAR(t_trays / t_rack, 1.0, 0.02) << name(kind);
+    EXPECT_NEAR(t_trays / b.analytical().estimate(kind, Bytes::gib(1), first(72)).time.seconds(), 1.0, 0.1) << name(kind);
+  }
+}
+
 TEST(FlowCollectiveModel, UncontendedRingMatchesTheClosedForm) {
   // Inside one node and across two full-bisection nodes a ring is bound by its own links, as the
   // analytical model says: the flow price agrees within a few percent.

@@ -25,6 +25,17 @@ std::string error_of(std::string_view yaml, const std::vector<Override>& overrid
   return "";
 }
 
+TEST(Loader, NvlinkDomainThatDoesNotTileTheNodesIsAnErrorNamingIt) {
+  EXPECT_NE(error_of("cluster:\n  node: hgx-h100\n  scale_up: {domain_gpus: 4}\n")
+                .find("cluster.scale_up.domain_gpus: an NVLink domain of 4 GPUs does not fit nodes of 8"),
+            std::string::npos);
+  EXPECT_NE(error_of("cluster: {node: gb200-nvl72, nodes: 20, gpus_per_node: 4, scale_up: {domain_gpus: 72}}\n")
+                .find("20 nodes leave the last one partial: use a multiple of 18"),
+            std::string::npos);
+  const Scenario s = load("cluster: {node: gb200-nvl72, nodes: 36, gpus_per_node: 4, nic: {count: 4}, scale_up: {domain_gpus: 72}}\n");
+  EXPECT_EQ(s.cluster.nodes_per_domain(), 18);
+}
+
 TEST(Loader, NameDefaultsToTheFileStem) {
   EXPECT_EQ(load("seed: 3\n").name, "example");
 }

@@ -56,6 +56,63 @@ TEST(Describe, RoutingResolvesAutoByTheNicKind) {
   EXPECT_EQ(routing(spec, DescribeFormat::json), "adaptive");
 }
 
+// An NVL72 rack written as what Slurm sees, 18 trays of 4 GPUs: the graph joins each rack's trays
+// on one NVSwitch domain (graph_spec) and the summary still counts the scenario's nodes.
+TEST(Describe, RackOfTraysIsOneNvlinkDomainCountedInTrays) {
+  ClusterSpec spec = *find_node_preset("gb200-nvl72");
+  spec.nodes = 36;
+  spec.gpus_per_node = 4;
+  spec.nic.count = 4;
+  ASSERT_EQ(spec.nodes_per_domain(), 18);
+  const ClusterSpec graph = graph_spec(spec);
+  EXPECT_EQ(graph.nodes, 2);
+  EXPECT_EQ(graph.gpus_per_node, 72);
+  EXPECT_EQ(graph.nic.count, 72);
+  auto c = build_cluster(spec);
+  EXPECT_EQ(c->node_of(71), 0);
+  EXPECT_EQ(c->node_of(72), 1);
+  const ClusterSummary s = summarize(*c);
+  EXPECT_EQ(s.nodes, 36);
+  EXPECT_EQ(s.gpus_per_node, 4);
+  EXPECT_EQ(s.domain_nodes, 18);
+  EXPECT_EQ(s.nvswitches, 2);
+  EXPECT_EQ(s.nics, 144);
+  std::ostringstream out;
+  describe(*c, DescribeFormat::text, out);
+  EXPECT_NE(out.str().find("36 nodes x 4 GPUs = 144 GPUs"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("nvlink domain     72 GPUs: 18 nodes on one NVSwitch domain"), std::string::npos) << out.str();
+  // A GPU reaches every GPU of its rack over NVLink alone, and the other rack through the NICs.
+  for (LinkId l : c->route(0, 71, 0)) EXPECT_EQ(c->link(l).kind, LinkKind::nvlink);
+  bool crosses_network = false;
+  for (LinkId l : c->route(0, 72, 0)) crosses_network |= c->link(l).kind == LinkKind::network;
+  EXPECT_TRUE(crosses_network);
+}
+
+// Domains that cannot be built are refused, naming the key: one smaller than the node (the
+// analytical model would price the node as one domain, the graph as islands), one that is not a
+// whole number of nodes, and racks the node count leaves partial. A partial single rack is a
+// job on some of its trays, and builds.
+TEST(Describe, NvlinkDomainsThatDoNotTileTheNodesAreRefused) {
+  ClusterSpec spec = hgx(2, FabricKind::fat_tree);
+  spec.scale_up.domain_gpus = 4;
+  EXPECT_NE(domain_misfit(spec).find("an NVLink domain of 4 GPUs does not fit nodes of 8"), std::string::npos);
+  EXPECT_THROW(build_cluster(spec), InputError);
+  spec.scale_up.domain_gpus = 12;
+  EXPECT_NE(domain_misfit(spec), "");
+  ClusterSpec trays = *find_node_preset("gb200-nvl72");
+  trays.gpus_per_node = 4;
+  trays.nic.count = 4;
+  trays.nodes = 20;
+  EXPECT_EQ(domain_misfit(trays), "NVLink domains of 72 GPUs join 18 nodes of 4; 20 nodes leave the last one partial: use a multiple of 18");
+  trays.nodes = 16;
+  EXPECT_EQ(domain_misfit(trays), "");
+  auto c = build_cluster(trays);
+  EXPECT_EQ(summarize(*c).nvswitches, 1);
+  for (LinkId l : c->route(0, 63, 0)) EXPECT_EQ(c->link(l).kind, LinkKind::nvlink);
+  spec.scale_up.kind = ScaleUpKind::pcie;  // no NVSwitch: the domain figure is not used
+  EXPECT_EQ(domain_misfit(spec), "");
+}
+
 TEST(Describe, DotDrawsEveryDeviceAndCable) {
   auto c = build_cluster(hgx(2, FabricKind::single_switch));
   std::ostringstream out;
