@@ -170,6 +170,19 @@ ClusterSpec read_cluster(MapReader r) {
     fail(n && n->find("count") ? *n->find("count") : count_at, r.key("nic.count"),
          fmt::format("a cluster of {} nodes needs at least one NIC per node", c.nodes));
   }
+  // A fabric too small for the NICs is refused whichever network model runs: the analytical
+  // model never builds the graph whose builders would say so. The line names the fabric key it
+  // blames, at that key in the file when the file spells it, else at cluster.nodes.
+  try {
+    topology::check_fabric(c);
+  } catch (const InputError& e) {
+    std::string_view sub = e.key();
+    if (sub.starts_with("cluster.")) sub.remove_prefix(std::string_view("cluster.").size());
+    const YamlNode* at = r.node().find("fabric");
+    const size_t dot = sub.find('.');
+    if (at && dot != std::string_view::npos) at = at->find(std::string(sub.substr(dot + 1)));
+    fail(at ? *at : count_at, r.key(std::string(sub)), e.message());
+  }
   r.finish();
   return c;
 }

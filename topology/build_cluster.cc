@@ -99,6 +99,27 @@ std::unique_ptr<Cluster> build_cluster(const ClusterSpec& written) {
   return build_nodes_and_fabric(spec, node_template(spec));
 }
 
+void check_fabric(const ClusterSpec& written) {
+  if (written.nodes <= 1 || (written.topology_file && !written.topology_file->empty())) return;
+  const ClusterSpec spec = graph_spec(written);
+  if (spec.nodes <= 1) return;
+  switch (spec.fabric.kind) {
+    case FabricKind::single_switch:
+      return check_single_switch(spec);
+    case FabricKind::fat_tree:
+      check_fat_tree(spec);
+      return;
+    case FabricKind::rail_optimized:
+      check_rail_optimized(spec);
+      return;
+    case FabricKind::dragonfly:
+      check_dragonfly(spec);
+      return;
+    case FabricKind::torus:
+      return check_torus(spec);
+  }
+}
+
 void build_fabric(ClusterBuilder& b, const ClusterSpec& spec, std::span<const DeviceId> nic_ports) {
   switch (spec.fabric.kind) {
     case FabricKind::single_switch:

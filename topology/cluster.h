@@ -134,5 +134,10 @@ std::string domain_misfit(const ClusterSpec& spec);
 // the gb200-nvl72 preset describes a rack, so that the flow and packet models route between its
 // trays over NVLink as the analytical model prices them. Otherwise the spec itself.
 ClusterSpec graph_spec(const ClusterSpec& spec);
+// Throws the InputError build_cluster() would for a fabric that cannot hold the cluster's NIC
+// ports (radix, tiers, dragonfly groups, torus ports), without building anything: the loader
+// runs it for every scenario, since the analytical model never builds the graph. A topology file
+// is checked when it is read.
+void check_fabric(const ClusterSpec& spec);
 
 }  // namespace dtsim::topology

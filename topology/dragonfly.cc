@@ -9,8 +9,7 @@
 
 namespace dtsim::topology {
 
-void build_dragonfly(ClusterBuilder& b, const ClusterSpec& spec,
-                     std::span<const DeviceId> nic_ports) {
+DragonflyShape check_dragonfly(const ClusterSpec& spec) {
   const FabricSpec& f = spec.fabric;
   if (f.radix < 4) {
     throw InputError(SourceLocation{}, "cluster.fabric.radix",
@@ -19,7 +18,7 @@ void build_dragonfly(ClusterBuilder& b, const ClusterSpec& spec,
   const int64_t p = f.radix / 4;  // NIC ports and global links per router
   const int64_t h = p;
   const int64_t a = 2 * p;  // routers per full group
-  const auto ports = static_cast<int64_t>(nic_ports.size());
+  const int64_t ports = fabric_ports(spec);
   const int64_t routers = (ports + p - 1) / p;
   const int64_t max_groups = a * h + 1;
   int64_t groups = f.dragonfly_groups > 0 ? f.dragonfly_groups : (routers + a - 1) / a;
@@ -53,6 +52,14 @@ void build_dragonfly(ClusterBuilder& b, const ClusterSpec& spec,
     throw capacity_error(" (" + std::to_string(groups) + " groups of " + std::to_string(per_group) +
                          " routers cannot all be wired to each other)");
   }
+  return {p, h, groups, per_group, links_per_pair};
+}
+
+void build_dragonfly(ClusterBuilder& b, const ClusterSpec& spec,
+                     std::span<const DeviceId> nic_ports) {
+  const FabricSpec& f = spec.fabric;
+  const auto [p, h, groups, per_group, links_per_pair] = check_dragonfly(spec);
+  const auto ports = static_cast<int64_t>(nic_ports.size());
   const Bandwidth bw = f.link.bandwidth;
   const Time lat = f.link.latency;
   std::vector<DeviceId> router(static_cast<size_t>(groups * per_group));

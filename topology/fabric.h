@@ -23,6 +23,9 @@ inline Bandwidth nic_cable_bandwidth(const ClusterSpec& spec) {
   return std::min(spec.nic.bandwidth, spec.fabric.link.bandwidth);
 }
 
+// The fabric's host ports: every node's NICs.
+inline int64_t fabric_ports(const ClusterSpec& spec) { return int64_t{spec.nodes} * spec.nic.count; }
+
 void build_single_switch(ClusterBuilder& b, const ClusterSpec& spec,
                          std::span<const DeviceId> nic_ports);
 void build_fat_tree(ClusterBuilder& b, const ClusterSpec& spec,
@@ -56,5 +59,22 @@ int clos_radix_for(const FabricSpec& f, int64_t ports, int64_t ports_per_leaf_gr
 std::vector<DeviceId> build_clos(ClusterBuilder& b, const ClusterSpec& spec, const ClosShape& shape,
                                  int64_t leaves,
                                  const std::function<std::string(int64_t)>& leaf_name);
+
+// Each builder's capacity checks, apart from the building, so that a spec is refused the same way
+// whether or not its graph is built (the analytical model never builds it): they throw the
+// InputError the builder would, naming the key and the radix or tiers that would hold the ports.
+// check_fabric() (cluster.h) dispatches on the kind.
+void check_single_switch(const ClusterSpec& spec);
+ClosShape check_fat_tree(const ClusterSpec& spec);
+ClosShape check_rail_optimized(const ClusterSpec& spec);
+struct DragonflyShape {
+  int64_t p = 0;               // NIC ports (and global links) per router
+  int64_t h = 0;               // global links per router
+  int64_t groups = 0;
+  int64_t per_group = 0;       // routers per group
+  int64_t links_per_pair = 0;  // global links between two groups
+};
+DragonflyShape check_dragonfly(const ClusterSpec& spec);
+void check_torus(const ClusterSpec& spec);
 
 }  // namespace dtsim::topology

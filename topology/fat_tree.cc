@@ -114,11 +114,10 @@ std::vector<DeviceId> build_clos(ClusterBuilder& b, const ClusterSpec& spec, con
   return leaf;
 }
 
-void build_fat_tree(ClusterBuilder& b, const ClusterSpec& spec,
-                    std::span<const DeviceId> nic_ports) {
+ClosShape check_fat_tree(const ClusterSpec& spec) {
   const FabricSpec& f = spec.fabric;
   ClosShape shape = clos_shape(f);
-  const auto ports = static_cast<int64_t>(nic_ports.size());
+  const int64_t ports = fabric_ports(spec);
   if (ports > shape.max_ports()) {
     std::string fix;
     if (f.tiers < 3) {
@@ -136,6 +135,14 @@ void build_fat_tree(ClusterBuilder& b, const ClusterSpec& spec,
                                     std::to_string(spec.nodes) + " nodes x " +
                                     std::to_string(spec.nic.count) + " NICs): use " + fix);
   }
+  return shape;
+}
+
+void build_fat_tree(ClusterBuilder& b, const ClusterSpec& spec,
+                    std::span<const DeviceId> nic_ports) {
+  const FabricSpec& f = spec.fabric;
+  const ClosShape shape = check_fat_tree(spec);
+  const auto ports = static_cast<int64_t>(nic_ports.size());
   // Ports fill leaves in order, so a node's NICs share a leaf (or neighbouring leaves).
   const int64_t leaves = (ports + shape.down - 1) / shape.down;
   auto leaf =

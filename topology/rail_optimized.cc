@@ -8,8 +8,7 @@
 
 namespace dtsim::topology {
 
-void build_rail_optimized(ClusterBuilder& b, const ClusterSpec& spec,
-                          std::span<const DeviceId> nic_ports) {
+ClosShape check_rail_optimized(const ClusterSpec& spec) {
   const FabricSpec& f = spec.fabric;
   if (f.tiers < 2) {
     throw InputError(SourceLocation{}, "cluster.fabric.tiers",
@@ -42,6 +41,16 @@ void build_rail_optimized(ClusterBuilder& b, const ClusterSpec& spec,
                          std::to_string(max_nodes * rails) + " NIC ports); " +
                          std::to_string(nodes) + " needed: use " + fix);
   }
+  return shape;
+}
+
+void build_rail_optimized(ClusterBuilder& b, const ClusterSpec& spec,
+                          std::span<const DeviceId> nic_ports) {
+  const FabricSpec& f = spec.fabric;
+  const ClosShape shape = check_rail_optimized(spec);
+  const int64_t rails = spec.nic.count;
+  const int64_t nodes = spec.nodes;
+  const int64_t leaves = (nodes + shape.down - 1) / shape.down * rails;
   auto leaf = build_clos(b, spec, shape, leaves, [rails](int64_t i) {
     return "su" + std::to_string(i / rails) + "/rail" + std::to_string(i % rails);
   });

@@ -23,14 +23,13 @@ int64_t even_factor(int64_t n, int k) {
 
 }  // namespace
 
-void build_torus(ClusterBuilder& b, const ClusterSpec& spec, std::span<const DeviceId> nic_ports) {
+void check_torus(const ClusterSpec& spec) {
   const FabricSpec& f = spec.fabric;
   if (f.torus_dims != 2 && f.torus_dims != 3) {
     throw InputError(SourceLocation{}, "cluster.fabric.torus_dims",
                      "expected 2 or 3, got " + std::to_string(f.torus_dims));
   }
   const int dims = f.torus_dims;
-  const int64_t nodes = spec.nodes;
   const int64_t router_ports = int64_t{spec.nic.count} + 2 * dims;
   if (router_ports > f.radix) {
     throw InputError(SourceLocation{}, "cluster.fabric.radix",
@@ -39,6 +38,13 @@ void build_torus(ClusterBuilder& b, const ClusterSpec& spec, std::span<const Dev
                          std::to_string(2 * dims) +
                          " neighbour ports: use radix >= " + std::to_string(router_ports));
   }
+}
+
+void build_torus(ClusterBuilder& b, const ClusterSpec& spec, std::span<const DeviceId> nic_ports) {
+  const FabricSpec& f = spec.fabric;
+  check_torus(spec);
+  const int dims = f.torus_dims;
+  const int64_t nodes = spec.nodes;
   std::array<int64_t, 3> ext{1, 1, 1};
   if (dims == 3) {
     ext[2] = even_factor(nodes, 3);

@@ -36,6 +36,22 @@ TEST(Loader, NvlinkDomainThatDoesNotTileTheNodesIsAnErrorNamingIt) {
   EXPECT_EQ(s.cluster.nodes_per_domain(), 18);
 }
 
+// A fabric too small for the cluster is refused at load, whatever the network model: the
+// analytical model never builds the graph, and had priced a 2-tier fat-tree of radix 2 holding
+// 16 NIC ports without a word while flows and --describe refused it.
+TEST(Loader, FabricTooSmallForTheNicsIsAnErrorOnEveryModel) {
+  EXPECT_EQ(error_of("cluster:\n  nodes: 64\n  fabric:\n    kind: fat-tree\n    radix: 8\nnetwork: {model: analytical}\n"),
+            "test/example.yaml:5:12: cluster.fabric.radix: a 2-tier fat-tree of radix 8 holds at most 32 NIC ports; "
+            "512 needed (64 nodes x 8 NICs): use radix >= 32");
+  EXPECT_NE(error_of("cluster: {nodes: 16, fabric: {kind: single-switch}}\n")
+                .find("cluster.fabric.radix: a single switch of radix 64 holds at most 64 NIC ports; 128 needed"),
+            std::string::npos);
+  EXPECT_NE(error_of("cluster: {nodes: 4, fabric: {kind: rail-optimized, tiers: 1}}\n")
+                .find("cluster.fabric.tiers: a rail-optimized fabric needs tiers >= 2"),
+            std::string::npos);
+  EXPECT_EQ(error_of("cluster: {nodes: 64, fabric: {kind: fat-tree, radix: 32}}\n"), "");
+}
+
 TEST(Loader, NameDefaultsToTheFileStem) {
   EXPECT_EQ(load("seed: 3\n").name, "example");
 }

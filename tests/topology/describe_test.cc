@@ -113,6 +113,33 @@ TEST(Describe, NvlinkDomainsThatDoNotTileTheNodesAreRefused) {
   EXPECT_EQ(domain_misfit(spec), "");
 }
 
+// check_fabric() refuses exactly the specs whose build would, with the builder's own line.
+TEST(Describe, FabricCheckRefusesWhatTheBuildersRefuse) {
+  auto message = [](const auto& f) -> std::string {
+    try {
+      f();
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  int refused = 0;
+  for (FabricKind kind : {FabricKind::single_switch, FabricKind::fat_tree, FabricKind::rail_optimized,
+                          FabricKind::dragonfly, FabricKind::torus}) {
+    for (int radix : {2, 4, 8, 12, 16, 64}) {
+      for (int tiers : {1, 2, 3}) {
+        for (int nodes : {2, 9, 64}) {
+          ClusterSpec spec = hgx(nodes, kind, radix, tiers);
+          const std::string checked = message([&] { check_fabric(spec); });
+          EXPECT_EQ(checked, message([&] { build_cluster(spec); })) << name(kind) << " radix " << radix;
+          refused += checked.empty() ? 0 : 1;
+        }
+      }
+    }
+  }
+  EXPECT_GT(refused, 20);
+}
+
 TEST(Describe, DotDrawsEveryDeviceAndCable) {
   auto c = build_cluster(hgx(2, FabricKind::single_switch));
   std::ostringstream out;
