@@ -403,8 +403,22 @@ void check_training(MapReader& w, const ClusterSpec& cluster, workloads::Trainin
   }
   // The generator's own rules (heads divide by tp, enough layers for pp x vp chunks, the global
   // batch divides into micro-batches, ...), checked here so that they name the scenario.
+  // The line goes at the key it blames where the file (or a --set) spells it, else at its
+  // nearest parent there (a preset's model, the parallel map).
   try {
     workloads::resolve_training(t, cluster);
+  } catch (const workloads::TrainingSpecError& e) {
+    const YamlNode* at = &w.node();
+    std::string_view rest = e.key();
+    while (!rest.empty()) {
+      const size_t dot = rest.find('.');
+      const YamlNode* next = at->is_map() ? at->find(rest.substr(0, dot)) : nullptr;
+      if (next == nullptr) break;
+      at = next;
+      rest = dot == std::string_view::npos ? std::string_view() : rest.substr(dot + 1);
+    }
+    if (at == &w.node() && e.key().starts_with("parallel")) at = &par_at;
+    fail(*at, w.key(e.key()), e.message());
   } catch (const std::invalid_argument& e) {
     std::string why = e.what();
     const std::string prefix = "training workload: ";

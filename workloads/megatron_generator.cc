@@ -29,8 +29,9 @@ int64_t bytes_per_element(topology::Dtype d) {
   }
 }
 
-void require(bool ok, const std::string& what) {
-  if (!ok) throw std::invalid_argument("training workload: " + what);
+// A rule of the training spec, naming the workload key (below `workload.`) it blames.
+void require(bool ok, const char* key, const std::string& what) {
+  if (!ok) throw TrainingSpecError(key, what);
 }
 
 // One pipeline stage's program under construction.
@@ -826,53 +827,72 @@ TrainingSpec resolve_training(const TrainingSpec& spec, const topology::ClusterS
   ModelSpec& m = t.model;
   if (!m.preset.empty() && m.layers == 0) {
     const ModelSpec* p = find_model_preset(m.preset);
-    require(p != nullptr, "unknown model preset '" + m.preset + "'");
+    require(p != nullptr, "model.preset", "unknown model preset '" + m.preset + "'");
     m = *p;
   }
-  require(m.layers > 0 && m.hidden > 0 && m.heads > 0, "model needs layers, hidden and heads");
+  require(m.layers > 0 && m.hidden > 0 && m.heads > 0, "model", "model needs layers, hidden and heads");
+  // Without head_dim a head is hidden / heads wide, which must be whole.
+  require(m.head_dim > 0 || m.mla() || m.hidden % m.heads == 0, "model.heads",
+          "heads (" + std::to_string(m.heads) + ") must divide hidden (" + std::to_string(m.hidden) +
+              ") unless model.head_dim is given");
   if (m.kv_heads == 0 || m.mla()) m.kv_heads = m.heads;
-  require(m.heads % m.kv_heads == 0, "kv_heads must divide heads");
+  require(m.heads % m.kv_heads == 0, "model.kv_heads",
+          "kv_heads (" + std::to_string(m.kv_heads) + ") must divide heads (" + std::to_string(m.heads) + ")");
+  require(m.experts <= 1 || (m.top_k >= 1 && m.top_k <= m.experts), "model.top_k",
+          "top_k (" + std::to_string(m.top_k) + ") must be from 1 to experts (" + std::to_string(m.experts) + ")");
   if (m.ffn_hidden == 0) m.ffn_hidden = 4 * m.hidden;
   if (m.moe_ffn_hidden == 0) m.moe_ffn_hidden = m.ffn_hidden;
   ParallelSpec& p = t.parallel;
-  require(p.tp >= 1 && p.pp >= 1 && p.cp >= 1 && p.ep >= 1 && p.vp >= 1, "parallel sizes must be >= 1");
+  require(p.tp >= 1 && p.pp >= 1 && p.cp >= 1 && p.ep >= 1 && p.vp >= 1, "parallel", "parallel sizes must be >= 1");
   const int gpus = cluster.total_gpus();
   if (p.dp <= 0) p.dp = gpus / (p.tp * p.pp * p.cp);
   // A job may use fewer GPUs than the cluster has (the first tp x pp x cp x dp of them).
-  require(p.dp >= 1 && p.tp * p.pp * p.cp * p.dp <= gpus,
+  require(p.dp >= 1 && p.tp * p.pp * p.cp * p.dp <= gpus, "parallel",
           "tp x pp x cp x dp = " + std::to_string(p.tp * p.pp * p.cp * p.dp) + " but the cluster has " +
               std::to_string(gpus) + " GPUs");
-  require(m.heads % p.tp == 0, "heads must divide by tp");
-  require(m.seq_len % p.cp == 0, "seq_len must divide by cp");
-  require(m.experts <= 1 || (p.dp * p.cp * p.tp) % p.ep == 0, "ep must divide dp x cp x tp");
+  require(m.heads % p.tp == 0, "parallel.tp",
+          "tp (" + std::to_string(p.tp) + ") must divide heads (" + std::to_string(m.heads) + ")");
+  require(m.seq_len % p.cp == 0, "parallel.cp",
+          "cp (" + std::to_string(p.cp) + ") must divide seq_len (" + std::to_string(m.seq_len) + ")");
+  // Megatron's rules: interleaving splits a pipeline, and expert parallelism splits experts.
+  require(p.vp == 1 || p.pp > 1, "parallel.vp",
+          "vp = " + std::to_string(p.vp) + " interleaves pipeline stages, but pp is 1");
+  require(p.ep == 1 || m.experts > 1, "parallel.ep",
+          "ep = " + std::to_string(p.ep) + " splits experts, but the model is dense (model.experts is 1)");
+  require(m.experts <= 1 || m.experts % p.ep == 0, "parallel.ep",
+          "ep (" + std::to_string(p.ep) + ") must divide experts (" + std::to_string(m.experts) + ")");
+  require(m.experts <= 1 || (p.dp * p.cp * p.tp) % p.ep == 0, "parallel.ep",
+          "ep (" + std::to_string(p.ep) + ") must divide dp x cp x tp (" + std::to_string(p.dp * p.cp * p.tp) + ")");
   if (p.shard_group == p.dp * p.cp) p.shard_group = 0;  // the whole group: plain ZeRO
   if (p.shard_group == 1) p.zero = p.shard_group = 0;   // shards of one: every rank holds it all
-  require(p.shard_group == 0 || p.zero >= 1, "shard_group = " + std::to_string(p.shard_group) +
+  require(p.shard_group == 0 || p.zero >= 1, "parallel.shard_group", "shard_group = " + std::to_string(p.shard_group) +
                                                  " shards ZeRO/FSDP states, but zero is 0");
-  require(p.shard_group == 0 || (p.dp * p.cp) % p.shard_group == 0,
+  require(p.shard_group == 0 || (p.dp * p.cp) % p.shard_group == 0, "parallel.shard_group",
           "shard_group = " + std::to_string(p.shard_group) +
               " must divide dp x cp = " + std::to_string(p.dp * p.cp));
   // The first and the last pipeline chunk may hold only the embedding and the LM head.
-  require(m.layers + 2 >= p.pp * p.vp,
+  require(m.layers + 2 >= p.pp * p.vp, p.vp > 1 ? "parallel.vp" : "parallel.pp",
           "pp x vp = " + std::to_string(p.pp * p.vp) + " pipeline chunks for " + std::to_string(m.layers) +
               " layers (at most layers + 2)");
-  require(t.bf16_layers_at_start + t.bf16_layers_at_end <= m.layers,
+  require(t.bf16_layers_at_start + t.bf16_layers_at_end <= m.layers, "bf16_layers_at_start",
           "bf16_layers_at_start + bf16_layers_at_end = " +
               std::to_string(t.bf16_layers_at_start + t.bf16_layers_at_end) + " but the model has " +
               std::to_string(m.layers) + " layers");
   // Megatron refuses CPU offloading with pipeline parallelism, and the last layer's backward
   // starts as soon as its forward ends, so at least that one stays.
-  require(t.cpu_offload_layers == 0 || p.pp == 1,
+  require(t.cpu_offload_layers == 0 || p.pp == 1, "cpu_offload_layers",
           "cpu_offload_layers needs pp 1 (Megatron offloads to the CPU only without pipeline parallelism), "
           "got pp " + std::to_string(p.pp));
-  require(t.cpu_offload_layers < m.layers, "cpu_offload_layers = " + std::to_string(t.cpu_offload_layers) +
+  require(t.cpu_offload_layers < m.layers, "cpu_offload_layers", "cpu_offload_layers = " + std::to_string(t.cpu_offload_layers) +
                                                " but the model has " + std::to_string(m.layers) +
                                                " layers; at most " + std::to_string(m.layers - 1));
-  require(t.batch.micro >= 1, "micro batch must be >= 1");
+  require(t.batch.micro >= 1, "batch.micro", "micro batch must be >= 1");
   if (t.batch.global <= 0) t.batch.global = t.batch.micro * p.dp;
-  require(t.batch.global % (t.batch.micro * p.dp) == 0, "global batch must divide by micro x dp");
+  require(t.batch.global % (t.batch.micro * p.dp) == 0, "batch.global",
+          "global batch (" + std::to_string(t.batch.global) + ") must divide by micro x dp (" +
+              std::to_string(t.batch.micro) + " x " + std::to_string(p.dp) + ")");
   const int M = t.batch.global / (t.batch.micro * p.dp);
-  require(M >= 1, "no microbatches");
+  require(M >= 1, "batch.global", "no microbatches");
   if (p.tp == 1) p.sequence_parallel = false;
   if (t.activation_recompute == Recompute::fit) {
     // The least recomputation whose memory estimate fits (selective saves memory only with

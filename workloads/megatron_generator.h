@@ -7,6 +7,9 @@
 //   TrainingSpec resolved = resolve_training(spec, cluster);  // presets and derived sizes filled in
 #pragma once
 
+#include <stdexcept>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "topology/cluster_spec.h"
@@ -22,9 +25,25 @@ struct GeneratorOptions {
   int layers_per_block = 1;
 };
 
+// A training spec that breaks one of the generator's rules; `key` is the workload key it blames,
+// below `workload.` ("parallel.tp", "model.kv_heads", "batch.global"), so that the loader can
+// put the line at that key.
+class TrainingSpecError : public std::invalid_argument {
+ public:
+  TrainingSpecError(std::string key, const std::string& what)
+      : std::invalid_argument("training workload: " + key + ": " + what), key_(std::move(key)), what_(what) {}
+  const std::string& key() const { return key_; }
+  const std::string& message() const { return what_; }
+
+ private:
+  std::string key_;
+  std::string what_;
+};
+
 // Fills a training spec's blanks: the model preset's fields where the spec has none, dp from
-// the GPU count, kv_heads, ffn_hidden and moe_ffn_hidden defaults. Throws std::invalid_argument
-// when the parallel sizes do not divide the cluster, the model or the batch.
+// the GPU count, kv_heads, ffn_hidden and moe_ffn_hidden defaults. Throws TrainingSpecError
+// when the parallel sizes do not divide the cluster, the model or the batch, or break Megatron's
+// rules (vp needs pp > 1; ep needs a mixture-of-experts model whose experts it divides).
 TrainingSpec resolve_training(const TrainingSpec& spec, const topology::ClusterSpec& cluster);
 
 // Model FLOPs of one iteration over all GPUs, as Megatron-LM counts them: 3 x the forward
