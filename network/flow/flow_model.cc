@@ -93,6 +93,11 @@ void FlowNetworkModel::solve() {
   if (flows_.empty()) return;
   problem_.capacity.clear();
   problem_.clear_flows();
+  // A transfer's sub-flows are contiguous in flows_ (start() appends them together and erasing
+  // keeps the order), so the capped transfer's virtual link is the previous flow's when it is
+  // the same transfer.
+  uint64_t capped_transfer = UINT64_MAX;
+  uint32_t capped_link = 0;
   for (const ActiveFlow& f : flows_) {
     dense_path_.clear();
     for (topology::LinkId l : f.path) {
@@ -112,15 +117,16 @@ void FlowNetworkModel::solve() {
     }
     if (f.max_rate > 0) {
       // The sender's channel moves at most max_rate: a virtual link its transfer's sub-flows share.
-      auto [it, fresh] =
-          capped_links_.try_emplace(f.transfer, static_cast<uint32_t>(problem_.capacity.size()));
-      if (fresh) problem_.capacity.push_back(f.max_rate);
-      dense_path_.push_back(it->second);
+      if (f.transfer != capped_transfer) {
+        capped_transfer = f.transfer;
+        capped_link = static_cast<uint32_t>(problem_.capacity.size());
+        problem_.capacity.push_back(f.max_rate);
+      }
+      dense_path_.push_back(capped_link);
     }
     problem_.add_flow(dense_path_, f.weight);
   }
   staged_links_.clear();
-  capped_links_.clear();
   for (const ActiveFlow& f : flows_) {
     for (topology::LinkId l : f.path) dense_link_[l] = -1;
   }
@@ -132,7 +138,7 @@ void FlowNetworkModel::solve() {
   solver.solve(problem_, rates_);
   ++solves_;
   if (accelerate) ++accelerated_solves_;
-  peak_utilization_ = std::max(peak_utilization_, flow::max_link_utilization(problem_, rates_));
+  peak_utilization_ = std::max(peak_utilization_, flow::max_link_utilization(problem_, rates_, link_load_));
   for (size_t i = 0; i < flows_.size(); ++i) flows_[i].rate = rates_[i];
 }
 

@@ -102,7 +102,7 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   std::vector<int32_t> dense_link_;  // cluster link id -> problem link id, -1 when unused
   std::vector<uint32_t> dense_path_;
   std::unordered_map<int64_t, uint32_t> staged_links_;  // host-staged GPU pair -> problem link id
-  std::unordered_map<uint64_t, uint32_t> capped_links_;  // capped transfer -> its problem link id
+  std::vector<double> link_load_;  // max_link_utilization's scratch
 };
 
 }  // namespace dtsim::network

@@ -42,9 +42,9 @@ void FlowProblem::build_link_index() {
   }
   for (size_t l = 0; l < links; ++l) link_offsets[l + 1] += link_offsets[l];
   link_flows.resize(flow_links.size());
-  std::vector<uint32_t> cursor(link_offsets.begin(), link_offsets.end() - 1);
+  cursor_.assign(link_offsets.begin(), link_offsets.end() - 1);
   for (size_t f = 0; f < flow_count(); ++f) {
-    for (uint32_t l : links_of(f)) link_flows[cursor[l]++] = static_cast<uint32_t>(f);
+    for (uint32_t l : links_of(f)) link_flows[cursor_[l]++] = static_cast<uint32_t>(f);
   }
 }
 
@@ -159,7 +159,12 @@ void CpuMaxMinSolver::solve(const FlowProblem& p, std::span<double> rates) {
 }
 
 double max_link_utilization(const FlowProblem& p, std::span<const double> rates) {
-  std::vector<double> load(p.link_count(), 0.0);
+  std::vector<double> load;
+  return max_link_utilization(p, rates, load);
+}
+
+double max_link_utilization(const FlowProblem& p, std::span<const double> rates, std::vector<double>& load) {
+  load.assign(p.link_count(), 0.0);
   for (size_t f = 0; f < p.flow_count(); ++f) {
     for (uint32_t l : p.links_of(f)) load[l] += rates[f];
   }

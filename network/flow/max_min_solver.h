@@ -56,6 +56,9 @@ struct FlowProblem {
   void clear_flows();
   // Builds the link -> flows index from the flow -> links one; call after the last add_flow.
   void build_link_index();
+
+ private:
+  std::vector<uint32_t> cursor_;  // build_link_index's scratch, kept so a re-solve allocates nothing
 };
 
 // The one interface of every max-min solver (CPU here, CUDA in gpu_accel/). A flow that crosses no
@@ -113,5 +116,7 @@ inline constexpr double kTieTolerance = 1e-12;
 // Checks an allocation: returns the largest load / capacity over all links (1 means some link is
 // exactly full). Used by tests and by the flow model's capacity guard.
 double max_link_utilization(const FlowProblem& p, std::span<const double> rates);
+// The same with the caller's scratch for the per-link loads (the flow model checks every solve).
+double max_link_utilization(const FlowProblem& p, std::span<const double> rates, std::vector<double>& load);
 
 }  // namespace dtsim::network::flow
