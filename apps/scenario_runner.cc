@@ -329,6 +329,7 @@ uint64_t run_sweep_on_flows(const config::Scenario& s, const collectives::Analyt
   auto cluster = topology::build_cluster(s.cluster);
   network::FlowModelOptions options;
   options.link_efficiency = collectives::link_efficiency(model.parameters(), s.cluster.nic.kind);
+  options.completion_window = s.network.flow.completion_window;
   // Without peer access, copies inside a node go through host memory at the closed form's rate.
   if (model.hardware().host_staged_intra) options.host_staged_rate = model.hardware().intra_bw * 1e9;
   // The CUDA solver keeps its problem on the device and is not safe to share between threads:

@@ -156,6 +156,8 @@ std::string dump_scenario(const Scenario& s) {
   w.section(0, "network");
   w.key(1, "model", std::string(enum_name(n.model, network_model_names())));
   w.key(1, "background", std::string(enum_name(n.background, background_names())));
+  w.section(1, "flow");
+  w.key(2, "completion_window", to_string(n.flow.completion_window));
   w.section(1, "packet");
   w.key(2, "mtu", to_string(n.packet.mtu));
   w.key(2, "buffer_per_port", to_string(n.packet.buffer_per_port));

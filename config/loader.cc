@@ -217,6 +217,14 @@ NetworkSpec read_network(MapReader r) {
   NetworkSpec n;
   r.read("model", n.model, network_model_names());
   r.read("background", n.background, background_names());
+  MapReader f = r.map("flow");
+  f.read("completion_window", n.flow.completion_window);
+  if (n.flow.completion_window > Time::us(1)) {
+    fail(*f.node().find("completion_window"), f.key("completion_window"),
+         "expected at most 1us (a window near a transfer's own time changes the result), got " +
+             describe(*f.node().find("completion_window")));
+  }
+  f.finish();
   MapReader p = r.map("packet");
   p.read("mtu", n.packet.mtu, Bytes(64));
   if (n.packet.mtu > Bytes::mib(1)) fail(*p.node().find("mtu"), p.key("mtu"), "expected an MTU of at most 1MiB, got " + describe(*p.node().find("mtu")));

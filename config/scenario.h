@@ -35,9 +35,15 @@ struct PacketSpec {
 // (flow and packet models; training and collective-sweep workloads; docs/flow-model.md).
 enum class Background { none, replicas };
 
+// network.flow: the flow model's event batching (network::FlowModelOptions::completion_window).
+struct FlowSpec {
+  Time completion_window = Time::ns(1);
+};
+
 struct NetworkSpec {
   NetworkModelKind model = NetworkModelKind::analytical;
   Background background = Background::none;
+  FlowSpec flow;
   PacketSpec packet;
 };
 

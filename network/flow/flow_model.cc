@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace dtsim::network {
 
@@ -29,15 +30,15 @@ void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventH
     engine.schedule_in(empty_message_latency(cluster_, t), done, payload);
     return;
   }
-  advance_to(engine.now());
   const uint64_t transfer = next_transfer_++;
-  open_subflows_.emplace(transfer, static_cast<uint32_t>(paths.size()));
+  open_subflows_.emplace(transfer, OpenTransfer{static_cast<uint32_t>(paths.size()), Time::zero()});
   for (size_t i = 0; i < paths.size(); ++i) {
     ActiveFlow f;
     f.latency = route_latency(cluster_, paths[i]);
     f.path = std::move(paths[i]);
     f.bytes = spray_share(t.bytes, i, paths.size());
-    f.remaining = f.bytes.as_double();
+    f.anchor_remaining = f.bytes.as_double();
+    f.anchor_time = engine.now();
     f.done = &done;
     f.payload = payload;
     f.transfer = transfer;
@@ -48,48 +49,73 @@ void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventH
     }
     flows_.push_back(std::move(f));
   }
-  // Defer the solve to an event at the current time: every start of this instant joins one solve.
-  schedule(engine, engine.now());
+  // Defer the solve: every start within the window joins one solve (with no window, those of
+  // this instant). A solve already due within the window takes this start too.
+  const Time now = engine.now();
+  const Time window = options_.completion_window;
+  if (!(live_at_ >= now && live_at_ - now <= window)) schedule(engine, now + window);
 }
 
 void FlowNetworkModel::schedule(sim::Engine& engine, Time at) {
+  live_at_ = at;
   engine.schedule_at(at, *this, ++generation_);
 }
 
 void FlowNetworkModel::on_event(sim::Engine& engine, uint64_t payload) {
   if (payload != generation_) return;  // superseded by a later start
-  advance_to(engine.now());
+  live_at_ = Time::max();
+  const Time now = engine.now();
+  // Flows retired here leave the solve now, up to a window before they drain: the others gain
+  // their share that much early (measured: a 256 MiB all_gather over 144 GB200 GPUs 0.27% faster
+  // than with no window; starting the new rates at the last retiree's drain instead made it
+  // 0.31%, so the difference is the order of a wave's flows, not freed bandwidth).
   complete_drained(engine);
-  solve();
+  solve(now);
+  // Flows that started since the last solve had no rate until this one: it applies from their
+  // start (their anchor), so a lone flow lands on exactly the analytical model's time whatever
+  // the window. One that would have drained already leaves now, and the others are solved again
+  // without it.
+  for (ActiveFlow& f : flows_) f.fresh = false;
+  while (complete_drained(engine)) solve(now);
   schedule_next_completion(engine);
 }
 
-void FlowNetworkModel::advance_to(Time now) {
-  if (now == last_advance_) return;
-  const double dt = (now - last_advance_).seconds();
-  for (ActiveFlow& f : flows_) f.remaining -= f.rate * dt;
-  last_advance_ = now;
+Time FlowNetworkModel::drain_at(const ActiveFlow& f) {
+  if (!(f.rate > 0)) return Time::max();
+  const Time left = drain_time(f.anchor_remaining, f.rate);
+  return left == Time::max() || left > Time::max() - f.anchor_time ? Time::max() : f.anchor_time + left;
 }
 
-void FlowNetworkModel::complete_drained(sim::Engine& engine) {
-  // A flow is done when less than a picosecond of work is left at its rate: completion times are
-  // rounded up to whole picoseconds, so what remains at the predicted instant is rounding only.
-  auto drained = [](const ActiveFlow& f) {
-    return f.remaining * 1e12 < f.rate || f.remaining <= 0;
-  };
+std::optional<Time> FlowNetworkModel::complete_drained(sim::Engine& engine) {
+  // A flow is done when it drains by the end of the completion window at its present rate
+  // (drain instants are rounded up to whole picoseconds, so what remains at the instant is
+  // rounding only): it leaves the solve now, and its transfer still completes at the instant it
+  // drains, so only the flows beside it gain its share up to a window early. The flows of one
+  // wave of a collective drain picoseconds apart; without the window each of them cost a solve
+  // of all the others.
+  const Time now = engine.now();
+  const Time until = now + options_.completion_window;
+  std::optional<Time> last;
   for (ActiveFlow& f : flows_) {
-    if (!drained(f)) continue;
+    if (f.fresh) continue;  // no rate yet: its first solve is at this event
+    const Time at = drain_at(f);
+    if (at > until) continue;
+    f.retired = true;
+    last = std::max(last.value_or(at), at);
     delivered_ += f.bytes;
-    // The transfer is done when its last sub-flow has drained, a path latency later.
+    // The transfer is done when its last sub-flow has drained, a path latency later (not before
+    // now: a flow shorter than the window that drained before the solve that gave it its rate).
     auto open = open_subflows_.find(f.transfer);
-    if (--open->second > 0) continue;
+    open->second.done_at = std::max({open->second.done_at, now, at + f.latency});
+    if (--open->second.open > 0) continue;
+    engine.schedule_at(open->second.done_at, *f.done, f.payload);
     open_subflows_.erase(open);
-    engine.schedule_in(f.latency, *f.done, f.payload);
   }
-  std::erase_if(flows_, drained);
+  if (last) std::erase_if(flows_, [](const ActiveFlow& f) { return f.retired; });
+  return last;
 }
 
-void FlowNetworkModel::solve() {
+void FlowNetworkModel::solve(Time from) {
   if (flows_.empty()) return;
   problem_.capacity.clear();
   problem_.clear_flows();
@@ -139,15 +165,24 @@ void FlowNetworkModel::solve() {
   ++solves_;
   if (accelerate) ++accelerated_solves_;
   peak_utilization_ = std::max(peak_utilization_, flow::max_link_utilization(problem_, rates_, link_load_));
-  for (size_t i = 0; i < flows_.size(); ++i) flows_[i].rate = rates_[i];
+  for (size_t i = 0; i < flows_.size(); ++i) {
+    ActiveFlow& f = flows_[i];
+    // A flow whose rate changes is re-anchored at what it has left now; a fresh one keeps its
+    // anchor at its start, so the rate counts from there.
+    if (!f.fresh && rates_[i] != f.rate) {
+      f.anchor_remaining -= f.rate * (from - f.anchor_time).seconds();
+      f.anchor_time = from;
+    }
+    f.rate = rates_[i];
+  }
 }
 
 void FlowNetworkModel::schedule_next_completion(sim::Engine& engine) {
   Time next = Time::max();
-  for (const ActiveFlow& f : flows_) next = std::min(next, drain_time(f.remaining, f.rate));
+  for (const ActiveFlow& f : flows_) next = std::min(next, drain_at(f));
   // Nothing left, or only flows stuck on zero-capacity links (or finishing past Time's range).
-  if (next == Time::max() || next > Time::max() - engine.now()) return;
-  schedule(engine, engine.now() + next);
+  if (next == Time::max()) return;
+  schedule(engine, std::max(next, engine.now()));
 }
 
 }  // namespace dtsim::network

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -33,6 +34,12 @@ struct FlowModelOptions {
   double host_staged_rate = 0;
   // Links carry line rate x this (NetworkModel's LinkEfficiency).
   LinkEfficiency link_efficiency;
+  // Flows that start or drain within this of each other share one solve: a flow that would drain
+  // within it of an event leaves the solve there (its transfer still completes when it drains),
+  // and a start waits at most this long for the solve that gives it a rate, credited from its
+  // start. A collective's waves of transfers start and finish picoseconds apart, and each of
+  // them had cost a solve of all the others. Zero: a solve at every distinct instant.
+  Time completion_window = Time::ns(1);
 };
 
 class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
@@ -62,7 +69,11 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
  private:
   struct ActiveFlow {
     std::vector<topology::LinkId> path;
-    double remaining = 0;  // bytes not yet drained
+    // Progress: anchor_remaining bytes were left at anchor_time, and it has run at `rate` since
+    // (re-anchored only when its rate changes, so a flow whose rate never changes drains at
+    // exactly start + bytes / rate).
+    double anchor_remaining = 0;
+    Time anchor_time;
     double rate = 0;       // bytes per second since the last solve
     Bytes bytes;
     Time latency;
@@ -72,26 +83,37 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
     uint64_t transfer = 0;     // the transfer it carries (a share) of, in start order
     double max_rate = 0;       // its transfer's Transfer::max_rate, shared by the sub-flows
     double weight = 1;         // 1 / its transfer's sub-flows: a transfer gets one share in all
+    bool retired = false;      // drained (or within the completion window): leaves at this event
+    bool fresh = true;         // started since the last solve: no rate yet
   };
 
   // One event at a time is live: the solve after a burst of starts, or the next completion.
   // Payloads carry a generation number; an event whose generation is stale is ignored.
   void on_event(sim::Engine& engine, uint64_t payload) override;
   void schedule(sim::Engine& engine, Time at);
-  void advance_to(Time now);
-  void complete_drained(sim::Engine& engine);
-  void solve();
+  // The instant a flow drains at its rate; Time::max() when never.
+  static Time drain_at(const ActiveFlow& f);
+  // Retires every flow that drains by the end of the window; the latest drain instant among them
+  // (nullopt when none did).
+  std::optional<Time> complete_drained(sim::Engine& engine);
+  // Solves the rates of the active flows; a flow whose rate changes runs at the new one from
+  // `from` (now).
+  void solve(Time from);
   void schedule_next_completion(sim::Engine& engine);
 
   const topology::Cluster& cluster_;
   FlowModelOptions options_;
   flow::CpuMaxMinSolver cpu_;
   std::vector<ActiveFlow> flows_;  // in start order, which keeps every pass deterministic
-  Time last_advance_;
   uint64_t generation_ = 0;
+  Time live_at_ = Time::max();  // when the one live event is due; Time::max() when none is
   Bytes delivered_;
   uint64_t next_transfer_ = 0;
-  std::unordered_map<uint64_t, uint32_t> open_subflows_;  // transfer -> its sub-flows not yet drained
+  struct OpenTransfer {
+    uint32_t open = 0;  // sub-flows not yet drained
+    Time done_at;       // the latest drain instant plus path latency of those that have
+  };
+  std::unordered_map<uint64_t, OpenTransfer> open_subflows_;  // by transfer
   uint64_t solves_ = 0;
   uint64_t accelerated_solves_ = 0;
   double peak_utilization_ = 0;

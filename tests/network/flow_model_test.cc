@@ -20,6 +20,13 @@ namespace {
 using testing_support::Recorder;
 using testing_support::StarCluster;
 
+// No completion window: a solve at every distinct instant, the model's exact semantics.
+FlowModelOptions exact() {
+  FlowModelOptions o;
+  o.completion_window = Time::zero();
+  return o;
+}
+
 
 // Starts transfer i at its start time; completions go to `recorder` with payload i.
 struct Driver final : sim::EventHandler {
@@ -83,7 +90,7 @@ TEST(FlowNetworkModel, LoneFlowTakesExactlyTheAnalyticalTime) {
 TEST(FlowNetworkModel, TwoFlowsSharingABottleneckEachGetHalf) {
   const testing_support::LineCluster c(
       {{Bandwidth::gbytes_per_s(100), Time::us(1)}, {Bandwidth::gbytes_per_s(10), Time::us(1)}});
-  FlowNetworkModel net(c);
+  FlowNetworkModel net(c, exact());
   sim::Engine engine;
   Recorder r;
   net.start(engine, {0, 2, Bytes(10'000'000)}, r, 1);
@@ -102,7 +109,7 @@ TEST(FlowNetworkModel, TwoFlowsSharingABottleneckEachGetHalf) {
 TEST(FlowNetworkModel, CappedTransferRunsAtItsCapAndTheOtherTakesTheRest) {
   const testing_support::LineCluster c(
       {{Bandwidth::gbytes_per_s(100), Time::us(1)}, {Bandwidth::gbytes_per_s(10), Time::us(1)}});
-  FlowNetworkModel net(c);
+  FlowNetworkModel net(c, exact());
   sim::Engine engine;
   Recorder r;
   net.start(engine, {.src_gpu = 0, .dst_gpu = 2, .bytes = Bytes(10'000'000), .max_rate = 2e9}, r,
@@ -130,7 +137,7 @@ TEST(FlowNetworkModel, IncastOfNFlowsIntoOneNicTakesNTimesAsLong) {
 
 TEST(FlowNetworkModel, LateFlowSlowsTheFlowAlreadyRunning) {
   const testing_support::LineCluster c({{Bandwidth::gbytes_per_s(10), Time::zero()}});
-  FlowNetworkModel net(c);
+  FlowNetworkModel net(c, exact());
   sim::Engine engine;
   Driver d(net,
            {{Time::zero(), {0, 1, Bytes(10'000'000)}}, {Time::us(500), {0, 1, Bytes(10'000'000)}}});
@@ -139,6 +146,43 @@ TEST(FlowNetworkModel, LateFlowSlowsTheFlowAlreadyRunning) {
   // The first flow has 5 MB left when the second joins; both then drain at 5 GB/s.
   EXPECT_EQ(d.recorder.time_of(0), Time::us(1500));
   EXPECT_EQ(d.recorder.time_of(1), Time::us(2000));
+}
+
+// With the default window (1 ns) the late flow joins up to a nanosecond after it starts, credited
+// from its start: both land within the window of the exact times.
+TEST(FlowNetworkModel, CompletionWindowMovesTimesByLessThanItself) {
+  const testing_support::LineCluster c({{Bandwidth::gbytes_per_s(10), Time::zero()}});
+  FlowNetworkModel net(c);
+  sim::Engine engine;
+  Driver d(net,
+           {{Time::zero(), {0, 1, Bytes(10'000'000)}}, {Time::us(500), {0, 1, Bytes(10'000'000)}}});
+  d.schedule_all(engine);
+  engine.run();
+  const Time window = FlowModelOptions{}.completion_window;
+  EXPECT_EQ(window, Time::ns(1));
+  EXPECT_LE(std::abs((d.recorder.time_of(0) - Time::us(1500)).ps()), window.ps());
+  EXPECT_LE(std::abs((d.recorder.time_of(1) - Time::us(2000)).ps()), window.ps());
+}
+
+// A wave of transfers that start and drain picoseconds apart (a collective's step: the receives
+// of the step before complete a path latency apart) costs one solve per wave with the window and
+// one per distinct instant without it; the completion times agree within the window.
+TEST(FlowNetworkModel, AWaveOfTransfersPicosecondsApartSharesOneSolve) {
+  const StarCluster c(9, Bandwidth::gbytes_per_s(50), Time::us(1));
+  std::vector<std::pair<Time, Transfer>> plan;
+  for (int s = 1; s <= 8; ++s) plan.push_back({Time::ps(37 * s), {s, 0, Bytes(1'000'000)}});
+  FlowNetworkModel windowed(c), precise(c, exact());
+  sim::Engine e1, e2;
+  Driver a(windowed, plan), b(precise, plan);
+  a.schedule_all(e1);
+  b.schedule_all(e2);
+  e1.run();
+  e2.run();
+  EXPECT_EQ(windowed.solves(), 1u);
+  EXPECT_GE(precise.solves(), 8u);
+  for (uint64_t i = 0; i < plan.size(); ++i) {
+    EXPECT_LE(std::abs((a.recorder.time_of(i) - b.recorder.time_of(i)).ps()), Time::ns(1).ps()) << i;
+  }
 }
 
 TEST(FlowNetworkModel, FlowsStartedAtTheSameInstantShareOneSolve) {
