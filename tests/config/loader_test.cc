@@ -52,6 +52,15 @@ TEST(Loader, FabricTooSmallForTheNicsIsAnErrorOnEveryModel) {
   EXPECT_EQ(error_of("cluster: {nodes: 64, fabric: {kind: fat-tree, radix: 32}}\n"), "");
 }
 
+TEST(Loader, FlowCompletionWindowDefaultsToANanosecondAndStaysShort) {
+  EXPECT_EQ(load("seed: 1\n").network.flow.completion_window, Time::ns(1));
+  EXPECT_EQ(load("network: {flow: {completion_window: 0ns}}\n").network.flow.completion_window, Time::zero());
+  EXPECT_NE(error_of("network: {flow: {completion_window: 5us}}\n")
+                .find("network.flow.completion_window: expected at most 1us"),
+            std::string::npos);
+  EXPECT_NE(error_of("network: {flow: {window: 1ns}}\n").find("network.flow.window"), std::string::npos);
+}
+
 TEST(Loader, NameDefaultsToTheFileStem) {
   EXPECT_EQ(load("seed: 3\n").name, "example");
 }
