@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
 
 namespace dtsim::network {
 
@@ -86,7 +85,7 @@ Time FlowNetworkModel::drain_at(const ActiveFlow& f) {
   return left == Time::max() || left > Time::max() - f.anchor_time ? Time::max() : f.anchor_time + left;
 }
 
-std::optional<Time> FlowNetworkModel::complete_drained(sim::Engine& engine) {
+bool FlowNetworkModel::complete_drained(sim::Engine& engine) {
   // A flow is done when it drains by the end of the completion window at its present rate
   // (drain instants are rounded up to whole picoseconds, so what remains at the instant is
   // rounding only): it leaves the solve now, and its transfer still completes at the instant it
@@ -95,13 +94,12 @@ std::optional<Time> FlowNetworkModel::complete_drained(sim::Engine& engine) {
   // of all the others.
   const Time now = engine.now();
   const Time until = now + options_.completion_window;
-  std::optional<Time> last;
+  bool any = false;
   for (ActiveFlow& f : flows_) {
     if (f.fresh) continue;  // no rate yet: its first solve is at this event
     const Time at = drain_at(f);
     if (at > until) continue;
-    f.retired = true;
-    last = std::max(last.value_or(at), at);
+    f.retired = any = true;
     delivered_ += f.bytes;
     // The transfer is done when its last sub-flow has drained, a path latency later (not before
     // now: a flow shorter than the window that drained before the solve that gave it its rate).
@@ -111,8 +109,8 @@ std::optional<Time> FlowNetworkModel::complete_drained(sim::Engine& engine) {
     engine.schedule_at(open->second.done_at, *f.done, f.payload);
     open_subflows_.erase(open);
   }
-  if (last) std::erase_if(flows_, [](const ActiveFlow& f) { return f.retired; });
-  return last;
+  if (any) std::erase_if(flows_, [](const ActiveFlow& f) { return f.retired; });
+  return any;
 }
 
 void FlowNetworkModel::solve(Time from) {

@@ -10,7 +10,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -93,9 +92,8 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   void schedule(sim::Engine& engine, Time at);
   // The instant a flow drains at its rate; Time::max() when never.
   static Time drain_at(const ActiveFlow& f);
-  // Retires every flow that drains by the end of the window; the latest drain instant among them
-  // (nullopt when none did).
-  std::optional<Time> complete_drained(sim::Engine& engine);
+  // Retires every flow that drains by the end of the window; whether any did.
+  bool complete_drained(sim::Engine& engine);
   // Solves the rates of the active flows; a flow whose rate changes runs at the new one from
   // `from` (now).
   void solve(Time from);
