@@ -785,7 +785,7 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
   if (s.network.model == config::NetworkModelKind::analytical && s.cluster.nodes > 1 && !options.quiet &&
       (s.cluster.fabric.kind == topology::FabricKind::torus ||
        s.cluster.fabric.kind == topology::FabricKind::dragonfly) &&
-      !(s.cluster.topology_file && !s.cluster.topology_file->empty())) {
+      !s.cluster.uses_topology_file()) {
     std::cerr << "simulate: warning: cluster.fabric.kind: the analytical model prices a "
               << topology::name(s.cluster.fabric.kind)
               << " as a non-blocking fabric, without its router-to-router links; --model flow routes over them\n";

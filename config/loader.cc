@@ -103,6 +103,25 @@ void read_gpu(const YamlNode& node, const std::string& key, GpuSpec& gpu) {
   r.finish();
 }
 
+// The node at the dotted path `dotted` below `root` ("fabric.radix"), or the deepest one on the
+// way that the file (or a --set) spells; `whole` says whether the path was there to its end. Where
+// an error a model raises (naming its key) is put in the file.
+struct PathNode {
+  const YamlNode* node;
+  bool whole;
+};
+PathNode find_path(const YamlNode& root, std::string_view dotted) {
+  const YamlNode* at = &root;
+  while (!dotted.empty()) {
+    const size_t dot = dotted.find('.');
+    const YamlNode* next = at->is_map() ? at->find(dotted.substr(0, dot)) : nullptr;
+    if (next == nullptr) return {at, false};
+    at = next;
+    dotted = dot == std::string_view::npos ? std::string_view() : dotted.substr(dot + 1);
+  }
+  return {at, true};
+}
+
 ClusterSpec read_cluster(MapReader r) {
   ClusterSpec c = checked(topology::find_node_preset("hgx-h100"));
   if (const YamlNode* n = r.get("node")) {
@@ -161,9 +180,8 @@ ClusterSpec read_cluster(MapReader r) {
                                                c.nodes, c.gpus_per_node, kMaxGpus));
   }
   if (const std::string why = topology::domain_misfit(c); !why.empty()) {
-    const YamlNode* up_node = r.node().find("scale_up");
-    const YamlNode* at = up_node && up_node->find("domain_gpus") ? up_node->find("domain_gpus") : &count_at;
-    fail(*at, r.key("scale_up.domain_gpus"), why);
+    const PathNode at = find_path(r.node(), "scale_up.domain_gpus");
+    fail(at.whole ? *at.node : count_at, r.key("scale_up.domain_gpus"), why);
   }
   if (c.nodes > 1 && c.nic.count == 0) {
     const YamlNode* n = r.node().find("nic");
@@ -178,10 +196,8 @@ ClusterSpec read_cluster(MapReader r) {
   } catch (const InputError& e) {
     std::string_view sub = e.key();
     if (sub.starts_with("cluster.")) sub.remove_prefix(std::string_view("cluster.").size());
-    const YamlNode* at = r.node().find("fabric");
-    const size_t dot = sub.find('.');
-    if (at && dot != std::string_view::npos) at = at->find(std::string(sub.substr(dot + 1)));
-    fail(at ? *at : count_at, r.key(std::string(sub)), e.message());
+    const PathNode at = find_path(r.node(), sub);
+    fail(at.whole ? *at.node : count_at, r.key(std::string(sub)), e.message());
   }
   r.finish();
   return c;
@@ -416,22 +432,9 @@ void check_training(MapReader& w, const ClusterSpec& cluster, workloads::Trainin
   try {
     workloads::resolve_training(t, cluster);
   } catch (const workloads::TrainingSpecError& e) {
-    const YamlNode* at = &w.node();
-    std::string_view rest = e.key();
-    while (!rest.empty()) {
-      const size_t dot = rest.find('.');
-      const YamlNode* next = at->is_map() ? at->find(rest.substr(0, dot)) : nullptr;
-      if (next == nullptr) break;
-      at = next;
-      rest = dot == std::string_view::npos ? std::string_view() : rest.substr(dot + 1);
-    }
+    const YamlNode* at = find_path(w.node(), e.key()).node;
     if (at == &w.node() && e.key().starts_with("parallel")) at = &par_at;
     fail(*at, w.key(e.key()), e.message());
-  } catch (const std::invalid_argument& e) {
-    std::string why = e.what();
-    const std::string prefix = "training workload: ";
-    if (why.rfind(prefix, 0) == 0) why = why.substr(prefix.size());
-    fail(par_at, w.key("parallel"), why);
   }
 }
 

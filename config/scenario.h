@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "collectives/collective.h"
+#include "network/flow/flow_model.h"
 #include "network/packet/dcqcn.h"
 #include "sim/units.h"
 #include "topology/cluster_spec.h"
@@ -37,7 +38,7 @@ enum class Background { none, replicas };
 
 // network.flow: the flow model's event batching (network::FlowModelOptions::completion_window).
 struct FlowSpec {
-  Time completion_window = Time::ns(1);
+  Time completion_window = network::kDefaultCompletionWindow;
 };
 
 struct NetworkSpec {

@@ -32,7 +32,8 @@ void check_spec(const ClusterSpec& s) {
           "expected a positive bandwidth");
   require(s.nodes == 1 || !s.fabric.link.bandwidth.is_zero(), "cluster.fabric.link.bandwidth",
           "expected a positive bandwidth");
-  require(domain_misfit(s).empty(), "cluster.scale_up.domain_gpus", domain_misfit(s));
+  const std::string domain = domain_misfit(s);
+  require(domain.empty(), "cluster.scale_up.domain_gpus", domain);
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -88,7 +89,7 @@ ClusterSpec graph_spec(const ClusterSpec& spec) {
 }
 
 std::unique_ptr<Cluster> build_cluster(const ClusterSpec& written) {
-  if (written.topology_file && !written.topology_file->empty()) {
+  if (written.uses_topology_file()) {
     const std::string& path = *written.topology_file;
     if (ends_with(path, ".xml"))
       return build_nodes_and_fabric(written, read_nccl_topology_xml(written, path));
@@ -100,7 +101,7 @@ std::unique_ptr<Cluster> build_cluster(const ClusterSpec& written) {
 }
 
 void check_fabric(const ClusterSpec& written) {
-  if (written.nodes <= 1 || (written.topology_file && !written.topology_file->empty())) return;
+  if (written.nodes <= 1 || written.uses_topology_file()) return;
   const ClusterSpec spec = graph_spec(written);
   if (spec.nodes <= 1) return;
   switch (spec.fabric.kind) {

@@ -83,6 +83,8 @@ struct ClusterSpec {
   int nodes_per_graph_node = 1;
 
   int total_gpus() const { return nodes * gpus_per_node; }
+  // Whether topology_file names a file (an empty string is none).
+  bool uses_topology_file() const { return topology_file && !topology_file->empty(); }
   // How many whole nodes one NVLink domain joins: domain_gpus / gpus_per_node when an NVSwitch
   // domain is a multiple (two or more) of a node of two or more GPUs (NVL72: 18 trays of 4), else 1.
   // Every model takes a domain from this one rule.

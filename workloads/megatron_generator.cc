@@ -838,8 +838,6 @@ TrainingSpec resolve_training(const TrainingSpec& spec, const topology::ClusterS
   if (m.kv_heads == 0 || m.mla()) m.kv_heads = m.heads;
   require(m.heads % m.kv_heads == 0, "model.kv_heads",
           "kv_heads (" + std::to_string(m.kv_heads) + ") must divide heads (" + std::to_string(m.heads) + ")");
-  require(m.experts <= 1 || (m.top_k >= 1 && m.top_k <= m.experts), "model.top_k",
-          "top_k (" + std::to_string(m.top_k) + ") must be from 1 to experts (" + std::to_string(m.experts) + ")");
   if (m.ffn_hidden == 0) m.ffn_hidden = 4 * m.hidden;
   if (m.moe_ffn_hidden == 0) m.moe_ffn_hidden = m.ffn_hidden;
   ParallelSpec& p = t.parallel;

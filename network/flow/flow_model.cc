@@ -74,7 +74,6 @@ void FlowNetworkModel::on_event(sim::Engine& engine, uint64_t payload) {
   // start (their anchor), so a lone flow lands on exactly the analytical model's time whatever
   // the window. One that would have drained already leaves now, and the others are solved again
   // without it.
-  for (ActiveFlow& f : flows_) f.fresh = false;
   while (complete_drained(engine)) solve(now);
   schedule_next_completion(engine);
 }
@@ -172,6 +171,7 @@ void FlowNetworkModel::solve(Time from) {
       f.anchor_time = from;
     }
     f.rate = rates_[i];
+    f.fresh = false;
   }
 }
 

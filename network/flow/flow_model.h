@@ -19,6 +19,10 @@
 
 namespace dtsim::network {
 
+// The default of FlowModelOptions::completion_window and of the scenario key
+// network.flow.completion_window.
+inline constexpr Time kDefaultCompletionWindow = Time::ps(1000);
+
 struct FlowModelOptions {
   // A solver for large flow sets, such as gpu_accel::make_cuda_max_min_solver() (which is null
   // when no GPU is present). Null: every solve runs on the CPU.
@@ -38,7 +42,7 @@ struct FlowModelOptions {
   // and a start waits at most this long for the solve that gives it a rate, credited from its
   // start. A collective's waves of transfers start and finish picoseconds apart, and each of
   // them had cost a solve of all the others. Zero: a solve at every distinct instant.
-  Time completion_window = Time::ns(1);
+  Time completion_window = kDefaultCompletionWindow;
 };
 
 class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
