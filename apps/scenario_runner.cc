@@ -779,17 +779,6 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
                  "which the packet model moves at PCIe line rate; it is optimistic here (up to 20x at large "
                  "sizes), use flow or analytical\n";
   }
-  // The closed form knows a fat-tree's leaf oversubscription but not the links between a torus's
-  // or a dragonfly's routers, which are one NIC's speed each: a job spanning routers is priced as
-  // on a non-blocking fabric there, many times too fast (docs/topology.md, Limits).
-  if (s.network.model == config::NetworkModelKind::analytical && s.cluster.nodes > 1 && !options.quiet &&
-      (s.cluster.fabric.kind == topology::FabricKind::torus ||
-       s.cluster.fabric.kind == topology::FabricKind::dragonfly) &&
-      !s.cluster.uses_topology_file()) {
-    std::cerr << "simulate: warning: cluster.fabric.kind: the analytical model prices a "
-              << topology::name(s.cluster.fabric.kind)
-              << " as a non-blocking fabric, without its router-to-router links; --model flow routes over them\n";
-  }
   if (s.workload.kind == workloads::WorkloadKind::collective_sweep) {
     // Refused before the sweep runs, not after its table is printed.
     if (wants(s, "trace")) {

@@ -2,7 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <map>
+#include <mutex>
 #include <vector>
+
+#include "topology/cluster.h"
 
 namespace dtsim::collectives {
 namespace {
@@ -23,6 +28,12 @@ double pcie_x16_gbytes(int generation) {
 }
 
 }  // namespace
+
+struct HardwareView::RouterFabric {
+  std::mutex mutex;
+  std::unique_ptr<topology::Cluster> cluster;  // built on first use
+  std::map<int, topology::PatternRates> by_nodes;
+};
 
 HardwareView::HardwareView(const topology::ClusterSpec& s, const ModelParameters& p)
     : spec(s), params(p) {
@@ -100,6 +111,11 @@ HardwareView::HardwareView(const topology::ClusterSpec& s, const ModelParameters
   net_wire_latency_us = nic.latency.us() + hops * spec.fabric.link.latency.us();
   message_overhead_us = nic.message_overhead.us();
 
+  net_efficiency_ = eff;
+  const bool routers = spec.fabric.kind == topology::FabricKind::torus ||
+                       spec.fabric.kind == topology::FabricKind::dragonfly;
+  if (routers && spec.nodes > 1 && !spec.uses_topology_file()) router_fabric_ = std::make_shared<RouterFabric>();
+
   const double widest = std::max(intra_bw, gpu_net_bw);
   default_channels = std::clamp(static_cast<int>(std::ceil(widest / p.channel_bandwidth)), 2, 32);
 }
@@ -109,6 +125,23 @@ double HardwareView::comm_net_bw(const CommShape& shape) const {
   if (shape.ranks_per_node >= per_node) return node_net_bw;
   // A lone rank still gets at least one whole NIC where the node has fewer NICs than GPUs.
   return std::max(node_net_bw * shape.ranks_per_node / per_node, std::min(single_nic_bw, node_net_bw));
+}
+
+topology::PatternRates HardwareView::fabric_rates(const CommShape& shape) const {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  if (!router_fabric_ || shape.nodes <= 1) return {inf, inf, inf};
+  RouterFabric& f = *router_fabric_;
+  std::lock_guard lock(f.mutex);
+  auto it = f.by_nodes.find(shape.nodes);
+  if (it == f.by_nodes.end()) {
+    if (!f.cluster) f.cluster = topology::build_cluster(spec);
+    topology::PatternRates r = topology::pattern_rates(*f.cluster, shape.nodes);
+    r.ring *= net_efficiency_;
+    r.tree *= net_efficiency_;
+    r.uniform *= net_efficiency_;
+    it = f.by_nodes.emplace(shape.nodes, r).first;
+  }
+  return it->second;
 }
 
 CommShape HardwareView::shape_of(const Communicator& comm) const {

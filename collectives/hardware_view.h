@@ -6,9 +6,12 @@
 //   CommShape shape = hw.shape_of(comm);   // ranks, nodes spanned, ranks per node
 #pragma once
 
+#include <memory>
+
 #include "collectives/cost_model.h"
 #include "collectives/model_parameters.h"
 #include "topology/cluster_spec.h"
+#include "topology/fabric_load.h"
 
 namespace dtsim::collectives {
 
@@ -26,6 +29,12 @@ struct HardwareView {
   // NCCL gives each GPU the NICs nearest it, and the node's other GPUs use theirs for their own
   // communicators, so ranks_per_node of gpus_per_node GPUs get that share of the node's NICs.
   double comm_net_bw(const CommShape& shape) const;
+  // On a torus or a dragonfly, the rate a node of a communicator over `shape.nodes` nodes can
+  // send in each traffic pattern before a router-to-router link saturates (GB/s per direction,
+  // the NIC kind's efficiency applied; topology/fabric_load.h). Infinite on the other fabrics,
+  // whose limits node_net_bw already carries. Worked out once per node count from the cluster
+  // graph, which is built on first use; safe to call from several threads.
+  topology::PatternRates fabric_rates(const CommShape& shape) const;
 
   // Scale-up: the rate one GPU reaches to its ring neighbour in the same domain (GB/s, one
   // direction), and the link class whose per-step latency applies.
@@ -52,6 +61,11 @@ struct HardwareView {
 
   const topology::ClusterSpec& spec;
   const ModelParameters& params;
+
+ private:
+  struct RouterFabric;
+  std::shared_ptr<RouterFabric> router_fabric_;  // set on a torus or a dragonfly
+  double net_efficiency_ = 1;
 };
 
 }  // namespace dtsim::collectives

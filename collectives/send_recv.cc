@@ -16,7 +16,7 @@ AlgoCost send_recv_cost(const HardwareView& hw, const CostQuery& q) {
   c.latency_us =
       p.p2p_latency + (remote ? inter_step_us(hw, q.protocol) : intra_step_us(hw, q.protocol));
   const int g = q.shape.ranks_per_node;
-  const double link = remote ? std::min(hw.single_nic_bw, hw.gpu_net_bw)
+  const double link = remote ? std::min({hw.single_nic_bw, hw.gpu_net_bw, hw.fabric_rates(q.shape).ring})
                              : (g == 2 ? hw.intra_pair_bw : hw.intra_bw) * p.p2p_efficiency;
   c.algbw_gbytes = link * p.bandwidth_fraction(q.protocol);
   // The copy out of the connection's FIFO starts once it holds data: one FIFO's worth of time.

@@ -69,6 +69,32 @@ TEST(FlowCollectiveModel, RackOfTraysRunsOverNvlinkAsTheRackPresetDoes) {
   }
 }
 
+// A torus's or a dragonfly's router links run at one NIC's speed, so a ring between neighbours
+// shares one link and an all-to-all crosses rings of links. The closed form prices the busiest
+// link of each pattern (topology/fabric_load.h) and agrees with the flows routed over them; it
+// had priced these fabrics as non-blocking, 5-7x too fast at 1 GiB (on flows a 2 x 4 torus ran
+// all_gather 6.99x, tree all_reduce 5.0x and all_to_all 4.6x slower). Seven nodes make a 7 x 1
+// torus, a ring of routers, where every route is unique: the pattern's equal split over
+// equal-cost routes and the flows' hashed picks are the same.
+TEST(FlowCollectiveModel, RouterLinksOfATorusOrDragonflyBoundTheClosedFormAsTheyBoundFlows) {
+  topology::ClusterSpec torus = h100(7);
+  torus.fabric.kind = topology::FabricKind::torus;
+  torus.fabric.radix = 128;
+  topology::ClusterSpec dragonfly = h100(8);
+  dragonfly.fabric.kind = topology::FabricKind::dragonfly;
+  dragonfly.fabric.radix = 32;  // a router a node, one group
+  CollectiveOptions tree;
+  tree.algorithm = Algorithm::tree;
+  tree.protocol = Protocol::simple;
+  for (const auto* spec : {&torus, &dragonfly}) {
+    const char* fabric = spec == &torus ? "torus" : "dragonfly";
+    const Communicator all = first(spec->total_gpus());
+    EXPECT_NEAR(ratio(*spec, CollectiveKind::all_gather, Bytes::gib(1), all), 1.0, 0.1) << fabric;
+    EXPECT_NEAR(ratio(*spec, CollectiveKind::all_to_all, Bytes::gib(1), all, CollectiveOptions{}), 1.0, 0.1) << fabric;
+    EXPECT_NEAR(ratio(*spec, CollectiveKind::all_reduce, Bytes::gib(1), all, tree), 1.0, 0.15) << fabric;
+  }
+}
+
 TEST(FlowCollectiveModel, UncontendedRingMatchesTheClosedForm) {
   // Inside one node and across two full-bisection nodes a ring is bound by its own links, as the
   // analytical model says: the flow price agrees within a few percent.
