@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -109,6 +110,19 @@ void write_text(const Cluster& c, const ClusterSummary& s, std::ostream& out) {
   row("path diversity") << s.path_diversity << " equal-cost routes, GPU 0 -> node " << (s.nodes - s.domain_nodes)
                         << "\n";
   row("routing") << routing(c.spec()) << "\n";
+  const PatternRates& r = s.router_rates;
+  if (std::isfinite(r.ring) || std::isfinite(r.uniform)) {
+    auto rate = [](double gbytes) {
+      if (!std::isfinite(gbytes)) return std::string("unbounded");
+      std::ostringstream o;
+      o << std::setprecision(4) << gbytes << "GB/s";
+      return o.str();
+    };
+    row("router links") << "a node sends " << rate(r.ring) << " on a ring, " << rate(r.tree) << " on a tree, "
+                        << rate(r.uniform) << " to all others (its NICs: "
+                        << rate(spec.nic.count * std::min(spec.nic.bandwidth, spec.fabric.link.bandwidth).gbytes_per_s())
+                        << ")\n";
+  }
 }
 
 void write_json(const Cluster& c, const ClusterSummary& s, std::ostream& out) {
@@ -136,6 +150,13 @@ void write_json(const Cluster& c, const ClusterSummary& s, std::ostream& out) {
   j["oversubscription"] = s.oversubscription;
   j["path_diversity"] = s.path_diversity;
   j["routing"] = c.spec().adaptive_routing() ? "adaptive" : "ecmp";  // auto resolved
+  const PatternRates& r = s.router_rates;
+  if (std::isfinite(r.ring) || std::isfinite(r.uniform)) {
+    auto rate = [](double gbytes) { return std::isfinite(gbytes) ? nlohmann::ordered_json(gbytes) : nullptr; };
+    j["router_link_rates_GBps"] = {{"ring", rate(r.ring)}, {"tree", rate(r.tree)}, {"all_to_all", rate(r.uniform)}};
+  } else {
+    j["router_link_rates_GBps"] = nullptr;
+  }
   out << j.dump(2) << "\n";
 }
 
@@ -248,6 +269,10 @@ ClusterSummary summarize(const Cluster& c) {
   }
   if (s.oversubscription == 0) s.oversubscription = 1;
   s.bisection_bandwidth = bisection_bandwidth(c);
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  const bool routers = !spec.uses_topology_file() &&
+                       (spec.fabric.kind == FabricKind::torus || spec.fabric.kind == FabricKind::dragonfly);
+  s.router_rates = routers ? pattern_rates(c, spec.nodes) : PatternRates{inf, inf, inf};
   s.path_diversity = spec.nodes > 1 ? node_path_diversity(c, 0, spec.nodes - 1)
                                     : c.path_count(0, c.gpu_count() - 1);
   return s;

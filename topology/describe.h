@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "topology/cluster.h"
+#include "topology/fabric_load.h"
 
 namespace dtsim::topology {
 
@@ -39,6 +40,9 @@ struct ClusterSummary {
   Bandwidth bisection_bandwidth;  // one direction, first half of the nodes to the second
   double oversubscription = 1;    // worst edge switch: NIC-facing over switch-facing bandwidth
   uint64_t path_diversity = 0;    // equal-cost routes from GPU 0 to the last node's first GPU
+  // A torus's or a dragonfly's: what a node sends in each pattern over the whole cluster before a
+  // router link saturates (line rates; topology/fabric_load.h). Infinite elsewhere.
+  PatternRates router_rates;
 };
 
 ClusterSummary summarize(const Cluster& c);

@@ -34,6 +34,30 @@ TEST(Describe, TextNamesFabricAndSwitchesPerTier) {
   EXPECT_NE(out.str().find("12 (tier 0: 4, tier 1: 8)"), std::string::npos) << out.str();
 }
 
+// A torus's router links are where its traffic queues: describe says what a node can send in
+// each pattern (2 x 4 torus: one 50 GB/s link between ring neighbours; fabric_load_test works
+// the numbers out). A fat-tree's leaves are described by their oversubscription instead.
+TEST(Describe, TorusSaysWhatItsRouterLinksLetANodeSend) {
+  auto c = build_cluster(hgx(8, FabricKind::torus, 128));
+  std::ostringstream text, json;
+  describe(*c, DescribeFormat::text, text);
+  EXPECT_NE(text.str().find("router links      a node sends 50GB/s on a ring, 80GB/s on a tree, 87.5GB/s to all "
+                            "others (its NICs: 400GB/s)"),
+            std::string::npos)
+      << text.str();
+  describe(*c, DescribeFormat::json, json);
+  auto j = nlohmann::json::parse(json.str());
+  EXPECT_DOUBLE_EQ(j["router_link_rates_GBps"]["ring"].get<double>(), 50.0);
+  EXPECT_NEAR(j["router_link_rates_GBps"]["all_to_all"].get<double>(), 87.5, 1e-9);
+
+  auto fat = build_cluster(hgx(8, FabricKind::fat_tree, 16, 2));
+  std::ostringstream fat_text, fat_json;
+  describe(*fat, DescribeFormat::text, fat_text);
+  EXPECT_EQ(fat_text.str().find("router links"), std::string::npos) << fat_text.str();
+  describe(*fat, DescribeFormat::json, fat_json);
+  EXPECT_TRUE(nlohmann::json::parse(fat_json.str())["router_link_rates_GBps"].is_null());
+}
+
 // The routing mode with `auto` resolved: ECMP on InfiniBand, adaptive on EFA or when asked.
 TEST(Describe, RoutingResolvesAutoByTheNicKind) {
   auto routing = [](ClusterSpec spec, DescribeFormat format) {
