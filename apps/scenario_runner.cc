@@ -758,6 +758,9 @@ Headline evaluate_scenario(const config::Scenario& s) {
 }
 
 int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostream& out) {
+  if (!options.quiet) {
+    for (const std::string& note : s.notes) std::cerr << "simulate: warning: " << note << "\n";
+  }
   if (options.describe) {
     describe_cluster(s, options.format, out);
     return 0;

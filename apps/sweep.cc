@@ -10,6 +10,8 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <sstream>
 
 #include "apps/cli_options.h"
@@ -98,10 +100,23 @@ report::Metrics evaluate(const config::Scenario& s) {
 config::ScenarioLoader loader_for(const Flags& f) {
   std::vector<config::Override> sets;
   for (const std::string& s : f.sets) sets.push_back(config::parse_override(s));
-  return [sets](const std::string& path, const std::vector<config::Override>& overrides) {
+  // The loader's notes, once each however many points repeat them (points load in parallel).
+  struct Said {
+    std::mutex mutex;
+    std::set<std::string> notes;
+  };
+  auto said = std::make_shared<Said>();
+  return [sets, said](const std::string& path, const std::vector<config::Override>& overrides) {
     std::vector<config::Override> all = sets;
     all.insert(all.end(), overrides.begin(), overrides.end());
-    return config::load_scenario(path, all);
+    config::Scenario s = config::load_scenario(path, all);
+    if (!s.notes.empty()) {
+      std::lock_guard lock(said->mutex);
+      for (const std::string& n : s.notes) {
+        if (said->notes.insert(n).second) std::cerr << "sweep: warning: " << n << "\n";
+      }
+    }
+    return s;
   };
 }
 

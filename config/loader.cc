@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "config/enum_names.h"
@@ -122,7 +123,34 @@ PathNode find_path(const YamlNode& root, std::string_view dotted) {
   return {at, true};
 }
 
-ClusterSpec read_cluster(MapReader r) {
+bool from_override(const SourceLocation& where) { return where.file.starts_with("--set "); }
+
+// `--set cluster.node=P` on a file that spells out the GPU, the NVLink or the NICs keeps the
+// file's figures, as keys always win over presets: a user switching presets from the command
+// line (or a sweep axis) most likely wants the preset's. Says which of those keys the file sets
+// to something other than the preset's, and where.
+std::optional<std::string> preset_under_file_keys(const YamlNode& cluster, const YamlNode& node,
+                                                  const ClusterSpec& c, const ClusterSpec& preset) {
+  if (!from_override(node.where) || !node.is_scalar() || !cluster.is_map()) return std::nullopt;
+  const std::pair<const char*, bool> differs[] = {{"gpu", !(c.gpu == preset.gpu)},
+                                                  {"gpus_per_node", c.gpus_per_node != preset.gpus_per_node},
+                                                  {"scale_up", !(c.scale_up == preset.scale_up)},
+                                                  {"nic", !(c.nic == preset.nic)}};
+  std::string keys;
+  const YamlEntry* first = nullptr;
+  for (const auto& [k, different] : differs) {
+    const YamlEntry* e = cluster.find_entry(k);
+    if (!e || !different || from_override(e->value.where)) continue;
+    keys += (keys.empty() ? "cluster." : ", cluster.") + std::string(k);
+    if (!first) first = e;
+  }
+  if (!first) return std::nullopt;
+  return node.where.file + ": the file's " + keys + " (" + first->key_where.file + ":" +
+         std::to_string(first->key_where.line) + ") still override the " + node.scalar +
+         " preset; --set them too, or leave them out of the file";
+}
+
+ClusterSpec read_cluster(MapReader r, std::vector<std::string>& notes) {
   ClusterSpec c = checked(topology::find_node_preset("hgx-h100"));
   if (const YamlNode* n = r.get("node")) {
     c = checked(topology::find_node_preset(to_preset(*n, r.key("node"), topology::node_preset_names())));
@@ -171,6 +199,9 @@ ClusterSpec read_cluster(MapReader r) {
   if (r.has("topology_file")) {
     if (const YamlNode* n = r.get_or_null("topology_file")) c.topology_file = to_string(*n, r.key("topology_file"));
     else c.topology_file.reset();
+  }
+  if (const YamlNode* n = r.get("node")) {
+    if (auto note = preset_under_file_keys(r.node(), *n, c, preset)) notes.push_back(*note);
   }
 
   const YamlNode* nodes_node = r.node().find("nodes");
@@ -559,7 +590,7 @@ Scenario convert(const YamlNode& root, const std::string& source_name) {
   s.name = file_stem(source_name);
   r.read("name", s.name);
   r.read("seed", s.seed);
-  s.cluster = read_cluster(r.map("cluster"));
+  s.cluster = read_cluster(r.map("cluster"), s.notes);
   s.network = read_network(r.map("network"));
   s.collectives = read_collectives(r.map("collectives"));
   if (const YamlNode* c = r.get_or_null("calibration")) s.calibration = to_string(*c, "calibration");

@@ -63,6 +63,9 @@ struct Scenario {
   std::optional<std::string> calibration;
   workloads::WorkloadSpec workload;
   OutputSpec output;
+  // Input that is valid but likely not what was meant, one line each (simulate and sweep print
+  // them on stderr): a preset chosen by --set under keys the file sets, which still win.
+  std::vector<std::string> notes;
 };
 
 }  // namespace dtsim::config

@@ -34,6 +34,7 @@ struct GpuSpec {
   int nvlink_links = 0;              // links per GPU
   Bandwidth nvlink_bandwidth;        // per GPU, per direction, all links together
   int pcie_generation = 4;
+  bool operator==(const GpuSpec&) const = default;
 };
 
 struct ScaleUpSpec {
@@ -41,6 +42,7 @@ struct ScaleUpSpec {
   Bandwidth bandwidth = Bandwidth::gbytes_per_s(450);  // per GPU, per direction
   Time latency = Time::us(1);
   int domain_gpus = 8;               // GPUs sharing one NVLink domain (72 for NVL72)
+  bool operator==(const ScaleUpSpec&) const = default;
 };
 
 struct NicSpec {
@@ -49,6 +51,7 @@ struct NicSpec {
   Bandwidth bandwidth = Bandwidth::gbps(400);  // per NIC, per direction
   Time latency = Time::us(2);        // one-way base latency through the NIC and stack
   Time message_overhead = Time::ns(500);  // per message posted (calibrated per NIC kind)
+  bool operator==(const NicSpec&) const = default;
 };
 
 struct LinkSpec {

@@ -61,6 +61,27 @@ TEST(Loader, FlowCompletionWindowDefaultsToANanosecondAndStaysShort) {
   EXPECT_NE(error_of("network: {flow: {window: 1ns}}\n").find("network.flow.window"), std::string::npos);
 }
 
+// A preset chosen by --set under keys the file spells out keeps the file's figures (keys win over
+// presets); the loader says so in one line, naming the keys that differ from the preset's and
+// where the file sets them. Nothing is said when the file chose the preset itself, or when its
+// keys agree with the new preset.
+TEST(Loader, PresetChosenBySetUnderTheFilesOwnKeysIsNoted) {
+  const std::string file =
+      "cluster:\n  node: hgx-h100\n  nodes: 2\n  gpu: h100-sxm\n  gpus_per_node: 8\n"
+      "  nic: {kind: infiniband, count: 8, bandwidth: 400Gbps}\n";
+  const Scenario a100 = load(file, {{"cluster.node", "hgx-a100"}});
+  ASSERT_EQ(a100.notes.size(), 1u);
+  EXPECT_EQ(a100.notes[0],
+            "--set cluster.node=hgx-a100: the file's cluster.gpu, cluster.nic (test/example.yaml:4) still override "
+            "the hgx-a100 preset; --set them too, or leave them out of the file");
+  EXPECT_EQ(a100.cluster.gpu.name, "h100-sxm");  // the file's keys still win
+  EXPECT_TRUE(load(file, {{"cluster.node", "hgx-h100"}}).notes.empty());
+  EXPECT_TRUE(
+      load(file, {{"cluster.node", "hgx-a100"}, {"cluster.gpu", "a100-sxm-80g"}, {"cluster.nic.bandwidth", "200Gbps"}})
+          .notes.empty());
+  EXPECT_TRUE(load("cluster: {node: hgx-a100, gpu: h100-sxm}\n").notes.empty());
+}
+
 TEST(Loader, NameDefaultsToTheFileStem) {
   EXPECT_EQ(load("seed: 3\n").name, "example");
 }
