@@ -79,12 +79,12 @@ double rate_of(const RouterGraph& g, const Pattern& p) {
   const int nodes = static_cast<int>(p.to.size());
   const auto at = nics_by_router(g, nodes);
   std::vector<double> load(g.arcs.size(), 0.0);
-  std::vector<double> sigma(n), delta(n), want(n);
-  std::vector<uint32_t> dist(n), order;
+  // Per source, only the routers it reaches are touched and then reset: the arrays stay clean.
+  std::vector<double> sigma(n, 0.0), delta(n, 0.0), want(n, 0.0);
+  std::vector<uint32_t> dist(n, kNone), order, targets;
   order.reserve(n);
   for (uint32_t s = 0; s < n; ++s) {
-    std::fill(want.begin(), want.end(), 0.0);
-    bool any = false;
+    targets.clear();
     for (const auto& [i, j] : at[s]) {
       const auto& split = p.nic_split[static_cast<size_t>(j) % p.nic_split.size()];
       auto send = [&](int k, double bytes) {
@@ -93,8 +93,8 @@ double rate_of(const RouterGraph& g, const Pattern& p) {
         for (const auto& [jj, share] : split) {
           const uint32_t t = dst[jj % dst.size()];
           if (t == kNone || t == s) continue;
+          if (want[t] == 0) targets.push_back(t);
           want[t] += bytes * share;
-          any = true;
         }
       };
       for (const auto& [k, bytes] : p.to[static_cast<size_t>(i)]) send(k, bytes);
@@ -104,25 +104,28 @@ double rate_of(const RouterGraph& g, const Pattern& p) {
         }
       }
     }
-    if (!any) continue;
-    std::fill(dist.begin(), dist.end(), kNone);
-    std::fill(sigma.begin(), sigma.end(), 0.0);
+    if (targets.empty()) continue;
+    // Breadth first, counting least-hop routes; routers beyond the farthest target's distance
+    // are not expanded (a ring's targets are a hop or two away).
     order.clear();
     dist[s] = 0;
     sigma[s] = 1;
     order.push_back(s);
+    size_t unreached = targets.size();
+    uint32_t horizon = kNone;
     for (size_t i = 0; i < order.size(); ++i) {
       const uint32_t u = order[i];
+      if (dist[u] >= horizon) break;
       for (uint32_t a : g.out[u]) {
         const uint32_t v = g.arcs[a].to;
         if (dist[v] == kNone) {
           dist[v] = dist[u] + 1;
           order.push_back(v);
+          if (want[v] > 0 && --unreached == 0) horizon = dist[v];
         }
         if (dist[v] == dist[u] + 1) sigma[v] += sigma[u];
       }
     }
-    for (uint32_t v : order) delta[v] = 0;
     for (size_t i = order.size(); i-- > 1;) {
       const uint32_t w = order[i];
       const double per_route = (want[w] + delta[w]) / sigma[w];
@@ -134,6 +137,11 @@ double rate_of(const RouterGraph& g, const Pattern& p) {
         delta[v] += sigma[v] * per_route;
       }
     }
+    for (uint32_t v : order) {
+      dist[v] = kNone;
+      sigma[v] = delta[v] = 0;
+    }
+    for (uint32_t t : targets) want[t] = 0;
   }
   double busiest = 0;  // the busiest link's seconds per byte of the pattern, up to a common factor
   for (size_t a = 0; a < g.arcs.size(); ++a) busiest = std::max(busiest, load[a] / g.arcs[a].gbytes);
