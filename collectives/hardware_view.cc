@@ -141,7 +141,14 @@ topology::PatternRates HardwareView::fabric_rates(const CommShape& shape) const 
     r.uniform *= net_efficiency_;
     it = f.by_nodes.emplace(shape.nodes, r).first;
   }
-  return it->second;
+  // The node's other GPUs run copies of this communicator (the other ranks of a data-parallel
+  // stage, as comm_net_bw assumes for the NICs), and all of them cross the same router links.
+  const double share = std::min(1.0, static_cast<double>(shape.ranks_per_node) / std::max(1, spec.gpus_per_node));
+  topology::PatternRates r = it->second;
+  r.ring *= share;
+  r.tree *= share;
+  r.uniform *= share;
+  return r;
 }
 
 CommShape HardwareView::shape_of(const Communicator& comm) const {

@@ -92,6 +92,11 @@ TEST(FlowCollectiveModel, RouterLinksOfATorusOrDragonflyBoundTheClosedFormAsThey
     EXPECT_NEAR(ratio(*spec, CollectiveKind::all_gather, Bytes::gib(1), all), 1.0, 0.1) << fabric;
     EXPECT_NEAR(ratio(*spec, CollectiveKind::all_to_all, Bytes::gib(1), all, CollectiveOptions{}), 1.0, 0.1) << fabric;
     EXPECT_NEAR(ratio(*spec, CollectiveKind::all_reduce, Bytes::gib(1), all, tree), 1.0, 0.15) << fabric;
+    // A data-parallel group of one GPU a node: its copies on the node's other seven GPUs (the
+    // flows run them beside it) cross the same router links, so each gets an eighth of them.
+    Communicator dp;
+    for (int r = 0; r < spec->total_gpus(); r += spec->gpus_per_node) dp.ranks.push_back(r);
+    EXPECT_NEAR(ratio(*spec, CollectiveKind::all_gather, Bytes::gib(1), dp), 1.0, 0.1) << fabric;
   }
 }
 
