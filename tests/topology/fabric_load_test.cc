@@ -56,6 +56,22 @@ TEST(PatternRates, AJobOnFewerNodesLoadsOnlyTheirLinks) {
   EXPECT_NEAR(r.tree, 50.0, 1e-9);     // both trees are that one edge: half the bytes each
 }
 
+// The same loads on a Clos, where the answer is known without them: a non-blocking fat-tree never
+// holds a node below its NICs (400 GB/s), and 2:1 oversubscribed leaves halve what leaves them.
+// 16 nodes on radix-16 leaves: 8 NIC ports down, so a node a leaf and every byte goes up.
+TEST(PatternRates, NonBlockingFatTreeNeverCapsANodeAndOversubscriptionHalvesIt) {
+  auto full = build_cluster(hgx(16, FabricKind::fat_tree, 16, 2));
+  const PatternRates r = pattern_rates(*full, 16);
+  EXPECT_GE(r.ring, 400.0 - 1e-6);
+  EXPECT_GE(r.tree, 400.0 - 1e-6);
+  EXPECT_NEAR(r.uniform, 400.0, 1e-6);  // every byte crosses a leaf's 8 uplinks, evenly
+  ClusterSpec half = hgx(16, FabricKind::fat_tree, 24, 2);
+  half.fabric.oversubscription = 2;  // radix 24: 16 ports down (two nodes), 8 up
+  auto os = build_cluster(half);
+  // 15 units a node, 14 of them leaving its leaf: 28 over 8 uplinks of 50 GB/s.
+  EXPECT_NEAR(pattern_rates(*os, 16).uniform, 15.0 / (28.0 / 8 / 50), 1e-6);
+}
+
 // Nodes behind one switch cross no switch-to-switch link.
 TEST(PatternRates, NodesOnOneSwitchAreNotLimited) {
   auto c = build_cluster(hgx(2, FabricKind::single_switch));
