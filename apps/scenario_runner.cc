@@ -182,10 +182,10 @@ SweepPlan plan_row(const config::Scenario& s, const collectives::AnalyticalColle
   const bool streamed = chain && run.algorithm == collectives::Algorithm::ring;
   collectives::Schedule schedule =
       streamed
-          ? collectives::streamed_chain_schedule(kind, wire, comm, row.channels,
-                                                 s.cluster.gpus_per_node, s.cluster.nics_per_gpu())
-          : collectives::build_schedule(run.algorithm, kind, wire, comm, row.channels,
-                                        s.cluster.gpus_per_node, s.cluster.nics_per_gpu());
+          ? collectives::streamed_chain_schedule(kind, wire, comm, row.channels, q.shape.ranks_per_node,
+                                                 s.cluster.nics_per_gpu())
+          : collectives::build_schedule(run.algorithm, kind, wire, comm, row.channels, q.shape.ranks_per_node,
+                                        s.cluster.nics_per_gpu());
   const collectives::AlgoCost cost =
       collectives::algorithm_cost(model.hardware(), run.algorithm, q);
   const Time closed = Time::us(cost.latency_us + (streamed ? cost.fill_us : 0.0));

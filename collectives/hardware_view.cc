@@ -87,7 +87,10 @@ HardwareView::HardwareView(const topology::ClusterSpec& s, const ModelParameters
   const bool socket_staged = nic.kind == topology::NicKind::tcp && !nvswitch;
   ll128_net_ok = !socket_staged;
   single_nic_bw = nic_line * eff;
-  node_net_bw = nic.count * nic_line * eff;
+  // A domain that joins several nodes (an NVL72 rack of trays) is one node to the network
+  // figures, as to the graph (topology::graph_spec): its rings leave through all its NICs.
+  const int domain_nics = nic.count * spec.nodes_per_domain();
+  node_net_bw = domain_nics * nic_line * eff;
   // The fabric: each NIC's uplink, divided by the leaf oversubscription once the job spans
   // more nodes than one leaf switch holds.
   const double link_bw = spec.fabric.link.bandwidth.gbytes_per_s() * eff;
@@ -96,11 +99,11 @@ HardwareView::HardwareView(const topology::ClusterSpec& s, const ModelParameters
   const int nodes_per_leaf = spec.fabric.kind == topology::FabricKind::rail_optimized
                                  ? leaf_down_ports
                                  : std::max(1, leaf_down_ports / std::max(1, nic.count));
-  double uplink = nic.count * std::min(link_bw, nic_line * eff);
+  double uplink = domain_nics * std::min(link_bw, nic_line * eff);
   if (spec.nodes > nodes_per_leaf) uplink /= os;
   node_net_bw = std::min(node_net_bw, uplink);
-  if (socket_staged) node_net_bw = std::min(node_net_bw, p.socket_bandwidth * spec.gpus_per_node);
-  gpu_net_bw = node_net_bw / std::max(1, spec.gpus_per_node);
+  if (socket_staged) node_net_bw = std::min(node_net_bw, p.socket_bandwidth * domain_gpus);
+  gpu_net_bw = node_net_bw / std::max(1, domain_gpus);
   single_nic_bw = std::min(single_nic_bw, node_net_bw);
 
   // One inter-node step: NIC latency at both ends is in nic.latency (one way), the fabric adds
@@ -121,7 +124,7 @@ HardwareView::HardwareView(const topology::ClusterSpec& s, const ModelParameters
 }
 
 double HardwareView::comm_net_bw(const CommShape& shape) const {
-  const int per_node = std::max(1, spec.gpus_per_node);
+  const int per_node = std::max(1, domain_gpus);
   if (shape.ranks_per_node >= per_node) return node_net_bw;
   // A lone rank still gets at least one whole NIC where the node has fewer NICs than GPUs.
   return std::max(node_net_bw * shape.ranks_per_node / per_node, std::min(single_nic_bw, node_net_bw));
@@ -143,7 +146,7 @@ topology::PatternRates HardwareView::fabric_rates(const CommShape& shape) const 
   }
   // The node's other GPUs run copies of this communicator (the other ranks of a data-parallel
   // stage, as comm_net_bw assumes for the NICs), and all of them cross the same router links.
-  const double share = std::min(1.0, static_cast<double>(shape.ranks_per_node) / std::max(1, spec.gpus_per_node));
+  const double share = std::min(1.0, static_cast<double>(shape.ranks_per_node) / std::max(1, domain_gpus));
   topology::PatternRates r = it->second;
   r.ring *= share;
   r.tree *= share;

@@ -27,7 +27,8 @@ struct HardwareView {
   CommShape shape_of(const Communicator& comm) const;
   // The scale-out bandwidth a communicator's ranks in one node can drive, GB/s per direction:
   // NCCL gives each GPU the NICs nearest it, and the node's other GPUs use theirs for their own
-  // communicators, so ranks_per_node of gpus_per_node GPUs get that share of the node's NICs.
+  // communicators, so ranks_per_node of the domain's GPUs get that share of its NICs (a domain
+  // of several nodes, an NVL72 rack of trays, counts as one node with all their NICs).
   double comm_net_bw(const CommShape& shape) const;
   // On a torus or a dragonfly, the rate a node of a communicator over `shape.nodes` nodes can
   // send in each traffic pattern before a router-to-router link saturates (GB/s per direction,

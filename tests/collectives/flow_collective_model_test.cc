@@ -48,19 +48,28 @@ TEST(SiblingGroups, FillTheNodesTheCommunicatorSpans) {
   EXPECT_EQ(sibling_groups(first(8), 8, 16).size(), 1u);
 }
 
+// `racks` GB200 NVL72 racks as the rack preset (one node a rack), and as Slurm lists them (18
+// trays of 4 GPUs and 4 NICs a rack, each rack one NVLink domain).
+topology::ClusterSpec nvl72_racks(int racks) {
+  topology::ClusterSpec s = *topology::find_node_preset("gb200-nvl72");
+  s.nodes = racks;
+  return s;
+}
+topology::ClusterSpec nvl72_trays(int racks) {
+  topology::ClusterSpec s = nvl72_racks(racks);
+  s.nodes = 18 * racks;
+  s.gpus_per_node = 4;
+  s.nic.count = 4;
+  return s;
+}
+
 // An NVL72 rack written as 18 trays of 4 GPUs, as Slurm lists it, is one NVLink domain on flows
 // as in closed form: its rings and exchanges run over NVLink, as on the one-node rack preset.
 // (The graph had stamped out 18 separate trays: all_gather 183 against 615 GB/s busbw,
 // all_to_all 49 against 714.)
 TEST(FlowCollectiveModel, RackOfTraysRunsOverNvlinkAsTheRackPresetDoes) {
-  topology::ClusterSpec rack = *topology::find_node_preset("gb200-nvl72");
-  rack.nodes = 1;
-  topology::ClusterSpec trays = rack;
-  trays.nodes = 18;
-  trays.gpus_per_node = 4;
-  trays.nic.count = 4;
   CollectiveOptions auto_choice;
-  const FlowCollectiveModel a(rack, auto_choice, {}), b(trays, auto_choice, {});
+  const FlowCollectiveModel a(nvl72_racks(1), auto_choice, {}), b(nvl72_trays(1), auto_choice, {});
   for (CollectiveKind kind : {CollectiveKind::all_gather, CollectiveKind::all_to_all, CollectiveKind::reduce_scatter}) {
     const double t_rack = a.estimate(kind, Bytes::gib(1), first(72)).time.seconds();
     const double t_trays = b.estimate(kind, Bytes::gib(1), first(72)).time.seconds();
@@ -97,6 +106,22 @@ TEST(FlowCollectiveModel, RouterLinksOfATorusOrDragonflyBoundTheClosedFormAsThey
     Communicator dp;
     for (int r = 0; r < spec->total_gpus(); r += spec->gpus_per_node) dp.ranks.push_back(r);
     EXPECT_NEAR(ratio(*spec, CollectiveKind::all_gather, Bytes::gib(1), dp), 1.0, 0.1) << fabric;
+  }
+}
+
+// Across two racks the trays' rack leaves through all its 72 NICs, as the rack preset's does:
+// the closed form had counted one tray's four (an all_gather over 144 GPUs at 165 GB/s busbw
+// against the preset's 525), and so had the collective sweep's lowering on flows.
+TEST(FlowCollectiveModel, TwoRacksOfTraysCrossTheNetworkAsTwoRackPresetsDo) {
+  CollectiveOptions auto_choice;
+  const FlowCollectiveModel a(nvl72_racks(2), auto_choice, {}), b(nvl72_trays(2), auto_choice, {});
+  for (CollectiveKind kind : {CollectiveKind::all_gather, CollectiveKind::all_reduce, CollectiveKind::all_to_all}) {
+    const double closed_racks = a.analytical().estimate(kind, Bytes::gib(1), first(144)).time.seconds();
+    const double closed_trays = b.analytical().estimate(kind, Bytes::gib(1), first(144)).time.seconds();
+    EXPECT_NEAR(closed_trays / closed_racks, 1.0, 1e-9) << name(kind);
+    const double flow_racks = a.estimate(kind, Bytes::gib(1), first(144)).time.seconds();
+    const double flow_trays = b.estimate(kind, Bytes::gib(1), first(144)).time.seconds();
+    EXPECT_NEAR(flow_trays / flow_racks, 1.0, 0.02) << name(kind);
   }
 }
 
