@@ -156,7 +156,9 @@ FlowCollectiveModel::FlowSet FlowCollectiveModel::flow_set(Algorithm algo, Colle
     if (fresh) order.push_back(it->first);
     it->second += b;
   };
-  std::vector<Communicator> groups = sibling_groups(comm, spec_.gpus_per_node, cluster_->gpu_count());
+  // Siblings fill the NVLink domain (an NVL72 rack of trays is one node of the graph and of the
+  // closed form's network figures).
+  std::vector<Communicator> groups = sibling_groups(comm, analytical_.hardware().domain_gpus, cluster_->gpu_count());
   // The job's copies run theirs at the same moment; inside one node they share no link with it.
   if (!replica_shifts_.empty() && analytical_.hardware().shape_of(comm).nodes > 1) {
     const size_t own = groups.size();

@@ -123,6 +123,14 @@ TEST(FlowCollectiveModel, TwoRacksOfTraysCrossTheNetworkAsTwoRackPresetsDo) {
     const double flow_trays = b.estimate(kind, Bytes::gib(1), first(144)).time.seconds();
     EXPECT_NEAR(flow_trays / flow_racks, 1.0, 0.02) << name(kind);
   }
+  // A group of one GPU a rack runs beside its copies on the rack's other 71 GPUs, not only on its
+  // tray's other three: on 4:1 oversubscribed leaves they share the uplinks.
+  topology::ClusterSpec thin_racks = nvl72_racks(2), thin_trays = nvl72_trays(2);
+  thin_racks.fabric.oversubscription = thin_trays.fabric.oversubscription = 4;
+  const FlowCollectiveModel c(thin_racks, auto_choice, {}), d(thin_trays, auto_choice, {});
+  const double per_rack = c.estimate(CollectiveKind::all_reduce, Bytes::gib(1), ranks({0, 72})).time.seconds();
+  EXPECT_NEAR(d.estimate(CollectiveKind::all_reduce, Bytes::gib(1), ranks({0, 72})).time.seconds() / per_rack, 1.0,
+              0.02);
 }
 
 TEST(FlowCollectiveModel, UncontendedRingMatchesTheClosedForm) {
