@@ -944,7 +944,9 @@ Workload generate_megatron(const TrainingSpec& spec, const topology::ClusterSpec
     r.gpu = pl.gpu(c);
     r.represents = p.tp * p.cp * p.dp;
     r.stage = s;
-    builders.emplace_back(t, z, w, r, s, pl, options.layers_per_block, cluster.gpus_per_node, cluster.gpu);
+    // A deduplicating dispatcher crosses the network once per NVLink domain (a rack of trays is one).
+    builders.emplace_back(t, z, w, r, s, pl, options.layers_per_block,
+                          cluster.gpus_per_node * cluster.nodes_per_domain(), cluster.gpu);
   }
   for (int s = 0; s < P; ++s) {
     std::vector<StageBuilder::Chunk> chunks;

@@ -274,6 +274,32 @@ TEST(Simulate, TwoRacksOfTraysRunAsTwoRackPresets) {
   }
 }
 
+// DeepSeek-V3 with a deduplicating dispatcher on four NVL72 racks, written as racks and as trays:
+// its 32-GPU expert groups sit inside one rack, so no token crosses the network. Counted in trays
+// they spanned eight "nodes" and the dispatch was deduplicated as if it had.
+TEST(Simulate, DeduplicatedDispatchCountsARackOfTraysAsOneNode) {
+  const std::vector<std::string> common = {
+      "scenarios/deepseek-v3-256gpu.yaml", "--set", "cluster.node=gb200-nvl72", "--set", "workload.batch.global=576",
+      "--set", "workload.parallel.ep=32", "--set", "workload.parallel.pp=9", "--set", "workload.parallel.vp=1",
+      "--format", "json"};
+  std::vector<std::string> racks = common, trays = common;
+  for (const char* s : {"cluster.nodes=4"}) racks.insert(racks.end(), {"--set", s});
+  for (const char* s : {"cluster.nodes=72", "cluster.gpus_per_node=4", "cluster.nic.count=4",
+                        "cluster.scale_up.domain_gpus=72"}) {
+    trays.insert(trays.end(), {"--set", s});
+  }
+  RunResult a = run_simulate(racks);
+  RunResult b = run_simulate(trays);
+  ASSERT_EQ(a.status, 0) << a.err;
+  ASSERT_EQ(b.status, 0) << b.err;
+  const auto time_of = [](const std::string& json) {
+    const size_t at = json.find("\"iteration_time_s\"");
+    return at == std::string::npos ? std::string() : json.substr(at, json.find(',', at) - at);
+  };
+  EXPECT_FALSE(time_of(a.out).empty()) << a.out;
+  EXPECT_EQ(time_of(b.out), time_of(a.out));
+}
+
 // A torus's and a dragonfly's router-to-router links run at one NIC's speed. The closed form
 // prices them (it had ignored them and warned so: a 1 GiB all_gather on a 2 x 4 torus of HGX H100
 // nodes was 7x slower on flows), so neither model warns and the two agree.
