@@ -34,12 +34,16 @@ ClosShape check_rail_optimized(const ClusterSpec& spec) {
     }
     int r = clos_radix_for(f, nodes * rails, rails);
     fix += r > 0 ? "radix >= " + std::to_string(r) : "more tiers";
-    throw InputError(SourceLocation{}, "cluster.fabric.radix",
-                     "a " + std::to_string(f.tiers) + "-tier rail-optimized fabric of radix " +
-                         std::to_string(f.radix) + " with " + std::to_string(rails) +
-                         " rails holds at most " + std::to_string(max_nodes) + " nodes (" +
-                         std::to_string(max_nodes * rails) + " NIC ports); " +
-                         std::to_string(nodes) + " needed: use " + fix);
+    const std::string fabric = "a " + std::to_string(f.tiers) + "-tier rail-optimized fabric of radix " +
+                               std::to_string(f.radix);
+    // Too many rails for even one scalable unit: say so, not "holds at most 0 nodes".
+    const std::string holds =
+        max_nodes == 0 ? " has room for " + std::to_string(shape.max_leaves()) + " rail switches, fewer than the " +
+                             std::to_string(rails) + " rails (NICs a node) one scalable unit needs"
+                       : " with " + std::to_string(rails) + " rails holds at most " + std::to_string(max_nodes) +
+                             " nodes (" + std::to_string(max_nodes * rails) + " NIC ports); " +
+                             std::to_string(nodes) + " needed";
+    throw InputError(SourceLocation{}, "cluster.fabric.radix", fabric + holds + ": use " + fix);
   }
   return shape;
 }

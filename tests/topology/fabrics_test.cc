@@ -39,6 +39,26 @@ TEST(RailOptimized, NodesBeyondOneUnitGetTheirOwnRailSwitches) {
   EXPECT_EQ(attached_switch(*c, nic).name, "su1/rail5");
 }
 
+// An NVL72 rack's 72 rails need 72 rail switches in its one scalable unit; radix-64 spines reach
+// 64. The message says that, not that the fabric "holds at most 0 nodes".
+TEST(RailOptimized, MoreRailsThanTheSpinesReachIsNamedAsSuch) {
+  ClusterSpec s = *find_node_preset("gb200-nvl72");
+  s.nodes = 2;
+  s.fabric.kind = FabricKind::rail_optimized;
+  s.fabric.radix = 64;
+  s.fabric.tiers = 2;
+  try {
+    build_cluster(s);
+    FAIL() << "built";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("a 2-tier rail-optimized fabric of radix 64 has room for 64 rail switches, "
+                                         "fewer than the 72 rails (NICs a node) one scalable unit needs: use tiers: 3 "
+                                         "or radix >= 72"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(RailOptimized, OneTierIsRejectedBecauseRailsNeedSpines) {
   EXPECT_THROW(build_cluster(hgx(4, FabricKind::rail_optimized, 64, 1)), InputError);
 }
