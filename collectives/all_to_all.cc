@@ -33,9 +33,7 @@ AlgoCost all_to_all_cost(const HardwareView& hw, const CostQuery& q) {
   double t_us = 0;
   if (g > 1) t_us = std::max(t_us, (g - 1) * share / (hw.intra_bw * p.all_to_all_efficiency * 1e3));
   if (remote) {
-    // On a torus or a dragonfly the router links may carry less than the NICs send.
-    const double fabric = hw.fabric_rates(q.shape).uniform / std::max(1, g);
-    const double nic = std::min({hw.single_nic_bw, hw.gpu_net_bw, fabric});
+    const double nic = hw.exchange_gpu_bw(q.shape);
     t_us = std::max(t_us, (n - g) * share / (nic * 1e3));
   }
   // LL and LL128 carry flags beside the data, as for every other algorithm: large exchanges

@@ -100,9 +100,11 @@ HardwareView::HardwareView(const topology::ClusterSpec& s, const ModelParameters
                                  ? leaf_down_ports
                                  : std::max(1, leaf_down_ports / std::max(1, nic.count));
   double uplink = domain_nics * std::min(link_bw, nic_line * eff);
-  if (spec.nodes > nodes_per_leaf) uplink /= os;
   node_net_bw = std::min(node_net_bw, uplink);
   if (socket_staged) node_net_bw = std::min(node_net_bw, p.socket_bandwidth * domain_gpus);
+  node_nic_bw_ = node_net_bw;
+  const bool oversubscribed = spec.nodes > nodes_per_leaf && os > 1;
+  if (oversubscribed) node_net_bw /= os;
   gpu_net_bw = node_net_bw / std::max(1, domain_gpus);
   single_nic_bw = std::min(single_nic_bw, node_net_bw);
 
@@ -115,19 +117,37 @@ HardwareView::HardwareView(const topology::ClusterSpec& s, const ModelParameters
   message_overhead_us = nic.message_overhead.us();
 
   net_efficiency_ = eff;
+  // A ring's or a tree's traffic between neighbouring nodes mostly stays under one leaf, so an
+  // oversubscribed fat-tree is priced by its links too; a rail-optimized fabric keeps the
+  // division (its rings would cross rails in the pattern, where NCCL keeps them on one).
   const bool routers = spec.fabric.kind == topology::FabricKind::torus ||
-                       spec.fabric.kind == topology::FabricKind::dragonfly;
+                       spec.fabric.kind == topology::FabricKind::dragonfly ||
+                       (spec.fabric.kind == topology::FabricKind::fat_tree && oversubscribed);
   if (routers && spec.nodes > 1 && !spec.uses_topology_file()) router_fabric_ = std::make_shared<RouterFabric>();
 
   const double widest = std::max(intra_bw, gpu_net_bw);
   default_channels = std::clamp(static_cast<int>(std::ceil(widest / p.channel_bandwidth)), 2, 32);
 }
 
-double HardwareView::comm_net_bw(const CommShape& shape) const {
+double HardwareView::comm_share(double node_bw, const CommShape& shape) const {
   const int per_node = std::max(1, domain_gpus);
-  if (shape.ranks_per_node >= per_node) return node_net_bw;
+  if (shape.ranks_per_node >= per_node) return node_bw;
   // A lone rank still gets at least one whole NIC where the node has fewer NICs than GPUs.
-  return std::max(node_net_bw * shape.ranks_per_node / per_node, std::min(single_nic_bw, node_net_bw));
+  return std::max(node_bw * shape.ranks_per_node / per_node, std::min(single_nic_bw, node_bw));
+}
+
+double HardwareView::comm_net_bw(const CommShape& shape) const { return comm_share(node_net_bw, shape); }
+
+double HardwareView::neighbour_net_bw(const CommShape& shape, bool tree) const {
+  if (!router_fabric_ || shape.nodes <= 1) return comm_net_bw(shape);
+  const topology::PatternRates r = fabric_rates(shape);
+  return std::min(comm_share(node_nic_bw_, shape), tree ? r.tree : r.ring);
+}
+
+double HardwareView::exchange_gpu_bw(const CommShape& shape) const {
+  if (!router_fabric_ || shape.nodes <= 1) return std::min(single_nic_bw, gpu_net_bw);
+  const double nic = std::min(single_nic_bw, node_nic_bw_ / std::max(1, domain_gpus));
+  return std::min(nic, fabric_rates(shape).uniform / std::max(1, shape.ranks_per_node));
 }
 
 topology::PatternRates HardwareView::fabric_rates(const CommShape& shape) const {

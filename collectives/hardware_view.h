@@ -30,7 +30,15 @@ struct HardwareView {
   // communicators, so ranks_per_node of the domain's GPUs get that share of its NICs (a domain
   // of several nodes, an NVL72 rack of trays, counts as one node with all their NICs).
   double comm_net_bw(const CommShape& shape) const;
-  // On a torus or a dragonfly, the rate a node of a communicator over `shape.nodes` nodes can
+  // What a ring's (or, with `tree`, a double binary tree's) hops between nodes can drive: where
+  // the fabric's links are priced (fabric_rates), the communicator's NICs before any leaf
+  // oversubscription, capped by the pattern's rate (a ring's neighbours mostly share a leaf);
+  // comm_net_bw elsewhere.
+  double neighbour_net_bw(const CommShape& shape, bool tree = false) const;
+  // What one rank of an all-to-all sends to the other nodes: its NIC's share, and where the
+  // fabric's links are priced, their all-to-all rate over the node's ranks.
+  double exchange_gpu_bw(const CommShape& shape) const;
+  // On a torus, a dragonfly or an oversubscribed fat-tree, the rate a node of a communicator over `shape.nodes` nodes can
   // send in each traffic pattern before a router-to-router link saturates (GB/s per direction,
   // the NIC kind's efficiency applied; topology/fabric_load.h). Infinite on the other fabrics,
   // whose limits node_net_bw already carries. Worked out once per node count from the cluster
@@ -65,8 +73,10 @@ struct HardwareView {
 
  private:
   struct RouterFabric;
-  std::shared_ptr<RouterFabric> router_fabric_;  // set on a torus or a dragonfly
+  double comm_share(double node_bw, const CommShape& shape) const;
+  std::shared_ptr<RouterFabric> router_fabric_;  // set on a torus, a dragonfly, an oversubscribed fat-tree
   double net_efficiency_ = 1;
+  double node_nic_bw_ = 0;  // node_net_bw before the leaf oversubscription
 };
 
 }  // namespace dtsim::collectives

@@ -493,8 +493,9 @@ TEST(ScenarioRunner, TrainingHeadlineHasTheFourFiguresAndTheMemoryEstimate) {
 TEST(ScenarioRunner, TrainingOnFlowsSeesAnOversubscribedFabric) {
   // Llama 3 8B on 8 nodes, TP 8 inside each node, its data-parallel groups (one GPU per node,
   // eight of them side by side) across a 2-tier fat-tree of radix 16: one node per leaf, so every
-  // gradient crosses the spines. On flows, 4:1 leaves expose more DP time than 1:1; the closed
-  // form, which does not see the uplinks, gives the same time for both.
+  // gradient crosses the spines. On flows, 4:1 leaves expose more DP time than 1:1, and the
+  // closed form, which prices the leaves' links per traffic pattern, agrees (it had given the same
+  // time for both).
   const std::vector<config::Override> base = {{"workload.model.layers", "4"},
                                               {"workload.batch.global", "64"},
                                               {"workload.overlap_grad_reduce", "false"},
@@ -511,7 +512,8 @@ TEST(ScenarioRunner, TrainingOnFlowsSeesAnOversubscribedFabric) {
   const double closed_full = run("analytical", "1"), closed_thin = run("analytical", "4");
   EXPECT_NEAR(flow_full / closed_full, 1.0, 0.05);
   EXPECT_GT(flow_thin, flow_full * 1.02);
-  EXPECT_NEAR(closed_thin / closed_full, 1.0, 0.01);
+  EXPECT_GT(closed_thin, closed_full * 1.02);
+  EXPECT_NEAR(flow_thin / closed_thin, 1.0, 0.05) << "flow " << flow_thin << " s, closed form " << closed_thin << " s";
 }
 
 TEST(ScenarioRunner, TrainingOnFlowsBesideItsReplicasIsSlowerOnAnOversubscribedFabric) {
