@@ -120,10 +120,10 @@ HardwareView::HardwareView(const topology::ClusterSpec& s, const ModelParameters
   // A ring's or a tree's traffic between neighbouring nodes mostly stays under one leaf, so an
   // oversubscribed fat-tree is priced by its links too; a rail-optimized fabric keeps the
   // division (its rings would cross rails in the pattern, where NCCL keeps them on one).
-  const bool routers = spec.fabric.kind == topology::FabricKind::torus ||
-                       spec.fabric.kind == topology::FabricKind::dragonfly ||
-                       (spec.fabric.kind == topology::FabricKind::fat_tree && oversubscribed);
-  if (routers && spec.nodes > 1 && !spec.uses_topology_file()) router_fabric_ = std::make_shared<RouterFabric>();
+  const bool priced_by_links = spec.fabric.kind == topology::FabricKind::torus ||
+                               spec.fabric.kind == topology::FabricKind::dragonfly ||
+                               (spec.fabric.kind == topology::FabricKind::fat_tree && oversubscribed);
+  if (priced_by_links && spec.nodes > 1 && !spec.uses_topology_file()) router_fabric_ = std::make_shared<RouterFabric>();
 
   const double widest = std::max(intra_bw, gpu_net_bw);
   default_channels = std::clamp(static_cast<int>(std::ceil(widest / p.channel_bandwidth)), 2, 32);
@@ -138,10 +138,11 @@ double HardwareView::comm_share(double node_bw, const CommShape& shape) const {
 
 double HardwareView::comm_net_bw(const CommShape& shape) const { return comm_share(node_net_bw, shape); }
 
-double HardwareView::neighbour_net_bw(const CommShape& shape, bool tree) const {
+double HardwareView::net_bw(const CommShape& shape, Pattern pattern) const {
   if (!router_fabric_ || shape.nodes <= 1) return comm_net_bw(shape);
   const topology::PatternRates r = fabric_rates(shape);
-  return std::min(comm_share(node_nic_bw_, shape), tree ? r.tree : r.ring);
+  const double links = pattern == Pattern::ring ? r.ring : pattern == Pattern::tree ? r.tree : r.uniform;
+  return std::min(comm_share(node_nic_bw_, shape), links);
 }
 
 double HardwareView::exchange_gpu_bw(const CommShape& shape) const {
@@ -158,20 +159,12 @@ topology::PatternRates HardwareView::fabric_rates(const CommShape& shape) const 
   auto it = f.by_nodes.find(shape.nodes);
   if (it == f.by_nodes.end()) {
     if (!f.cluster) f.cluster = topology::build_cluster(spec);
-    topology::PatternRates r = topology::pattern_rates(*f.cluster, shape.nodes);
-    r.ring *= net_efficiency_;
-    r.tree *= net_efficiency_;
-    r.uniform *= net_efficiency_;
-    it = f.by_nodes.emplace(shape.nodes, r).first;
+    it = f.by_nodes.emplace(shape.nodes, topology::pattern_rates(*f.cluster, shape.nodes).scaled(net_efficiency_))
+             .first;
   }
   // The node's other GPUs run copies of this communicator (the other ranks of a data-parallel
   // stage, as comm_net_bw assumes for the NICs), and all of them cross the same router links.
-  const double share = std::min(1.0, static_cast<double>(shape.ranks_per_node) / std::max(1, domain_gpus));
-  topology::PatternRates r = it->second;
-  r.ring *= share;
-  r.tree *= share;
-  r.uniform *= share;
-  return r;
+  return it->second.scaled(std::min(1.0, static_cast<double>(shape.ranks_per_node) / std::max(1, domain_gpus)));
 }
 
 CommShape HardwareView::shape_of(const Communicator& comm) const {

@@ -30,11 +30,11 @@ struct HardwareView {
   // communicators, so ranks_per_node of the domain's GPUs get that share of its NICs (a domain
   // of several nodes, an NVL72 rack of trays, counts as one node with all their NICs).
   double comm_net_bw(const CommShape& shape) const;
-  // What a ring's (or, with `tree`, a double binary tree's) hops between nodes can drive: where
-  // the fabric's links are priced (fabric_rates), the communicator's NICs before any leaf
-  // oversubscription, capped by the pattern's rate (a ring's neighbours mostly share a leaf);
-  // comm_net_bw elsewhere.
-  double neighbour_net_bw(const CommShape& shape, bool tree = false) const;
+  // What a communicator's ranks in one node drive between nodes in a traffic pattern: where the
+  // fabric's links are priced (fabric_rates), its NICs' share before any leaf oversubscription,
+  // capped by the pattern's rate (a ring's neighbours mostly share a leaf); comm_net_bw elsewhere.
+  enum class Pattern { ring, tree, all_to_all };
+  double net_bw(const CommShape& shape, Pattern pattern) const;
   // What one rank of an all-to-all sends to the other nodes: its NIC's share, and where the
   // fabric's links are priced, their all-to-all rate over the node's ranks.
   double exchange_gpu_bw(const CommShape& shape) const;

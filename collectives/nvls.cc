@@ -53,7 +53,7 @@ AlgoCost nvls_tree_cost(const HardwareView& hw, const CostQuery& q) {
   const int levels = nodes > 1 ? static_cast<int>(std::ceil(std::log2(nodes))) : 0;
   AlgoCost c;
   c.latency_us = hw.params.nvls_latency + 2.0 * levels * inter_step_us(hw, q.protocol);
-  const double net = hw.neighbour_net_bw(q.shape, /*tree=*/true) / (nodes <= 2 ? 1.0 : 2.0);
+  const double net = hw.net_bw(q.shape, HardwareView::Pattern::tree) / (nodes <= 2 ? 1.0 : 2.0);
   c.algbw_gbytes = std::min(nvls_algbw(hw, q), net) * (nodes > 1 ? hw.params.nvls_tree_efficiency : 1.0);
   c.fill_us = nvls_fill_us(hw, q.bytes, q.shape.ranks_per_node, c.algbw_gbytes) +
               pipeline_fill_us(hw, q.protocol, 2 * levels, q.bytes, q.channels, c.algbw_gbytes);

@@ -39,7 +39,7 @@ AlgoCost ring_cost(const HardwareView& hw, const CostQuery& q) {
   const double intra_share = nodes > 1 && g > 1 ? static_cast<double>(g) / (g - 1) : 1.0;
   const double intra = g > 1 ? (g == 2 ? hw.intra_pair_bw : hw.intra_bw) * intra_share : inf;
   // On a torus, a dragonfly or 2:1 leaves the hop between nodes is priced by the fabric's links.
-  const double inter = nodes > 1 ? hw.neighbour_net_bw(q.shape) : inf;
+  const double inter = nodes > 1 ? hw.net_bw(q.shape, HardwareView::Pattern::ring) : inf;
   const double busbw =
       channel_capped(hw, q.protocol, q.channels, std::min(intra, inter), nodes > 1);
   c.algbw_gbytes = busbw / busbw_factor(q.kind, n);

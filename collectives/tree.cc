@@ -31,7 +31,7 @@ AlgoCost tree_cost(const HardwareView& hw, const CostQuery& q) {
   constexpr double inf = std::numeric_limits<double>::infinity();
   const double chain = g > 1 ? (g == 2 ? hw.intra_pair_bw : hw.intra_bw / 2.0) : inf;
   const double net =
-      nodes > 1 ? hw.neighbour_net_bw(q.shape, /*tree=*/true) / (nodes == 2 ? 1.0 : 2.0) : inf;
+      nodes > 1 ? hw.net_bw(q.shape, HardwareView::Pattern::tree) / (nodes == 2 ? 1.0 : 2.0) : inf;
   const double per_channel =
       (q.protocol == Protocol::ll ? channel_rate(hw.params, Protocol::ll, nodes > 1) / 2.0
                                   : hw.params.tree_channel_bandwidth);

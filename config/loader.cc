@@ -132,10 +132,10 @@ bool from_override(const SourceLocation& where) { return where.file.starts_with(
 std::optional<std::string> preset_under_file_keys(const YamlNode& cluster, const YamlNode& node,
                                                   const ClusterSpec& c, const ClusterSpec& preset) {
   if (!from_override(node.where) || !node.is_scalar() || !cluster.is_map()) return std::nullopt;
-  const std::pair<const char*, bool> differs[] = {{"gpu", !(c.gpu == preset.gpu)},
+  const std::pair<const char*, bool> differs[] = {{"gpu", c.gpu != preset.gpu},
                                                   {"gpus_per_node", c.gpus_per_node != preset.gpus_per_node},
-                                                  {"scale_up", !(c.scale_up == preset.scale_up)},
-                                                  {"nic", !(c.nic == preset.nic)}};
+                                                  {"scale_up", c.scale_up != preset.scale_up},
+                                                  {"nic", c.nic != preset.nic}};
   std::string keys;
   const YamlEntry* first = nullptr;
   for (const auto& [k, different] : differs) {

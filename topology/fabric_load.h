@@ -24,6 +24,8 @@ struct PatternRates {
   double tree = 0;
   // Every node to every other (all_to_all with PXN: NIC j to NIC j).
   double uniform = 0;
+
+  PatternRates scaled(double k) const { return {ring * k, tree * k, uniform * k}; }
 };
 
 PatternRates pattern_rates(const Cluster& cluster, int nodes);
