@@ -14,8 +14,9 @@ AlgoCost pat_cost(const HardwareView& hw, const CostQuery& q) {
   AlgoCost c;
   c.latency_us = hw.params.base_latency_simple + rounds * inter_step_us(hw, q.protocol) +
                  n * hw.params.pat_rank_latency;
-  // Its rounds of doubling distance reach every node: on a torus or a dragonfly, an all-to-all's load.
-  const double net = std::min(hw.comm_net_bw(q.shape), hw.exchange_gpu_bw(q.shape) * q.shape.ranks_per_node);
+  // Its rounds of doubling distance reach every node: where the fabric's links are priced, an
+  // all-to-all's load.
+  const double net = hw.net_bw(q.shape, HardwareView::Pattern::all_to_all);
   const double busbw = channel_capped(hw, q.protocol, q.channels, net, true);
   c.algbw_gbytes = busbw / busbw_factor(q.kind, n);
   c.fill_us = pipeline_fill_us(hw, q.protocol, rounds, q.bytes / n, q.channels, busbw);

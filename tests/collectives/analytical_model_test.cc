@@ -110,6 +110,22 @@ TEST(AnalyticalModel, UnorderedRanksGiveTheSameShapeAsOrderedOnes) {
       m.estimate(CollectiveKind::all_gather, Bytes::mib(8), Communicator{{0, 8, 16, 24}}).time);
 }
 
+// PAT (one GPU a node) drives all its node's NICs, as a ring of one GPU a node does. Pricing a
+// torus's links for it had capped it at one NIC on every fabric: 8 one-GPU nodes with 8 x 400 Gb/s
+// NICs each ran a 1 GiB all_gather at 47 GB/s busbw, a ring's share of 8 NICs being ~330.
+TEST(AnalyticalModel, PatDrivesTheNodesNicsAsARingDoes) {
+  auto s = preset("hgx-h100", 8);
+  s.gpus_per_node = 1;
+  s.scale_up.domain_gpus = 1;
+  CollectiveOptions pat, ring;
+  pat.algorithm = Algorithm::pat;
+  ring.algorithm = Algorithm::ring;
+  const AnalyticalCollectiveModel a(s, pat, {}), b(s, ring, {});
+  const double t_pat = a.estimate(CollectiveKind::all_gather, Bytes::gib(1), a.world()).time.seconds();
+  const double t_ring = b.estimate(CollectiveKind::all_gather, Bytes::gib(1), b.world()).time.seconds();
+  EXPECT_NEAR(t_pat / t_ring, 1.0, 0.1);
+}
+
 TEST(AnalyticalModel, SingleRankCollectiveCostsOnlyItsLaunch) {
   const AnalyticalCollectiveModel m(preset("hgx-h100", 1), {}, {});
   EXPECT_LT(m.estimate(CollectiveKind::all_reduce, Bytes::gib(1), Communicator{{3}}).time,
