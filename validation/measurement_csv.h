@@ -1,4 +1,4 @@
-// The measurement CSV of shared/validation/measured/: '#' header lines, then
+// The measurement CSV of validation/measured/: '#' header lines, then
 //   collective,size_bytes,time_us,algbw_GBps,busbw_GBps,placement
 // One file may hold several blocks ("all_reduce:A40_2gpu_NVLinkBridge"), each read as its own
 // MeasurementSet. nccl-replay writes the same format, so its output feeds validate directly.

@@ -1,5 +1,5 @@
 // nccl-replay: runs a scenario's collective sweep with real NCCL on real GPUs and writes the
-// measured CSV (shared/validation/measured format), so validate and calibrate take it directly.
+// measured CSV (validation/measured format), so validate and calibrate take it directly.
 //   nccl-replay SCENARIO.yaml [-o FILE] [--iters N] [--warmup N] [--gpus N]   one process, all GPUs
 //   mpirun -np 16 nccl-replay SCENARIO.yaml -o run.csv                        (built with MPI)
 //   nccl-replay SCENARIO.yaml --rendezvous node0:29500 --rank R --world N     TCP, no MPI

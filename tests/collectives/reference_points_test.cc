@@ -1,4 +1,4 @@
-// Sanity bounds from NCCL maintainers' statements (shared/validation/measured/
+// Sanity bounds from NCCL maintainers' statements (validation/measured/
 // reference_points_from_issues.csv): the default parameters must land near them.
 #include <gtest/gtest.h>
 
@@ -76,7 +76,7 @@ TEST(ReferencePoints, H100AllToAllInsideANodeReachesAbout336GBpsBusBandwidth) {
 }
 
 // NCCL's own model caps LL's bus bandwidth across two x86 nodes at 39 GB/s and inside one Hopper
-// node at 141 (llMaxBws, shared/reference/nccl-tuning-model.md): an LL channel whose ring crosses
+// node at 141 (llMaxBws, docs/nccl-tuning-model.md): an LL channel whose ring crosses
 // the network moves far less than one on NVLink. The closed form's LL cap is channels x
 // ll_net_channel_bandwidth across nodes, channels x ll_channel_bandwidth inside one.
 TEST(ReferencePoints, LlAcrossNodesIsCappedNearNcclsOwnLlLimit) {

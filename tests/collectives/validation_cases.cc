@@ -43,10 +43,9 @@ const std::vector<Case>& cases() {
 }
 
 std::string measured_dir(const std::string& source_dir) {
-  const auto dir = std::filesystem::path(source_dir) / ".." / "shared" / "validation" / "measured";
+  const auto dir = std::filesystem::path(source_dir) / "validation" / "measured";
   if (!std::filesystem::is_directory(dir)) {
-    throw std::runtime_error("measured data not found at " + dir.string() +
-                             " (expected the shared/ folder beside the repository)");
+    throw std::runtime_error("measured data not found at " + dir.string());
   }
   return dir.lexically_normal().string();
 }

@@ -1,4 +1,4 @@
-// The validation datasets: each real measurement file in shared/validation/measured, the
+// The validation datasets: each real measurement file in validation/measured, the
 // scenario under scenarios/validation that describes its hardware, and the measured rows
 // (in- and out-of-place times of one size averaged). Shared by the accuracy test and the
 // `validation_table` program that writes docs/validation-errors.md.
@@ -15,7 +15,7 @@ namespace dtsim::collectives::validation {
 
 struct Case {
   std::string scenario;  // file under scenarios/validation
-  std::string measured;  // file under shared/validation/measured
+  std::string measured;  // file under validation/measured
   std::string label;     // the value of the collective column of the rows this case checks
 };
 
@@ -33,8 +33,8 @@ struct LoadedScenario {
 
 const std::vector<Case>& cases();
 
-// ${DTSIM_SOURCE_DIR}/../shared/validation/measured; throws std::runtime_error when absent, so
-// a checkout without the measurements fails instead of passing vacuously.
+// ${DTSIM_SOURCE_DIR}/validation/measured; throws std::runtime_error when absent, so a tree
+// without the measurements fails instead of passing vacuously.
 std::string measured_dir(const std::string& source_dir);
 std::vector<MeasuredRow> read_measured(const std::string& path, const std::string& label);
 // Loads a scenario with config::load_scenario (presets, units, the schema's checks).

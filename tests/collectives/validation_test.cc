@@ -1,5 +1,5 @@
 // The accuracy contract of the analytical model: for every real measurement in
-// shared/validation/measured, the scenario describing its hardware predicts time_us within 15%
+// validation/measured, the scenario describing its hardware predicts time_us within 15%
 // mean absolute percentage error over all sizes and 10% over sizes >= 64 MiB.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Published nccl-tests measurements beyond shared/validation (validation/extra/, sources in each
+// Published nccl-tests measurements beyond validation/measured (validation/extra/, sources in each
 // file's header; docs/validation-errors.md, "Outside the shared set"). Not used to fit anything:
 // a net against regressions on hardware the calibration never saw. Every set must read and be
 // predicted, and its large sizes (>= 64 MiB) stay within a loose 35% mean |error|.

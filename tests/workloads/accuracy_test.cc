@@ -123,9 +123,7 @@ TEST(PublishedRuns, FileNamedByTheEnvironment) {
 }
 
 TEST(PublishedRuns, EveryDenseRunPredictedWithinFifteenPercent) {
-  auto path = testing::find_training_runs_csv();
-  if (!path) GTEST_SKIP() << "training_runs_dev.csv not found (set DTSIM_TRAINING_RUNS)";
-  check_runs(*path, known_outlier);
+  check_runs(testing::training_runs_csv(), known_outlier);
 }
 
 // Runs outside the dev set (tests/workloads/data/training_runs_extra.csv): Megatron-LM 2022,

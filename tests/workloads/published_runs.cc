@@ -38,20 +38,9 @@ bool contains(const std::string& s, const char* what) { return s.find(what) != s
 
 }  // namespace
 
-std::optional<std::string> find_training_runs_csv() {
-  if (const char* env = std::getenv("DTSIM_TRAINING_RUNS")) return std::string(env);
-  std::vector<std::string> roots;
-  if (const char* env = std::getenv("DTSIM_SOURCE_DIR")) roots.emplace_back(env);
-#ifdef DTSIM_SOURCE_DIR
-  roots.emplace_back(DTSIM_SOURCE_DIR);
-#endif
-  for (const auto& root : roots) {
-    for (const char* rel : {"/shared/validation/training_runs_dev.csv", "/../shared/validation/training_runs_dev.csv"}) {
-      const std::string p = root + rel;
-      if (std::filesystem::exists(p)) return p;
-    }
-  }
-  return std::nullopt;
+std::string training_runs_csv() {
+  if (const char* env = std::getenv("DTSIM_TRAINING_RUNS")) return env;
+  return std::string(DTSIM_SOURCE_DIR) + "/tests/workloads/data/training_runs_dev.csv";
 }
 
 std::vector<PublishedRun> read_published_runs(const std::string& path) {

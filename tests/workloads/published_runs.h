@@ -1,10 +1,9 @@
-// Published training runs (shared/validation/training_runs_dev.csv and the CSVs under
+// Published training runs (tests/workloads/data/training_runs_dev.csv and the CSVs beside it
 // tests/workloads/data, which add MoE and attention-shape columns) turned into the scenarios
 // dtsim would be given for them: a TrainingSpec and a ClusterSpec per row, with the published
 // iteration time to compare against. Framework features follow the row's framework column.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,8 +23,8 @@ struct PublishedRun {
   std::string unsupported;  // why dtsim cannot describe this run (its GPU has no preset); empty when it can
 };
 
-// The CSV's path: $DTSIM_TRAINING_RUNS, else shared/validation/ beside or inside the source tree.
-std::optional<std::string> find_training_runs_csv();
+// The dev set's path: $DTSIM_TRAINING_RUNS, else tests/workloads/data/training_runs_dev.csv.
+std::string training_runs_csv();
 std::vector<PublishedRun> read_published_runs(const std::string& path);
 
 }  // namespace dtsim::workloads::testing
