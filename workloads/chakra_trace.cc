@@ -3,6 +3,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/stubs/logging.h>
+#include <google/protobuf/util/json_util.h>
 
 #include <filesystem>
 #include <fstream>
@@ -11,11 +12,13 @@
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 #include <sstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "chakra_et.pb.h"
 
@@ -25,7 +28,9 @@ namespace {
 namespace pb = ChakraProtoMsg;
 using collectives::CollectiveKind;
 
-std::string file_of(const std::string& prefix, size_t rank) { return prefix + "." + std::to_string(rank) + ".et"; }
+std::string file_of(const std::string& prefix, size_t rank, const char* ext = ".et") {
+  return prefix + "." + std::to_string(rank) + ext;
+}
 
 pb::CollectiveCommType to_chakra(CollectiveKind k) {
   switch (k) {
@@ -259,7 +264,59 @@ struct RankFile {
   std::vector<pb::Node> nodes;
 };
 
-// Reads PATH; false when it does not exist.
+// Chakra's JSON form, as its jsonizer writes it: the GlobalMetadata object, then one object a
+// node, either as a JSON array (newer Chakra) or as objects one after another (older Chakra),
+// in protobuf's JSON mapping (field names in either spelling, 64-bit numbers as strings).
+void read_json_rank_file(std::istream& file, RankFile& f) {
+  const std::string& path = f.path;
+  std::vector<nlohmann::json> objects;
+  try {
+    for (;;) {
+      file >> std::ws;
+      if (file.peek() == std::char_traits<char>::eof()) break;
+      nlohmann::json j;
+      file >> j;
+      if (j.is_array()) {
+        for (auto& e : j) objects.push_back(std::move(e));
+      } else {
+        objects.push_back(std::move(j));
+      }
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(path + ": not Chakra JSON (" + e.what() + ")");
+  }
+  if (objects.empty()) throw std::runtime_error(path + ": an empty JSON file (expected Chakra's GlobalMetadata, then its nodes)");
+  const nlohmann::json& first = objects.front();
+  if (first.is_object() && first.contains("nodes") && (first.contains("schema") || first.contains("pid"))) {
+    throw std::runtime_error(path + ": a PyTorch execution trace (the input of Chakra's converter), not a Chakra trace: "
+                             "convert it with chakra_trace_link and chakra_converter first");
+  }
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = true;  // fields of Chakra's schema that dtsim does not read
+  auto parse = [&](const nlohmann::json& j, google::protobuf::Message& m, size_t index) {
+    const char* what = index == 0 ? "the GlobalMetadata (the first JSON object)" : "a Chakra node";
+    if (!j.is_object()) {
+      throw std::runtime_error(path + ": JSON value " + std::to_string(index + 1) + " is a " + j.type_name() + ", expected " + what);
+    }
+    const auto status = google::protobuf::util::JsonStringToMessage(j.dump(), &m, options);
+    if (!status.ok()) {
+      throw std::runtime_error(path + ": JSON object " + std::to_string(index + 1) + " is not " + what + ": " +
+                               std::string(status.message()));
+    }
+  };
+  parse(first, f.meta, 0);
+  if (first.contains("type") || first.contains("dataDeps") || first.contains("data_deps")) {
+    throw std::runtime_error(path + ": the first JSON object is a node; Chakra's JSON form starts with its GlobalMetadata");
+  }
+  for (size_t i = 1; i < objects.size(); ++i) {
+    pb::Node n;
+    parse(objects[i], n, i);
+    f.nodes.push_back(std::move(n));
+  }
+}
+
+// Reads PATH (the binary form, or the JSON form when the file starts with '{' or '['); false
+// when it does not exist.
 bool read_rank_file(const std::string& path, RankFile& f) {
   std::ifstream file(path, std::ios::binary);
   if (!file) return false;
@@ -269,12 +326,19 @@ bool read_rank_file(const std::string& path, RankFile& f) {
   if (size_error || size > static_cast<uintmax_t>(std::numeric_limits<int>::max())) {
     throw std::runtime_error(path + ": not a regular file of under 2 GiB");
   }
+  if (const int c = file.peek(); c == '{' || c == '[') {
+    read_json_rank_file(file, f);
+    return true;
+  }
   const auto file_size = static_cast<int64_t>(size);
   google::protobuf::io::IstreamInputStream stream(&file);
   google::protobuf::io::CodedInputStream in(&stream);
   in.SetTotalBytesLimit(std::numeric_limits<int>::max());
   const google::protobuf::LogSilencer quiet;  // a bad string would be logged to stderr besides
-  if (read_message(in, file_size, f.meta) != ReadResult::ok) throw std::runtime_error(path + ": no GlobalMetadata message");
+  if (read_message(in, file_size, f.meta) != ReadResult::ok) {
+    throw std::runtime_error(path + ": no GlobalMetadata message (neither Chakra's binary form, a varint-length-"
+                             "delimited GlobalMetadata then nodes, nor its JSON form)");
+  }
   pb::Node n;
   for (;;) {
     const int64_t at = in.CurrentPosition();
@@ -290,14 +354,20 @@ bool read_rank_file(const std::string& path, RankFile& f) {
   return true;
 }
 
+// PREFIX.N.et, else PREFIX.N.json; false when neither exists.
+bool read_rank(const std::string& prefix, size_t rank, RankFile& f) {
+  return read_rank_file(file_of(prefix, rank), f) || read_rank_file(file_of(prefix, rank, ".json"), f);
+}
+
 std::string node_name(const pb::Node& n) {
   return "node " + std::to_string(n.id()) + (n.name().empty() ? "" : " (" + n.name() + ")");
 }
 
 // The order to run a file's nodes in: file order wherever the dependencies allow, every node
-// after the nodes it depends on. Data dependencies must name nodes of the file; control
-// dependencies on nodes it does not have (parents a converter dropped) are ignored. Fills
-// `deps` with each node's dependencies as indices into the file.
+// after the nodes its data_deps name, which must be nodes of the file. ctrl_deps are not
+// dependencies, as in Chakra's reference feeder: with the data_deps, the ctrl_deps of a trace
+// from PyTorch's converter form cycles of two nodes.
+// Fills `deps` with each node's dependencies as indices into the file.
 std::vector<uint32_t> dependency_order(const RankFile& f, std::vector<std::vector<uint32_t>>& deps) {
   const size_t n = f.nodes.size();
   std::unordered_map<uint64_t, uint32_t> index;
@@ -316,10 +386,6 @@ std::vector<uint32_t> dependency_order(const RankFile& f, std::vector<std::vecto
                                  ", which the file does not have");
       }
       deps[i].push_back(it->second);
-    }
-    for (uint64_t d : f.nodes[i].ctrl_deps()) {
-      auto it = index.find(d);
-      if (it != index.end()) deps[i].push_back(it->second);
     }
   }
   // Depth-first, iteratively: traces hold chains of 100k+ nodes.
@@ -396,14 +462,15 @@ constexpr int64_t kMaxRank = 1 << 24;
 Workload read_chakra(const std::string& prefix) {
   Workload w;
   // The name stays empty unless the trace carries one (dtsim.name): the caller names the rest.
-  std::map<std::pair<int, int64_t>, uint32_t> send_at;  // (rank, tag) -> send op
-  struct PendingRecv {
+  // Sends and receives pair in order per (sender, receiver, tag), as MPI matches messages: the
+  // k-th receive a rank posts from a sender with a tag takes the k-th such send, in each rank's
+  // run order. A trace that tags every message alike (ASTRA-sim's) pairs by order alone.
+  struct Endpoint {
     int rank;
     uint32_t op;
-    int src;
-    int64_t tag;
   };
-  std::vector<PendingRecv> recvs;
+  using Channel = std::tuple<int, int, int64_t>;  // (sender, receiver, tag)
+  std::map<Channel, std::vector<Endpoint>> sends, receives;
   std::map<int, int> comm_of_trace;  // a comm id in dtsim attributes -> Workload comm
   // Collectives named by a process group (PyTorch's pg_name): the group's members are the ranks
   // whose traces issue collectives on it, resolved once every file is read.
@@ -417,8 +484,8 @@ Workload read_chakra(const std::string& prefix) {
 
   for (size_t r = 0;; ++r) {
     RankFile f;
-    if (!read_rank_file(file_of(prefix, r), f)) {
-      if (r == 0) throw std::runtime_error("cannot open " + file_of(prefix, r));
+    if (!read_rank(prefix, r, f)) {
+      if (r == 0) throw std::runtime_error("cannot open " + file_of(prefix, r) + " (nor " + file_of(prefix, r, ".json") + ")");
       break;
     }
     const std::string& path = f.path;
@@ -518,13 +585,12 @@ Workload read_chakra(const std::string& prefix) {
             throw std::runtime_error(path + ": " + node_name(n) + " is a " + (send ? "send without comm_dst" : "receive without comm_src") +
                                      ": its peer rank is needed to match it");
           }
-          const int64_t tag = find_attr(n, "comm_tag") ? whole(f, n, "comm_tag", 0, 0, int64_t{1} << 62)
-                                                        : static_cast<int64_t>(n.id());
+          const int64_t tag = whole(f, n, "comm_tag", 0, 0, int64_t{1} << 62);
           if (send) {
             op.peer_rank = dst;
-            send_at[{self, tag}] = static_cast<uint32_t>(g.ops.size());
+            sends[{self, dst, tag}].push_back({self, static_cast<uint32_t>(g.ops.size())});
           } else {
-            recvs.push_back({self, static_cast<uint32_t>(g.ops.size()), src, tag});
+            receives[{src, self, tag}].push_back({self, static_cast<uint32_t>(g.ops.size())});
           }
           if (op.comm < 0) op.comm = w.add_comm({{std::min(src, dst), std::max(src, dst)}});
           break;
@@ -544,22 +610,33 @@ Workload read_chakra(const std::string& prefix) {
     }
     w.ranks.push_back(std::move(g));
   }
-  for (const auto& [from, op] : send_at) {
-    const int to = w.ranks[from.first].ops[op].peer_rank;
+  for (const auto& [channel, list] : sends) {
+    const auto [from, to, tag] = channel;
     if (to >= static_cast<int>(w.ranks.size())) {
-      throw std::runtime_error(file_of(prefix, from.first) + ": a send (tag " + std::to_string(from.second) + ") to rank " +
+      throw std::runtime_error(file_of(prefix, static_cast<size_t>(from)) + ": a send (tag " + std::to_string(tag) + ") to rank " +
                                std::to_string(to) + ", which has no trace file");
     }
   }
-  for (const PendingRecv& p : recvs) {
-    auto it = send_at.find({p.src, p.tag});
-    if (it == send_at.end()) {
-      throw std::runtime_error(file_of(prefix, p.rank) + ": receive from rank " + std::to_string(p.src) +
-                               " tag " + std::to_string(p.tag) + " has no matching send");
+  auto unmatched = [&](const Channel& c, size_t sent, size_t received) {
+    const auto [from, to, tag] = c;
+    return std::runtime_error(file_of(prefix, static_cast<size_t>(sent > received ? from : to)) + ": rank " +
+                              std::to_string(from) + " sends " + std::to_string(sent) + " message" + (sent == 1 ? "" : "s") +
+                              " with tag " + std::to_string(tag) + " to rank " + std::to_string(to) + ", which receives " +
+                              std::to_string(received) + " (" + (sent > received ? "a send" : "a receive") +
+                              " has no match)");
+  };
+  for (const auto& [channel, list] : receives) {
+    auto it = sends.find(channel);
+    const size_t sent = it == sends.end() ? 0 : it->second.size();
+    if (sent != list.size()) throw unmatched(channel, sent, list.size());
+    for (size_t k = 0; k < list.size(); ++k) {
+      Op& op = w.ranks[static_cast<size_t>(list[k].rank)].ops[list[k].op];
+      op.peer_rank = std::get<0>(channel);
+      op.peer_op = static_cast<int32_t>(it->second[k].op);
     }
-    Op& op = w.ranks[p.rank].ops[p.op];
-    op.peer_rank = p.src;
-    op.peer_op = static_cast<int32_t>(it->second);
+  }
+  for (const auto& [channel, list] : sends) {
+    if (!receives.count(channel)) throw unmatched(channel, list.size(), 0);
   }
   for (auto& [group, members] : group_members) {
     std::sort(members.begin(), members.end());

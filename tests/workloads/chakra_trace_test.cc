@@ -2,6 +2,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -301,6 +302,113 @@ TEST(ChakraForeignTrace, MoreRanksThanTheClusterHasGpusIsRefused) {
   EXPECT_EQ(w.misfit(8), "");
   AlphaBetaCollectiveModel comm(two);
   EXPECT_THROW(evaluate_workload(w, two, comm, topology::Dtype::bf16, ComputeModel(two.gpu)), std::invalid_argument);
+}
+
+pb::Node message(uint64_t id, bool send, int peer, int self, int64_t bytes, std::vector<uint64_t> deps = {},
+                 int64_t tag = -1) {
+  pb::Node n = node(id, send ? pb::COMM_SEND_NODE : pb::COMM_RECV_NODE, 0, std::move(deps));
+  set(n, "comm_size", bytes);
+  set(n, "comm_src", int64_t{send ? self : peer});
+  set(n, "comm_dst", int64_t{send ? peer : self});
+  if (tag >= 0) set(n, "comm_tag", tag);
+  return n;
+}
+
+// PyTorch's converter writes ctrl_deps that, with the data_deps, close two-node cycles (a CPU
+// operator and the kernel it launched name each other). Chakra's feeder waits on data_deps only.
+TEST(ChakraForeignTrace, ControlDependenciesAreNotWaitedOn) {
+  const std::string prefix = temp_prefix("ctrl");
+  pb::Node launch = cpu_op(1, 5);
+  launch.add_ctrl_deps(2);  // the kernel it launched, which waits on it through data_deps
+  write_rank(prefix, 0, {launch, kernel(2, 20, {1}), kernel(3, 20, {2})});
+  const Workload w = read_chakra(prefix);
+  ASSERT_EQ(w.ranks[0].ops.size(), 3u);
+  EXPECT_NEAR(run(w).iteration_time_s, 45e-6, 1e-12);
+}
+
+// ASTRA-sim's custom collective traces tag every message alike: the k-th receive from a sender
+// takes the sender's k-th send, as MPI pairs messages, instead of the last send overwriting the
+// earlier ones (which left two receives without a send and the run deadlocked).
+TEST(ChakraForeignTrace, SendsWithOneTagPairInOrder) {
+  const std::string prefix = temp_prefix("sametag");
+  const int64_t kib = 1024;
+  for (int tag : {-1, 0, 7}) {
+    write_rank(prefix, 0, {message(1, true, 1, 0, 1 * kib, {}, tag), message(2, true, 1, 0, 64 * kib, {1}, tag),
+                           message(3, true, 1, 0, 4096 * kib, {2}, tag)});
+    write_rank(prefix, 1, {message(1, false, 0, 1, 1 * kib, {}, tag), message(2, false, 0, 1, 64 * kib, {1}, tag),
+                           message(3, false, 0, 1, 4096 * kib, {2}, tag)});
+    const Workload w = read_chakra(prefix);
+    ASSERT_EQ(w.ranks.size(), 2u);
+    for (int k = 0; k < 3; ++k) {
+      const Op& recv = w.ranks[1].ops[static_cast<size_t>(k)];
+      EXPECT_EQ(recv.peer_rank, 0);
+      EXPECT_EQ(recv.peer_op, k) << "tag " << tag;
+      EXPECT_EQ(w.ranks[0].ops[static_cast<size_t>(recv.peer_op)].bytes, recv.bytes);
+    }
+    EXPECT_GT(run(w).iteration_time_s, 0);
+  }
+  // One send more than receives: named, not a deadlock.
+  write_rank(prefix, 0, {message(1, true, 1, 0, kib), message(2, true, 1, 0, kib, {1})});
+  write_rank(prefix, 1, {message(1, false, 0, 1, kib)});
+  try {
+    read_chakra(prefix);
+    FAIL() << "an unmatched send was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 0 sends 2 messages with tag 0 to rank 1, which receives 1"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+std::string json_of(const google::protobuf::Message& m) {
+  std::string out;
+  google::protobuf::util::JsonPrintOptions o;
+  EXPECT_TRUE(google::protobuf::util::MessageToJsonString(m, &out, o).ok());
+  return out;
+}
+
+// Chakra's jsonizer: older versions write the messages one after another, newer ones as an array.
+TEST(ChakraForeignTrace, JsonFormReadsAsTheBinaryForm) {
+  const std::string binary = temp_prefix("bin");
+  const std::vector<pb::Node> nodes = {cpu_op(1, 5), kernel(2, 20, {1}), all_reduce(3, 8 << 20, "0", {2}),
+                                       cpu_op(4, 5, {1}), kernel(5, 20, {4, 3})};
+  write_rank(binary, 0, nodes);
+  pb::GlobalMetadata meta;
+  meta.set_version("0.0.4");
+  const Workload a = read_chakra(binary);
+  for (bool array : {false, true}) {
+    const std::string prefix = temp_prefix(array ? "json_array" : "json_seq");
+    std::ofstream out(prefix + ".0.json");
+    out << (array ? "[" : "") << json_of(meta);
+    for (const pb::Node& n : nodes) out << (array ? ",\n" : "\n") << json_of(n);
+    out << (array ? "]" : "") << "\n";
+    out.close();
+    const Workload b = read_chakra(prefix);
+    ASSERT_EQ(b.ranks.size(), 1u);
+    ASSERT_EQ(b.ranks[0].ops.size(), a.ranks[0].ops.size());
+    EXPECT_EQ(run(b).iteration_time_s, run(a).iteration_time_s);
+  }
+}
+
+TEST(ChakraForeignTrace, JsonThatIsNotChakrasIsNamed) {
+  auto error_of = [](const std::string& text) {
+    const std::string prefix = temp_prefix("notchakra");
+    std::ofstream(prefix + ".0.json") << text;
+    std::filesystem::remove(prefix + ".0.et");
+    try {
+      read_chakra(prefix);
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(error_of(R"({"schema": "1.0.1", "pid": 7, "time": "2024", "nodes": [{"id": 1, "name": "[pytorch|profiler|execution_trace|process]"}]})")
+                .find("a PyTorch execution trace"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"([{"id": "1", "type": "COMP_NODE", "dataDeps": []}])").find("starts with its GlobalMetadata"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"version": "0.0.4"} {"id": "x"})").find("is not a Chakra node"), std::string::npos);
+  EXPECT_NE(error_of(R"({"version": )").find("not Chakra JSON"), std::string::npos);
 }
 
 TEST(ChakraForeignTrace, ACorruptNodeBeforeTheEndIsAnErrorNotTheEndOfTheFile) {
