@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <filesystem>
 
 #include "config/enum_names.h"
 #include "config/loader.h"
@@ -150,7 +151,12 @@ std::string dump_scenario(const Scenario& s) {
   w.key(2, "dragonfly_groups", std::to_string(c.fabric.dragonfly_groups));
   w.key(2, "torus_dims", std::to_string(c.fabric.torus_dims));
   w.key(2, "routing", std::string(enum_name(c.fabric.routing, routing_names())));
-  w.key(1, "topology_file", c.topology_file ? yaml_string(*c.topology_file) : "null");
+  // Absolute, so that the dump loads to the same file from wherever it is saved (a relative path
+  // resolves beside the scenario file).
+  w.key(1, "topology_file", !c.topology_file ? "null"
+                            : c.uses_topology_file()
+                                ? yaml_string(std::filesystem::absolute(*c.topology_file).lexically_normal().string())
+                                : yaml_string(*c.topology_file));
 
   const auto& n = s.network;
   w.section(0, "network");

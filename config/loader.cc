@@ -14,6 +14,7 @@
 #include "config/yaml_tree.h"
 #include "topology/catalog.h"
 #include "topology/cluster.h"
+#include "topology/topology_file.h"
 #include "workloads/megatron_generator.h"
 #include "workloads/model_catalog.h"
 #include "workloads/placement.h"
@@ -150,7 +151,81 @@ std::optional<std::string> preset_under_file_keys(const YamlNode& cluster, const
          " preset; --set them too, or leave them out of the file";
 }
 
-ClusterSpec read_cluster(MapReader r, std::vector<std::string>& notes) {
+// A topology file's figures become the spec's, so that every network model prices the cluster
+// the file describes (the closed form never builds the graph that reads the file). A key the
+// scenario writes that the file contradicts is refused at that key; a preset figure the file
+// replaces is said in one note. Relative paths resolve beside the scenario file, as
+// workload.path does.
+void adopt_topology_file(const MapReader& r, ClusterSpec& c, const ClusterSpec& preset, const std::string& source_file,
+                         std::vector<std::string>& notes) {
+  const YamlNode& at = *r.node().find("topology_file");
+  std::filesystem::path path = *c.topology_file;
+  if (path.is_relative() && !from_override(at.where)) path = std::filesystem::path(source_file).parent_path() / path;
+  c.topology_file = path.lexically_normal().string();
+  topology::TopologyFileFacts facts;
+  try {
+    facts = topology::topology_file_facts(c);
+  } catch (const InputError& e) {
+    if (e.where().line > 0) throw;  // a mistake inside the file names its own line
+    fail(at, r.key("topology_file"), *c.topology_file + ": " + e.message());
+  }
+  std::vector<std::string> took, instead;
+  // Takes the file's value of `key` unless the scenario writes another.
+  auto adopt = [&](const char* key, auto& value, auto file_value, auto preset_value, const auto& show) {
+    if (value == file_value) return;
+    const PathNode written = find_path(r.node(), key);
+    if (written.whole) {
+      fail(*written.node, r.key(key),
+           "the scenario says " + show(value) + " but the topology file " + *c.topology_file + " says " +
+               show(file_value) + ": leave the key out or make them agree");
+    }
+    value = file_value;
+    took.push_back(std::string(key) + " " + show(file_value));
+    instead.push_back(show(preset_value));
+  };
+  auto count = [](int n) { return std::to_string(n); };
+  auto bits = [](Bandwidth b) { return dtsim::to_string_bits(b); };
+  auto bytes = [](Bandwidth b) { return dtsim::to_string(b); };
+  auto kind = [](topology::ScaleUpKind k) { return std::string(topology::name(k)); };
+  if (facts.whole_graph) adopt("nodes", c.nodes, facts.nodes, preset.nodes, count);
+  const bool domain_is_node = c.scale_up.domain_gpus == c.gpus_per_node;
+  adopt("gpus_per_node", c.gpus_per_node, facts.gpus_per_node, preset.gpus_per_node, count);
+  if (domain_is_node && !find_path(r.node(), "scale_up.domain_gpus").whole) c.scale_up.domain_gpus = c.gpus_per_node;
+  adopt("nic.count", c.nic.count, facts.nic_count, preset.nic.count, count);
+  if (!facts.nic_bandwidth.is_zero()) {
+    const bool link_follows = c.fabric.link.bandwidth == c.nic.bandwidth && !find_path(r.node(), "fabric.link.bandwidth").whole;
+    adopt("nic.bandwidth", c.nic.bandwidth, facts.nic_bandwidth, preset.nic.bandwidth, bits);
+    if (link_follows) c.fabric.link.bandwidth = c.nic.bandwidth;
+  } else if (c.nic.count > 0) {
+    notes.push_back(*c.topology_file + ": the file gives no NIC speed; its NICs run at cluster.nic.bandwidth, " +
+                    bits(c.nic.bandwidth));
+  }
+  if (facts.scale_up_kind) adopt("scale_up.kind", c.scale_up.kind, *facts.scale_up_kind, preset.scale_up.kind, kind);
+  if (!facts.scale_up_bandwidth.is_zero()) {
+    adopt("scale_up.bandwidth", c.scale_up.bandwidth, facts.scale_up_bandwidth, preset.scale_up.bandwidth, bytes);
+  }
+  if (facts.slower_nics_left_out > 0) {
+    notes.push_back(fmt::format("{}: {} NIC port{} slower than its {} x {} left out (front-end or management ports: "
+                                "NCCL's rings run over the fastest)",
+                                *c.topology_file, facts.slower_nics_left_out, facts.slower_nics_left_out == 1 ? "" : "s",
+                                facts.nic_count, bits(facts.nic_bandwidth)));
+  }
+  if (facts.gpu_sm > 0 && facts.gpu_sm != c.gpu.compute_capability) {
+    notes.push_back(fmt::format("{}: its GPUs are sm {}, the scenario's {} is sm {}; the file does not name the GPU "
+                                "model (cluster.gpu or cluster.node does)",
+                                *c.topology_file, facts.gpu_sm, c.gpu.name, c.gpu.compute_capability));
+  }
+  if (!took.empty()) {
+    std::string line = *c.topology_file + ": took from the file";
+    for (size_t i = 0; i < took.size(); ++i) {
+      line += (i ? ", " : " ") + ("cluster." + took[i]) + " (" + (preset.node_preset.empty() ? "default" : preset.node_preset) +
+              ": " + instead[i] + ")";
+    }
+    notes.push_back(line);
+  }
+}
+
+ClusterSpec read_cluster(MapReader r, const std::string& source_file, std::vector<std::string>& notes) {
   ClusterSpec c = checked(topology::find_node_preset("hgx-h100"));
   if (const YamlNode* n = r.get("node")) {
     c = checked(topology::find_node_preset(to_preset(*n, r.key("node"), topology::node_preset_names())));
@@ -200,6 +275,7 @@ ClusterSpec read_cluster(MapReader r, std::vector<std::string>& notes) {
     if (const YamlNode* n = r.get_or_null("topology_file")) c.topology_file = to_string(*n, r.key("topology_file"));
     else c.topology_file.reset();
   }
+  if (c.uses_topology_file()) adopt_topology_file(r, c, preset, source_file, notes);
   if (const YamlNode* n = r.get("node")) {
     if (auto note = preset_under_file_keys(r.node(), *n, c, preset)) notes.push_back(*note);
   }
@@ -590,7 +666,7 @@ Scenario convert(const YamlNode& root, const std::string& source_name) {
   s.name = file_stem(source_name);
   r.read("name", s.name);
   r.read("seed", s.seed);
-  s.cluster = read_cluster(r.map("cluster"), s.notes);
+  s.cluster = read_cluster(r.map("cluster"), source_name, s.notes);
   s.network = read_network(r.map("network"));
   s.collectives = read_collectives(r.map("collectives"));
   if (const YamlNode* c = r.get_or_null("calibration")) s.calibration = to_string(*c, "calibration");

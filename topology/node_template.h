@@ -31,6 +31,12 @@ struct NodeTemplate {
   std::vector<int> nics;  // parts that are NICs, in NIC order: the node's fabric ports
   int gpus = 0;
   Bandwidth nic_bandwidth;  // what the NICs run at when the source says (NCCL XML); else zero
+  // NCCL XML whose GPUs are named by PCI class code only says nothing of their NVLinks (NCCL asks
+  // the driver at run time): those GPUs were joined by the spec's scale_up instead.
+  bool scale_up_from_spec = false;
+  std::vector<Bandwidth> nic_speeds;  // NCCL XML: each NIC's port speed, zero where unsaid
+  int slower_nics_left_out = 0;       // NCCL XML: ports slower than the node's fastest, not built
+  int gpu_sm = 0;                     // NCCL XML: the GPUs' compute capability, 0 where unsaid
 };
 
 // Usable PCIe x16 bandwidth per direction for a PCIe generation (Gen4: 25 GB/s of 32 raw).

@@ -247,4 +247,23 @@ std::unique_ptr<Cluster> read_topology_yaml(const ClusterSpec& spec, const std::
   return parse_topology_yaml(spec, ss.str(), path);
 }
 
+TopologyFileFacts topology_file_facts(const ClusterSpec& spec) {
+  const std::string& path = spec.topology_file.value_or("");
+  if (path.ends_with(".xml")) return nccl_topology_facts(read_nccl_topology_xml(spec, path));
+  const auto cluster = read_topology_yaml(spec, path);
+  TopologyFileFacts f;
+  f.whole_graph = true;
+  f.nodes = cluster->spec().nodes;
+  f.gpus_per_node = cluster->spec().gpus_per_node;
+  f.nic_count = cluster->spec().nic.count;
+  // A NIC's speed: its slowest link out of the node (to a switch or another node's NIC).
+  for (const Link& l : cluster->links()) {
+    const Device& from = cluster->device(l.from);
+    const Device& to = cluster->device(l.to);
+    if (from.kind != DeviceKind::nic || to.node == from.node) continue;
+    if (f.nic_bandwidth.is_zero() || l.bandwidth < f.nic_bandwidth) f.nic_bandwidth = l.bandwidth;
+  }
+  return f;
+}
+
 }  // namespace dtsim::topology

@@ -2,7 +2,10 @@
 // scenario a user can copy from scenarios/.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
+#include <fstream>
 
 #include "config/loader.h"
 
@@ -46,6 +49,12 @@ TEST(Dump, EveryExampleScenarioRoundTripsThroughDump) {
 }
 
 TEST(Dump, UnusualValuesRoundTrip) {
+  // The topology file is read at load: it must be there (any node file will do).
+  const auto dir = std::filesystem::temp_directory_path() / ("dtsim_dump_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "dir with spaces");
+  std::ofstream(dir / "dir with spaces" / "topo.xml")
+      << R"(<system version="1"><cpu numaid="0"><pci busid="0000:01:00.0" class="0x030200"/><pci busid="0000:02:00.0" class="0x020700"/></cpu></system>)";
+  const std::string odd = (dir / "odd.yaml").string();
   Scenario s = load_scenario_text(R"(
 name: "yes"
 cluster:
@@ -55,14 +64,14 @@ cluster:
   topology_file: "dir with spaces/topo.xml"
 workload: {min_bytes: 3, max_bytes: 1000001, dtype: bf16, layers_per_block: auto}
 calibration: "cal: #1.yaml"
-)", "odd.yaml");
+)", odd);
   std::string dumped = dump_scenario(s);
-  Scenario again = load_scenario_text(dumped, "odd.yaml");
+  Scenario again = load_scenario_text(dumped, odd);
   EXPECT_EQ(dump_scenario(again), dumped);
   EXPECT_EQ(again.name, "yes");
   EXPECT_EQ(again.cluster.nic.bandwidth, Bandwidth::gbps(12.5));
   EXPECT_EQ(again.cluster.nic.latency, Time::ps(1'234'567));
-  EXPECT_EQ(again.cluster.topology_file, "dir with spaces/topo.xml");
+  EXPECT_EQ(again.cluster.topology_file, (dir / "dir with spaces" / "topo.xml").string());
   EXPECT_EQ(again.cluster.fabric.routing, topology::Routing::adaptive);
   EXPECT_EQ(again.calibration, "cal: #1.yaml");
   EXPECT_EQ(again.workload.sweep.max_bytes, Bytes(1'000'001));

@@ -3,6 +3,10 @@
 #include "config/loader.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "sim/error.h"
 #include "topology/catalog.h"
@@ -210,13 +214,105 @@ TEST(Loader, WholeNodeNvlinkDomainFollowsGpusPerNode) {
   EXPECT_EQ(load("cluster: {node: pcie-server, gpus_per_node: 4}\n").cluster.scale_up.domain_gpus, 1);
 }
 
+// A folder of its own for files a test writes, and a writer.
+std::filesystem::path temp_dir(const char* name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("dtsim_loader_" + std::to_string(::getpid())) / name;
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+void write_file(const std::filesystem::path& path, std::string_view text) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+}
+
+// One node of NCCL's XML: 2 GPUs on PCIe only (no NVLink) and one 100 Gb/s NIC.
+constexpr std::string_view kSmallNode = R"(<system version="1">
+  <cpu numaid="0" arch="x86_64" vendor="AuthenticAMD" familyid="25" modelid="1">
+    <pci busid="0000:01:00.0" class="0x030200" link_speed="16.0 GT/s PCIe" link_width="16"><gpu dev="0" sm="90"/></pci>
+    <pci busid="0000:02:00.0" class="0x030200" link_speed="16.0 GT/s PCIe" link_width="16"><gpu dev="1" sm="90"/></pci>
+    <pci busid="0000:03:00.0" class="0x020700" link_speed="16.0 GT/s PCIe" link_width="16">
+      <nic><net name="mlx5_0" dev="0" speed="100000" port="1"/></nic>
+    </pci>
+  </cpu>
+</system>
+)";
+
 TEST(Loader, TopologyFileAndCalibrationAcceptNull) {
   Scenario s = load("cluster: {topology_file: null}\ncalibration: null\n");
   EXPECT_FALSE(s.cluster.topology_file.has_value());
   EXPECT_FALSE(s.calibration.has_value());
-  Scenario t = load("cluster: {topology_file: topo.xml}\ncalibration: cal.yaml\n");
-  EXPECT_EQ(t.cluster.topology_file, "topo.xml");
+  const auto dir = temp_dir("null");
+  write_file(dir / "topo.xml", kSmallNode);
+  Scenario t = load_scenario_text("cluster: {topology_file: topo.xml}\ncalibration: cal.yaml\n",
+                                  (dir / "example.yaml").string());
+  EXPECT_EQ(t.cluster.topology_file, (dir / "topo.xml").lexically_normal().string());
   EXPECT_EQ(t.calibration, "cal.yaml");
+}
+
+// The closed form never builds the graph that reads the file, so the loader takes the file's
+// figures into the spec: one 100 Gb/s NIC and PCIe between GPUs, not the preset's eight 400 Gb/s
+// NICs and NVSwitch. The note says what was taken, and over what.
+TEST(Loader, TopologyFileFiguresReplaceThePresetsAndSaySo) {
+  const auto dir = temp_dir("facts");
+  write_file(dir / "topo" / "node.xml", kSmallNode);
+  const Scenario s = load_scenario_text("cluster: {node: hgx-h100, nodes: 2, topology_file: topo/node.xml}\n",
+                                        (dir / "s.yaml").string());
+  EXPECT_EQ(s.cluster.gpus_per_node, 2);
+  EXPECT_EQ(s.cluster.nic.count, 1);
+  EXPECT_EQ(s.cluster.nic.bandwidth, Bandwidth::gbps(100));
+  EXPECT_EQ(s.cluster.fabric.link.bandwidth, Bandwidth::gbps(100));
+  EXPECT_EQ(s.cluster.scale_up.kind, topology::ScaleUpKind::pcie);
+  EXPECT_EQ(s.cluster.scale_up.domain_gpus, 2);
+  ASSERT_EQ(s.notes.size(), 1u);
+  EXPECT_NE(s.notes[0].find("took from the file cluster.gpus_per_node 2 (hgx-h100: 8), cluster.nic.count 1 (hgx-h100: 8), "
+                            "cluster.nic.bandwidth 100Gbps (hgx-h100: 400Gbps), cluster.scale_up.kind pcie (hgx-h100: nvswitch)"),
+            std::string::npos)
+      << s.notes[0];
+  // A key the scenario writes that the file contradicts is refused at that key.
+  try {
+    load_scenario_text("cluster: {node: hgx-h100, nodes: 2, nic: {count: 8}, topology_file: topo/node.xml}\n",
+                       (dir / "s.yaml").string());
+    FAIL() << "a contradicting nic.count was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.key(), "cluster.nic.count");
+    EXPECT_NE(e.message().find("the scenario says 8 but the topology file"), std::string::npos) << e.what();
+  }
+  // A file that is not there is one line at the key, whichever model runs.
+  try {
+    load_scenario_text("cluster: {topology_file: nowhere.xml}\n", (dir / "s.yaml").string());
+    FAIL() << "a missing topology file was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.key(), "cluster.topology_file");
+    EXPECT_NE(e.message().find("cannot open the file"), std::string::npos) << e.what();
+  }
+}
+
+// A whole-graph YAML file says how many nodes there are; a scenario that says otherwise is refused.
+TEST(Loader, WholeGraphTopologyFileAndScenarioMustAgreeOnTheNodes) {
+  const auto dir = temp_dir("graph");
+  write_file(dir / "two.yaml", R"(devices:
+  - {name: n0/gpu0, kind: gpu, node: 0}
+  - {name: n0/nic0, kind: nic, node: 0}
+  - {name: n1/gpu0, kind: gpu, node: 1}
+  - {name: n1/nic0, kind: nic, node: 1}
+  - {name: sw0, kind: switch}
+links:
+  - {from: n0/gpu0, to: n0/nic0, bandwidth: 50GB/s, latency: 1us}
+  - {from: n1/gpu0, to: n1/nic0, bandwidth: 50GB/s, latency: 1us}
+  - {from: n0/nic0, to: sw0, bandwidth: 200Gbps, latency: 500ns}
+  - {from: n1/nic0, to: sw0, bandwidth: 200Gbps, latency: 500ns}
+)");
+  const Scenario s = load_scenario_text("cluster: {topology_file: two.yaml}\n", (dir / "s.yaml").string());
+  EXPECT_EQ(s.cluster.nodes, 2);
+  EXPECT_EQ(s.cluster.gpus_per_node, 1);
+  EXPECT_EQ(s.cluster.nic.bandwidth, Bandwidth::gbps(200));
+  try {
+    load_scenario_text("cluster: {nodes: 16, topology_file: two.yaml}\n", (dir / "s.yaml").string());
+    FAIL() << "16 nodes over a file of 2 was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.key(), "cluster.nodes");
+    EXPECT_NE(e.message().find("the scenario says 16 but the topology file"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Loader, TrainingModelPresetThenFieldOverrides) {

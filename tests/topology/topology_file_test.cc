@@ -199,12 +199,33 @@ TEST(NcclTopologyXml, EveryNodeGetsTheInsideAndTheSpecsFabricJoinsThem) {
   EXPECT_EQ(c->link(c->route(0, 3)[0]).kind, LinkKind::nvlink);
 }
 
-TEST(NcclTopologyXml, DanglingNvlinkTargetIsNamedWithItsLine) {
-  InputError e = xml_error(replace(kNcclXml, R"(target="0000:08:00.0" count="9" tclass="0x068000")",
-                                   R"(target="0000:08:00.0" count="9" tclass="0x030200")"));
-  EXPECT_EQ(e.where().line, 7);
-  EXPECT_NE(e.message().find("dangling NVLink: no GPU with bus id 0000:08:00.0"), std::string::npos)
-      << e.what();
+// As NCCL: an NVLink to a GPU the file does not hold (a dump of a job that used some of the
+// node's GPUs) carries nothing, and one whose tclass is not a GPU's reaches the NVSwitch whatever
+// its target (Azure's NC A100 v4 files name the GPU's own bus id with a GPU tclass: no link).
+TEST(NcclTopologyXml, NvlinksFollowTheirTargetClassAsNcclReadsThem) {
+  auto nvlink_bandwidth = [](const NodeTemplate& t, int gpu) {
+    Bandwidth sum;
+    for (const auto& w : t.wires) {
+      if (w.kind != LinkKind::nvlink) continue;
+      for (int end : {w.a, w.b}) {
+        if (t.parts[static_cast<size_t>(end)].kind == DeviceKind::gpu && t.parts[static_cast<size_t>(end)].local == gpu)
+          sum = sum + w.bandwidth;
+      }
+    }
+    return sum;
+  };
+  const NodeTemplate absent = parse_nccl_topology_xml(
+      base(), replace(kNcclXml, R"(target="0000:08:00.0" count="9" tclass="0x068000")", R"(target="0000:08:00.0" count="9" tclass="0x030200")"),
+      "t.xml");
+  EXPECT_EQ(nvlink_bandwidth(absent, 0), Bandwidth::gbytes_per_s(225));  // the other 9 links, to the switch
+  const NodeTemplate own = parse_nccl_topology_xml(
+      base(), replace(kNcclXml, R"(target="0000:07:00.0" count="18" tclass="0x068000")", R"(target="0000:19:00.0" count="18" tclass="0x068000")"),
+      "t.xml");
+  EXPECT_EQ(nvlink_bandwidth(own, 1), Bandwidth::gbytes_per_s(450));  // its own bus id, an NVSwitch tclass
+  const NodeTemplate self = parse_nccl_topology_xml(
+      base(), replace(kNcclXml, R"(target="0000:07:00.0" count="18" tclass="0x068000")", R"(target="0000:19:00.0" count="18" tclass="0x030200")"),
+      "t.xml");
+  EXPECT_EQ(nvlink_bandwidth(self, 1), Bandwidth());
 }
 
 TEST(NcclTopologyXml, ZeroNicSpeedIsRejectedAtTheNet) {
