@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <map>
@@ -104,6 +105,86 @@ std::optional<CollectiveKind> collective_hint(std::string_view line) {
   return std::nullopt;
 }
 
+// A collective named by a word of a file's stem ("nccl_allgather.log", "alltoall-8gpu.txt",
+// "reduce_scatter_perf.out"): the one collective the words name, if exactly one.
+std::optional<CollectiveKind> file_name_hint(const std::string& source) {
+  if (auto k = collective_hint(std::filesystem::path(source).filename().string())) return k;
+  std::string stem = std::filesystem::path(source).stem().string();
+  std::vector<std::string> words;
+  std::string w;
+  for (char c : stem) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      w += c;
+    } else {
+      words.push_back(std::move(w));
+      w.clear();
+    }
+  }
+  words.push_back(std::move(w));
+  std::set<CollectiveKind> named;
+  for (size_t i = 0; i < words.size(); ++i) {
+    // "all_gather" splits into two words; try each word and each pair.
+    for (size_t n = 1; n <= 2 && i + n <= words.size(); ++n) {
+      std::string joined;
+      for (size_t j = i; j < i + n; ++j) joined += words[j];
+      if (joined.size() < 6) continue;  // "reduce" alone, "p2p", "a2a": too common as parts of other words
+      if (auto k = parse_collective_name(joined)) named.insert(*k);
+    }
+  }
+  if (named.size() == 1) return *named.begin();
+  return std::nullopt;
+}
+
+// What an NCCL_DEBUG=INFO log line glued onto a row leaves of it: the part before NCCL's
+// "host:pid:tid [dev] NCCL INFO" prefix (empty for a line that is all log).
+std::string_view cut_nccl_log(std::string_view line) {
+  static const std::regex log_re(R"(([A-Za-z][A-Za-z0-9_.-]*:\d+:\d+ \[\d+\] )?NCCL (INFO|WARN|TRACE))");
+  std::cmatch m;
+  if (!std::regex_search(line.data(), line.data() + line.size(), m, log_re)) return line;
+  return trim(line.substr(0, static_cast<size_t>(m.position(0))));
+}
+
+// busbw / algbw of a collective on n ranks, as nccl-tests computes it.
+double bus_factor(CollectiveKind k, int n) {
+  switch (k) {
+    case CollectiveKind::all_reduce: return 2.0 * (n - 1) / n;
+    case CollectiveKind::all_gather:
+    case CollectiveKind::reduce_scatter:
+    case CollectiveKind::all_to_all:
+    case CollectiveKind::gather:
+    case CollectiveKind::scatter: return static_cast<double>(n - 1) / n;
+    default: return 1.0;
+  }
+}
+
+// The columns of a pasted row whose header was left out: "size count type [redop] [root]" and
+// one or two groups of "time algbw busbw #wrong", told apart by the words and the field count.
+std::optional<Layout> layout_of_row(const std::vector<std::string_view>& tok) {
+  static const std::set<std::string_view> types = {"float", "half", "double", "bfloat16", "int8", "uint8", "int32",
+                                                   "uint32", "int64", "uint64", "float16", "float32", "float64",
+                                                   "fp8_e4m3", "fp8_e5m2", "f8e4m3", "f8e5m2"};
+  static const std::set<std::string_view> ops = {"sum", "prod", "max", "min", "avg", "none", "premulsum", "mulsum"};
+  if (tok.size() < 7 || !parse_int(tok[0]) || !parse_int(tok[1]) || !types.count(tok[2])) return std::nullopt;
+  Layout l;
+  l.leading = {"size", "count", "type"};
+  size_t at = 3;
+  if (ops.count(tok[at])) {
+    l.leading.emplace_back("redop");
+    ++at;
+  }
+  const size_t rest = tok.size() - at;
+  if (rest % 4 == 1 && parse_int(tok[at])) {
+    l.leading.emplace_back("root");
+    ++at;
+  }
+  const size_t groups = (tok.size() - at) / 4;
+  if ((tok.size() - at) % 4 != 0 || groups < 1 || groups > 2) return std::nullopt;
+  for (size_t g = 0; g < groups; ++g) {
+    l.groups.push_back(Group{{"time", "algbw", "busbw", "#wrong"}, g == 0 ? Placement::out_of_place : Placement::in_place});
+  }
+  return l;
+}
+
 bool is_noise(std::string_view line) {
   // NCCL's own log lines and launcher chatter can interleave with the table in multi-process runs.
   return line.find("NCCL INFO") != std::string_view::npos ||
@@ -125,6 +206,7 @@ struct Table {
   bool trailer = false;
   bool root_set = false;                // some row has root >= 0
   bool redop_none = true;               // every row's redop is "none" (or there is no redop)
+  bool redop_empty = false;             // rows leave the redop field blank (old alltoall_perf)
   std::set<std::string> types, redops;  // the data types and reduction operators of the rows
 };
 
@@ -132,7 +214,7 @@ struct Table {
 
 std::string_view strip_launcher_prefix(std::string_view line) {
   static const std::regex prefix_re(
-      R"(^(\[\d+,\d+\]<(stdout|stderr)>:\s?|\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d([.,]\d+)?(Z|[+-]\d\d:?\d\d)?\]?\s+|\s*\d+:\s|[A-Za-z][A-Za-z0-9_.-]*:\s))");
+      R"(^(\[\d+,\d+\]<(stdout|stderr)>:\s?|\[\d+\]\s|\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d([.,]\d+)?(Z|[+-]\d\d:?\d\d)?\]?\s+|\s*\d+:\s|[A-Za-z][A-Za-z0-9_.-]*:\s))");
   for (int i = 0; i < 4; ++i) {
     std::cmatch m;
     if (!std::regex_search(line.data(), line.data() + line.size(), m, prefix_re)) break;
@@ -142,12 +224,14 @@ std::string_view strip_launcher_prefix(std::string_view line) {
 }
 
 bool looks_like_nccl_tests_output(std::string_view text) {
+  int rows = 0;
   for (std::string_view raw : detail::split_lines(text)) {
     std::string_view line = trim(strip_launcher_prefix(raw));
-    if (!line.starts_with("#")) continue;
-    if (parse_column_header(line.substr(1), false, false)) return true;
+    if (line.starts_with("#") && parse_column_header(line.substr(1), false, false)) return true;
+    // A paste of the rows alone: whitespace-separated rows in nccl-tests' columns.
+    if (!line.empty() && std::isdigit(static_cast<unsigned char>(line[0])) && layout_of_row(split_whitespace(line))) ++rows;
   }
-  return false;
+  return rows >= 2;
 }
 
 std::vector<MeasurementSet> parse_nccl_tests_output(std::string_view text, const std::string& source,
@@ -174,87 +258,26 @@ std::vector<MeasurementSet> parse_nccl_tests_output(std::string_view text, const
   int line_no = 0;
   int last_line = 0;
 
-  for (std::string_view raw : detail::split_lines(text)) {
-    ++line_no;
-    std::string_view line = trim(strip_launcher_prefix(raw));
-    if (line.empty()) continue;
-    last_line = line_no;
-    if (line.find("set by environment") != std::string_view::npos) {
-      std::string sline(line);
-      std::smatch m;
-      if (std::regex_search(sline, m, env_re)) nccl_env[m[1].str()] = m[2].str();
-    }
-    if (auto h = collective_hint(line)) {
-      hint = h;
-      if (!any_hint) any_hint = h;
-    }
-    if (line.front() == '#') {
-      std::string_view body = trim(line.substr(1));
-      std::string sline(line);
-      std::smatch m;
-      if (std::regex_search(sline, m, nthread_re)) {
-        // A new run starts: its preamble replaces the previous one.
-        preamble_header.clear();
-        nccl_env.clear();
-        rank_lines.clear();
-        hosts.clear();
-        saw_nthread = true;
-        threads_times_gpus = std::stoi(m[1].str()) * std::stoi(m[2].str());
-        gpus_per_thread = std::stoi(m[2].str());
-      }
-      if (std::regex_search(sline, m, rank_re)) {
-        rank_lines.insert(std::stoi(m[1].str()));
-        hosts.insert(m[3].str());
-      }
-      if (std::regex_search(sline, m, avg_re) && !tables.empty()) {
-        tables.back().trailer = true;
-        if (auto v = parse_number(m[1].str())) tables.back().set.avg_busbw_gbps = *v;
-      }
-      if (body.find("out-of-place") != std::string_view::npos ||
-          body.find("in-place") != std::string_view::npos) {
-        banner_out = body.find("out-of-place") != std::string_view::npos;
-        banner_in = body.find("in-place") != std::string_view::npos;
-        in_rows = false;
-        continue;
-      }
-      if (auto layout = parse_column_header(body, banner_out, banner_in)) {
-        Table t;
-        t.layout = std::move(*layout);
-        t.header_line = line_no;
-        t.hint = hint;
-        t.rank_lines = rank_lines;
-        t.hosts = hosts;
-        t.threads_times_gpus = threads_times_gpus;
-        t.gpus_per_thread = gpus_per_thread;
-        t.preamble = saw_nthread;
-        t.set.source = source;
-        t.set.header = preamble_header;
-        t.set.nccl_env = nccl_env;
-        tables.push_back(std::move(t));
-        in_rows = true;
-        banner_out = banner_in = false;
-        continue;
-      }
-      // The units line under the column header does not end the rows.
-      if (in_rows && tables.back().set.points.empty() && body.starts_with("(")) continue;
-      if (in_rows && !tables.back().set.points.empty()) in_rows = false;
-      if (!in_rows && !body.empty() && tables.empty()) preamble_header.emplace_back(body);
-      continue;
-    }
-    if (!in_rows) continue;  // launcher or NCCL chatter outside a table
-    if (is_noise(line)) continue;
-
+  std::vector<std::string> pending;  // the pieces of the row being gathered
+  int pending_line = 0;
+  // Reads one whole row of the current table.
+  auto process_row = [&](std::vector<std::string_view> tok, int row_line) {
     Table& t = tables.back();
     const Layout& L = t.layout;
-    std::vector<std::string_view> tok = split_whitespace(line);
     auto err = [&](const std::string& key, const std::string& msg) {
-      return InputError(SourceLocation{source, line_no, 0}, key, msg);
+      return InputError(SourceLocation{source, row_line, 0}, key, msg);
     };
-    if (!std::isdigit(static_cast<unsigned char>(tok[0][0])))
-      throw err("row", fmt::format("expected a result row starting with the size in bytes, got "
-                                   "\"{}\" (garbled output?)",
-                                   line.substr(0, 40)));
     size_t width = L.width();
+    // Old alltoall_perf leaves its redop field blank: the row is one field short where the redop
+    // column would hold a word.
+    size_t redop_at = L.leading.size();
+    for (size_t c = 0; c < L.leading.size(); ++c)
+      if (field_of(L.leading[c]) == Field::redop) redop_at = c;
+    if (redop_at < L.leading.size() && tok.size() + 1 == width && redop_at < tok.size() &&
+        parse_number(tok[redop_at])) {
+      tok.insert(tok.begin() + static_cast<ptrdiff_t>(redop_at), std::string_view());
+      t.redop_empty = true;
+    }
     size_t have = tok.size();
     if (L.timestamp && have == width + 2) have = width;  // trailing "date time"
     // A row with only its last group filled: nccl-tests leaves out-of-place blank when it only
@@ -268,7 +291,7 @@ std::vector<MeasurementSet> parse_nccl_tests_output(std::string_view text, const
 
     size_t i = 0;
     MeasuredPoint base;
-    base.line = line_no;
+    base.line = row_line;
     for (const std::string& col : L.leading) {
       std::string_view v = tok[i++];
       switch (field_of(col)) {
@@ -291,6 +314,7 @@ std::vector<MeasurementSet> parse_nccl_tests_output(std::string_view text, const
           break;
         }
         case Field::redop:
+          if (v.empty()) break;
           if (v != "none") t.redop_none = false;
           t.redops.emplace(v);
           break;
@@ -326,8 +350,118 @@ std::vector<MeasurementSet> parse_nccl_tests_output(std::string_view text, const
       // nccl-tests runs a zero-byte size first for some collectives; it measures nothing.
       if (p.size_bytes > 0) t.set.points.push_back(p);
     }
-  }
+  };
+  // A table whose rows follow, with what the lines before it said.
+  auto start_table = [&](Layout layout, int at_line, bool preamble) -> Table& {
+    Table& t = tables.emplace_back();
+    t.layout = std::move(layout);
+    t.header_line = at_line;
+    t.hint = hint;
+    t.rank_lines = rank_lines;
+    t.hosts = hosts;
+    t.threads_times_gpus = threads_times_gpus;
+    t.gpus_per_thread = gpus_per_thread;
+    t.preamble = preamble;
+    t.set.source = source;
+    t.set.header = preamble_header;
+    t.set.nccl_env = nccl_env;
+    in_rows = true;
+    return t;
+  };
+  auto flush_row = [&] {
+    if (pending.empty()) return;
+    std::vector<std::string_view> tok(pending.begin(), pending.end());
+    process_row(std::move(tok), pending_line);
+    pending.clear();
+  };
 
+  for (std::string_view raw : detail::split_lines(text)) {
+    ++line_no;
+    std::string_view line = trim(strip_launcher_prefix(raw));
+    if (line.empty()) continue;
+    last_line = line_no;
+    if (line.find("set by environment") != std::string_view::npos) {
+      std::string sline(line);
+      std::smatch m;
+      if (std::regex_search(sline, m, env_re)) nccl_env[m[1].str()] = m[2].str();
+    }
+    // NCCL_DEBUG=INFO output interleaves with the table, sometimes in the middle of a row (the
+    // row's pieces then sit on several lines between log lines): keep what precedes the log.
+    if (in_rows) {
+      line = cut_nccl_log(line);
+      if (line.empty()) continue;
+    }
+    if (auto h = collective_hint(line)) {
+      hint = h;
+      if (!any_hint) any_hint = h;
+    }
+    if (line.front() == '#') {
+      flush_row();
+      std::string_view body = trim(line.substr(1));
+      std::string sline(line);
+      std::smatch m;
+      if (std::regex_search(sline, m, nthread_re)) {
+        // A new run starts: its preamble replaces the previous one.
+        preamble_header.clear();
+        nccl_env.clear();
+        rank_lines.clear();
+        hosts.clear();
+        saw_nthread = true;
+        threads_times_gpus = std::stoi(m[1].str()) * std::stoi(m[2].str());
+        gpus_per_thread = std::stoi(m[2].str());
+      }
+      if (std::regex_search(sline, m, rank_re)) {
+        rank_lines.insert(std::stoi(m[1].str()));
+        hosts.insert(m[3].str());
+      }
+      if (std::regex_search(sline, m, avg_re) && !tables.empty()) {
+        tables.back().trailer = true;
+        if (auto v = parse_number(m[1].str())) tables.back().set.avg_busbw_gbps = *v;
+      }
+      if (body.find("out-of-place") != std::string_view::npos ||
+          body.find("in-place") != std::string_view::npos) {
+        banner_out = body.find("out-of-place") != std::string_view::npos;
+        banner_in = body.find("in-place") != std::string_view::npos;
+        in_rows = false;
+        continue;
+      }
+      if (auto layout = parse_column_header(body, banner_out, banner_in)) {
+        start_table(std::move(*layout), line_no, saw_nthread);
+        banner_out = banner_in = false;
+        continue;
+      }
+      // The units line under the column header does not end the rows.
+      if (in_rows && tables.back().set.points.empty() && body.starts_with("(")) continue;
+      if (in_rows && !tables.back().set.points.empty()) in_rows = false;
+      if (!in_rows && !body.empty() && tables.empty()) preamble_header.emplace_back(body);
+      continue;
+    }
+    if (!in_rows && std::isdigit(static_cast<unsigned char>(line[0]))) {
+      // Rows pasted without their column header: the columns are read off the row.
+      if (auto layout = layout_of_row(split_whitespace(line))) {
+        Table& t = start_table(std::move(*layout), line_no, false);  // no trailer is owed
+        t.set.warnings.push_back(fmt::format("no column header: the columns were read off the row at line {} ({} {})",
+                                             line_no, fmt::join(t.layout.leading, " "),
+                                             t.layout.groups.size() == 2 ? "and two placements" : "and one placement"));
+      }
+    }
+    if (!in_rows) continue;  // launcher or NCCL chatter outside a table
+    if (is_noise(line)) continue;
+    const std::vector<std::string_view> tok = split_whitespace(line);
+    const size_t width = tables.back().layout.width();
+    if (pending.empty() && !std::isdigit(static_cast<unsigned char>(tok[0][0])))
+      throw InputError(SourceLocation{source, line_no, 0}, "row",
+                       fmt::format("expected a result row starting with the size in bytes, got "
+                                   "\"{}\" (garbled output?)",
+                                   line.substr(0, 40)));
+    // A row's pieces are gathered until they make a whole row; a piece that would overfill it
+    // starts the next row.
+    if (!pending.empty() && pending.size() + tok.size() > width) flush_row();
+    if (pending.empty()) pending_line = line_no;
+    for (std::string_view t : tok) pending.emplace_back(t);
+    if (pending.size() >= width) flush_row();
+  }
+  flush_row();
   if (tables.empty())
     throw InputError(SourceLocation{source, 0, 0}, "",
                      "no nccl-tests results table (the '#  size  count  type ... time  algbw  "
@@ -348,10 +482,42 @@ std::vector<MeasurementSet> parse_nccl_tests_output(std::string_view text, const
                                      t.header_line));
       t.set.warnings.push_back("no '# Avg bus bandwidth' trailer: the table may be incomplete");
     }
+    // Which collective: what the output or the file name says, else what the columns and the
+    // ratio of bus to algorithm bandwidth (nccl-tests' factor for the collective on n ranks)
+    // allow, else the caller's choice when that ratio bears it out.
+    const int ranks = !t.rank_lines.empty() ? static_cast<int>(t.rank_lines.size()) : t.threads_times_gpus;
+    std::vector<double> ratios;
+    for (const MeasuredPoint& p : t.set.points)
+      if (p.algbw_gbps >= 1.0) ratios.push_back(p.busbw_gbps / p.algbw_gbps);  // two decimals: enough digits
+    std::optional<double> factor;
+    if (!ratios.empty()) {
+      std::nth_element(ratios.begin(), ratios.begin() + static_cast<ptrdiff_t>(ratios.size() / 2), ratios.end());
+      factor = ratios[ratios.size() / 2];
+    }
+    auto fits = [&](CollectiveKind k) {
+      if (!factor || ranks < 2) return true;
+      const double want = bus_factor(k, ranks);
+      return std::abs(*factor - want) <= 0.03 * want + 0.01;
+    };
     std::optional<CollectiveKind> kind = t.hint;
-    if (!kind) kind = collective_hint(std::filesystem::path(source).filename().string());
+    if (!kind) kind = file_name_hint(source);
     if (!kind) kind = any_hint;
+    if (!kind && t.redop_empty) kind = CollectiveKind::all_to_all;  // old alltoall_perf's blank op
+    if (!kind && !t.layout.has(Field::redop) && !t.layout.has(Field::root) && factor && ranks >= 2 &&
+        fits(CollectiveKind::all_gather)) {
+      kind = CollectiveKind::all_gather;  // the oldest all_gather_perf prints neither column
+      t.set.warnings.push_back("the output does not name its program; read as all_gather (no reduction, no root, "
+                               "bus bandwidth (n-1)/n of the algorithm bandwidth)");
+    }
     if (!kind && options.collective) {
+      if (!fits(*options.collective)) {
+        throw InputError(SourceLocation{source, t.header_line, 0}, "collective",
+                         fmt::format("the output does not name its program and its bus bandwidth is {:.3f} of the "
+                                     "algorithm bandwidth, where {} on {} ranks has {:.3f} ({}): name the "
+                                     "collective with --collective or put the program name in the file name",
+                                     *factor, collectives::name(*options.collective), ranks,
+                                     bus_factor(*options.collective, ranks), options.collective_from));
+      }
       kind = options.collective;
       t.set.warnings.push_back(fmt::format("the output does not name its program; read as {} ({})",
                                            collectives::name(*kind), options.collective_from));
@@ -371,9 +537,13 @@ std::vector<MeasurementSet> parse_nccl_tests_output(std::string_view text, const
                          "it with --collective or put the program name in the file name");
     }
     if (!kind && t.layout.has(Field::redop) && !t.redop_none) {
-      kind = CollectiveKind::all_reduce;
-      t.set.warnings.push_back(
-          "the output does not name its program; read as all_reduce (a reduction without root)");
+      for (CollectiveKind k : {CollectiveKind::all_reduce, CollectiveKind::reduce_scatter}) {
+        if (kind || !fits(k)) continue;
+        kind = k;
+        t.set.warnings.push_back(fmt::format("the output does not name its program; read as {} (a reduction "
+                                             "without root{})",
+                                             collectives::name(k), factor ? ", by its bus bandwidth factor" : ""));
+      }
     }
     if (!kind)
       throw InputError(SourceLocation{source, t.header_line, 0}, "collective",
@@ -394,8 +564,26 @@ std::vector<MeasurementSet> parse_nccl_tests_output(std::string_view text, const
     }
     t.set.collective = *kind;
     t.set.nodes = static_cast<int>(t.hosts.size());
-    t.set.ranks = !t.rank_lines.empty() ? static_cast<int>(t.rank_lines.size())
-                                        : t.threads_times_gpus;
+    t.set.ranks = ranks;
+    // A script that runs one size a run (nccl-tests -b S -e S in a loop) writes one table a
+    // size: runs of one collective on the same ranks whose sizes do not repeat are one sweep.
+    if (!out.empty()) {
+      MeasurementSet& prev = out.back();
+      const bool same_run = prev.collective == t.set.collective && prev.ranks == t.set.ranks &&
+                            prev.gpus_per_thread == t.set.gpus_per_thread && prev.nodes == t.set.nodes;
+      const bool sizes_new = std::none_of(t.set.points.begin(), t.set.points.end(), [&](const MeasuredPoint& p) {
+        return std::any_of(prev.points.begin(), prev.points.end(),
+                           [&](const MeasuredPoint& q) { return q.size_bytes == p.size_bytes; });
+      });
+      if (same_run && sizes_new) {
+        prev.points.insert(prev.points.end(), t.set.points.begin(), t.set.points.end());
+        prev.avg_busbw_gbps.reset();  // each run's trailer averages its own sizes only
+        for (std::string& w : t.set.warnings) {
+          if (std::find(prev.warnings.begin(), prev.warnings.end(), w) == prev.warnings.end()) prev.warnings.push_back(w);
+        }
+        continue;
+      }
+    }
     out.push_back(std::move(t.set));
   }
   return out;

@@ -113,7 +113,7 @@ TEST(NcclTestsOutput, TellsBroadcastFromItsRootColumnWhenNoProgramIsNamed) {
 // (n-1)/n of algbw. Unnamed, such a table is not read as broadcast: the user is asked to name it.
 TEST(NcclTestsOutput, UnnamedGatherOrScatterTableAsksForTheCollective) {
   try {
-    read_measurements(data("scatter_root_unnamed.txt"));
+    read_measurements(data("rooted_table_unnamed.txt"));
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("gather_perf or scatter_perf"), std::string::npos)
@@ -122,7 +122,7 @@ TEST(NcclTestsOutput, UnnamedGatherOrScatterTableAsksForTheCollective) {
   }
   NcclTestsParseOptions named;
   named.collective = CollectiveKind::scatter;
-  const auto sets = read_measurements(data("scatter_root_unnamed.txt"), named);
+  const auto sets = read_measurements(data("rooted_table_unnamed.txt"), named);
   ASSERT_EQ(sets.size(), 1u);
   EXPECT_EQ(sets[0].collective, CollectiveKind::scatter);
   // By its program name, as nccl-tests prints it.
