@@ -291,6 +291,20 @@ void read_json_rank_file(std::istream& file, RankFile& f) {
     throw std::runtime_error(path + ": a PyTorch execution trace (the input of Chakra's converter), not a Chakra trace: "
                              "convert it with chakra_trace_link and chakra_converter first");
   }
+  // GlobalMetadata holds a version and attributes; any other key is another JSON dialect, which
+  // protobuf's reader (told to skip fields dtsim does not use) would read as an empty trace.
+  if (first.is_object()) {
+    for (const auto& [key, value] : first.items()) {
+      if (key == "id" || key == "type" || key == "dataDeps" || key == "data_deps") {
+        throw std::runtime_error(path + ": the first JSON object is a node; Chakra's JSON form starts with its GlobalMetadata");
+      }
+      if (key != "version" && key != "attr" && key != "attribute") {
+        throw std::runtime_error(path + ": the first JSON object has \"" + key +
+                                 "\", which Chakra's GlobalMetadata does not: not Chakra's JSON form (GlobalMetadata, then "
+                                 "one object a node, as chakra_jsonizer writes it)");
+      }
+    }
+  }
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = true;  // fields of Chakra's schema that dtsim does not read
   auto parse = [&](const nlohmann::json& j, google::protobuf::Message& m, size_t index) {
@@ -305,9 +319,6 @@ void read_json_rank_file(std::istream& file, RankFile& f) {
     }
   };
   parse(first, f.meta, 0);
-  if (first.contains("type") || first.contains("dataDeps") || first.contains("data_deps")) {
-    throw std::runtime_error(path + ": the first JSON object is a node; Chakra's JSON form starts with its GlobalMetadata");
-  }
   for (size_t i = 1; i < objects.size(); ++i) {
     pb::Node n;
     parse(objects[i], n, i);
@@ -335,11 +346,25 @@ bool read_rank_file(const std::string& path, RankFile& f) {
   google::protobuf::io::CodedInputStream in(&stream);
   in.SetTotalBytesLimit(std::numeric_limits<int>::max());
   const google::protobuf::LogSilencer quiet;  // a bad string would be logged to stderr besides
-  if (read_message(in, file_size, f.meta) != ReadResult::ok) {
-    throw std::runtime_error(path + ": no GlobalMetadata message (neither Chakra's binary form, a varint-length-"
-                             "delimited GlobalMetadata then nodes, nor its JSON form)");
-  }
   pb::Node n;
+  // Traces of Chakra's first versions (older ASTRA-sim examples) start with a node, no
+  // GlobalMetadata: a first message that does not read as metadata, or reads as metadata only
+  // through fields metadata does not have, and reads as a node of a known type, is that node.
+  std::string first;
+  uint32_t first_size = 0;
+  const bool framed = in.ReadVarint32(&first_size) && static_cast<int64_t>(first_size) <= file_size &&
+                      in.ReadString(&first, static_cast<int>(first_size));
+  const bool metadata = framed && f.meta.ParseFromString(first) &&
+                        (!f.meta.version().empty() || f.meta.GetReflection()->GetUnknownFields(f.meta).field_count() == 0);
+  if (!metadata) {
+    if (!framed || !n.ParseFromString(first) || n.type() == pb::INVALID_NODE) {
+      throw std::runtime_error(path + ": no GlobalMetadata message (neither Chakra's binary form, a varint-length-"
+                               "delimited GlobalMetadata then nodes, nor its JSON form)");
+    }
+    f.meta.Clear();
+    f.nodes.push_back(std::move(n));
+    n.Clear();
+  }
   for (;;) {
     const int64_t at = in.CurrentPosition();
     const ReadResult r = read_message(in, file_size, n);
@@ -366,7 +391,9 @@ std::string node_name(const pb::Node& n) {
 // The order to run a file's nodes in: file order wherever the dependencies allow, every node
 // after the nodes its data_deps name, which must be nodes of the file. ctrl_deps are not
 // dependencies, as in Chakra's reference feeder: with the data_deps, the ctrl_deps of a trace
-// from PyTorch's converter form cycles of two nodes.
+// from PyTorch's converter form cycles of two nodes. A file with no data_deps at all (Chakra's
+// first versions, older ASTRA-sim examples) ordered its nodes by ctrl_deps: there they are the
+// dependencies (those on nodes the file lacks are dropped, as converters drop parents).
 // Fills `deps` with each node's dependencies as indices into the file.
 std::vector<uint32_t> dependency_order(const RankFile& f, std::vector<std::vector<uint32_t>>& deps) {
   const size_t n = f.nodes.size();
@@ -378,7 +405,14 @@ std::vector<uint32_t> dependency_order(const RankFile& f, std::vector<std::vecto
     }
   }
   deps.assign(n, {});
+  const bool by_ctrl = std::none_of(f.nodes.begin(), f.nodes.end(), [](const pb::Node& x) { return x.data_deps_size() > 0; });
   for (size_t i = 0; i < n; ++i) {
+    if (by_ctrl) {
+      for (uint64_t d : f.nodes[i].ctrl_deps()) {
+        if (auto it = index.find(d); it != index.end()) deps[i].push_back(it->second);
+      }
+      continue;
+    }
     for (uint64_t d : f.nodes[i].data_deps()) {
       auto it = index.find(d);
       if (it == index.end()) {
