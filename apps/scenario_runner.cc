@@ -71,6 +71,14 @@ collectives::ModelParameters model_parameters(const config::Scenario& s) {
 
 // The packet model runs collective sweeps only, with the options it models (docs/packet-model.md).
 void require_supported_model(const config::Scenario& s) {
+  // The closed form prices a node and a fabric from the spec's figures; a whole-graph topology
+  // file's links between nodes are not among them.
+  if (s.network.model == config::NetworkModelKind::analytical && s.cluster.uses_topology_file() &&
+      !s.cluster.topology_file->ends_with(".xml")) {
+    throw InputError(where(s), "network.model",
+                     "the analytical model prices the fabric from cluster.fabric and cannot follow the links of a "
+                     "whole-graph topology file (" + *s.cluster.topology_file + "); use flow or packet");
+  }
   if (s.network.model != config::NetworkModelKind::packet) return;
   if (s.workload.kind != workloads::WorkloadKind::collective_sweep) {
     throw InputError(where(s), "network.model",

@@ -14,6 +14,7 @@
 #include "config/yaml_tree.h"
 #include "topology/catalog.h"
 #include "topology/cluster.h"
+#include "topology/fabric.h"
 #include "topology/topology_file.h"
 #include "workloads/megatron_generator.h"
 #include "workloads/model_catalog.h"
@@ -194,7 +195,13 @@ void adopt_topology_file(const MapReader& r, ClusterSpec& c, const ClusterSpec& 
   adopt("nic.count", c.nic.count, facts.nic_count, preset.nic.count, count);
   if (!facts.nic_bandwidth.is_zero()) {
     const bool link_follows = c.fabric.link.bandwidth == c.nic.bandwidth && !find_path(r.node(), "fabric.link.bandwidth").whole;
-    adopt("nic.bandwidth", c.nic.bandwidth, facts.nic_bandwidth, preset.nic.bandwidth, bits);
+    // A NIC whose PCIe path is slower than its port runs at its share of the path.
+    const Bandwidth usable = facts.nic_pcie_bound.is_zero() ? facts.nic_bandwidth : facts.nic_pcie_bound;
+    adopt("nic.bandwidth", c.nic.bandwidth, usable, preset.nic.bandwidth, bits);
+    if (!facts.nic_pcie_bound.is_zero()) {
+      notes.push_back(*c.topology_file + ": its NICs' PCIe path gives each " + bits(facts.nic_pcie_bound) + " of its " +
+                      bits(facts.nic_bandwidth) + " port (cluster.nic.bandwidth)");
+    }
     if (link_follows) c.fabric.link.bandwidth = c.nic.bandwidth;
   } else if (c.nic.count > 0) {
     notes.push_back(*c.topology_file + ": the file gives no NIC speed; its NICs run at cluster.nic.bandwidth, " +
@@ -280,6 +287,20 @@ ClusterSpec read_cluster(MapReader r, const std::string& source_file, std::vecto
     if (auto note = preset_under_file_keys(r.node(), *n, c, preset)) notes.push_back(*note);
   }
 
+  // A fat-tree whose tiers the scenario leaves to the default grows a tier when the cluster's
+  // NIC ports outnumber what the default holds (2 tiers of radix 64: 2,048 ports).
+  if (c.fabric.kind == topology::FabricKind::fat_tree && c.nodes > 1 && !find_path(r.node(), "fabric.tiers").whole) {
+    const int64_t ports = topology::fabric_ports(topology::graph_spec(c));
+    topology::FabricSpec grown = c.fabric;
+    while (grown.tiers < 3 && topology::clos_shape(grown).max_ports() < ports) ++grown.tiers;
+    if (grown.tiers != c.fabric.tiers && topology::clos_shape(grown).max_ports() >= ports) {
+      notes.push_back(fmt::format("cluster.fabric: {} NIC ports outgrow a {}-tier fat-tree of radix {} ({} ports): built "
+                                  "with {} tiers (cluster.fabric.tiers chooses)",
+                                  ports, c.fabric.tiers, c.fabric.radix, topology::clos_shape(c.fabric).max_ports(),
+                                  grown.tiers));
+      c.fabric.tiers = grown.tiers;
+    }
+  }
   const YamlNode* nodes_node = r.node().find("nodes");
   const YamlNode& count_at = nodes_node ? *nodes_node : r.node();
   if (int64_t{c.nodes} * c.gpus_per_node > kMaxGpus) {

@@ -134,7 +134,9 @@ void write_json(const Cluster& c, const ClusterSummary& s, std::ostream& out) {
   j["gpus_per_node"] = s.gpus_per_node;
   j["nvlink_domain_nodes"] = s.domain_nodes;
   j["nics"] = s.nics;
+  j["nic_Gbps"] = c.spec().nic.bandwidth.gbps();
   j["scale_up"] = std::string(name(c.spec().scale_up.kind));
+  j["scale_up_GBps"] = c.spec().scale_up.bandwidth.gbytes_per_s();
   j["fabric"] = s.fabric;
   j["switches"] = s.switches;
   j["switches_per_tier"] = s.switches_per_tier;

@@ -338,6 +338,25 @@ TopologyFileFacts nccl_topology_facts(const NodeTemplate& t) {
   f.gpus_per_node = t.gpus;
   f.nic_count = static_cast<int>(t.nics.size());  // the fastest ports only (the reader left the rest out)
   f.nic_bandwidth = t.nic_bandwidth;
+  // A NIC sends no faster than its PCIe path to the CPU, whose links it shares with the NICs
+  // beneath them (a VM's host bridge of unknown speed, Gen3 x16 by NCCL's rule, under four 400 Gb/s
+  // NICs): the closed form takes the slowest NIC's share, as flows find it on the graph.
+  if (!f.nic_bandwidth.is_zero()) {
+    std::map<int, std::pair<int, Bandwidth>> up;  // part -> (its parent, the link to it)
+    for (const NodeTemplate::Wire& w : t.wires) {
+      if (w.kind == LinkKind::pcie && t.parts[static_cast<size_t>(w.a)].kind != DeviceKind::host) up[w.a] = {w.b, w.bandwidth};
+    }
+    std::map<int, int> beneath;  // part -> NICs whose path to the CPU crosses its uplink
+    for (int nic : t.nics) {
+      for (int at = nic; up.count(at); at = up[at].first) ++beneath[at];
+    }
+    for (int nic : t.nics) {
+      Bandwidth share = f.nic_bandwidth;
+      for (int at = nic; up.count(at); at = up[at].first) share = std::min(share, up[at].second / beneath[at]);
+      f.nic_pcie_bound = std::min(f.nic_pcie_bound.is_zero() ? share : f.nic_pcie_bound, share);
+    }
+    if (f.nic_pcie_bound >= f.nic_bandwidth) f.nic_pcie_bound = Bandwidth();
+  }
   f.slower_nics_left_out = t.slower_nics_left_out;
   f.gpu_sm = t.gpu_sm;
   // Per GPU: its NVLinks to the switch, to peers, and its PCIe link; the slowest GPU sets the node's figure.

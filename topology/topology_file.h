@@ -38,6 +38,7 @@ struct TopologyFileFacts {
   int gpus_per_node = 0;
   int nic_count = 0;
   Bandwidth nic_bandwidth;   // the slowest NIC port's; zero where the file gives no speed
+  Bandwidth nic_pcie_bound;  // XML: a NIC's share of its PCIe path where below its port; else zero
   std::optional<ScaleUpKind> scale_up_kind;  // XML only: NVSwitch, NVLink bridges, or PCIe
   Bandwidth scale_up_bandwidth;  // per GPU, per direction, the slowest GPU's; zero when unsaid
   int gpu_sm = 0;                // XML: the GPUs' compute capability (<gpu sm>); 0 when unsaid

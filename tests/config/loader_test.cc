@@ -287,6 +287,20 @@ TEST(Loader, TopologyFileFiguresReplaceThePresetsAndSaySo) {
   }
 }
 
+// 288 HGX nodes are 2,304 NIC ports, more than the default 2-tier fat-tree of radix 64 holds
+// (2,048): without a tiers key the fabric grows a tier and says so; with one it is refused.
+TEST(Loader, DefaultFatTreeGrowsATierToHoldTheCluster) {
+  const Scenario s = load("cluster: {node: hgx-h100, nodes: 288}\n");
+  EXPECT_EQ(s.cluster.fabric.tiers, 3);
+  ASSERT_EQ(s.notes.size(), 1u);
+  EXPECT_NE(s.notes[0].find("2304 NIC ports outgrow a 2-tier fat-tree of radix 64 (2048 ports): built with 3 tiers"),
+            std::string::npos)
+      << s.notes[0];
+  EXPECT_EQ(load("cluster: {node: hgx-h100, nodes: 256}\n").cluster.fabric.tiers, 2);
+  EXPECT_NE(error_of("cluster: {node: hgx-h100, nodes: 288, fabric: {tiers: 2}}\n").find("holds at most 2048 NIC ports"),
+            std::string::npos);
+}
+
 // A whole-graph YAML file says how many nodes there are; a scenario that says otherwise is refused.
 TEST(Loader, WholeGraphTopologyFileAndScenarioMustAgreeOnTheNodes) {
   const auto dir = temp_dir("graph");
