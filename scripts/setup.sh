@@ -33,7 +33,8 @@ fi
 # CUDA 13 lives in /usr/local/cuda where it is installed; the build uses it when present.
 if [ -x /usr/local/cuda/bin/nvcc ]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
 
-cmake --preset release >/dev/null
+# The configure says in one line whether the CUDA parts are built, and why not.
+cmake --preset release | { grep -E "dtsim: (CUDA|nccl-replay)" || true; }
 cmake --build --preset release -j "$(nproc)"
 
 if [ "${1:-}" != "--no-run" ]; then

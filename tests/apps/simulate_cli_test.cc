@@ -4,6 +4,8 @@
 // trailing comments: `# expect: TEXT` (any number) and optionally `# args: EXTRA ARGS`.
 #include <gtest/gtest.h>
 
+#include "run_program.h"
+
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -17,48 +19,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct RunResult {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
+using dtsim::testing::RunResult;
+using dtsim::testing::slurp;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string shell_quote(const std::string& s) {
-  std::ostringstream out;
-  out << '\'';
-  for (char c : s) {
-    if (c == '\'') out << "'\\''";
-    else out << c;
-  }
-  out << '\'';
-  return out.str();
-}
-
-// Runs simulate with `args` from the source directory, so that messages name relative paths.
-RunResult run_simulate(const std::vector<std::string>& args) {
-  static int counter = 0;
-  const fs::path dir = fs::path(testing::TempDir()) / ("simulate_cli_" + std::to_string(::getpid()) + "_" +
-                                                       std::to_string(counter++));
-  fs::create_directories(dir);
-  std::ostringstream cmd;
-  cmd << "cd " << shell_quote(DTSIM_SOURCE_DIR) << " && " << shell_quote(DTSIM_SIMULATE);
-  for (const auto& a : args) cmd << ' ' << shell_quote(a);
-  cmd << " >" << shell_quote((dir / "out").string()) << " 2>" << shell_quote((dir / "err").string());
-  int raw = std::system(cmd.str().c_str());
-  RunResult r;
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  r.out = slurp(dir / "out");
-  r.err = slurp(dir / "err");
-  fs::remove_all(dir);
-  return r;
-}
+RunResult run_simulate(const std::vector<std::string>& args) { return dtsim::testing::run_program(DTSIM_SIMULATE, args); }
 
 int count_lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
