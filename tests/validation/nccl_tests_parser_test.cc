@@ -24,6 +24,38 @@ MeasurementSet read_one(const std::string& name) {
   return sets.at(0);
 }
 
+// The rows of a real log (tests/data/real/nccl_tests, AWS Batch on 8 A100s) pasted as a user
+// pastes them into an issue: no preamble, no column header, each line behind "[0] ". The rows
+// were taken for CSV and refused; now the columns are read off the rows.
+TEST(NcclTestsOutput, RowsPastedWithoutTheirHeaderBehindRankPrefixes) {
+  std::ifstream in(std::string(DTSIM_SOURCE_DIR) + "/tests/data/real/nccl_tests/aws_batch_8gpu_allreduce_mpiprefix_noranks.txt");
+  std::string text, line;
+  int rows = 0;
+  while (std::getline(in, line)) {
+    const std::string prefix = "[1,0]<stdout>:";
+    if (line.rfind(prefix, 0) != 0) continue;
+    std::string rest = line.substr(prefix.size());
+    if (rest.find_first_not_of(' ') == std::string::npos || rest[rest.find_first_not_of(' ')] == '#') continue;
+    text += "[0] " + rest + "\n";
+    ++rows;
+  }
+  ASSERT_EQ(rows, 32);
+  EXPECT_TRUE(looks_like_nccl_tests_output(text));
+  NcclTestsParseOptions named;
+  named.collective = CollectiveKind::all_reduce;
+  const auto sets = parse_nccl_tests_output(text, "pasted.txt", named);
+  ASSERT_EQ(sets.size(), 1u);
+  EXPECT_EQ(sets[0].collective, CollectiveKind::all_reduce);
+  ASSERT_EQ(sets[0].points.size(), 64u);  // out- and in-place halves
+  EXPECT_EQ(sets[0].points.back().size_bytes, int64_t{17179869184});
+  EXPECT_DOUBLE_EQ(sets[0].points.back().busbw_gbps, 483.35);  // in place; 483.05 out of place
+  // With its thread line (8 ranks), its bus bandwidth, 7/4 of the algorithm bandwidth, is
+  // all_reduce's: read as an all_gather it is refused.
+  named.collective = CollectiveKind::all_gather;
+  EXPECT_THROW(parse_nccl_tests_output("# nThread 1 nGpus 8 minBytes 8 maxBytes 17179869184\n" + text, "pasted.txt", named),
+               InputError);
+}
+
 TEST(NcclTestsOutput, ReadsBothPlacementsOfEveryRowUnderMpirunPrefixes) {
   MeasurementSet s = read_one("allreduce_2node_mpirun.txt");
   EXPECT_EQ(s.collective, CollectiveKind::all_reduce);
