@@ -2,8 +2,9 @@
 # Configures the project with Debian's stock CMake modules, as a user's machine has them: the
 # cmake-data package of the installed version is downloaded and unpacked beside a copy of the
 # cmake binary, which then takes its modules from there, not from /usr/share (a development
-# machine may carry patched ones). Configures with CUDA (when /usr/local/cuda or PATH has it) and
-# without. Exits non-zero, with cmake's error, when either fails.
+# machine may carry patched ones). Configures with CUDA (when /usr/local/cuda or PATH has it),
+# without, and with an nvcc that cannot compile (the CUDA parts must be skipped with a line saying
+# why, not stop the configure). Exits non-zero, with cmake's error, when one fails.
 #   scripts/check_stock_cmake.sh
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -31,4 +32,15 @@ for cuda in ON OFF; do
     status=1
   fi
 done
+# CUDA present but unusable: an nvcc that fails on everything.
+printf '#!/bin/sh\necho "nvcc: broken" >&2\nexit 1\n' > "$work/nvcc"
+chmod +x "$work/nvcc"
+if CUDACXX="$work/nvcc" "$work/stock/usr/bin/cmake" -S "$root" -B "$work/build-broken" -G Ninja \
+     -DDTSIM_WERROR=ON >"$work/log" 2>&1 && grep -q "dtsim: CUDA parts skipped" "$work/log"; then
+  echo "check_stock_cmake: a broken nvcc is skipped ($(grep -m1 'dtsim: CUDA' "$work/log" | sed 's/^-- //'))"
+else
+  echo "check_stock_cmake: a broken nvcc stops the configure or is not reported:" >&2
+  cat "$work/log" >&2
+  status=1
+fi
 exit $status
