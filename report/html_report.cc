@@ -114,7 +114,7 @@ void write_run_html(const RunReport& report, std::ostream& out) {
       bars.push_back(b.label);
       for (const auto& [part, seconds] : b.parts) {
         auto it = std::find_if(segments.begin(), segments.end(),
-                               [&](const auto& s) { return s.first == part; });
+                               [&part = part](const auto& s) { return s.first == part; });
         if (it == segments.end()) {
           segments.push_back({part, std::vector<double>(report.breakdown.size(), 0)});
           it = segments.end() - 1;

@@ -58,7 +58,10 @@ DragonflyShape check_dragonfly(const ClusterSpec& spec) {
 void build_dragonfly(ClusterBuilder& b, const ClusterSpec& spec,
                      std::span<const DeviceId> nic_ports) {
   const FabricSpec& f = spec.fabric;
-  const auto [p, h, groups, per_group, links_per_pair] = check_dragonfly(spec);
+  // Plain locals, not a structured binding: clang 14 does not let a lambda capture a binding.
+  const DragonflyShape shape = check_dragonfly(spec);
+  const int64_t p = shape.p, h = shape.h, groups = shape.groups, per_group = shape.per_group;
+  const int64_t links_per_pair = shape.links_per_pair;
   const auto ports = static_cast<int64_t>(nic_ports.size());
   const Bandwidth bw = f.link.bandwidth;
   const Time lat = f.link.latency;

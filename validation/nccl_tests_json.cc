@@ -114,7 +114,7 @@ MeasurementSet parse_nccl_tests_json(std::string_view text, const std::string& s
       if (!half.is_object()) throw key_error(key, "expected an object or null");
       MeasuredPoint p = base;
       p.placement = placement;
-      auto num = [&](const char* k) -> double {
+      auto num = [&, key = key](const char* k) -> double {
         if (!half.contains(k) || !half[k].is_number())
           throw key_error(fmt::format("{}.{}", key, k), "expected a number");
         return half[k].get<double>();
