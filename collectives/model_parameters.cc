@@ -317,6 +317,7 @@ ModelParameters parse_calibration(std::string_view yaml, const std::string& sour
   };
   if (!root.IsMap()) throw InputError(where(root), "", "expected a map with key `parameters`");
   for (const auto& top : root) {
+    if (!top.first.IsScalar()) throw InputError(where(top.first), "", "expected a key name");
     const auto key = top.first.as<std::string>();
     if (key == "parameters") continue;
     if (key == "fitted_on" || key == "comment") continue;  // provenance written by `calibrate`
@@ -328,6 +329,7 @@ ModelParameters parse_calibration(std::string_view yaml, const std::string& sour
   if (!params.IsMap())
     throw InputError(where(params), "parameters", "expected a map of name: value");
   for (const auto& kv : params) {
+    if (!kv.first.IsScalar()) throw InputError(where(kv.first), "parameters", "expected a parameter name");
     const auto name = kv.first.as<std::string>();
     const auto* d = find(name);
     const std::string key = "parameters." + name;

@@ -734,6 +734,10 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
   if (std::filesystem::is_directory(path, ec)) {
     throw InputError(SourceLocation{path, 0, 0}, "", "expected a scenario file, got a directory");
   }
+  if (const auto kind = std::filesystem::status(path, ec).type();
+      kind == std::filesystem::file_type::character || kind == std::filesystem::file_type::block) {
+    throw InputError(SourceLocation{path, 0, 0}, "", "expected a scenario file, got a device");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(SourceLocation{path, 0, 0}, "", "cannot open the scenario file (no such file or not readable)");
   std::ostringstream text;

@@ -4,6 +4,7 @@
 // Programs catch it at the top and exit with status 2. Assertions are for programmer errors.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -29,5 +30,9 @@ class InputError : public std::runtime_error {
   std::string key_;
   std::string message_;
 };
+
+// The whole of a file a user named (under `key`, for the message): an InputError when it is not
+// there, is not a regular file (a folder, /dev/zero), or is larger than `max_bytes`.
+std::string read_input_file(const std::string& path, const std::string& key, std::uintmax_t max_bytes = std::uintmax_t{1} << 30);
 
 }  // namespace dtsim

@@ -391,12 +391,8 @@ TopologyFileFacts nccl_topology_facts(const NodeTemplate& t) {
 }
 
 NodeTemplate read_nccl_topology_xml(const ClusterSpec& spec, const std::string& path) {
-  std::ifstream in(path);
-  if (!in)
-    throw InputError(SourceLocation{path, 0, 0}, "cluster.topology_file", "cannot open the file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_nccl_topology_xml(spec, ss.str(), path);
+  // A node's XML or a cluster's graph: megabytes at most; 256 MiB is a wrong file.
+  return parse_nccl_topology_xml(spec, read_input_file(path, "cluster.topology_file", std::uintmax_t{256} << 20), path);
 }
 
 }  // namespace dtsim::topology

@@ -193,7 +193,17 @@ std::unique_ptr<Cluster> parse_topology_yaml(const ClusterSpec& base, std::strin
     }
     if (lat < Time::zero())
       r.fail(l["latency"], key + ".latency", "expected a latency of 0 or more");
-    LinkKind kind = infer_link_kind(b.devices()[end[0]].kind, b.devices()[end[1]].kind);
+    // Devices inside different nodes meet only through NICs (a back-to-back cable); anything
+    // else would join two nodes' insides, which no route between nodes may cross.
+    const Device& da = b.devices()[end[0]];
+    const Device& db = b.devices()[end[1]];
+    if (da.node >= 0 && db.node >= 0 && da.node != db.node &&
+        !(da.kind == DeviceKind::nic && db.kind == DeviceKind::nic)) {
+      r.fail(l, key,
+             "links \"" + da.name + "\" (node " + std::to_string(da.node) + ") to \"" + db.name + "\" (node " +
+                 std::to_string(db.node) + "): devices of two nodes meet only NIC to NIC (or through switches)");
+    }
+    LinkKind kind = infer_link_kind(da.kind, db.kind);
     if (l["kind"]) {
       const std::string k = r.scalar(l, "kind", key);
       if (k == "nvlink")
@@ -235,16 +245,24 @@ std::unique_ptr<Cluster> parse_topology_yaml(const ClusterSpec& base, std::strin
   spec.nodes = expect;
   spec.gpus_per_node = gpus_per_node.begin()->second;
   spec.nic.count = nics_per_node.empty() ? 0 : nics_per_node.begin()->second;
-  return std::move(b).finish(std::move(spec));
+  auto cluster = std::move(b).finish(std::move(spec));
+  // Every node's first GPU must be reachable from node 0's the way transfers go (out through a
+  // NIC, across the fabric, in through a NIC): a graph that is connected only through other paths
+  // is named here, not when a model first routes over it.
+  const int per_node = cluster->spec().gpus_per_node;
+  for (int n = 1; n < cluster->spec().nodes; ++n) {
+    try {
+      (void)cluster->route(0, n * per_node);
+    } catch (const std::runtime_error& e) {
+      r.fail(links, "links", "no route from node 0 to node " + std::to_string(n) + " through NICs and switches: " + e.what());
+    }
+  }
+  return cluster;
 }
 
 std::unique_ptr<Cluster> read_topology_yaml(const ClusterSpec& spec, const std::string& path) {
-  std::ifstream in(path);
-  if (!in)
-    throw InputError(SourceLocation{path, 0, 0}, "cluster.topology_file", "cannot open the file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_topology_yaml(spec, ss.str(), path);
+  // A node's XML or a cluster's graph: megabytes at most; 256 MiB is a wrong file.
+  return parse_topology_yaml(spec, read_input_file(path, "cluster.topology_file", std::uintmax_t{256} << 20), path);
 }
 
 TopologyFileFacts topology_file_facts(const ClusterSpec& spec) {

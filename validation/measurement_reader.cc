@@ -24,13 +24,7 @@ MeasurementFormat detect_measurement_format(std::string_view text) {
   return MeasurementFormat::csv;
 }
 
-std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(SourceLocation{path, 0, 0}, "", "cannot open the file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read_text_file(const std::string& path) { return read_input_file(path, ""); }
 
 std::vector<MeasurementSet> parse_measurements(std::string_view text, const std::string& source,
                                                const NcclTestsParseOptions& options) {

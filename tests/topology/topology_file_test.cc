@@ -114,6 +114,13 @@ TEST(TopologyYaml, UnknownDeviceKindListsTheKinds) {
       << e.what();
 }
 
+// A GPU of node 0 cabled to a NIC of node 1 (found by the topology YAML fuzzer: the router found
+// no route and the run stopped with an internal error) is refused at the link.
+TEST(TopologyYaml, ALinkBetweenTwoNodesInsidesIsRefused) {
+  InputError e = yaml_error(replace(kGoodYaml, "{name: n0/nic0, kind: nic, node: 0}", "{name: n0/nic0, kind: nic, node: 1}"));
+  EXPECT_NE(e.message().find("devices of two nodes meet only NIC to NIC"), std::string::npos) << e.what();
+}
+
 TEST(TopologyYaml, UnknownKeyIsAnErrorNotIgnored) {
   InputError e = yaml_error(replace(kGoodYaml, "{name: sw0,", "{name: sw0, radix: 64,"));
   EXPECT_EQ(e.key(), "devices[8].radix");
