@@ -10,6 +10,7 @@
 
 #include "sim/error.h"
 #include "sim/units.h"
+#include "sim/yaml_text.h"
 
 namespace dtsim::collectives {
 namespace {
@@ -304,6 +305,7 @@ std::string_view unit_name(ParamUnit u) {
 }
 
 ModelParameters parse_calibration(std::string_view yaml, const std::string& source_name) {
+  check_yaml_text(yaml, source_name);
   YAML::Node root;
   try {
     root = YAML::Load(std::string(yaml));

@@ -11,6 +11,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "sim/yaml_text.h"
+
 namespace dtsim::config {
 
 // ---------------------------------------------------------------------------------------------
@@ -515,6 +517,7 @@ std::vector<std::string> Sweep::varied_keys() const {
 }
 
 Sweep read_sweep_text(std::string_view yaml, const std::string& source_name) {
+  check_yaml_text(yaml, source_name);
   YAML::Node root;
   try {
     root = YAML::Load(std::string(yaml));

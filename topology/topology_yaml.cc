@@ -13,6 +13,7 @@
 #include "sim/error.h"
 #include "topology/cluster_builder.h"
 #include "topology/topology_file.h"
+#include "sim/yaml_text.h"
 
 namespace dtsim::topology {
 namespace {
@@ -45,6 +46,7 @@ struct Reader {
   void only_keys(const YAML::Node& entry, const std::set<std::string>& allowed,
                  const std::string& key) const {
     for (const auto& kv : entry) {
+      if (!kv.first.IsScalar()) fail(kv.first, key, "expected a key name, got a list or a map");
       const std::string k = kv.first.as<std::string>();
       if (!allowed.count(k)) {
         std::string list;
@@ -82,15 +84,12 @@ LinkKind infer_link_kind(DeviceKind a, DeviceKind b) {
 
 }  // namespace
 
-std::unique_ptr<Cluster> parse_topology_yaml(const ClusterSpec& base, std::string_view text,
-                                             const std::string& file_name) {
-  Reader r{file_name};
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(text));
-  } catch (const YAML::ParserException& e) {
-    throw InputError(SourceLocation{file_name, e.mark.line + 1, e.mark.column + 1}, "", e.msg);
-  }
+namespace {
+
+// The graph a loaded YAML document describes; parse_topology_yaml turns what yaml-cpp throws on
+// a node of an unexpected shape into an InputError at that node.
+std::unique_ptr<Cluster> graph_from_yaml(const Reader& r, const YAML::Node& root, const ClusterSpec& base,
+                                         const std::string& file_name) {
   if (!root.IsMap())
     throw InputError(SourceLocation{file_name, 1, 1}, "", "expected a map with devices and links");
   r.only_keys(root, {"devices", "links"}, "topology");
@@ -258,6 +257,25 @@ std::unique_ptr<Cluster> parse_topology_yaml(const ClusterSpec& base, std::strin
     }
   }
   return cluster;
+}
+
+}  // namespace
+
+std::unique_ptr<Cluster> parse_topology_yaml(const ClusterSpec& base, std::string_view text,
+                                             const std::string& file_name) {
+  Reader r{file_name};
+  check_yaml_text(text, file_name);
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::ParserException& e) {
+    throw InputError(SourceLocation{file_name, e.mark.line + 1, e.mark.column + 1}, "", e.msg);
+  }
+  try {
+    return graph_from_yaml(r, root, base, file_name);
+  } catch (const YAML::Exception& e) {
+    throw InputError(SourceLocation{file_name, e.mark.line + 1, e.mark.column + 1}, "", e.msg);
+  }
 }
 
 std::unique_ptr<Cluster> read_topology_yaml(const ClusterSpec& spec, const std::string& path) {

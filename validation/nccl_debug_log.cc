@@ -59,10 +59,8 @@ NcclDebugLog parse_nccl_debug_log(std::string_view text) {
   NcclDebugLog log;
   std::set<std::pair<int, int64_t>> seen_choice;
   int line_no = 0;
-  for (std::string_view raw : detail::split_lines(text)) {
-    ++line_no;
-    std::string line(strip_launcher_prefix(raw));
-    if (line.find("NCCL") == std::string::npos) continue;
+  // Reads one line NCCL printed into `log`.
+  auto read_line = [&](const std::string& line, int at) {
     std::smatch m;
     if (log.nccl_version.empty() && std::regex_search(line, m, version_re)) log.nccl_version = m[1];
     if (std::regex_search(line, m, comm_re)) {
@@ -80,17 +78,17 @@ NcclDebugLog parse_nccl_debug_log(std::string_view text) {
         std::vector<int> order;
         const std::string ranks_text = m[2].str();
         for (std::string_view t : detail::split_whitespace(ranks_text))
-          order.push_back(static_cast<int>(*detail::parse_int(t)));
+          order.push_back(static_cast<int>(detail::parse_int(t).value()));
         log.rings[ch] = std::move(order);
       }
-      continue;
+      return;
     }
     if (std::regex_search(line, m, trees_re)) {
       std::string items = m[1].str();
       for (auto it = std::sregex_iterator(items.begin(), items.end(), tree_item_re);
            it != std::sregex_iterator(); ++it)
         log.trees.try_emplace(std::stoi((*it)[1].str()), (*it)[2].str());
-      continue;
+      return;
     }
     if (std::regex_search(line, m, graph_re)) {
       NcclGraph g;
@@ -101,13 +99,13 @@ NcclDebugLog parse_nccl_debug_log(std::string_view text) {
       g.bw_inter_gbps = std::stod(m[5].str());
       g.type_intra = m[6].str();
       g.type_inter = m[7].str();
-      g.line = line_no;
+      g.line = at;
       log.graphs.push_back(g);
-      continue;
+      return;
     }
     if (std::regex_search(line, m, tuning_re)) {
       auto kind = parse_collective_name(m[1].str());
-      if (!kind) continue;  // Send/Recv and others the tuner does not choose for
+      if (!kind) return;  // Send/Recv and others the tuner does not choose for
       NcclTuningChoice c;
       c.collective = *kind;
       c.nccl_bytes = std::stoll(m[2].str());
@@ -117,10 +115,20 @@ NcclDebugLog parse_nccl_debug_log(std::string_view text) {
         c.channel_lo = std::stoi(m[5].str());
         c.channel_hi = std::stoi(m[6].str());
       }
-      c.line = line_no;
+      c.line = at;
       // Every call of a benchmark loop prints the same line; keep the first per size.
       if (seen_choice.insert({static_cast<int>(c.collective), c.nccl_bytes}).second)
         log.choices.push_back(c);
+    }
+  };
+  for (std::string_view raw : detail::split_lines(text)) {
+    ++line_no;
+    std::string line(strip_launcher_prefix(raw));
+    if (line.find("NCCL") == std::string::npos) continue;
+    try {
+      read_line(line, line_no);
+    } catch (const std::exception&) {
+      // A number too long for its field (std::stoi's out_of_range): not a line NCCL printed.
     }
   }
   return log;

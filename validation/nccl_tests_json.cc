@@ -47,6 +47,9 @@ MeasurementSet parse_nccl_tests_json(std::string_view text, const std::string& s
     throw InputError(location_of(text, pos, source), "",
                      truncated ? "the JSON report ends early: the file is truncated"
                                : "the JSON report is not valid JSON here");
+  } catch (const json::exception& e) {
+    // A number too large for a double (out_of_range 406) is found while parsing, without a place.
+    throw InputError(SourceLocation{source, 0, 0}, "", std::string("the JSON report cannot be read: ") + e.what());
   }
   SourceLocation where{source, 0, 0};
   if (!doc.is_object() || !doc.contains("results") || !doc["results"].is_array())

@@ -121,6 +121,13 @@ TEST(TopologyYaml, ALinkBetweenTwoNodesInsidesIsRefused) {
   EXPECT_NE(e.message().find("devices of two nodes meet only NIC to NIC"), std::string::npos) << e.what();
 }
 
+// A device written as a map whose key is itself a map ("- {name: x, node0}: ") is an InputError
+// at the device, not yaml-cpp's "bad conversion" (found by the topology YAML fuzzer).
+TEST(TopologyYaml, AKeyThatIsNotANameIsRefused) {
+  InputError e = yaml_error(replace(kGoodYaml, "{name: n0/nvs, kind: nvswitch, node: 0}", "{name: n0/nvs, kind: nvswitch, node0}: "));
+  EXPECT_GT(e.where().line, 0) << e.what();
+}
+
 TEST(TopologyYaml, UnknownKeyIsAnErrorNotIgnored) {
   InputError e = yaml_error(replace(kGoodYaml, "{name: sw0,", "{name: sw0, radix: 64,"));
   EXPECT_EQ(e.key(), "devices[8].radix");

@@ -8,6 +8,7 @@
 
 #include "sim/error.h"
 #include "validation/measurement_reader.h"
+#include "validation/nccl_tests_json.h"
 
 namespace dtsim::validation {
 namespace {
@@ -344,6 +345,12 @@ TEST(NcclTestsJson, TruncatedReportIsAnInputErrorWithItsPosition) {
     EXPECT_GT(e.where().line, 0);
     EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos);
   }
+}
+
+// A number too large for a double is an InputError, not nlohmann's out_of_range (found by the
+// -J JSON fuzzer).
+TEST(NcclTestsJson, ANumberTooLargeIsAnInputError) {
+  EXPECT_THROW(parse_nccl_tests_json(R"({"results": [{"size": 1e99999}]})", "huge.json"), InputError);
 }
 
 TEST(LauncherPrefix, RemovesOpenMpiSrunAndTimestampPrefixes) {
