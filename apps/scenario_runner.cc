@@ -1,9 +1,11 @@
 #include "apps/scenario_runner.h"
 
 #include <fmt/format.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cmath>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -239,11 +241,37 @@ std::vector<int> neighbour_shifts(const config::Scenario& s, int ranks, int gpu_
 // Makes the network model a sweep row runs on: every row gets its own, as it gets its own engine.
 using RowNetwork = std::function<std::unique_ptr<network::NetworkModel>()>;
 
-// What one sweep row's run leaves besides the row itself: its bytes per link (with `links`) and
-// its engine's fingerprint.
+// What a run did, for --stats: engine events, and what the network models did.
+struct RunStats {
+  uint64_t events = 0;
+  network::NetworkCounters net;
+  RunStats& operator+=(const RunStats& o) {
+    events += o.events;
+    net += o.net;
+    return *this;
+  }
+};
+
+// A collective sweep's rows and its fingerprint: the analytical sweep's one engine's, or the flow
+// and packet models' rows' engines' combined (run_sweep_on_network).
+struct SweepRun {
+  std::vector<workloads::SweepRow> rows;
+  uint64_t fingerprint = sim::kEmptyFingerprint;
+  RunStats stats;
+};
+
+// The flow or packet models' part of a sweep run: the rows' fingerprints combined, and their stats.
+struct NetworkRun {
+  uint64_t fingerprint = sim::kEmptyFingerprint;
+  RunStats stats;
+};
+
+// What one sweep row's run leaves besides the row itself: its bytes per link (with `links`), its
+// engine's fingerprint and what the run did.
 struct RowRun {
   std::vector<network::LinkLoad> links;
   uint64_t fingerprint = sim::kEmptyFingerprint;
+  RunStats stats;
 };
 
 // Runs one row's schedule on a fresh engine and network model from `make_net` and fills in the
@@ -285,6 +313,8 @@ RowRun run_row(const config::Scenario& s, const SweepPlan& plan, workloads::Swee
   RowRun run;
   if (ledger) run.links = ledger->loads(row.time);
   run.fingerprint = engine.fingerprint();
+  run.stats.events = engine.events_executed();
+  run.stats.net = net.counters();
   return run;
 }
 
@@ -298,7 +328,7 @@ RowRun run_row(const config::Scenario& s, const SweepPlan& plan, workloads::Swee
 // and the cluster, whose route() is safe from several threads (its caches take a lock,
 // topology/ecmp_router.h). An error in a row (a packet deadlock) is rethrown as it was thrown,
 // the first row's when several fail, as a serial run would (for_each_row).
-uint64_t run_sweep_on_network(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
+NetworkRun run_sweep_on_network(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
                               std::vector<workloads::SweepRow>& rows, const RowNetwork& make_net,
                               const topology::Cluster& cluster, int threads, bool quiet,
                               std::vector<report::SweepLinkLoad>* links, std::vector<SweepPlan> plans = {}) {
@@ -316,13 +346,16 @@ uint64_t run_sweep_on_network(const config::Scenario& s, const collectives::Anal
     progress.advance();
   });
   std::vector<uint64_t> fingerprints;
+  NetworkRun out;
   for (size_t i = 0; i < n; ++i) {
     if (links) {
       for (auto& load : runs[i].links) links->push_back({i, std::move(load)});
     }
     fingerprints.push_back(runs[i].fingerprint);
+    out.stats += runs[i].stats;
   }
-  return sim::combine_fingerprints(fingerprints);
+  out.fingerprint = sim::combine_fingerprints(fingerprints);
+  return out;
 }
 
 // Under the flow model each size's schedule runs as flows on the routed cluster graph, sharing
@@ -330,10 +363,10 @@ uint64_t run_sweep_on_network(const config::Scenario& s, const collectives::Anal
 // (NVLS-tree's is its network part, its in-switch part priced in closed form: plan_row); NVLS
 // inside one domain keeps the closed form's time; CollNet and PAT have none, so those sizes run
 // the cheaper of ring and tree instead, and the row says which ran.
-uint64_t run_sweep_on_flows(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
+NetworkRun run_sweep_on_flows(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
                             std::vector<workloads::SweepRow>& rows, int threads, bool quiet,
                             std::vector<report::SweepLinkLoad>* links) {
-  if (rows.empty()) return sim::kEmptyFingerprint;
+  if (rows.empty()) return {};
   auto cluster = topology::build_cluster(s.cluster);
   network::FlowModelOptions options;
   options.link_efficiency = collectives::link_efficiency(model.parameters(), s.cluster.nic.kind);
@@ -369,10 +402,10 @@ network::PacketModelOptions packet_options(const config::Scenario& s,
 
 // The packet model runs the same schedules as the flow model, packet by packet; a sweep whose
 // packet hops would take more than minutes is refused before it starts.
-uint64_t run_sweep_on_packets(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
+NetworkRun run_sweep_on_packets(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
                               std::vector<workloads::SweepRow>& rows, int threads, bool quiet,
                               std::vector<report::SweepLinkLoad>* links) {
-  if (rows.empty()) return sim::kEmptyFingerprint;
+  if (rows.empty()) return {};
   auto cluster = topology::build_cluster(s.cluster);
   const config::PacketSpec& p = s.network.packet;
   uint64_t hops = 0;
@@ -407,12 +440,7 @@ struct SweepClock final : sim::EventHandler {
   void on_event(sim::Engine&, uint64_t) override {}
 };
 
-// A collective sweep's rows and its fingerprint: the analytical sweep's one engine's, or the flow
-// and packet models' rows' engines' combined (run_sweep_on_network).
-struct SweepRun {
-  std::vector<workloads::SweepRow> rows;
-  uint64_t fingerprint = sim::kEmptyFingerprint;
-};
+
 
 // The flow and packet models run the rows on `threads` workers (0: all cores) and, with `links`,
 // append each row's bytes per link there. The analytical model's rows cost microseconds each and
@@ -426,11 +454,15 @@ SweepRun run_sweep(const config::Scenario& s, const collectives::ModelParameters
       s.workload.sweep, s.cluster, model,
       workloads::host_launch_floor(s.workload.sweep.gpus_per_thread, params, s.cluster.gpu));
   if (s.network.model == config::NetworkModelKind::flow) {
-    run.fingerprint = run_sweep_on_flows(s, model, run.rows, threads, quiet, links);
+    const NetworkRun net = run_sweep_on_flows(s, model, run.rows, threads, quiet, links);
+    run.fingerprint = net.fingerprint;
+    run.stats = net.stats;
     return run;
   }
   if (s.network.model == config::NetworkModelKind::packet) {
-    run.fingerprint = run_sweep_on_packets(s, model, run.rows, threads, quiet, links);
+    const NetworkRun net = run_sweep_on_packets(s, model, run.rows, threads, quiet, links);
+    run.fingerprint = net.fingerprint;
+    run.stats = net.stats;
     return run;
   }
   sim::Engine engine;
@@ -440,6 +472,7 @@ SweepRun run_sweep(const config::Scenario& s, const collectives::ModelParameters
     engine.run();
   }
   run.fingerprint = engine.fingerprint();
+  run.stats.events = engine.events_executed();
   return run;
 }
 
@@ -765,7 +798,21 @@ Headline evaluate_scenario(const config::Scenario& s) {
   return h;
 }
 
+// The --stats line: what the run did, its peak memory and its wall time.
+void print_stats(const RunStats& st, std::chrono::steady_clock::time_point started) {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::cerr << fmt::format("simulate: stats: {} engine events, {} transfers, {} max-min solves of {} flows, {} "
+                           "packet hops; peak memory {:.0f} MiB; wall {:.3f} s{}\n",
+                           st.events, st.net.transfers, st.net.solves, st.net.flows, st.net.packets,
+                           static_cast<double>(usage.ru_maxrss) / 1024.0, wall,
+                           wall > 0 && st.events > 0 ? fmt::format(" ({:.3g} events/s)", static_cast<double>(st.events) / wall)
+                                                     : std::string());
+}
+
 int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostream& out) {
+  const auto started = std::chrono::steady_clock::now();
   if (!options.quiet) {
     for (const std::string& note : s.notes) std::cerr << "simulate: warning: " << note << "\n";
   }
@@ -818,6 +865,7 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
     }
     write_sweep_views(s, options, rows);
     if (options.fingerprint) out << fmt::format("fingerprint {:016x}\n", run.fingerprint);
+    if (options.stats) print_stats(run.stats, started);
     return 0;
   }
   const bool views = wants(s, "trace") || wants(s, "html") || wants(s, "csv") || wants(s, "json");
@@ -837,6 +885,16 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
     report::write_training(result, format_name(f), file);
   });
   if (options.fingerprint) out << fmt::format("fingerprint {:016x}\n", result.fingerprint);
+  if (options.stats) {
+    // The executor's events; on flows, each distinct collective is one max-min solve of its flows.
+    RunStats st;
+    st.events = result.events;
+    if (const auto* flows = dynamic_cast<const collectives::FlowCollectiveModel*>(run.model.get())) {
+      st.net.solves = flows->solves();
+      st.net.flows = flows->flows();
+    }
+    print_stats(st, started);
+  }
   return 0;
 }
 

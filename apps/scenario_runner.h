@@ -26,6 +26,7 @@ struct RunOptions {
   // uses one. Outputs do not depend on it.
   int threads = 0;
   bool describe = false;               // print what would run (graph sizes, routes), then stop
+  bool stats = false;                  // one line on stderr of what the run did (simulate --stats)
 };
 
 // The headline results of one run, in a fixed order, for sweep rows: for training

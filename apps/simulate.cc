@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
   bool dry_run = false;
   bool describe = false;
   bool fingerprint = false;
+  bool stats = false;
 
   app.add_option("scenario", scenario_path, "The scenario file (YAML)")->required();
   dtsim::apps::add_repeatable(app, "--set", sets, "Override a key by its dotted path, e.g. --set cluster.nodes=64");
@@ -76,6 +77,9 @@ int main(int argc, char** argv) {
   app.add_flag("--dry-run", dry_run, "Print the fully resolved scenario as YAML and exit");
   app.add_flag("--describe", describe, "Describe what would run (cluster, workload), then stop");
   app.add_flag("--fingerprint", fingerprint, "Print the event-trace fingerprint after the run");
+  app.add_flag("--stats", stats,
+               "After the run, one line on stderr of what it did: engine events, max-min solves, flows, "
+               "packets, peak memory and wall time");
 
   try {
     app.parse(argc, argv);
@@ -100,6 +104,7 @@ int main(int argc, char** argv) {
     if (!out_dir.empty()) options.out_dir = out_dir;
     options.quiet = quiet;
     options.fingerprint = fingerprint;
+    options.stats = stats;
     options.threads = threads;
     options.describe = describe;
     return dtsim::apps::run_scenario(scenario, options, std::cout);

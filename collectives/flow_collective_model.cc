@@ -316,6 +316,8 @@ double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kin
   }
   problem.build_link_index();
   std::vector<double> rates(problem.flow_count());
+  ++solves_;
+  flows_ += problem.flow_count();
   if (accelerator_ && problem.flow_count() >= network::flow::kAcceleratorMinFlows) {
     const std::lock_guard lock(accelerator_mutex_);
     accelerator_->solve(problem, rates);

@@ -29,6 +29,7 @@
 //   CollectiveEstimate e = model.estimate(CollectiveKind::all_reduce, Bytes::mib(64), comm);
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -115,6 +116,9 @@ class FlowCollectiveModel final : public CollectiveCostModel {
   int threads() const { return threads_; }
   // How many copies of the job run beside it (background); 0 without.
   int neighbour_copies() const { return static_cast<int>(replica_shifts_.size()); }
+  // Max-min problems solved so far (one a distinct collective priced), and the flows in them.
+  uint64_t solves() const { return solves_; }
+  uint64_t flows() const { return flows_; }
   const topology::Cluster& cluster() const { return *cluster_; }
 
  private:
@@ -150,6 +154,8 @@ class FlowCollectiveModel final : public CollectiveCostModel {
   int threads_ = 1;
   std::vector<int> replica_shifts_;    // where the job's copies sit (background)
   std::vector<double> link_capacity_;  // bytes/s after the link class's efficiency
+  mutable std::atomic<uint64_t> solves_{0};  // max-min problems solved (one a distinct collective)
+  mutable std::atomic<uint64_t> flows_{0};   // flows in them
   mutable std::mutex accelerator_mutex_;  // the accelerator solves one problem at a time
   mutable std::mutex mutex_;              // guards the cache
   mutable std::map<CacheKey, CollectiveEstimate> cache_;

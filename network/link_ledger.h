@@ -32,6 +32,7 @@ class LinkLedger final : public NetworkModel {
   std::string_view name() const override { return inner_.name(); }
   void start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done, uint64_t payload) override;
   Bytes bytes_delivered() const override { return inner_.bytes_delivered(); }
+  NetworkCounters counters() const override { return inner_.counters(); }
 
   // Links that carried bytes since the last clear(), in link order, with their utilisation over
   // `elapsed` (0 when elapsed is 0).

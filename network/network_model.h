@@ -98,6 +98,23 @@ inline Bytes spray_share(Bytes bytes, size_t i, size_t k) {
   return Bytes(bytes.count() / n + (static_cast<int64_t>(i) < bytes.count() % n ? 1 : 0));
 }
 
+// What a network model did over a run, for `simulate --stats`: transfers started, max-min solves
+// and the flows they solved for (flows), packets put on a link (packets). Zero where a model has
+// none of them.
+struct NetworkCounters {
+  uint64_t transfers = 0;
+  uint64_t solves = 0;
+  uint64_t flows = 0;
+  uint64_t packets = 0;
+  NetworkCounters& operator+=(const NetworkCounters& o) {
+    transfers += o.transfers;
+    solves += o.solves;
+    flows += o.flows;
+    packets += o.packets;
+    return *this;
+  }
+};
+
 class NetworkModel {
  public:
   virtual ~NetworkModel() = default;
@@ -107,6 +124,7 @@ class NetworkModel {
                      uint64_t payload) = 0;
   // Bytes delivered so far, over all transfers (conservation checks compare it with bytes sent).
   virtual Bytes bytes_delivered() const = 0;
+  virtual NetworkCounters counters() const { return {}; }
 };
 
 }  // namespace dtsim::network

@@ -160,6 +160,7 @@ void FlowNetworkModel::solve(Time from) {
   flow::FlowSolver& solver = accelerate ? *options_.accelerator : cpu_;
   solver.solve(problem_, rates_);
   ++solves_;
+  flows_solved_ += flows_.size();
   if (accelerate) ++accelerated_solves_;
   peak_utilization_ = std::max(peak_utilization_, flow::max_link_utilization(problem_, rates_, link_load_));
   for (size_t i = 0; i < flows_.size(); ++i) {

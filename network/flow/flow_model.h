@@ -65,6 +65,9 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   // Rate of active flow `i` (in start order) at the last solve, bytes per second.
   double rate_of(size_t i) const { return flows_.at(i).rate; }
   uint64_t solves() const { return solves_; }
+  NetworkCounters counters() const override {
+    return {.transfers = next_transfer_, .solves = solves_, .flows = flows_solved_, .packets = 0};
+  }
   uint64_t accelerated_solves() const { return accelerated_solves_; }
   // The largest link load / capacity seen at any solve so far (<= 1 up to rounding).
   double peak_link_utilization() const { return peak_utilization_; }
@@ -118,6 +121,7 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   std::unordered_map<uint64_t, OpenTransfer> open_subflows_;  // by transfer
   uint64_t solves_ = 0;
   uint64_t accelerated_solves_ = 0;
+  uint64_t flows_solved_ = 0;  // flows over every solve
   double peak_utilization_ = 0;
 
   // Scratch for building each solve's problem over only the links active flows cross.

@@ -52,6 +52,7 @@ Bytes PacketNetworkModel::bytes_sent_on(topology::LinkId link) const {
 
 void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done,
                                uint64_t payload) {
+  ++started_;
   std::vector<std::vector<topology::LinkId>> paths = transfer_paths(cluster_, t);
   if (paths.empty()) {  // to itself, or no bytes: only the route's latency (empty_message_latency)
     delivered_ += t.bytes;

@@ -57,6 +57,9 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // Bytes serialized onto `link` so far.
   Bytes bytes_sent_on(topology::LinkId link) const;
   uint64_t packets_sent() const { return packets_sent_; }
+  NetworkCounters counters() const override {
+    return {.transfers = started_, .solves = 0, .flows = 0, .packets = packets_sent_};
+  }
   // DCQCN: packets marked ECN, and CNPs the senders took.
   uint64_t ecn_marks() const { return ecn_marks_; }
   uint64_t cnps() const { return cnps_; }
@@ -174,6 +177,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   Bytes delivered_;
   int64_t peak_occupancy_ = 0;
   uint64_t packets_sent_ = 0;
+  uint64_t started_ = 0;  // transfers started
   std::vector<uint8_t> marks_;  // per port: a network switch's egress, where DCQCN marks
   sim::Rng rng_;
   uint64_t ecn_marks_ = 0;

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -305,6 +306,31 @@ TEST(Simulate, AnalyticalOnATorusOrDragonflyPricesItsRouterLinksAsFlowsDo) {
     }
     EXPECT_NEAR(time_us[1] / time_us[0], 1.0, 0.1) << kind << ": flow " << time_us[1] << " us, analytical " << time_us[0];
   }
+}
+
+// --stats says what a run did in one line on stderr: on flows, the events, transfers and max-min
+// solves it counted; on packets, the packet hops; the table on stdout is the same as without it.
+TEST(SimulateCli, StatsSayWhatTheRunDid) {
+  const std::vector<std::string> base = {"scenarios/default.yaml", "--set", "workload.max_bytes=4MiB", "-q"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_simulate(args);
+  };
+  const RunResult plain = with({"--model", "flow"});
+  const RunResult flows = with({"--model", "flow", "--stats"});
+  ASSERT_EQ(flows.status, 0) << flows.err;
+  EXPECT_EQ(flows.out, plain.out);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(flows.err, m, std::regex(R"(stats: (\d+) engine events, (\d+) transfers, (\d+) max-min solves)")))
+      << flows.err;
+  EXPECT_GT(std::stoll(m[1].str()), 0);
+  EXPECT_GT(std::stoll(m[2].str()), 0);
+  EXPECT_GT(std::stoll(m[3].str()), 0);
+  const RunResult packets = with({"--model", "packet", "--stats"});
+  ASSERT_EQ(packets.status, 0) << packets.err;
+  ASSERT_TRUE(std::regex_search(packets.err, m, std::regex(R"(max-min solves of \d+ flows, (\d+) packet hops)"))) << packets.err;
+  EXPECT_GT(std::stoll(m[1].str()), 0);
 }
 
 }  // namespace
