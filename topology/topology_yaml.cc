@@ -245,15 +245,21 @@ std::unique_ptr<Cluster> graph_from_yaml(const Reader& r, const YAML::Node& root
   spec.gpus_per_node = gpus_per_node.begin()->second;
   spec.nic.count = nics_per_node.empty() ? 0 : nics_per_node.begin()->second;
   auto cluster = std::move(b).finish(std::move(spec));
-  // Every node's first GPU must be reachable from node 0's the way transfers go (out through a
-  // NIC, across the fabric, in through a NIC): a graph that is connected only through other paths
-  // is named here, not when a model first routes over it.
+  // Every GPU must reach a GPU of the next node the way transfers go (out through a NIC of its
+  // node, across the fabric, in through a NIC), and be reached from it: a graph connected only
+  // through other paths (a GPU with no path to a NIC) is named here, not when a model first
+  // routes over it.
   const int per_node = cluster->spec().gpus_per_node;
-  for (int n = 1; n < cluster->spec().nodes; ++n) {
-    try {
-      (void)cluster->route(0, n * per_node);
-    } catch (const std::runtime_error& e) {
-      r.fail(links, "links", "no route from node 0 to node " + std::to_string(n) + " through NICs and switches: " + e.what());
+  const int gpus = cluster->gpu_count();
+  if (cluster->spec().nodes > 1) {
+    for (int g = 0; g < gpus; ++g) {
+      const int peer = (g + per_node) % gpus;
+      try {
+        (void)cluster->route(g, peer);
+        (void)cluster->route(peer, g);
+      } catch (const std::runtime_error& e) {
+        r.fail(links, "links", std::string("a GPU cannot reach another node through NICs and switches: ") + e.what());
+      }
     }
   }
   return cluster;

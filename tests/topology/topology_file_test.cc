@@ -128,6 +128,14 @@ TEST(TopologyYaml, AKeyThatIsNotANameIsRefused) {
   EXPECT_GT(e.where().line, 0) << e.what();
 }
 
+// A GPU with no path to a NIC of its node (its only link to the NVSwitch) cannot reach the other
+// node; found by the topology YAML fuzzer, where the run had stopped with "internal error: no route".
+TEST(TopologyYaml, AGpuThatReachesNoNicIsRefused) {
+  InputError e = yaml_error(replace(kGoodYaml, "{from: n1/gpu1, to: n1/nic0, bandwidth: 50GB/s, latency: 1us}",
+                                    "{from: n1/gpu0, to: n1/nic0, bandwidth: 50GB/s, latency: 1us}"));
+  EXPECT_NE(e.message().find("a GPU cannot reach another node through NICs and switches"), std::string::npos) << e.what();
+}
+
 TEST(TopologyYaml, UnknownKeyIsAnErrorNotIgnored) {
   InputError e = yaml_error(replace(kGoodYaml, "{name: sw0,", "{name: sw0, radix: 64,"));
   EXPECT_EQ(e.key(), "devices[8].radix");
