@@ -179,6 +179,8 @@ std::unique_ptr<Cluster> graph_from_yaml(const Reader& r, const YAML::Node& root
     Time lat;
     try {
       bw = parse_bandwidth(r.scalar(l, "bandwidth", key));
+    } catch (const std::overflow_error&) {
+      r.fail(l["bandwidth"], key + ".bandwidth", "expected a bandwidth below 1EB/s, got \"" + l["bandwidth"].Scalar() + "\"");
     } catch (const std::invalid_argument& e) {
       r.fail(l["bandwidth"], key + ".bandwidth", e.what());
     }
@@ -187,6 +189,8 @@ std::unique_ptr<Cluster> graph_from_yaml(const Reader& r, const YAML::Node& root
              "expected a positive bandwidth, got \"" + l["bandwidth"].Scalar() + "\"");
     try {
       lat = parse_time(r.scalar(l, "latency", key));
+    } catch (const std::overflow_error&) {
+      r.fail(l["latency"], key + ".latency", "expected a latency below 106 days, got \"" + l["latency"].Scalar() + "\"");
     } catch (const std::invalid_argument& e) {
       r.fail(l["latency"], key + ".latency", e.what());
     }

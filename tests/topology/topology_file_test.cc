@@ -136,6 +136,15 @@ TEST(TopologyYaml, AGpuThatReachesNoNicIsRefused) {
   EXPECT_NE(e.message().find("a GPU cannot reach another node through NICs and switches"), std::string::npos) << e.what();
 }
 
+// A bandwidth or latency too large for its type is an InputError at the link (found by the
+// topology YAML fuzzer: std::overflow_error escaped).
+TEST(TopologyYaml, FiguresOutOfRangeAreRefusedAtTheLink) {
+  EXPECT_EQ(yaml_error(replace(kGoodYaml, "{from: n0/gpu0, to: n0/nvs, bandwidth: 450GB/s", "{from: n0/gpu0, to: n0/nvs, bandwidth: 9999999999999999999999999GB/s")).key(),
+            "links[0].bandwidth");
+  EXPECT_EQ(yaml_error(replace(kGoodYaml, "bandwidth: 450GB/s, latency: 500ns}", "bandwidth: 450GB/s, latency: 99999999999999999999s}")).key(),
+            "links[0].latency");
+}
+
 TEST(TopologyYaml, UnknownKeyIsAnErrorNotIgnored) {
   InputError e = yaml_error(replace(kGoodYaml, "{name: sw0,", "{name: sw0, radix: 64,"));
   EXPECT_EQ(e.key(), "devices[8].radix");
