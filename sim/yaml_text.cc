@@ -83,6 +83,12 @@ void check_yaml_text(std::string_view text, const std::string& source) {
       while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
       continue;
     }
+    // After a quoted scalar closed outside flow collections, only ':' (it was a key), a comment
+    // or the end of the line may follow; yaml-cpp 0.7 loops on more text ("'' x'\n?").
+    if (quote_closed_on_line && depth == 0 && c != ':' && c != ',') {
+      throw InputError(SourceLocation{source, line, static_cast<int>(i - line_start) + 1}, "",
+                       "YAML syntax error: unexpected text after a quoted scalar");
+    }
     if (flow_closed_on_line && depth == 0) {
       if (c != ':') {
         throw InputError(SourceLocation{source, line, static_cast<int>(i - line_start) + 1}, "",
