@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include <filesystem>
 #include <set>
 #include <nlohmann/json.hpp>
@@ -120,7 +122,9 @@ MeasurementSet parse_nccl_tests_json(std::string_view text, const std::string& s
       auto num = [&, key = key](const char* k) -> double {
         if (!half.contains(k) || !half[k].is_number())
           throw key_error(fmt::format("{}.{}", key, k), "expected a number");
-        return half[k].get<double>();
+        const double v = half[k].get<double>();
+        if (!(v >= 0) || !std::isfinite(v)) throw key_error(fmt::format("{}.{}", key, k), "expected a number of at least 0");
+        return v;
       };
       p.time_us = half.contains("time") ? num("time") : num("cpu_time");
       p.algbw_gbps = num("alg_bw");

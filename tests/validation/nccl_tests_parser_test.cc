@@ -353,6 +353,17 @@ TEST(NcclTestsJson, ANumberTooLargeIsAnInputError) {
   EXPECT_THROW(parse_nccl_tests_json(R"({"results": [{"size": 1e99999}]})", "huge.json"), InputError);
 }
 
+// A negative time or bandwidth is refused at its key (found by the -J JSON fuzzer).
+TEST(NcclTestsJson, ANegativeTimeIsAnInputError) {
+  try {
+    parse_nccl_tests_json(
+        R"({"results": [{"size": 1024, "out_of_place": {"time": -2.64, "alg_bw": 1, "bus_bw": 1}}]})", "neg.json");
+    FAIL() << "a negative time was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("out_of_place.time"), std::string::npos) << e.what();
+  }
+}
+
 TEST(LauncherPrefix, RemovesOpenMpiSrunAndTimestampPrefixes) {
   EXPECT_EQ(strip_launcher_prefix("[1,0]<stdout>:# nThread 1"), "# nThread 1");
   EXPECT_EQ(strip_launcher_prefix("2025-03-14T09:12:01.118Z 0: # x"), "# x");
