@@ -83,6 +83,13 @@ void check_yaml_text(std::string_view text, const std::string& source) {
       while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
       continue;
     }
+    // A complex key ('?' indicator): no dtsim file has one, and yaml-cpp 0.7 loops on one after a
+    // root node with a property ("!a b\n?\n").
+    if (token_start && c == '?' &&
+        (i + 1 == text.size() || std::string_view(" \t\r\n").find(text[i + 1]) != std::string_view::npos)) {
+      throw InputError(SourceLocation{source, line, static_cast<int>(i - line_start) + 1}, "",
+                       "YAML syntax error: a complex key ('?'); write the key plainly or quote it");
+    }
     // After a quoted scalar closed outside flow collections, only ':' (it was a key), a comment
     // or the end of the line may follow; yaml-cpp 0.7 loops on more text ("'' x'\n?").
     if (quote_closed_on_line && depth == 0 && c != ':' && c != ',') {
