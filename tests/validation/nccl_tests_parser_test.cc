@@ -357,7 +357,8 @@ TEST(NcclTestsJson, ANumberTooLargeIsAnInputError) {
 TEST(NcclTestsJson, ANegativeTimeIsAnInputError) {
   try {
     parse_nccl_tests_json(
-        R"({"results": [{"size": 1024, "out_of_place": {"time": -2.64, "alg_bw": 1, "bus_bw": 1}}]})", "neg.json");
+        R"({"args": ["./all_reduce_perf"], "results": [{"size": 1024, "out_of_place": {"time": -2.64, "alg_bw": 1, "bus_bw": 1}}]})",
+        "neg.json");
     FAIL() << "a negative time was read";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("out_of_place.time"), std::string::npos) << e.what();
