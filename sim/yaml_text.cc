@@ -173,8 +173,10 @@ void check_yaml_text(std::string_view text, const std::string& source) {
       token_start = true;
       continue;
     }
-    if (token_start && depth == 0 && (c == '&' || c == '!') && (last == Last::start || node_start)) {
-      // A property ends at whitespace or a flow indicator (YAML 1.2 anchors exclude ,[]{}). A
+    if (token_start && depth == 0 && (c == '&' || c == '!') && (last == Last::start || node_start || last == Last::property)) {
+      // A node may carry a tag and an anchor, so a property may follow a property ("!a &b,",
+      // on which yaml-cpp 0.7 loops as on "&b,"). A property ends at whitespace or a flow
+      // indicator (YAML 1.2 anchors exclude ,[]{}). A
       // quote is no tag character, and yaml-cpp 0.7 loops on one there ("!\"[\","): refused in
       // anchors too, which no scenario needs.
       while (i + 1 < text.size() && std::string_view(" \t\r\n,[]{}").find(text[i + 1]) == std::string_view::npos) {
