@@ -15,11 +15,19 @@
 #   scripts/fuzz.sh                          # scenario loader, 60 seconds
 #   scripts/fuzz.sh 600 -jobs=2 -workers=2   # 10 minutes, extra libFuzzer flags after the time
 #   scripts/fuzz.sh 300 chakra               # trace reader, 5 minutes
-#   scripts/fuzz.sh 20 all                   # every target for 20 seconds each (CI)
+#   scripts/fuzz.sh 20 all                   # every target for 20 seconds each
+#   scripts/fuzz.sh ci                       # every target: its seeds, then 500 mutations from seed 1,
+#                                            # from a fresh corpus: the same run on every machine (CI)
 # Findings (crash-*, timeout-*, oom-*, leak-* files) land in build/fuzz/findings-TARGET/; the
 # script exits non-zero when there is one. Reproduce one with: build/fuzz/fuzz/TARGET_fuzzer FILE
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [[ "${1:-}" == ci ]]; then
+  # Deterministic: a fixed seed and a fixed number of inputs over the seeds alone, so that a
+  # finding here is one anybody reproduces, not a flake of how fast the machine ran.
+  shift
+  exec env DTSIM_FUZZ_FRESH=1 "$0" 0 all -seed=1 -runs=500 "$@"
+fi
 seconds="${1:-60}"
 shift || true
 targets=(scenario sweep_file chakra nccl_tests_text nccl_tests_json measurement_csv nccl_debug_log topology_xml
@@ -56,11 +64,17 @@ program="${program}_fuzzer"
 cmake --preset fuzz -DDTSIM_WERROR=OFF >/dev/null
 corpus=build/fuzz/corpus-$target
 findings=build/fuzz/findings-$target
+if [[ -n "${DTSIM_FUZZ_FRESH:-}" ]]; then
+  corpus=build/fuzz/ci-corpus-$target
+  rm -rf "$corpus"
+fi
 mkdir -p "$corpus" "$findings"
 # Seeds are named by their path, so that files of one name in two folders both seed.
 for s in "${seeds[@]}"; do cp -n "$s" "$corpus/$(echo "$s" | tr '/' '_')" 2>/dev/null || true; done
 cmake --build --preset fuzz --target "$program" -j "$(nproc)"
 
+time_limit=()
+[[ "$seconds" -gt 0 ]] && time_limit=(-max_total_time="$seconds")
 build/fuzz/fuzz/"$program" "$corpus" \
-  -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
+  "${time_limit[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
   -artifact_prefix="$findings/" -print_final_stats=1 "$@"
