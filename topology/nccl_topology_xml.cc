@@ -324,7 +324,6 @@ NodeTemplate parse_nccl_topology_xml(const ClusterSpec& spec, std::string_view t
   // The fabric side of the NICs runs at the slowest port the file gives.
   for (const auto& [dev, part] : r.nics) {
     const Bandwidth speed = r.nic_speed[part];
-    r.t.nic_speeds.push_back(speed);
     if (!speed.is_zero() && (r.t.nic_bandwidth.is_zero() || speed < r.t.nic_bandwidth)) r.t.nic_bandwidth = speed;
   }
   for (const auto& [part, xml] : r.gpu_xml) {

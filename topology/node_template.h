@@ -34,7 +34,6 @@ struct NodeTemplate {
   // NCCL XML whose GPUs are named by PCI class code only says nothing of their NVLinks (NCCL asks
   // the driver at run time): those GPUs were joined by the spec's scale_up instead.
   bool scale_up_from_spec = false;
-  std::vector<Bandwidth> nic_speeds;  // NCCL XML: each NIC's port speed, zero where unsaid
   int slower_nics_left_out = 0;       // NCCL XML: ports slower than the node's fastest, not built
   int gpu_sm = 0;                     // NCCL XML: the GPUs' compute capability, 0 where unsaid
 };

@@ -94,8 +94,6 @@ TEST(RealTopologyFiles, DescribeReportsWhatEachFileSays) {
 
 // The closed form prices the file's node, not the preset's: an all_reduce across two nodes runs
 // at the file's NICs on the analytical model as on flows, which route over the file's graph.
-// (The analytical model had kept the preset's eight 400 Gb/s NICs: 441 GB/s bus bandwidth where
-// the 56 Gb/s NIC of the RTX 3090 box gives flows 10.)
 TEST(RealTopologyFiles, AnalyticalModelPricesTheFilesNodeAsFlowsDo) {
   const fs::path scenario = write_scenario("models", kTwoNodes);
   for (const char* file : {"rtx3090_8gpu_pcie_switch_ib56g_dump.xml", "azure_ncv4_topo.xml",

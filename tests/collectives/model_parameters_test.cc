@@ -64,8 +64,7 @@ TEST(ModelParameters, CalibrationValuesCarryUnits) {
 
 TEST(ModelParameters, CalibrationRejectsALatencyWithoutUnit) {
   EXPECT_THROW(parse_calibration("parameters:\n  nvls_latency: 20\n", "c.yaml"), InputError);
-  // A complex key (YAML's "? key") is a line, not yaml-cpp's "bad conversion" (found by the
-  // calibration fuzzer).
+  // A complex key (YAML's "? key") is a line, not yaml-cpp's "bad conversion".
   EXPECT_THROW(parse_calibration("parameters:\n  ? nvls_latency: 2us\n", "c.yaml"), InputError);
   EXPECT_THROW(parse_calibration("? [a, b]\n", "c.yaml"), InputError);
 }

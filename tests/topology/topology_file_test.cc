@@ -114,30 +114,28 @@ TEST(TopologyYaml, UnknownDeviceKindListsTheKinds) {
       << e.what();
 }
 
-// A GPU of node 0 cabled to a NIC of node 1 (found by the topology YAML fuzzer: the router found
-// no route and the run stopped with an internal error) is refused at the link.
+// A GPU of node 0 cabled to a NIC of node 1 is refused at the link: no route between nodes could cross it.
 TEST(TopologyYaml, ALinkBetweenTwoNodesInsidesIsRefused) {
   InputError e = yaml_error(replace(kGoodYaml, "{name: n0/nic0, kind: nic, node: 0}", "{name: n0/nic0, kind: nic, node: 1}"));
   EXPECT_NE(e.message().find("devices of two nodes meet only NIC to NIC"), std::string::npos) << e.what();
 }
 
 // A device written as a map whose key is itself a map ("- {name: x, node0}: ") is an InputError
-// at the device, not yaml-cpp's "bad conversion" (found by the topology YAML fuzzer).
+// at the device, not yaml-cpp's "bad conversion".
 TEST(TopologyYaml, AKeyThatIsNotANameIsRefused) {
   InputError e = yaml_error(replace(kGoodYaml, "{name: n0/nvs, kind: nvswitch, node: 0}", "{name: n0/nvs, kind: nvswitch, node0}: "));
   EXPECT_GT(e.where().line, 0) << e.what();
 }
 
 // A GPU with no path to a NIC of its node (its only link to the NVSwitch) cannot reach the other
-// node; found by the topology YAML fuzzer, where the run had stopped with "internal error: no route".
+// node, and is refused at load, not when a model first routes over it.
 TEST(TopologyYaml, AGpuThatReachesNoNicIsRefused) {
   InputError e = yaml_error(replace(kGoodYaml, "{from: n1/gpu1, to: n1/nic0, bandwidth: 50GB/s, latency: 1us}",
                                     "{from: n1/gpu0, to: n1/nic0, bandwidth: 50GB/s, latency: 1us}"));
   EXPECT_NE(e.message().find("a GPU cannot reach another node through NICs and switches"), std::string::npos) << e.what();
 }
 
-// A bandwidth or latency too large for its type is an InputError at the link (found by the
-// topology YAML fuzzer: std::overflow_error escaped).
+// A bandwidth or latency too large for its type is an InputError at the link.
 TEST(TopologyYaml, FiguresOutOfRangeAreRefusedAtTheLink) {
   EXPECT_EQ(yaml_error(replace(kGoodYaml, "{from: n0/gpu0, to: n0/nvs, bandwidth: 450GB/s", "{from: n0/gpu0, to: n0/nvs, bandwidth: 9999999999999999999999999GB/s")).key(),
             "links[0].bandwidth");

@@ -347,13 +347,12 @@ TEST(NcclTestsJson, TruncatedReportIsAnInputErrorWithItsPosition) {
   }
 }
 
-// A number too large for a double is an InputError, not nlohmann's out_of_range (found by the
-// -J JSON fuzzer).
+// A number too large for a double is an InputError, not nlohmann's out_of_range.
 TEST(NcclTestsJson, ANumberTooLargeIsAnInputError) {
   EXPECT_THROW(parse_nccl_tests_json(R"({"results": [{"size": 1e99999}]})", "huge.json"), InputError);
 }
 
-// A negative time or bandwidth is refused at its key (found by the -J JSON fuzzer).
+// A negative time or bandwidth is refused at its key .
 TEST(NcclTestsJson, ANegativeTimeIsAnInputError) {
   try {
     parse_nccl_tests_json(

@@ -327,8 +327,7 @@ TEST(ChakraForeignTrace, ControlDependenciesAreNotWaitedOn) {
 }
 
 // ASTRA-sim's custom collective traces tag every message alike: the k-th receive from a sender
-// takes the sender's k-th send, as MPI pairs messages, instead of the last send overwriting the
-// earlier ones (which left two receives without a send and the run deadlocked).
+// takes the sender's k-th send, as MPI pairs messages.
 TEST(ChakraForeignTrace, SendsWithOneTagPairInOrder) {
   const std::string prefix = temp_prefix("sametag");
   const int64_t kib = 1024;
