@@ -43,6 +43,15 @@ void Progress::advance(int64_t n) {
   maybe_draw(false);
 }
 
+void Progress::set_note(std::string note) {
+  if (!enabled_) return;
+  {
+    std::lock_guard lock(draw_mutex_);
+    note_ = std::move(note);
+  }
+  maybe_draw(false);
+}
+
 void Progress::maybe_draw(bool force) {
   std::unique_lock lock(draw_mutex_, std::try_to_lock);
   if (!lock.owns_lock() || finished_) return;
@@ -61,10 +70,10 @@ void Progress::maybe_draw(bool force) {
           ? fmt::format(", {:.0f}s left", elapsed / static_cast<double>(done_now) *
                                               static_cast<double>(total_ - done_now))
           : "";
-  *out_ << fmt::format("\r{} [{}{}] {}/{} {:3.0f}% {:.1f}s{}", label_, std::string(static_cast<size_t>(filled), '#'),
-                       std::string(static_cast<size_t>(kBarWidth - filled), ' '), done_now, total_,
-                       fraction * 100, elapsed, left)
-        << std::flush;
+  *out_ << fmt::format("\r{} [{}{}] {}/{} {:3.0f}% {:.1f}s{}{}{}", label_, std::string(static_cast<size_t>(filled), '#'),
+                       std::string(static_cast<size_t>(kBarWidth - filled), ' '), done_now / units_per_item_,
+                       total_ / units_per_item_, fraction * 100, elapsed, left, note_.empty() ? "" : ", ", note_)
+        << "\x1b[K" << std::flush;
 }
 
 void Progress::finish() {

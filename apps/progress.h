@@ -4,6 +4,7 @@
 // an atomic add, and a clock read only every 1024 calls.
 //   Progress p(sizes.size(), "all_reduce sweep", !options.quiet && Progress::stderr_is_terminal());
 //   for (...) { ...; p.advance(); }
+//   p.set_note("1.2 ms simulated");  // shown after the bar at its next redraw
 //   p.finish();   // clears the line (the destructor does too)
 #pragma once
 
@@ -31,6 +32,13 @@ class Progress {
 
   // Records `n` more units done; may be called from several threads.
   void advance(int64_t n = 1);
+  // Counts whole items of `units` units each (the bar still moves by units): a sweep's rows
+  // advance by the thousandths of their bytes delivered and the line reads rows done. Set before
+  // the first advance.
+  void set_units_per_item(int64_t units) { units_per_item_ = units > 0 ? units : 1; }
+  // A short text after the bar (the simulated time a run has reached), drawn now if a redraw is
+  // due; from any thread.
+  void set_note(std::string note);
   // Erases the bar if one was drawn; later advances draw nothing.
   void finish();
 
@@ -42,6 +50,8 @@ class Progress {
 
   int64_t total_;
   std::string label_;
+  std::string note_;
+  int64_t units_per_item_ = 1;
   bool enabled_;
   std::ostream* out_;
   std::function<Clock::time_point()> now_;

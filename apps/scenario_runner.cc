@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -15,6 +16,7 @@
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "apps/progress.h"
 #include "collectives/analytical_model.h"
@@ -35,6 +37,7 @@
 #include "sim/engine.h"
 #include "sim/error.h"
 #include "sim/parallel_rows.h"
+#include "sim/run_watch.h"
 #include "topology/catalog.h"
 #include "topology/cluster.h"
 #include "topology/describe.h"
@@ -258,27 +261,96 @@ struct SweepRun {
   std::vector<workloads::SweepRow> rows;
   uint64_t fingerprint = sim::kEmptyFingerprint;
   RunStats stats;
+  std::string stopped;  // NetworkRun::stopped
 };
 
-// The flow or packet models' part of a sweep run: the rows' fingerprints combined, and their stats.
+// The flow or packet models' part of a sweep run: the rows' fingerprints combined, and their
+// stats; `stopped` says what a wall-clock limit left undone (empty when every row ran).
 struct NetworkRun {
   uint64_t fingerprint = sim::kEmptyFingerprint;
   RunStats stats;
+  std::string stopped;
+};
+
+// How a sweep's rows on flows or packets run: on `threads` workers (0: all cores), with a
+// progress bar on a terminal unless `quiet`, stopped when `deadline` passes, refused before it
+// starts when it would hold more than `max_memory_bytes` (0: the machine's available memory).
+struct SweepControl {
+  int threads = 0;
+  bool quiet = true;
+  sim::WallDeadline* deadline = nullptr;
+  double max_memory_bytes = 0;
 };
 
 // What one sweep row's run leaves besides the row itself: its bytes per link (with `links`), its
-// engine's fingerprint and what the run did.
+// engine's fingerprint and what the run did; `complete` is false when the run's wall-clock limit
+// stopped it (`started`: it had begun), with the simulated time it reached and the share of its
+// bytes delivered by then.
 struct RowRun {
   std::vector<network::LinkLoad> links;
   uint64_t fingerprint = sim::kEmptyFingerprint;
   RunStats stats;
+  bool complete = true;
+  bool started = true;
+  Time reached;
+  double delivered = 0;
+};
+
+// What watches a sweep's rows while they run: the progress bar, which counts rows and moves by
+// the thousandths of each row's bytes delivered, and the run's wall-clock limit (--max-wall).
+struct RowControl {
+  Progress& progress;
+  sim::WallDeadline& deadline;
+};
+inline constexpr int64_t kRowUnits = 1000;
+
+// Watches one row's engine: at each clock read it moves the bar by the share of the row's bytes
+// delivered (copies of the row, network.background: replicas, included) and notes the simulated
+// time reached, and it stops the engine once the run's wall-clock limit has passed.
+class RowWatch final : public sim::EngineWatch {
+ public:
+  RowWatch(RowControl control, const network::NetworkModel& net, double total_bytes)
+      : control_(control), net_(net), total_bytes_(total_bytes) {}
+  bool keep_running(const sim::Engine& engine) override {
+    const auto now = clock_.sample();
+    if (!now) return true;
+    advance_to(static_cast<int64_t>(delivered() * kRowUnits));
+    control_.progress.set_note(fmt::format("{:.4g} us simulated, {} events", engine.now().us(),
+                                           engine.events_executed()));
+    return !control_.deadline.passed(*now);
+  }
+  // The share of the row's bytes delivered so far.
+  double delivered() const {
+    return total_bytes_ > 0 ? std::min(1.0, net_.bytes_delivered().as_double() / total_bytes_) : 1.0;
+  }
+  // Moves the bar to `units` thousandths of the row (never back).
+  void advance_to(int64_t units) {
+    if (units <= reported_) return;
+    control_.progress.advance(units - reported_);
+    reported_ = units;
+  }
+
+ private:
+  RowControl control_;
+  const network::NetworkModel& net_;
+  double total_bytes_;
+  sim::ClockSampler clock_;
+  int64_t reported_ = 0;
 };
 
 // Runs one row's schedule on a fresh engine and network model from `make_net` and fills in the
 // row's time and bandwidths from when its last transfer lands.
 RowRun run_row(const config::Scenario& s, const SweepPlan& plan, workloads::SweepRow& row, const RowNetwork& make_net,
-               const topology::Cluster& cluster, bool links) {
-  if (plan.closed_form) return {};
+               const topology::Cluster& cluster, bool links, RowControl control) {
+  if (plan.closed_form) {
+    control.progress.advance(kRowUnits);
+    return {};
+  }
+  if (control.deadline.expired()) {
+    RowRun skipped;
+    skipped.complete = skipped.started = false;
+    return skipped;
+  }
   const std::unique_ptr<network::NetworkModel> model_net = make_net();
   std::optional<network::LinkLedger> ledger;
   if (links) ledger.emplace(cluster, *model_net);
@@ -295,9 +367,23 @@ RowRun run_row(const config::Scenario& s, const SweepPlan& plan, workloads::Swee
   std::vector<std::unique_ptr<collectives::ScheduleExecutor>> neighbours;
   for (const collectives::Schedule& copy : copies)
     neighbours.push_back(std::make_unique<collectives::ScheduleExecutor>(copy, net, launch));
+  double total_bytes = 0;
+  for (const auto& t : plan.schedule.transfers()) total_bytes += t.bytes.as_double();
+  RowWatch watch(control, net, total_bytes * static_cast<double>(1 + copies.size()));
+  engine.set_watch(&watch);
   exec.start(engine);
   for (auto& n : neighbours) n->start(engine);
   engine.run();
+  if (!exec.done() && control.deadline.expired()) {
+    RowRun stopped;
+    stopped.complete = false;
+    stopped.reached = engine.now();
+    stopped.delivered = watch.delivered();
+    stopped.stats.events = engine.events_executed();
+    stopped.stats.net = net.counters();
+    return stopped;
+  }
+  watch.advance_to(kRowUnits);
   const auto kind = s.workload.sweep.collective;
   // A lossless packet fabric whose buffers wait on each other in a cycle never drains.
   if (net.name() == "packet" && !exec.done()) {
@@ -318,42 +404,182 @@ RowRun run_row(const config::Scenario& s, const SweepPlan& plan, workloads::Swee
   return run;
 }
 
+// What a sweep on flows or packets holds in memory per transfer of its schedules, bounds from
+// measured peaks (bench/README.md, "Memory of a sweep"): a planned schedule's transfer with its
+// dependencies and the vectors' slack, held from planning to the end of the run; and while its
+// row runs, the executor's and the network model's state for it, as when every transfer of the
+// row is in flight at once (an all_to_all on flows).
+// The program itself, its libraries and a small cluster's graph come on top.
+constexpr double kScheduleBytesPerTransfer = 64;
+constexpr double kRunBytesPerTransfer = 512;
+constexpr double kProgramBytes = 16.0 * 1024 * 1024;
+
+// The memory this machine has available now (MemAvailable), else its physical memory.
+double available_memory_bytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib * 1024;
+  }
+  return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+}
+
+std::string memory_size(double bytes) {
+  constexpr double kMiB = 1024.0 * 1024.0;
+  if (bytes < kMiB) return fmt::format("{:.3g} KiB", bytes / 1024);
+  if (bytes < 1024 * kMiB) return fmt::format("{:.3g} MiB", bytes / kMiB);
+  return fmt::format("{:.3g} GiB", bytes / (1024 * kMiB));
+}
+
+// A sweep's rows planned before any of them runs, and what running them costs: transfers over
+// every row (copies of the communicator, network.background: replicas, included), the largest
+// row's, the packet hops on packets, and the memory the run holds.
+struct SweepCost {
+  std::vector<SweepPlan> plans;
+  uint64_t transfers = 0;
+  uint64_t largest_row = 0;
+  uint64_t packet_hops = 0;
+  double memory_bytes = 0;
+};
+
+// Plans every row of a sweep on flows or packets under a budget from the machine's available
+// memory, states the run's cost on stderr (unless quiet), and refuses, in one line naming the key
+// to change, a sweep whose schedules or run would not fit in memory, or whose packet hops would
+// take more than minutes.
+SweepCost plan_sweep(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
+                     const topology::Cluster& cluster, const std::vector<workloads::SweepRow>& rows,
+                     const SweepControl& control) {
+  const bool on_packets = s.network.model == config::NetworkModelKind::packet;
+  const std::string_view model_name = on_packets ? "packet" : "flow";
+  const double available = control.max_memory_bytes > 0 ? control.max_memory_bytes : available_memory_bytes();
+  const std::string_view limit_name = control.max_memory_bytes > 0 ? "--max-memory allows" : "this machine has available";
+  auto too_big = [&](const std::string& what) {
+    return InputError(where(s), "workload.ranks",
+                      fmt::format("the {} model would {}, more than the {} {}; lower workload.ranks (or "
+                                  "cluster.nodes) or workload.max_bytes, or use network.model: analytical",
+                                  model_name, what, memory_size(available), limit_name));
+  };
+  SweepCost cost;
+  std::vector<uint64_t> row_transfers;
+  {
+    const auto budget = static_cast<uint64_t>(std::min(available / kScheduleBytesPerTransfer, 4.0e9));
+    const collectives::ScheduleBudget limit(budget);
+    for (const auto& row : rows) {
+      try {
+        cost.plans.push_back(plan_row(s, model, cluster, row));
+      } catch (const collectives::ScheduleTooLarge& e) {
+        throw too_big(fmt::format("plan more than {:.3g} transfers for the {}-byte row (about {})",
+                                  static_cast<double>(e.limit()), row.bytes.count(),
+                                  memory_size(static_cast<double>(e.limit()) * kScheduleBytesPerTransfer)));
+      }
+      const auto& transfers = cost.plans.back().schedule.transfers();
+      const uint64_t copies = 1 + neighbour_shifts(s, row.ranks, cluster.gpu_count()).size();
+      uint64_t row_hops = 0;
+      if (on_packets) {
+        for (const auto& t : transfers) {
+          if (t.src_gpu == t.dst_gpu) continue;
+          row_hops += network::PacketNetworkModel::packet_hops(t.bytes, cluster.route(t.src_gpu, t.dst_gpu).size(),
+                                                               s.network.packet.mtu);
+        }
+      }
+      // Copies of the row's communicator run as many transfers and hops, routed alike.
+      cost.packet_hops += row_hops * copies;
+      cost.transfers += transfers.size();
+      row_transfers.push_back(transfers.size() * copies);
+      cost.largest_row = std::max(cost.largest_row, row_transfers.back());
+    }
+  }
+  // The schedules are held for the whole run; the rows running at once hold their run state.
+  std::sort(row_transfers.begin(), row_transfers.end(), std::greater<>());
+  const size_t workers = static_cast<size_t>(control.threads > 0 ? control.threads
+                                                                 : std::max(1u, std::thread::hardware_concurrency()));
+  double running = 0;
+  for (size_t i = 0; i < std::min(workers, row_transfers.size()); ++i) running += static_cast<double>(row_transfers[i]);
+  cost.memory_bytes =
+      kProgramBytes + static_cast<double>(cost.transfers) * kScheduleBytesPerTransfer + running * kRunBytesPerTransfer;
+  if (cost.memory_bytes > available) {
+    throw too_big(fmt::format("hold about {} for this sweep ({:.3g} transfers, the {} largest rows running at once)",
+                              memory_size(cost.memory_bytes), static_cast<double>(cost.transfers),
+                              std::min(workers, row_transfers.size())));
+  }
+  if (cost.packet_hops > kMaxPacketHops) {
+    throw InputError(where(s), "network.model",
+                     fmt::format("the packet model would simulate {:.3g} packet hops for this sweep, more than "
+                                 "its limit of {:.3g} (minutes of run time); lower workload.max_bytes or "
+                                 "use flow",
+                                 static_cast<double>(cost.packet_hops), static_cast<double>(kMaxPacketHops)));
+  }
+  if (!control.quiet) {
+    std::cerr << fmt::format("simulate: {} model: {} rows, {:.3g} transfers ({:.3g} in the largest row){}; at most "
+                             "about {} of memory ({} {})\n",
+                             model_name, rows.size(), static_cast<double>(cost.transfers),
+                             static_cast<double>(cost.largest_row),
+                             on_packets ? fmt::format(", {:.3g} packet hops", static_cast<double>(cost.packet_hops)) : "",
+                             memory_size(cost.memory_bytes), memory_size(available),
+                             control.max_memory_bytes > 0 ? "allowed" : "available");
+  }
+  return cost;
+}
+
 // Runs the rows on `threads` workers (0: all cores), each row on its own engine and network model
 // (run_row), so a row's result cannot depend on the others or on which thread ran it; returns the
 // sweep's fingerprint, the rows' engine fingerprints combined in row order
 // (sim::combine_fingerprints), the same for every thread count, 1 included. `plans` holds the
-// rows' schedules when the caller already built them; otherwise each is built when its row runs
-// (plan_row only reads the analytical model). With `links`, each row's bytes per link are
-// appended there in row order. Shared between the workers, read only: the scenario, the model
+// rows' schedules (plan_sweep). With `links`, each row's bytes per link are appended there in row
+// order; rows a wall-clock limit stopped leave `rows`. Shared between the workers, read only: the
+// scenario, the model
 // and the cluster, whose route() is safe from several threads (its caches take a lock,
 // topology/ecmp_router.h). An error in a row (a packet deadlock) is rethrown as it was thrown,
 // the first row's when several fail, as a serial run would (for_each_row).
-NetworkRun run_sweep_on_network(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
-                              std::vector<workloads::SweepRow>& rows, const RowNetwork& make_net,
-                              const topology::Cluster& cluster, int threads, bool quiet,
-                              std::vector<report::SweepLinkLoad>* links, std::vector<SweepPlan> plans = {}) {
+NetworkRun run_sweep_on_network(const config::Scenario& s, std::vector<workloads::SweepRow>& rows, const RowNetwork& make_net,
+                              const topology::Cluster& cluster, const SweepControl& control,
+                              std::vector<report::SweepLinkLoad>* links, std::vector<SweepPlan> plans) {
   const bool on_packets = s.network.model == config::NetworkModelKind::packet;
-  Progress progress(static_cast<int64_t>(rows.size()),
+  Progress progress(static_cast<int64_t>(rows.size()) * kRowUnits,
                     std::string(collectives::name(s.workload.sweep.collective)) +
                         (on_packets ? " on packets" : " on flows"),
-                    !quiet && Progress::stderr_is_terminal());
+                    !control.quiet && Progress::stderr_is_terminal());
+  progress.set_units_per_item(kRowUnits);
   const size_t n = rows.size();
   std::vector<RowRun> runs(n);
-  sim::for_each_row(n, threads, [&](size_t i) {
-    const SweepPlan plan =
-        plans.empty() ? plan_row(s, model, cluster, rows[i]) : std::move(plans[i]);
-    runs[i] = run_row(s, plan, rows[i], make_net, cluster, links != nullptr);
-    progress.advance();
-  });
+  sim::for_each_row(n, control.threads, [&](size_t i) {
+    const SweepPlan plan = std::move(plans[i]);
+    runs[i] = run_row(s, plan, rows[i], make_net, cluster, links != nullptr, {progress, *control.deadline});
+  }, control.deadline->has_limit() ? sim::RowOrder::smallest_first : sim::RowOrder::largest_first);
+  progress.finish();
   std::vector<uint64_t> fingerprints;
   NetworkRun out;
+  // Rows a wall-clock limit stopped leave the results; the others keep their order.
+  std::vector<workloads::SweepRow> kept;
+  std::vector<std::string> in_flight;
+  size_t not_started = 0;
   for (size_t i = 0; i < n; ++i) {
-    if (links) {
-      for (auto& load : runs[i].links) links->push_back({i, std::move(load)});
+    RowRun& run = runs[i];
+    out.stats += run.stats;
+    if (!run.complete) {
+      if (!run.started) {
+        ++not_started;
+      } else {
+        in_flight.push_back(fmt::format("{} bytes had reached {:.4g} us simulated with {:.0f}% of its bytes delivered",
+                                        rows[i].bytes.count(), run.reached.us(), 100 * run.delivered));
+      }
+      continue;
     }
-    fingerprints.push_back(runs[i].fingerprint);
-    out.stats += runs[i].stats;
+    if (links) {
+      for (auto& load : run.links) links->push_back({kept.size(), std::move(load)});
+    }
+    kept.push_back(std::move(rows[i]));
+    fingerprints.push_back(run.fingerprint);
   }
+  if (kept.size() < n) {
+    out.stopped = fmt::format("stopped at --max-wall {:g} s: {} of {} rows done{}", control.deadline->limit_s(),
+                              kept.size(), n, kept.empty() ? "" : " (printed)");
+    for (const std::string& row : in_flight) out.stopped += "; the row of " + row;
+    if (not_started > 0) out.stopped += fmt::format("; {} not started", not_started);
+  }
+  rows = std::move(kept);
   out.fingerprint = sim::combine_fingerprints(fingerprints);
   return out;
 }
@@ -364,8 +590,8 @@ NetworkRun run_sweep_on_network(const config::Scenario& s, const collectives::An
 // inside one domain keeps the closed form's time; CollNet and PAT have none, so those sizes run
 // the cheaper of ring and tree instead, and the row says which ran.
 NetworkRun run_sweep_on_flows(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
-                            std::vector<workloads::SweepRow>& rows, int threads, bool quiet,
-                            std::vector<report::SweepLinkLoad>* links) {
+                              std::vector<workloads::SweepRow>& rows, const SweepControl& control,
+                              std::vector<report::SweepLinkLoad>* links) {
   if (rows.empty()) return {};
   auto cluster = topology::build_cluster(s.cluster);
   network::FlowModelOptions options;
@@ -382,7 +608,8 @@ NetworkRun run_sweep_on_flows(const config::Scenario& s, const collectives::Anal
     row_options.accelerator = flow_accelerator();
     return std::make_unique<network::FlowNetworkModel>(*cluster, std::move(row_options));
   };
-  return run_sweep_on_network(s, model, rows, make_net, *cluster, threads, quiet, links);
+  SweepCost cost = plan_sweep(s, model, *cluster, rows, control);
+  return run_sweep_on_network(s, rows, make_net, *cluster, control, links, std::move(cost.plans));
 }
 
 // DCQCN runs where RoCE runs it: on RoCE NICs with ECN marking and cc: dcqcn (the defaults).
@@ -401,37 +628,18 @@ network::PacketModelOptions packet_options(const config::Scenario& s,
 }
 
 // The packet model runs the same schedules as the flow model, packet by packet; a sweep whose
-// packet hops would take more than minutes is refused before it starts.
+// packet hops would take more than minutes is refused before it starts (plan_sweep).
 NetworkRun run_sweep_on_packets(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
-                              std::vector<workloads::SweepRow>& rows, int threads, bool quiet,
+                              std::vector<workloads::SweepRow>& rows, const SweepControl& control,
                               std::vector<report::SweepLinkLoad>* links) {
   if (rows.empty()) return {};
   auto cluster = topology::build_cluster(s.cluster);
-  const config::PacketSpec& p = s.network.packet;
-  uint64_t hops = 0;
-  std::vector<SweepPlan> plans;
-  for (const auto& row : rows) {
-    plans.push_back(plan_row(s, model, *cluster, row));
-    uint64_t row_hops = 0;
-    for (const auto& t : plans.back().schedule.transfers()) {
-      if (t.src_gpu == t.dst_gpu) continue;
-      row_hops += network::PacketNetworkModel::packet_hops(t.bytes, cluster->route(t.src_gpu, t.dst_gpu).size(), p.mtu);
-    }
-    // Copies of the row's communicator (network.background: replicas) run as many, routed alike.
-    hops += row_hops * (1 + neighbour_shifts(s, row.ranks, cluster->gpu_count()).size());
-  }
-  if (hops > kMaxPacketHops) {
-    throw InputError(where(s), "network.model",
-                     fmt::format("the packet model would simulate {:.3g} packet hops for this sweep, more than "
-                                 "its limit of {:.3g} (minutes of run time); lower workload.max_bytes or "
-                                 "use flow",
-                                 static_cast<double>(hops), static_cast<double>(kMaxPacketHops)));
-  }
+  SweepCost cost = plan_sweep(s, model, *cluster, rows, control);
   const RowNetwork make_net = [&]() -> std::unique_ptr<network::NetworkModel> {
     return std::make_unique<network::PacketNetworkModel>(*cluster,
                                                          packet_options(s, model.parameters()));
   };
-  return run_sweep_on_network(s, model, rows, make_net, *cluster, threads, quiet, links, std::move(plans));
+  return run_sweep_on_network(s, rows, make_net, *cluster, control, links, std::move(cost.plans));
 }
 
 // The analytical sweep is one engine event per collective, completing after its estimated time,
@@ -446,23 +654,26 @@ struct SweepClock final : sim::EventHandler {
 // append each row's bytes per link there. The analytical model's rows cost microseconds each and
 // run on the calling thread.
 SweepRun run_sweep(const config::Scenario& s, const collectives::ModelParameters& params,
-                   int threads, bool quiet = true,
-                   std::vector<report::SweepLinkLoad>* links = nullptr) {
+                   SweepControl control, std::vector<report::SweepLinkLoad>* links = nullptr) {
+  sim::WallDeadline no_limit;
+  if (control.deadline == nullptr) control.deadline = &no_limit;
   collectives::AnalyticalCollectiveModel model(s.cluster, s.collectives, params);
   SweepRun run;
   run.rows = workloads::run_collective_sweep(
       s.workload.sweep, s.cluster, model,
       workloads::host_launch_floor(s.workload.sweep.gpus_per_thread, params, s.cluster.gpu));
   if (s.network.model == config::NetworkModelKind::flow) {
-    const NetworkRun net = run_sweep_on_flows(s, model, run.rows, threads, quiet, links);
+    NetworkRun net = run_sweep_on_flows(s, model, run.rows, control, links);
     run.fingerprint = net.fingerprint;
     run.stats = net.stats;
+    run.stopped = std::move(net.stopped);
     return run;
   }
   if (s.network.model == config::NetworkModelKind::packet) {
-    const NetworkRun net = run_sweep_on_packets(s, model, run.rows, threads, quiet, links);
+    NetworkRun net = run_sweep_on_packets(s, model, run.rows, control, links);
     run.fingerprint = net.fingerprint;
     run.stats = net.stats;
+    run.stopped = std::move(net.stopped);
     return run;
   }
   sim::Engine engine;
@@ -764,7 +975,7 @@ std::vector<workloads::SweepRow> time_collective_sweep(const config::Scenario& s
                                                        const collectives::ModelParameters& params,
                                                        int threads) {
   require_supported_model(s);
-  return run_sweep(s, params, threads).rows;
+  return run_sweep(s, params, {.threads = threads}).rows;
 }
 
 Headline evaluate_scenario(const config::Scenario& s) {
@@ -772,7 +983,7 @@ Headline evaluate_scenario(const config::Scenario& s) {
   Headline h;
   if (s.workload.kind == workloads::WorkloadKind::collective_sweep) {
     // One thread: `sweep` already evaluates its points in parallel.
-    const auto rows = run_sweep(s, model_parameters(s), /*threads=*/1).rows;
+    const auto rows = run_sweep(s, model_parameters(s), {.threads = 1}).rows;
     if (rows.empty()) return h;
     const auto& last = rows.back();
     h.metrics = {{"size_bytes", static_cast<double>(last.bytes.count())},
@@ -849,7 +1060,12 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
     const bool link_table =
         s.network.model != config::NetworkModelKind::analytical && (wants(s, "csv") || wants(s, "json"));
     std::vector<report::SweepLinkLoad> links;
-    const SweepRun run = run_sweep(s, model_parameters(s), options.threads, options.quiet,
+    sim::WallDeadline deadline = options.max_wall_s > 0 ? sim::WallDeadline(options.max_wall_s) : sim::WallDeadline();
+    const SweepRun run = run_sweep(s, model_parameters(s),
+                                   {.threads = options.threads,
+                                    .quiet = options.quiet,
+                                    .deadline = &deadline,
+                                    .max_memory_bytes = options.max_memory.as_double()},
                                    link_table ? &links : nullptr);
     const std::vector<workloads::SweepRow>& rows = run.rows;
     report::write_sweep(rows, sweep_format(options.format), out);
@@ -866,6 +1082,11 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
     write_sweep_views(s, options, rows);
     if (options.fingerprint) out << fmt::format("fingerprint {:016x}\n", run.fingerprint);
     if (options.stats) print_stats(run.stats, started);
+    if (!run.stopped.empty()) {
+      out.flush();
+      std::cerr << "simulate: " << run.stopped << "\n";
+      return kExitStopped;
+    }
     return 0;
   }
   const bool views = wants(s, "trace") || wants(s, "html") || wants(s, "csv") || wants(s, "json");

@@ -10,6 +10,7 @@
 
 #include "collectives/model_parameters.h"
 #include "config/scenario.h"
+#include "sim/units.h"
 #include "workloads/collective_sweep.h"
 
 namespace dtsim::apps {
@@ -27,7 +28,17 @@ struct RunOptions {
   int threads = 0;
   bool describe = false;               // print what would run (graph sizes, routes), then stop
   bool stats = false;                  // one line on stderr of what the run did (simulate --stats)
+  // Seconds of wall time after which a collective sweep on flows or packets stops: the rows done
+  // are written, one line on stderr says what was left, and run_scenario returns kExitStopped.
+  // 0: no limit.
+  double max_wall_s = 0;
+  // The most memory a collective sweep on flows or packets may hold; one that would hold more is
+  // refused before it starts. 0: the machine's available memory.
+  Bytes max_memory;
 };
+
+// run_scenario's status when --max-wall stopped the run before every row was done.
+inline constexpr int kExitStopped = 3;
 
 // The headline results of one run, in a fixed order, for sweep rows: for training
 // iteration_time_s, tflops_per_gpu, mfu, tokens_per_s_per_gpu, memory_gib and memory_fits (1 or

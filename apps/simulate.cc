@@ -1,8 +1,9 @@
 // simulate: runs one scenario and prints its results.
 //   simulate SCENARIO.yaml [--set KEY=VALUE]... [--format table|csv|json] [--out DIR]
 //            [--model analytical|flow|packet] [--threads N] [--quiet] [--dry-run] [--describe]
-//            [--fingerprint]
-// Exit status: 0 done, 2 bad input (one line on stderr naming file, line, key), 1 internal error.
+//            [--fingerprint] [--stats] [--max-wall SECONDS] [--max-memory SIZE]
+// Exit status: 0 done, 2 bad input (one line on stderr naming file, line, key), 1 internal error,
+// 3 stopped by --max-wall (the rows done are written; one line on stderr says what was left).
 #include <CLI/CLI.hpp>
 
 #include <exception>
@@ -14,6 +15,7 @@
 #include "apps/scenario_runner.h"
 #include "config/loader.h"
 #include "sim/error.h"
+#include "sim/units.h"
 
 namespace {
 
@@ -60,6 +62,8 @@ int main(int argc, char** argv) {
   bool describe = false;
   bool fingerprint = false;
   bool stats = false;
+  double max_wall = 0;
+  std::string max_memory;
 
   app.add_option("scenario", scenario_path, "The scenario file (YAML)")->required();
   dtsim::apps::add_repeatable(app, "--set", sets, "Override a key by its dotted path, e.g. --set cluster.nodes=64");
@@ -80,6 +84,14 @@ int main(int argc, char** argv) {
   app.add_flag("--stats", stats,
                "After the run, one line on stderr of what it did: engine events, max-min solves, flows, "
                "packets, peak memory and wall time");
+
+  app.add_option("--max-wall", max_wall,
+                 "Stop a collective sweep on the flow or packet model after this many seconds of wall "
+                 "time: the sizes done are written, one line on stderr says what was left, exit status 3")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-memory", max_memory,
+                 "Refuse, before it starts, a collective sweep on the flow or packet model that would hold "
+                 "more memory than this (e.g. 8GiB; default: what the machine has available)");
 
   try {
     app.parse(argc, argv);
@@ -105,6 +117,14 @@ int main(int argc, char** argv) {
     options.quiet = quiet;
     options.fingerprint = fingerprint;
     options.stats = stats;
+    options.max_wall_s = max_wall;
+    if (!max_memory.empty()) {
+      try {
+        options.max_memory = dtsim::parse_bytes(max_memory);
+      } catch (const std::exception& e) {
+        throw dtsim::InputError(dtsim::SourceLocation{}, "--max-memory", e.what());
+      }
+    }
     options.threads = threads;
     options.describe = describe;
     return dtsim::apps::run_scenario(scenario, options, std::cout);

@@ -8,8 +8,24 @@
 
 namespace dtsim::collectives {
 
+namespace {
+// The transfers a schedule built on this thread may hold (ScheduleBudget); no limit by default.
+thread_local uint64_t transfer_budget = UINT64_MAX;
+}  // namespace
+
+ScheduleTooLarge::ScheduleTooLarge(uint64_t limit)
+    : std::runtime_error("schedule larger than its budget of " + std::to_string(limit) + " transfers"),
+      limit_(limit) {}
+
+ScheduleBudget::ScheduleBudget(uint64_t max_transfers) : outer_(transfer_budget) {
+  transfer_budget = max_transfers;
+}
+
+ScheduleBudget::~ScheduleBudget() { transfer_budget = outer_; }
+
 uint32_t Schedule::add(int src, int dst, Bytes bytes, std::span<const uint32_t> deps, Bytes reduce,
                        int step, int channel, int nic) {
+  if (transfers_.size() >= transfer_budget) throw ScheduleTooLarge(transfer_budget);
   ScheduledTransfer t;
   t.src_gpu = src;
   t.dst_gpu = dst;

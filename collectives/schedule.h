@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <span>
+#include <stdexcept>
 #include <vector>
 
 #include "collectives/collective.h"
@@ -28,6 +29,32 @@ struct ScheduledTransfer {
   int nic = -1;        // which of its GPU's own NICs it leaves and enters a node by (-1: any, by hash)
   uint32_t deps_begin = 0;  // into Schedule::deps
   uint32_t deps_count = 0;
+};
+
+// Thrown by Schedule::add when a schedule built on this thread would pass the ScheduleBudget in
+// force.
+class ScheduleTooLarge : public std::runtime_error {
+ public:
+  explicit ScheduleTooLarge(uint64_t limit);
+  uint64_t limit() const { return limit_; }
+
+ private:
+  uint64_t limit_;
+};
+
+// While one is alive, every schedule built on its thread holds at most `max_transfers` transfers:
+// one more throws ScheduleTooLarge. A run's pre-flight check plans under a budget from the
+// machine's memory, so that planning a run that cannot fit stops early instead of exhausting it.
+// Budgets nest; the innermost is in force.
+class ScheduleBudget {
+ public:
+  explicit ScheduleBudget(uint64_t max_transfers);
+  ~ScheduleBudget();
+  ScheduleBudget(const ScheduleBudget&) = delete;
+  ScheduleBudget& operator=(const ScheduleBudget&) = delete;
+
+ private:
+  uint64_t outer_;
 };
 
 class Schedule {

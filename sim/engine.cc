@@ -34,6 +34,7 @@ uint64_t Engine::run(Time until) {
     ++count;
     e.handler->on_event(*this, e.payload);
     if (stop_requested_) return count;
+    if (watch_ != nullptr && !watch_->keep_running(*this)) return count;
   }
   if (!queue_.empty() && until > now_ && until != Time::max()) now_ = until;
   return count;

@@ -18,6 +18,17 @@ namespace dtsim::sim {
 // FNV-1a's offset basis: the fingerprint of an engine that has run nothing.
 inline constexpr uint64_t kEmptyFingerprint = 0xcbf29ce484222325ULL;
 
+class Engine;
+
+// Something that watches a run from outside the model: run() calls it after every executed
+// event, and a false answer stops the run there, as stop() would (a wall-clock limit). It must not
+// schedule events; it reads now(), events_executed() and the models it knows of (progress).
+class EngineWatch {
+ public:
+  virtual ~EngineWatch() = default;
+  virtual bool keep_running(const Engine& engine) = 0;
+};
+
 class Engine {
  public:
   Time now() const { return now_; }
@@ -35,6 +46,8 @@ class Engine {
   uint64_t run(Time until = Time::max());
   // Asks run() to return after the event being executed.
   void stop() { stop_requested_ = true; }
+  // Calls `watch` (null: none) after every event; it must outlive the runs it watches.
+  void set_watch(EngineWatch* watch) { watch_ = watch; }
 
   bool idle() const { return queue_.empty(); }
   size_t pending() const { return queue_.size(); }
@@ -50,6 +63,7 @@ class Engine {
   uint64_t executed_ = 0;
   uint64_t fingerprint_ = kEmptyFingerprint;
   bool stop_requested_ = false;
+  EngineWatch* watch_ = nullptr;
 };
 
 // One fingerprint for several independent runs, each on its own engine (the rows of a sweep run

@@ -13,7 +13,7 @@
 
 namespace dtsim::sim {
 
-void for_each_row(size_t n, int threads, const std::function<void(size_t)>& row) {
+void for_each_row(size_t n, int threads, const std::function<void(size_t)>& row, RowOrder order) {
   std::vector<std::exception_ptr> errors(n);
   std::atomic<size_t> first_error{n};
   auto guarded = [&](size_t i) {
@@ -40,7 +40,7 @@ void for_each_row(size_t n, int threads, const std::function<void(size_t)>& row)
     tbb::parallel_for(
         tbb::blocked_range<size_t>(0, n, 1),
         [&](const tbb::blocked_range<size_t>& r) {
-          for (size_t k = r.begin(); k != r.end(); ++k) guarded(n - 1 - k);
+          for (size_t k = r.begin(); k != r.end(); ++k) guarded(order == RowOrder::largest_first ? n - 1 - k : k);
         },
         tbb::simple_partitioner());
   });

@@ -58,6 +58,21 @@ TEST(Progress, DrawsABarAfterASecond) {
   EXPECT_NE(out.str().find("4/4"), std::string::npos) << out.str();
 }
 
+// A sweep's rows advance by thousandths of their bytes: the line counts whole rows, the bar and
+// the estimate of the time left follow the thousandths, and the note follows the bar.
+TEST(Progress, CountsItemsOfManyUnitsWithANote) {
+  std::ostringstream out;
+  FakeClock clock;
+  Progress p(3000, "sweep", true, out, clock.fn());
+  p.set_units_per_item(1000);
+  clock.now += std::chrono::seconds(2);
+  p.advance(1500);
+  p.set_note("1.5 ms simulated");
+  const std::string line = out.str();
+  EXPECT_NE(line.find("1/3  50%"), std::string::npos) << line;
+  EXPECT_NE(line.find("2s left, 1.5 ms simulated"), std::string::npos) << line;
+}
+
 TEST(Progress, FinishErasesTheBar) {
   std::ostringstream out;
   FakeClock clock;

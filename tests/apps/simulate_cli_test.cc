@@ -334,3 +334,67 @@ TEST(SimulateCli, StatsSayWhatTheRunDid) {
 }
 
 }  // namespace
+
+// --max-wall stops a long sweep cleanly: exit status 3, the rows done on stdout exactly as a run
+// of only those sizes prints them, and one line on stderr saying how many rows were done, how far
+// the stopped one had come and how many never started. The 1 GiB row on 256 GPUs on flows takes
+// seconds, far past the limit.
+TEST(SimulateCli, MaxWallStopsALongSweepWithTheRowsDone) {
+  const std::vector<std::string> base = {"scenarios/default.yaml", "--set", "cluster.nodes=32", "--model", "flow",
+                                         "--format", "csv", "--threads", "1", "-q"};
+  std::vector<std::string> args = base;
+  for (const char* a : {"--set", "workload.min_bytes=1KiB", "--set", "workload.max_bytes=1GiB", "--max-wall", "2"})
+    args.emplace_back(a);
+  const RunResult stopped = run_simulate(args);
+  ASSERT_EQ(stopped.status, 3) << stopped.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(stopped.err, m,
+                                std::regex(R"(^simulate: stopped at --max-wall 2 s: (\d+) of 21 rows done.*; the row of (\d+) bytes had reached [0-9.e+]+ us simulated with \d+% of its bytes delivered(; (\d+) not started)?\n$)")))
+      << stopped.err;
+  const int done = std::stoi(m[1].str());
+  ASSERT_LT(done, 21);
+  // The rows run in order on one thread: the rows done are the smallest, the one stopped is next.
+  EXPECT_EQ(std::stoll(m[2].str()), int64_t{1024} << done);
+  EXPECT_EQ(m[4].matched ? std::stoi(m[4].str()) : 0, 21 - done - 1);
+  EXPECT_EQ(count_lines(stopped.out), 1 + done) << stopped.out;
+  if (done == 0) return;
+  std::vector<std::string> whole = base;
+  for (const std::string a : {"--set", "workload.min_bytes=1KiB", "--set"}) whole.push_back(a);
+  whole.push_back("workload.max_bytes=" + std::to_string(int64_t{1024} << (done - 1)));
+  const RunResult same_sizes = run_simulate(whole);
+  ASSERT_EQ(same_sizes.status, 0) << same_sizes.err;
+  EXPECT_EQ(stopped.out, same_sizes.out);
+}
+
+// Before a sweep on flows or packets runs, its cost is stated on stderr in one line; one that
+// would hold more memory than it may is refused in one line naming the key to change, whether
+// its schedules alone pass the limit while being planned or its run would.
+TEST(SimulateCli, StatesTheCostOfASweepAndRefusesOneThatWouldNotFit) {
+  const std::vector<std::string> base = {"scenarios/default.yaml", "--set", "workload.max_bytes=1MiB"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_simulate(args);
+  };
+  const RunResult fits = with({"--model", "packet"});
+  ASSERT_EQ(fits.status, 0) << fits.err;
+  EXPECT_TRUE(std::regex_search(
+      fits.err, std::regex(R"(\nsimulate: packet model: 18 rows, [0-9.e+]+ transfers \([0-9.e+]+ in the largest row\), )"
+                           R"([0-9.e+]+ packet hops; at most about [0-9.]+ MiB of memory \([0-9.]+ GiB available\)\n$)")))
+      << fits.err;
+  EXPECT_EQ(with({"--model", "packet", "-q"}).err, "");
+
+  const RunResult run_too_big = with({"--model", "flow", "--max-memory", "1MiB"});
+  EXPECT_EQ(run_too_big.status, 2);
+  EXPECT_EQ(count_lines(run_too_big.err), 1) << run_too_big.err;
+  EXPECT_NE(run_too_big.err.find("workload.ranks: the flow model would hold about"), std::string::npos) << run_too_big.err;
+  EXPECT_NE(run_too_big.err.find("more than the 1 MiB --max-memory allows"), std::string::npos) << run_too_big.err;
+  EXPECT_EQ(run_too_big.out, "");
+
+  const RunResult plan_too_big = with({"--model", "flow", "--max-memory", "1KiB"});
+  EXPECT_EQ(plan_too_big.status, 2);
+  EXPECT_EQ(count_lines(plan_too_big.err), 1) << plan_too_big.err;
+  EXPECT_NE(plan_too_big.err.find("workload.ranks: the flow model would plan more than 16 transfers for the 8-byte row"),
+            std::string::npos)
+      << plan_too_big.err;
+}

@@ -45,6 +45,29 @@ double hop_us(double bytes) {
 
 const double kBytes = 64.0 * 1024 * 1024;
 
+// A budget holds every schedule built on its thread to its number of transfers: the schedule that
+// fits is built unchanged, one transfer more throws, and the outer budget returns when an inner one
+// ends.
+TEST(Schedule, ABudgetStopsASchedulePastItsTransfers) {
+  const auto build = [] { return build_schedule(Algorithm::ring, CollectiveKind::all_reduce, Bytes::mib(1), world(8), 2); };
+  const size_t size = build().transfers().size();
+  {
+    const ScheduleBudget fits(size);
+    EXPECT_EQ(build().transfers().size(), size);
+    {
+      const ScheduleBudget short_by_one(size - 1);
+      try {
+        build();
+        ADD_FAILURE() << "a schedule of " << size << " transfers was built under a budget of " << size - 1;
+      } catch (const ScheduleTooLarge& e) {
+        EXPECT_EQ(e.limit(), size - 1);
+      }
+    }
+    EXPECT_EQ(build().transfers().size(), size);
+  }
+  EXPECT_EQ(build().transfers().size(), size);
+}
+
 TEST(Schedule, RingAllReduceMatchesTheClosedForm) {
   const int n = 8;
   const auto s = build_schedule(Algorithm::ring, CollectiveKind::all_reduce,

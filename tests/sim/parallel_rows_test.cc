@@ -36,6 +36,17 @@ TEST(ParallelRows, OneThreadRunsOnTheCallersThread) {
 
 // Four threads are four rows at once, even on a machine with fewer cores: each row waits until
 // the four are running (or gives up after a while, when they never would be).
+// On one thread the rows run in the order asked for: largest index first by default, smallest first
+// when asked (a sweep under a wall-clock limit).
+TEST(ParallelRows, OneThreadRunsTheRowsInTheOrderAskedFor) {
+  std::vector<size_t> order;
+  for_each_row(4, 1, [&](size_t i) { order.push_back(i); });
+  EXPECT_EQ(order, (std::vector<size_t>{3, 2, 1, 0}));
+  order.clear();
+  for_each_row(4, 1, [&](size_t i) { order.push_back(i); }, RowOrder::smallest_first);
+  EXPECT_EQ(order, (std::vector<size_t>{0, 1, 2, 3}));
+}
+
 TEST(ParallelRows, RunsAsManyRowsAtOnceAsThreadsAskedFor) {
   std::atomic<int> running{0};
   std::atomic<int> most{0};
