@@ -46,6 +46,9 @@ struct CollectiveOptions {
   // NCCL's tuner; empty: everything. Not used when one algorithm or protocol is forced above.
   std::vector<Algorithm> algorithms;
   std::vector<Protocol> protocols;
+  // NCCL_COLLNET_ENABLE: auto considers the CollNet algorithms only when it is set (NCCL's default
+  // leaves them off, SHARP fabric or not); forcing or listing one runs it regardless.
+  bool collnet = false;
 };
 
 std::string_view name(CollectiveKind k);

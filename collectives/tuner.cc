@@ -228,7 +228,10 @@ TunerChoice Tuner::choose(CollectiveKind kind, double bytes, const CommShape& sh
   std::string last_refusal;
   std::string algorithm_refusal;  // why the last candidate NCCL would consider cannot run
   bool tried = false;
+  // NCCL runs CollNet only with NCCL_COLLNET_ENABLE=1, unless the algorithm was named.
+  const bool collnet_off = !options_.algorithm && options_.algorithms.empty() && !options_.collnet;
   for (Algorithm a : algos) {
+    if (collnet_off && (a == Algorithm::collnet_direct || a == Algorithm::collnet_chain)) continue;
     if (!options_.algorithm || p2p_like) {
       const auto why = algorithm_unsupported(hw_, kind, a, shape);
       if (!why.empty()) {

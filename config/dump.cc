@@ -190,6 +190,7 @@ std::string dump_scenario(const Scenario& s) {
   w.key(1, "algorithm", choice(co.algorithm, co.algorithms, algorithm_names()));
   w.key(1, "protocol", choice(co.protocol, co.protocols, protocol_names()));
   w.key(1, "channels", co.channels > 0 ? std::to_string(co.channels) : "auto");
+  w.key(1, "collnet", boolean(co.collnet));
 
   w.key(0, "calibration", s.calibration ? yaml_string(*s.calibration) : "null");
 

@@ -459,6 +459,7 @@ collectives::CollectiveOptions read_collectives(MapReader r) {
   read_choice(r, "algorithm", algorithm_names(), o.algorithm, o.algorithms);
   read_choice(r, "protocol", protocol_names(), o.protocol, o.protocols);
   read_auto_count(r, "channels", Range{1, 64}, "an integer from 1 to 64", o.channels);
+  r.read("collnet", o.collnet);
   r.finish();
   return o;
 }
@@ -690,6 +691,10 @@ Scenario convert(const YamlNode& root, const std::string& source_name) {
   s.cluster = read_cluster(r.map("cluster"), source_name, s.notes);
   s.network = read_network(r.map("network"));
   s.collectives = read_collectives(r.map("collectives"));
+  if (s.cluster.fabric.sharp && !s.collectives.collnet) {
+    s.notes.push_back("cluster.fabric.sharp: true: CollNet (SHARP) stays off, as in NCCL without NCCL_COLLNET_ENABLE=1; "
+                      "set collectives.collnet: true to let the tuner choose it");
+  }
   if (const YamlNode* c = r.get_or_null("calibration")) s.calibration = to_string(*c, "calibration");
   s.workload = read_workload(r.map("workload"), s.cluster);
   s.output = read_output(r.map("output"), s.name);

@@ -107,6 +107,28 @@ TEST(Tuner, HonoursCollnetWithSharp) {
             Algorithm::collnet_chain);
 }
 
+// NCCL leaves CollNet off unless NCCL_COLLNET_ENABLE=1, SHARP switches or not: on a SHARP fabric
+// auto prices every size as it does without SHARP, and chooses CollNet somewhere only when
+// collectives.collnet is set (a 64-GPU H100 all_reduce on such a fabric measured ring-level
+// busbw where CollNet's would be twice that).
+TEST(Tuner, ChoosesCollnetOnlyWhenEnabledAsNcclDoes) {
+  auto sharp = preset("hgx-h100", 8);
+  sharp.fabric.sharp = true;
+  const auto plain = preset("hgx-h100", 8);
+  bool enabled_chose_collnet = false;
+  for (int64_t kib = 1; kib <= int64_t{1} << 22; kib *= 4) {
+    const auto on_sharp = run(sharp, {}, CollectiveKind::all_reduce, Bytes::kib(kib));
+    const auto without = run(plain, {}, CollectiveKind::all_reduce, Bytes::kib(kib));
+    EXPECT_EQ(on_sharp.algorithm, without.algorithm) << kib << " KiB";
+    EXPECT_EQ(on_sharp.time, without.time) << kib << " KiB";
+    CollectiveOptions enable;
+    enable.collnet = true;
+    const Algorithm a = run(sharp, enable, CollectiveKind::all_reduce, Bytes::kib(kib)).algorithm;
+    enabled_chose_collnet |= a == Algorithm::collnet_direct || a == Algorithm::collnet_chain;
+  }
+  EXPECT_TRUE(enabled_chose_collnet);
+}
+
 TEST(Tuner, RefusesPatWithMoreThanOneGpuPerNode) {
   CollectiveOptions o;
   o.algorithm = Algorithm::pat;

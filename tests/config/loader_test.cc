@@ -86,6 +86,19 @@ TEST(Loader, PresetChosenBySetUnderTheFilesOwnKeysIsNoted) {
   EXPECT_TRUE(load("cluster: {node: hgx-a100, gpu: h100-sxm}\n").notes.empty());
 }
 
+// A SHARP fabric leaves CollNet off, as NCCL does without NCCL_COLLNET_ENABLE=1, and says so once;
+// collectives.collnet turns it on and silences the note.
+TEST(Loader, SharpWithoutCollnetSaysCollnetStaysOff) {
+  const Scenario off = load("cluster: {fabric: {sharp: true}}\n");
+  EXPECT_FALSE(off.collectives.collnet);
+  ASSERT_EQ(off.notes.size(), 1u);
+  EXPECT_NE(off.notes[0].find("set collectives.collnet: true"), std::string::npos) << off.notes[0];
+  const Scenario on = load("cluster: {fabric: {sharp: true}}\ncollectives: {collnet: true}\n");
+  EXPECT_TRUE(on.collectives.collnet);
+  EXPECT_TRUE(on.notes.empty());
+  EXPECT_TRUE(load_scenario_text(dump_scenario(on), "again.yaml").collectives.collnet);
+}
+
 TEST(Loader, NameDefaultsToTheFileStem) {
   EXPECT_EQ(load("seed: 3\n").name, "example");
 }
