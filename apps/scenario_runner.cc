@@ -41,6 +41,7 @@
 #include "topology/catalog.h"
 #include "topology/cluster.h"
 #include "topology/describe.h"
+#include "workloads/advice.h"
 #include "workloads/chakra_trace.h"
 #include "workloads/collective_sweep.h"
 #include "workloads/compute_model.h"
@@ -1094,12 +1095,9 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
   const TrainingRun run = run_training_workload(s, options.threads, views ? &trace : nullptr);
   const workloads::TrainingResult& result = run.result;
   if (views) write_training_views(s, options, run, trace);
-  if (result.memory && !result.memory->fits() && !options.quiet) {
-    const double gib = 1024.0 * 1024.0 * 1024.0;
-    std::cerr << fmt::format(
-        "simulate: warning: workload needs {:.1f} GiB per GPU (pipeline stage {}), more than the {:.1f} GiB "
-        "of HBM; the time assumes it fits\n",
-        result.memory->total() / gib, result.memory->stage, result.memory->capacity / gib);
+  if (s.workload.kind == workloads::WorkloadKind::training && !options.quiet) {
+    for (const std::string& line : workloads::training_advice(s.workload.training, s.cluster, result))
+      std::cerr << "simulate: warning: " << line << "\n";
   }
   report::write_training(result, format_name(options.format), out);
   write_files(s, options, [&](OutputFormat f, std::ostream& file) {

@@ -398,3 +398,33 @@ TEST(SimulateCli, StatesTheCostOfASweepAndRefusesOneThatWouldNotFit) {
             std::string::npos)
       << plan_too_big.err;
 }
+
+// A generated job that spends much of its iteration in the pipeline bubble, or does not fit in
+// HBM, gets one warning each naming the keys that would change it, with what each would give: the
+// bubble by the schedule's closed form (pp - 1) / (vp x m + pp - 1), memory re-estimated. Llama 3
+// 405B on 16,384 GPUs with 16 stages and 16 microbatches a replica: 15/31 = 48%, 15/79 = 19% at
+// vp 4. And a key the memory line says would make it fit does.
+TEST(SimulateCli, BubbleAndMemoryWarningsNameTheKeysThatChangeThem) {
+  const RunResult bubble = run_simulate({"scenarios/sweeps/llama3-405b-16k.yaml"});
+  ASSERT_EQ(bubble.status, 0) << bubble.err;
+  EXPECT_NE(bubble.err.find("simulate: warning: the pipeline bubble is 49% of the iteration (16 stages, vp 1, 16 "
+                            "microbatches a replica; closed form (pp - 1) / (vp x m + pp - 1) = 48%)"),
+            std::string::npos)
+      << bubble.err;
+  EXPECT_NE(bubble.err.find("with workload.parallel.vp: 4 about 19%"), std::string::npos) << bubble.err;
+  EXPECT_EQ(bubble.err.find("GiB of HBM"), std::string::npos) << bubble.err;
+
+  const std::vector<std::string> unsharded = {"scenarios/sweeps/llama3-405b-16k.yaml", "--set", "workload.parallel.zero=0",
+                                              "--set", "workload.batch.micro=2"};
+  const RunResult memory = run_simulate(unsharded);
+  ASSERT_EQ(memory.status, 0) << memory.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(memory.err, m,
+                                std::regex(R"(simulate: warning: workload needs [0-9.]+ GiB per GPU .* of HBM; the time assumes it fits; it would fit with workload\.parallel\.zero: (\d) )")))
+      << memory.err;
+  std::vector<std::string> fixed = unsharded;
+  fixed.insert(fixed.end(), {"--set", "workload.parallel.zero=" + m[1].str()});
+  const RunResult fits = run_simulate(fixed);
+  ASSERT_EQ(fits.status, 0) << fits.err;
+  EXPECT_EQ(fits.err.find("GiB of HBM"), std::string::npos) << fits.err;
+}
