@@ -1,4 +1,4 @@
-// Sweep runner: evaluates a sweep's points in parallel (oneTBB) and turns each into a SweepRow
+// Sweep runner: evaluates a sweep's points in parallel (sim::for_each_row) and turns each into a SweepRow
 // with its metrics, capex and power. It takes the loader and the evaluation as functions, so the
 // `sweep` command passes config::load_scenario and apps::evaluate_scenario while tests pass
 // stand-ins, and it skips points whose rows an earlier run already wrote (resume).

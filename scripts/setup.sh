@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake ninja-build pkg-config git
   libboost-dev libboost-graph-dev      # Boost.Graph, Boost.Asio (header-only in libboost-dev)
-  libtbb-dev libfmt-dev libyaml-cpp-dev
+  libfmt-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev
   libprotobuf-dev protobuf-compiler   # Chakra execution traces (workloads/chakra_trace)

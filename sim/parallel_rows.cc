@@ -1,18 +1,16 @@
 #include "sim/parallel_rows.h"
 
-#include <tbb/blocked_range.h>
-#include <tbb/global_control.h>
-#include <tbb/parallel_for.h>
-#include <tbb/partitioner.h>
-#include <tbb/task_arena.h>
-
+#include <algorithm>
 #include <atomic>
 #include <exception>
-#include <optional>
+#include <thread>
 #include <vector>
 
 namespace dtsim::sim {
 
+// Plain threads pulling row numbers from one counter: a sweep's rows are few and long, so a
+// work-stealing pool would buy nothing, and every synchronisation here is one ThreadSanitizer
+// sees (it cannot see into an uninstrumented pool library).
 void for_each_row(size_t n, int threads, const std::function<void(size_t)>& row, RowOrder order) {
   std::vector<std::exception_ptr> errors(n);
   std::atomic<size_t> first_error{n};
@@ -27,23 +25,21 @@ void for_each_row(size_t n, int threads, const std::function<void(size_t)>& row,
       }
     }
   };
-  const int workers = threads > 0 ? threads : tbb::this_task_arena::max_concurrency();
-  // More threads than cores: TBB caps its pool at the cores (and says so on stderr) unless the
-  // process-wide limit is raised, here for this loop only.
-  std::optional<tbb::global_control> pool;
-  if (static_cast<size_t>(workers) >
-      tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism)) {
-    pool.emplace(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(workers));
-  }
-  tbb::task_arena arena(workers);
-  arena.execute([&] {
-    tbb::parallel_for(
-        tbb::blocked_range<size_t>(0, n, 1),
-        [&](const tbb::blocked_range<size_t>& r) {
-          for (size_t k = r.begin(); k != r.end(); ++k) guarded(order == RowOrder::largest_first ? n - 1 - k : k);
-        },
-        tbb::simple_partitioner());
-  });
+  auto index = [&](size_t k) { return order == RowOrder::largest_first ? n - 1 - k : k; };
+  const size_t workers = std::min<size_t>(
+      n, threads > 0 ? static_cast<size_t>(threads) : std::max(1u, std::thread::hardware_concurrency()));
+  if (workers <= 1) {
+    for (size_t k = 0; k < n; ++k) guarded(index(k));
+  } else {
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t k = next.fetch_add(1); k < n; k = next.fetch_add(1)) guarded(index(k));
+    };
+    std::vector<std::jthread> pool;
+    pool.reserve(workers - 1);
+    for (size_t w = 1; w < workers; ++w) pool.emplace_back(work);
+    work();  // the caller is a worker too
+  }  // the pool joins here
   for (const auto& e : errors) {
     if (e) std::rethrow_exception(e);
   }

@@ -1,5 +1,5 @@
-// Parallel rows: runs independent pieces of work (the rows of a collective sweep) on a TBB arena
-// of a chosen number of threads, with errors reported as a serial loop would report them.
+// Parallel rows: runs independent pieces of work (the rows of a collective sweep) on a chosen
+// number of threads, with errors reported as a serial loop would report them.
 //   sim::for_each_row(rows.size(), options.threads, [&](size_t i) { results[i] = run(rows[i]); });
 #pragma once
 
@@ -14,7 +14,7 @@ namespace dtsim::sim {
 enum class RowOrder { largest_first, smallest_first };
 
 // Calls row(i) for every i in [0, n) on `threads` worker threads (0: all cores; more than the
-// cores runs that many anyway), starting them in `order`. The calls may run in any order and
+// cores runs that many anyway; one runs on the caller's thread), starting them in `order`. The calls may run in any order and
 // concurrently, so row(i) must touch only what is its own (its slot of a results vector) or shared
 // read only. When rows throw, the exception of the lowest such index is rethrown after the loop,
 // as a serial loop would have thrown it; rows above a failed one may be skipped.
