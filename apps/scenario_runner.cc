@@ -45,6 +45,7 @@
 #include "workloads/chakra_trace.h"
 #include "workloads/collective_sweep.h"
 #include "workloads/compute_model.h"
+#include "workloads/dlrm_generator.h"
 #include "workloads/training.h"
 
 #ifdef DTSIM_HAVE_CUDA_SOLVER
@@ -767,6 +768,14 @@ workloads::TrainingResult evaluate_training(const config::Scenario& s, const col
     }
     workloads::ComputeModel compute(s.cluster.gpu, s.workload.training.attention);
     const topology::Dtype precision = s.workload.training.precision;
+    if (trace) return workloads::evaluate_workload_traced(std::move(w), s.cluster, model, precision, compute, *trace);
+    return workloads::evaluate_workload(w, s.cluster, model, precision, compute);
+  }
+  if (s.workload.kind == workloads::WorkloadKind::dlrm) {
+    workloads::Workload w = workloads::generate_dlrm(s.workload.dlrm, s.cluster);
+    w.name = s.name;
+    workloads::ComputeModel compute(s.cluster.gpu, s.workload.training.attention);
+    const topology::Dtype precision = s.workload.dlrm.precision;
     if (trace) return workloads::evaluate_workload_traced(std::move(w), s.cluster, model, precision, compute, *trace);
     return workloads::evaluate_workload(w, s.cluster, model, precision, compute);
   }

@@ -258,6 +258,20 @@ std::string dump_scenario(const Scenario& s) {
   w.key(1, "moe_imbalance", number(wl.training.moe_imbalance));
   w.key(1, "dp_bucket_mparams", std::to_string(wl.training.dp_bucket_params / 1'000'000));
   w.key(1, "layers_per_block", wl.layers_per_block > 0 ? std::to_string(wl.layers_per_block) : "auto");
+  const auto widths = [](const std::vector<int>& v) {
+    std::string out = "[";
+    for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+    return out + "]";
+  };
+  w.section(1, "dlrm");
+  w.key(2, "tables", std::to_string(wl.dlrm.tables));
+  w.key(2, "embedding_dim", std::to_string(wl.dlrm.embedding_dim));
+  w.key(2, "pooling", std::to_string(wl.dlrm.pooling));
+  w.key(2, "batch_per_gpu", std::to_string(wl.dlrm.batch_per_gpu));
+  w.key(2, "dense_features", std::to_string(wl.dlrm.dense_features));
+  w.key(2, "bottom_mlp", widths(wl.dlrm.bottom_mlp));
+  w.key(2, "top_mlp", widths(wl.dlrm.top_mlp));
+  w.key(2, "precision", std::string(enum_name(wl.dlrm.precision, precision_names())));
   w.key(1, "format", yaml_string(wl.trace.format));
   if (!wl.trace.path.empty()) w.key(1, "path", yaml_string(wl.trace.path));
 

@@ -103,7 +103,7 @@ EnumNames<Protocol> protocol_names() {
 
 EnumNames<workloads::WorkloadKind> workload_kind_names() {
   using K = workloads::WorkloadKind;
-  return {{"collective-sweep", K::collective_sweep}, {"training", K::training}, {"trace", K::trace}};
+  return {{"collective-sweep", K::collective_sweep}, {"training", K::training}, {"trace", K::trace}, {"dlrm", K::dlrm}};
 }
 
 EnumNames<NetworkModelKind> network_model_names() {

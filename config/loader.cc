@@ -567,6 +567,17 @@ void check_training(MapReader& w, const ClusterSpec& cluster, workloads::Trainin
   }
 }
 
+// An MLP's layer widths: a non-empty list of positive integers, e.g. [512, 256, 128].
+void read_layer_widths(MapReader& r, std::string_view key, std::vector<int>& out) {
+  const YamlNode* n = r.get(key);
+  if (n == nullptr) return;
+  if (!n->is_sequence() || n->items.empty()) {
+    fail(*n, r.key(key), "expected a list of layer widths like [512, 256, 128], got " + describe(*n));
+  }
+  out.clear();
+  for (const YamlNode& item : n->items) out.push_back(static_cast<int>(to_integer(item, r.key(key), Range{1, kMaxModelDim})));
+}
+
 workloads::WorkloadSpec read_workload(MapReader r, const ClusterSpec& cluster) {
   workloads::WorkloadSpec w;
   r.read("kind", w.kind, workload_kind_names());
@@ -626,6 +637,17 @@ workloads::WorkloadSpec read_workload(MapReader r, const ClusterSpec& cluster) {
   r.read("dp_bucket_mparams", bucket_millions, Range{1, 1'000'000});
   t.dp_bucket_params = int64_t{bucket_millions} * 1'000'000;
 
+  MapReader dlrm = r.map("dlrm");
+  dlrm.read("tables", w.dlrm.tables, Range{1, kMaxModelDim});
+  dlrm.read("embedding_dim", w.dlrm.embedding_dim, Range{1, kMaxModelDim});
+  dlrm.read("pooling", w.dlrm.pooling, Range{1, kMaxModelDim});
+  dlrm.read("batch_per_gpu", w.dlrm.batch_per_gpu, Range{1, kMaxModelDim});
+  dlrm.read("dense_features", w.dlrm.dense_features, Range{1, kMaxModelDim});
+  read_layer_widths(dlrm, "bottom_mlp", w.dlrm.bottom_mlp);
+  read_layer_widths(dlrm, "top_mlp", w.dlrm.top_mlp);
+  dlrm.read("precision", w.dlrm.precision, precision_names());
+  dlrm.finish();
+
   read_auto_count(r, "layers_per_block", Range{1, kMaxCount}, "an integer >= 1", w.layers_per_block);
   if (const YamlNode* f = r.get("format")) w.trace.format = std::string(to_preset(*f, r.key("format"), {"chakra"}));
   r.read("path", w.trace.path);
@@ -648,6 +670,12 @@ workloads::WorkloadSpec read_workload(MapReader r, const ClusterSpec& cluster) {
                      cluster.gpus_per_node, s.gpus_per_thread));
   }
   if (w.kind == workloads::WorkloadKind::training) check_training(r, cluster, t, dp_given);
+  if (w.kind == workloads::WorkloadKind::dlrm && w.dlrm.tables < cluster.total_gpus()) {
+    const YamlNode* n = r.node().find("dlrm");
+    fail(n ? *n : r.node(), r.key("dlrm.tables"),
+         fmt::format("a DLRM spreads its tables over the GPUs: expected at least the cluster's {} GPUs' worth, got {}",
+                     cluster.total_gpus(), w.dlrm.tables));
+  }
   if (w.kind == workloads::WorkloadKind::trace && w.trace.path.empty()) {
     const YamlNode* k = r.node().find("kind");
     fail(k ? *k : r.node(), r.key("path"), "a trace workload needs path: the trace files' prefix");
@@ -709,10 +737,10 @@ Scenario convert(const YamlNode& root, const std::string& source_name) {
            "replicas needs network.model: flow or packet (the analytical model prices each collective alone, "
            "with no links to share)");
     }
-    if (s.workload.kind == workloads::WorkloadKind::trace) {
+    if (s.workload.kind == workloads::WorkloadKind::trace || s.workload.kind == workloads::WorkloadKind::dlrm) {
       fail(at, "network.background",
            "replicas needs workload.kind: training or collective-sweep (a trace does not say which of the "
-           "cluster's GPUs it leaves free)");
+           "cluster's GPUs it leaves free, and a dlrm job fills the cluster)");
     }
   }
   return s;

@@ -7,23 +7,11 @@
 //   Workload w = generate_dlrm(DlrmSpec{}, cluster);
 #pragma once
 
-#include <vector>
-
 #include "topology/cluster_spec.h"
 #include "workloads/op_graph.h"
+#include "workloads/workload_spec.h"
 
 namespace dtsim::workloads {
-
-struct DlrmSpec {
-  int tables = 856;                 // embedding tables, spread evenly over the GPUs
-  int embedding_dim = 128;
-  int pooling = 20;                 // lookups per table per sample
-  int batch_per_gpu = 512;          // samples per GPU per iteration
-  int dense_features = 13;
-  std::vector<int> bottom_mlp{512, 256, 128};
-  std::vector<int> top_mlp{1024, 1024, 512, 256, 1};
-  topology::Dtype precision = topology::Dtype::fp16;
-};
 
 Workload generate_dlrm(const DlrmSpec& spec, const topology::ClusterSpec& cluster);
 

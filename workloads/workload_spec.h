@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "collectives/collective.h"
 #include "sim/units.h"
@@ -13,7 +14,7 @@
 
 namespace dtsim::workloads {
 
-enum class WorkloadKind { collective_sweep, training, trace };
+enum class WorkloadKind { collective_sweep, training, trace, dlrm };
 
 struct CollectiveSweepSpec {
   collectives::CollectiveKind collective = collectives::CollectiveKind::all_reduce;
@@ -155,11 +156,25 @@ struct TraceSpec {
   std::string path;                  // prefix: PATH.0.et, PATH.1.et, ...
 };
 
+// A DLRM-style recommendation model (workload.kind: dlrm, dlrm_generator.h): embedding tables
+// spread over the GPUs (model parallel), bottom and top MLPs replicated (data parallel).
+struct DlrmSpec {
+  int tables = 856;                 // embedding tables, spread evenly over the GPUs
+  int embedding_dim = 128;
+  int pooling = 20;                 // lookups per table per sample
+  int batch_per_gpu = 512;          // samples per GPU per iteration
+  int dense_features = 13;
+  std::vector<int> bottom_mlp{512, 256, 128};
+  std::vector<int> top_mlp{1024, 1024, 512, 256, 1};
+  topology::Dtype precision = topology::Dtype::fp16;
+};
+
 struct WorkloadSpec {
   WorkloadKind kind = WorkloadKind::collective_sweep;
   CollectiveSweepSpec sweep;
   TrainingSpec training;
   TraceSpec trace;
+  DlrmSpec dlrm;
   // How a generated training run lays out its layers (GeneratorOptions::layers_per_block): 1 is
   // exact, N merges N consecutive layers of a pipeline chunk into one block of repeated ops, 0
   // (`auto`, for large sweeps) one block a chunk, four under FSDP.

@@ -11,8 +11,12 @@
 #include <sstream>
 
 #include "collectives/model_parameters.h"
+#include "collectives/analytical_model.h"
 #include "config/loader.h"
 #include "sim/error.h"
+#include "workloads/compute_model.h"
+#include "workloads/dlrm_generator.h"
+#include "workloads/training.h"
 
 namespace dtsim::apps {
 namespace {
@@ -725,6 +729,40 @@ TEST(ScenarioRunner, TraceOutputOfACollectiveSweepIsRefused) {
   EXPECT_THROW(run_scenario(s, options, out), InputError);
   // Before anything is printed: the table never reaches the output.
   EXPECT_EQ(out.str(), "");
+}
+
+}  // namespace
+}  // namespace dtsim::apps
+
+namespace dtsim::apps {
+namespace {
+
+// workload.kind: dlrm runs the DLRM generator on the scenario's cluster and model: the headline
+// equals the generator's graph run on the closed form directly, its keys reach the spec (a
+// smaller batch a GPU as the generator gives it), and it runs on flows.
+TEST(ScenarioRunner, DlrmScenarioRunsTheDlrmGenerator) {
+  const config::Scenario s = config::load_scenario(kScenarios + "dlrm-64gpu.yaml");
+  ASSERT_EQ(s.workload.kind, workloads::WorkloadKind::dlrm);
+  const Headline h = evaluate_scenario(s);
+  const collectives::AnalyticalCollectiveModel model(s.cluster, s.collectives, collectives::ModelParameters{});
+  const workloads::ComputeModel compute(s.cluster.gpu, s.workload.training.attention);
+  const workloads::TrainingResult direct = workloads::evaluate_workload(
+      workloads::generate_dlrm(s.workload.dlrm, s.cluster), s.cluster, model, s.workload.dlrm.precision, compute);
+  ASSERT_FALSE(h.metrics.empty());
+  EXPECT_EQ(h.metrics[0].first, "iteration_time_s");
+  EXPECT_DOUBLE_EQ(h.metrics[0].second, direct.iteration_time_s);
+
+  const config::Scenario smaller = config::load_scenario(kScenarios + "dlrm-64gpu.yaml", {{"workload.dlrm.batch_per_gpu", "51"}});
+  workloads::DlrmSpec spec = s.workload.dlrm;
+  spec.batch_per_gpu = 51;
+  const double direct_smaller = workloads::evaluate_workload(workloads::generate_dlrm(spec, s.cluster), s.cluster, model,
+                                                             spec.precision, compute)
+                                    .iteration_time_s;
+  EXPECT_DOUBLE_EQ(evaluate_scenario(smaller).metrics[0].second, direct_smaller);
+  EXPECT_LT(direct_smaller, h.metrics[0].second);
+
+  const config::Scenario on_flows = config::load_scenario(kScenarios + "dlrm-64gpu.yaml", {{"network.model", "flow"}});
+  EXPECT_GT(evaluate_scenario(on_flows).metrics[0].second, 0);
 }
 
 }  // namespace
