@@ -735,12 +735,26 @@ struct TrainingRun {
 workloads::TrainingResult evaluate_training(const config::Scenario& s, const collectives::CollectiveCostModel& model,
                                             workloads::TrainingTrace* trace);
 
+// On flows, a bar on stderr counts the distinct collectives priced (on a terminal, unless quiet).
 TrainingRun run_training_workload(const config::Scenario& s, int threads,
-                                  workloads::TrainingTrace* trace = nullptr) {
+                                  workloads::TrainingTrace* trace = nullptr, bool quiet = true) {
   TrainingRun run;
   run.model = workload_comm_model(s, threads);
+  std::optional<Progress> pricing;
+  auto* flows = dynamic_cast<collectives::FlowCollectiveModel*>(run.model.get());
+  if (flows != nullptr && !quiet && Progress::stderr_is_terminal()) {
+    flows->set_on_priced([&pricing](size_t done, size_t total) {
+      if (done == 0) {
+        pricing.emplace(static_cast<int64_t>(total), "pricing collectives on flows", true);
+        return;
+      }
+      pricing->advance();
+    });
+  }
   run.result = evaluate_training(s, *run.model, trace);
-  if (const auto* flows = dynamic_cast<const collectives::FlowCollectiveModel*>(run.model.get())) {
+  if (flows != nullptr) flows->set_on_priced(nullptr);  // the bar ends with this call
+  if (pricing) pricing->finish();
+  if (flows != nullptr) {
     run.result.neighbour_copies = flows->neighbour_copies();
     if (trace) run.links = workloads::link_traffic(trace->workload, *flows);
   }
@@ -1101,7 +1115,7 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
   }
   const bool views = wants(s, "trace") || wants(s, "html") || wants(s, "csv") || wants(s, "json");
   workloads::TrainingTrace trace;
-  const TrainingRun run = run_training_workload(s, options.threads, views ? &trace : nullptr);
+  const TrainingRun run = run_training_workload(s, options.threads, views ? &trace : nullptr, options.quiet);
   const workloads::TrainingResult& result = run.result;
   if (views) write_training_views(s, options, run, trace);
   if (s.workload.kind == workloads::WorkloadKind::training && !options.quiet) {

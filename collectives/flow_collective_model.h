@@ -30,6 +30,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -114,6 +115,9 @@ class FlowCollectiveModel final : public CollectiveCostModel {
 
   const AnalyticalCollectiveModel& analytical() const { return analytical_; }
   int threads() const { return threads_; }
+  // Called from prepare()'s threads as it prices: once with (0, total) before the first, then
+  // (done, total) after each distinct collective (a progress bar for a long run). Null: none.
+  void set_on_priced(std::function<void(size_t done, size_t total)> on_priced) { on_priced_ = std::move(on_priced); }
   // How many copies of the job run beside it (background); 0 without.
   int neighbour_copies() const { return static_cast<int>(replica_shifts_.size()); }
   // Max-min problems solved so far (one a distinct collective priced), and the flows in them.
@@ -152,6 +156,7 @@ class FlowCollectiveModel final : public CollectiveCostModel {
   std::unique_ptr<topology::Cluster> cluster_;
   std::shared_ptr<network::flow::FlowSolver> accelerator_;
   int threads_ = 1;
+  std::function<void(size_t, size_t)> on_priced_;
   std::vector<int> replica_shifts_;    // where the job's copies sit (background)
   std::vector<double> link_capacity_;  // bytes/s after the link class's efficiency
   mutable std::atomic<uint64_t> solves_{0};  // max-min problems solved (one a distinct collective)

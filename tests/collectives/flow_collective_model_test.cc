@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <mutex>
+#include <set>
+#include <utility>
+#include <vector>
+
 #include "collectives/analytical_model.h"
 #include "topology/catalog.h"
 
@@ -319,8 +324,21 @@ TEST(FlowCollectiveModel, PreparedOnFourThreadsGivesTheSerialEstimates) {
   }
   queries.push_back(queries.front());
   const FlowCollectiveModel serial(spec, {}, {});
-  const FlowCollectiveModel parallel(spec, {}, {}, nullptr, /*threads=*/4);
+  FlowCollectiveModel parallel(spec, {}, {}, nullptr, /*threads=*/4);
+  // The progress hook hears the total first, then each distinct collective once.
+  std::mutex heard_mutex;
+  std::vector<std::pair<size_t, size_t>> heard;
+  parallel.set_on_priced([&](size_t done, size_t total) {
+    const std::lock_guard lock(heard_mutex);
+    heard.emplace_back(done, total);
+  });
   parallel.prepare(queries);
+  ASSERT_EQ(heard.size(), queries.size());  // (0, 16), then 16 distinct of the 17 queries
+  EXPECT_EQ(heard.front(), (std::pair<size_t, size_t>{0, queries.size() - 1}));
+  std::set<size_t> done;
+  for (size_t i = 1; i < heard.size(); ++i) done.insert(heard[i].first);
+  EXPECT_EQ(done.size(), queries.size() - 1);
+  EXPECT_EQ(*done.rbegin(), queries.size() - 1);
   for (const CollectiveQuery& q : queries) {
     const CollectiveEstimate a = serial.estimate(q.kind, q.bytes, *q.comm);
     const CollectiveEstimate b = parallel.estimate(q.kind, q.bytes, *q.comm);
