@@ -1,0 +1,24 @@
+// PeerRun: what one simulator made of a PeerCase: each flow's completion time (in the order of
+// peer_flows) and the wall time of the whole run. run_dtsim() runs dtsim's flow model;
+// run_simgrid() (simgrid_run.h) runs SimGrid on the same links and routes.
+//   PeerRun r = run_dtsim(spec, peer_flows(spec));
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "bench/peers/peer_case.h"
+#include "network/network_model.h"
+
+namespace dtsim::bench::peers {
+
+struct PeerRun {
+  std::vector<double> completion_s;  // per flow, seconds from the common start
+  double wall_s = 0;                 // building the fabric, starting the flows, running them
+};
+
+// Builds the case's cluster graph and a FlowNetworkModel with the case's link efficiency and the
+// default completion window, starts every flow at t = 0 and runs the engine to the end.
+PeerRun run_dtsim(const PeerCaseSpec& spec, std::span<const network::Transfer> flows);
+
+}  // namespace dtsim::bench::peers
