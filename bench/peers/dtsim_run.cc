@@ -1,4 +1,3 @@
-#include <chrono>
 #include <memory>
 
 #include "bench/peers/peer_run.h"
@@ -19,7 +18,7 @@ struct CompletionRecorder final : sim::EventHandler {
 }  // namespace
 
 PeerRun run_dtsim(const PeerCaseSpec& spec, std::span<const network::Transfer> flows) {
-  const auto started = std::chrono::steady_clock::now();
+  const RunClock timer;
   PeerRun run;
   run.completion_s.assign(flows.size(), -1);
   const std::unique_ptr<topology::Cluster> cluster = topology::build_cluster(peer_cluster_spec(spec));
@@ -30,7 +29,8 @@ PeerRun run_dtsim(const PeerCaseSpec& spec, std::span<const network::Transfer> f
   CompletionRecorder recorder(run.completion_s);
   for (size_t i = 0; i < flows.size(); ++i) net.start(engine, flows[i], recorder, i);
   engine.run();
-  run.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  run.wall_s = timer.wall_s();
+  run.cpu_s = timer.cpu_s();
   return run;
 }
 

@@ -4,6 +4,8 @@
 //   PeerRun r = run_dtsim(spec, peer_flows(spec));
 #pragma once
 
+#include <chrono>
+#include <ctime>
 #include <span>
 #include <vector>
 
@@ -15,6 +17,20 @@ namespace dtsim::bench::peers {
 struct PeerRun {
   std::vector<double> completion_s;  // per flow, seconds from the common start
   double wall_s = 0;                 // building the fabric, starting the flows, running them
+  double cpu_s = 0;                  // the process's CPU time over the same span
+};
+
+// Wall and CPU time since it was made, for PeerRun (the simulators run single-threaded, so CPU
+// time is the figure that a loaded machine disturbs least).
+class RunClock {
+ public:
+  RunClock();
+  double wall_s() const;
+  double cpu_s() const;
+
+ private:
+  std::chrono::steady_clock::time_point wall_;
+  std::clock_t cpu_;
 };
 
 // Builds the case's cluster graph and a FlowNetworkModel with the case's link efficiency and the

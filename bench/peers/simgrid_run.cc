@@ -4,7 +4,6 @@
 #include <xbt/config.hpp>
 #include <xbt/log.h>
 
-#include <chrono>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -33,7 +32,7 @@ std::optional<SimgridLatency> parse_simgrid_latency(std::string_view s) {
 
 PeerRun run_simgrid(const topology::Cluster& cluster, std::span<const network::Transfer> flows,
                     const network::LinkEfficiency& efficiency, SimgridLatency latency) {
-  const auto started = std::chrono::steady_clock::now();
+  const RunClock timer;
   int argc = 1;
   std::string program = "flow_vs_simgrid";
   char* argv[] = {program.data(), nullptr};
@@ -96,7 +95,8 @@ PeerRun run_simgrid(const topology::Cluster& cluster, std::span<const network::T
     if (latency == SimgridLatency::after_drain) run.completion_s[i] += route_latency[i];
   }
   comms.clear();
-  run.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  run.wall_s = timer.wall_s();
+  run.cpu_s = timer.cpu_s();
   return run;
 }
 
