@@ -15,7 +15,9 @@ std::optional<Pattern> parse_pattern(std::string_view s) {
   return std::nullopt;
 }
 
-std::string_view name(Pattern p) { return p == Pattern::all_to_all ? "all-to-all" : "permutation"; }
+std::string_view name(Pattern p) {
+  return p == Pattern::all_to_all ? "all-to-all" : "permutation";
+}
 
 topology::ClusterSpec peer_cluster_spec(const PeerCaseSpec& spec) {
   topology::ClusterSpec s = *topology::find_node_preset("hgx-h100");

@@ -29,9 +29,9 @@ std::string_view name(Pattern p);
 struct PeerCaseSpec {
   int hosts = 64;
   Pattern pattern = Pattern::all_to_all;
-  Bytes bytes = Bytes(1'000'000);  // per flow
+  Bytes bytes = Bytes(1'000'000);        // per flow
   Bandwidth nic = Bandwidth::gbps(100);  // every NIC and fabric link, per direction
-  uint64_t seed = 1;  // the permutation and the flows' ECMP hashes
+  uint64_t seed = 1;                     // the permutation and the flows' ECMP hashes
   // The share of line rate links carry in both simulators (dtsim's FlowModelOptions::
   // link_efficiency; SimGrid's link bandwidths are scaled by it). 1: the bare fabric.
   network::LinkEfficiency efficiency;

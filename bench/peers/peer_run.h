@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <ctime>
 #include <span>
 #include <vector>
@@ -18,6 +19,7 @@ struct PeerRun {
   std::vector<double> completion_s;  // per flow, seconds from the common start
   double wall_s = 0;                 // building the fabric, starting the flows, running them
   double cpu_s = 0;                  // the process's CPU time over the same span
+  uint64_t solves = 0;               // max-min solves (dtsim's; 0 for SimGrid, which does not say)
 };
 
 // Wall and CPU time since it was made, for PeerRun (the simulators run single-threaded, so CPU

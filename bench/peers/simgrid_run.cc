@@ -1,12 +1,12 @@
 #include "bench/peers/simgrid_run.h"
 
-#include <simgrid/s4u.hpp>
-#include <xbt/config.hpp>
 #include <xbt/log.h>
 
+#include <simgrid/s4u.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
+#include <xbt/config.hpp>
 
 namespace dtsim::bench::peers {
 namespace {
@@ -17,8 +17,8 @@ namespace sg4 = simgrid::s4u;
 void require_config(const std::string& key, double expected) {
   const double v = simgrid::config::get_value<double>(key);
   if (v != expected) {
-    throw std::runtime_error("SimGrid's " + key + " is " + std::to_string(v) + ", the comparison needs " +
-                             std::to_string(expected));
+    throw std::runtime_error("SimGrid's " + key + " is " + std::to_string(v) +
+                             ", the comparison needs " + std::to_string(expected));
   }
 }
 
@@ -58,14 +58,16 @@ PeerRun run_simgrid(const topology::Cluster& cluster, std::span<const network::T
       const topology::Link& link = cluster.link(l);
       sg4::Link*& s = links[l];
       if (s == nullptr) {
-        s = zone->create_link("link" + std::to_string(l), link.bandwidth.bytes_per_s() * efficiency.of(link.kind));
+        s = zone->create_link("link" + std::to_string(l),
+                              link.bandwidth.bytes_per_s() * efficiency.of(link.kind));
         s->set_latency(latency == SimgridLatency::links ? link.latency.seconds() : 0.0);
         s->seal();
       }
       route_latency[i] += link.latency.seconds();
       route.emplace_back(s);
     }
-    zone->add_route(host(t.src_gpu)->get_netpoint(), host(t.dst_gpu)->get_netpoint(), nullptr, nullptr, route,
+    zone->add_route(host(t.src_gpu)->get_netpoint(), host(t.dst_gpu)->get_netpoint(), nullptr,
+                    nullptr, route,
                     /*symmetrical=*/false);
   }
   zone->seal();
@@ -82,7 +84,8 @@ PeerRun run_simgrid(const topology::Cluster& cluster, std::span<const network::T
   sg4::Actor::create("starter", host(flows.empty() ? 0 : flows.front().src_gpu), [&] {
     for (size_t i = 0; i < flows.size(); ++i) {
       const network::Transfer& t = flows[i];
-      comms[i] = sg4::Comm::sendto_async(host(t.src_gpu), host(t.dst_gpu), static_cast<uint64_t>(t.bytes.count()));
+      comms[i] = sg4::Comm::sendto_async(host(t.src_gpu), host(t.dst_gpu),
+                                         static_cast<uint64_t>(t.bytes.count()));
     }
     sg4::Comm::wait_all(comms);
   });

@@ -1,8 +1,8 @@
 // run_simgrid: the PeerCase on SimGrid's S4U API: a host per GPU, a SimGrid link per directed
-// dtsim link that a flow crosses (same bandwidth times `efficiency`), and for each flow's host pair the link sequence
-// dtsim routes that flow over, in a full zone of explicit routes. Every flow is a Comm::sendto_async
-// started at t = 0 under the CM02 max-min model without cross-traffic, whose latency and bandwidth
-// factors are 1.
+// dtsim link that a flow crosses (same bandwidth times `efficiency`), and for each flow's host pair
+// the link sequence dtsim routes that flow over, in a full zone of explicit routes. Every flow is a
+// Comm::sendto_async started at t = 0 under the CM02 max-min model without cross-traffic, whose
+// latency and bandwidth factors are 1.
 //   PeerRun r = run_simgrid(*cluster, flows, SimgridLatency::after_drain);
 #pragma once
 
