@@ -66,9 +66,9 @@ PeerRun run_simgrid(const topology::Cluster& cluster, std::span<const network::T
       route_latency[i] += link.latency.seconds();
       route.emplace_back(s);
     }
+    const bool symmetrical = false;
     zone->add_route(host(t.src_gpu)->get_netpoint(), host(t.dst_gpu)->get_netpoint(), nullptr,
-                    nullptr, route,
-                    /*symmetrical=*/false);
+                    nullptr, route, symmetrical);
   }
   zone->seal();
   require_config("network/latency-factor", 1);

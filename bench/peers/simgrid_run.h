@@ -27,7 +27,8 @@ enum class SimgridLatency {
 };
 std::optional<SimgridLatency> parse_simgrid_latency(std::string_view s);
 
-// Runs SimGrid in this process; SimGrid's engine is a singleton, so at most once per process.
+// Runs SimGrid in this process; SimGrid's engine is a singleton, so at most once per process. A
+// full zone holds one route per host pair, so no two flows may join the same pair.
 // wall_s counts reading the routes from `cluster`, building the platform and running, not the
 // cluster graph's construction. Throws std::runtime_error when SimGrid's configuration is not
 // the one the comparison needs (CM02, no cross-traffic, factors of 1).
