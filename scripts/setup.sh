@@ -1,10 +1,22 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages dtsim needs (only those missing), builds the Release preset and,
-# unless --no-run is given, runs the default scenario.
-#   scripts/setup.sh            # set up, build, run scenarios/default.yaml
-#   scripts/setup.sh --no-run   # set up and build only
+# unless --no-run is given, runs the default scenario. --peers also installs SimGrid, which only
+# bench/peers (the flow model beside SimGrid) needs.
+#   scripts/setup.sh                   # set up, build, run scenarios/default.yaml
+#   scripts/setup.sh --no-run          # set up and build only
+#   scripts/setup.sh --peers --no-run  # the same, with SimGrid and bench/peers
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+run=1
+peers=0
+for arg in "$@"; do
+  case "$arg" in
+    --no-run) run=0 ;;
+    --peers) peers=1 ;;
+    *) echo "setup: unknown option $arg (expected --no-run, --peers)" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   build-essential cmake ninja-build pkg-config git
@@ -17,6 +29,7 @@ packages=(
   clang libclang-rt-14-dev             # libFuzzer targets
   libopenmpi-dev openmpi-bin chromium  # sweep --mpi; headless render test of HTML reports
 )
+if [ "$peers" -eq 1 ]; then packages+=(libsimgrid-dev); fi  # SimGrid, for bench/peers
 
 missing=()
 for p in "${packages[@]}"; do
@@ -33,10 +46,11 @@ fi
 # CUDA 13 lives in /usr/local/cuda where it is installed; the build uses it when present.
 if [ -x /usr/local/cuda/bin/nvcc ]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
 
-# The configure says in one line whether the CUDA parts are built, and why not.
-cmake --preset release | { grep -E "dtsim: (CUDA|nccl-replay)" || true; }
+# The configure says in one line whether the CUDA parts are built, and why not, and in one line
+# why bench/peers is skipped when it is.
+cmake --preset release | { grep -E "dtsim: (CUDA|nccl-replay|bench/peers)" || true; }
 cmake --build --preset release -j "$(nproc)"
 
-if [ "${1:-}" != "--no-run" ]; then
+if [ "$run" -eq 1 ]; then
   ./build/release/apps/simulate scenarios/default.yaml
 fi
