@@ -9,6 +9,14 @@
 namespace dtsim::network {
 
 namespace {
+// A link is tight when its flows fill it to within this fraction: wide against the rounding of a
+// full link's load (the solver's tie tolerance and the running sums of rates are far finer), so a
+// link that binds a flow is never taken for slack; a slack link taken for tight costs only a
+// larger solve.
+constexpr double kTightSlack = 1e-6;
+
+bool filled(double load, double capacity) { return load >= capacity * (1 - kTightSlack); }
+
 // The time to drain `bytes` at `rate`, rounded up to the next picosecond with the same slack as
 // Bandwidth::transfer_time, so a lone flow lands on exactly the analytical model's time.
 // Time::max() when the flow would never finish (zero rate) or not within Time's range.
@@ -118,6 +126,8 @@ void FlowNetworkModel::remove_flow(uint32_t slot) {
   ActiveFlow& f = slots_[slot];
   for (const Crossing& c : f.links) {
     LinkState& link = links_[c.link];
+    const bool tight = filled(link.load, link.capacity);
+    link.load -= f.rate;
     const uint32_t moved = link.flows.back();
     link.flows[c.index] = moved;
     link.flows.pop_back();
@@ -130,8 +140,12 @@ void FlowNetworkModel::remove_flow(uint32_t slot) {
       }
     }
     if (!link.flows.empty()) {
-      left_links_.push_back(c.link);  // the flows still on it may gain
-    } else if (c.link >= cluster_links_) {
+      // The flows it bound may gain; on a slack link none was bound.
+      if (tight) left_links_.push_back(c.link);
+      continue;
+    }
+    link.load = 0;
+    if (c.link >= cluster_links_) {
       if (link.staged_pair >= 0) staged_links_.erase(link.staged_pair);
       link.staged_pair = -1;
       free_links_.push_back(c.link);
@@ -236,6 +250,27 @@ bool FlowNetworkModel::complete_drained(sim::Engine& engine) {
   return true;
 }
 
+void FlowNetworkModel::reach_link(uint32_t link, bool cross) {
+  if (link_reached_[link] == epoch_ && !cross) return;
+  link_reached_[link] = epoch_;
+  if (cross || cross_all_ || filled(links_[link].load, links_[link].capacity)) link_stack_.push_back(link);
+}
+
+void FlowNetworkModel::reach_flow(uint32_t slot) {
+  if (slot_reached_[slot] == epoch_) return;
+  slot_reached_[slot] = epoch_;
+  component_.push_back(slot);
+  for (const Crossing& c : slots_[slot].links) reach_link(c.link, false);
+}
+
+void FlowNetworkModel::cross_pending() {
+  while (!link_stack_.empty()) {
+    const uint32_t l = link_stack_.back();
+    link_stack_.pop_back();
+    for (uint32_t slot : links_[l].flows) reach_flow(slot);
+  }
+}
+
 void FlowNetworkModel::collect_component() {
   component_.clear();
   if (!options_.incremental) {
@@ -245,32 +280,75 @@ void FlowNetworkModel::collect_component() {
     }
     return;
   }
-  // Depth-first over the flow-link graph from the fresh flows and the links flows left: every
-  // flow whose max-min rate can have changed is in a component that one of them touches.
+  // Depth-first over the flow-link graph from the fresh flows and the tight links flows left,
+  // crossing tight links only. A flow not reached shares with the reached ones only slack links,
+  // which bind it nowhere, and its bottleneck (tight) carries none of them and lost no flow: its
+  // rate stands, as long as those slack links stay slack (cross_filled_links).
   ++epoch_;
+  cross_all_ = false;
   link_stack_.clear();
-  auto reach_flow = [this](uint32_t slot) {
-    ActiveFlow& f = slots_[slot];
-    if (f.reached == epoch_) return;
-    f.reached = epoch_;
-    component_.push_back(slot);
-    for (const Crossing& c : f.links) {
-      if (links_[c.link].reached == epoch_) continue;
-      links_[c.link].reached = epoch_;
-      link_stack_.push_back(c.link);
-    }
-  };
+  slot_reached_.resize(slots_.size());
+  link_reached_.resize(links_.size());
   for (uint32_t slot : fresh_) reach_flow(slot);
-  for (uint32_t l : left_links_) {
-    if (links_[l].reached == epoch_) continue;
-    links_[l].reached = epoch_;
-    link_stack_.push_back(l);
+  for (uint32_t l : left_links_) reach_link(l, true);
+  cross_pending();
+}
+
+void FlowNetworkModel::build_problem() {
+  const uint32_t numbering = ++numbering_;
+  problem_.capacity.clear();
+  problem_.clear_flows();
+  dense_links_.clear();
+  inside_load_.clear();
+  inside_flows_.clear();
+  for (uint32_t slot : component_) {
+    const ActiveFlow& f = slots_[slot];
+    dense_path_.clear();
+    for (const Crossing& c : f.links) {
+      LinkState& link = links_[c.link];
+      if (link.numbered != numbering) {
+        link.numbered = numbering;
+        link.dense = static_cast<uint32_t>(dense_links_.size());
+        dense_links_.push_back(c.link);
+        inside_load_.push_back(0);
+        inside_flows_.push_back(0);
+      }
+      inside_load_[link.dense] += f.rate;
+      ++inside_flows_[link.dense];
+      dense_path_.push_back(link.dense);
+    }
+    problem_.add_flow(dense_path_, f.weight);
   }
-  while (!link_stack_.empty()) {
-    const uint32_t l = link_stack_.back();
-    link_stack_.pop_back();
-    for (uint32_t slot : links_[l].flows) reach_flow(slot);
+  for (size_t d = 0; d < dense_links_.size(); ++d) {
+    const LinkState& link = links_[dense_links_[d]];
+    const bool whole = inside_flows_[d] == link.flows.size();
+    problem_.capacity.push_back(whole ? link.capacity
+                                      : std::max(0.0, link.capacity - (link.load - inside_load_[d])));
   }
+  problem_.build_link_index();
+}
+
+bool FlowNetworkModel::cross_filled_links(int attempt) {
+  // link_load_ holds the new rates summed per problem link (max_link_utilization).
+  bool any = false;
+  for (size_t d = 0; d < dense_links_.size(); ++d) {
+    const LinkState& link = links_[dense_links_[d]];
+    if (inside_flows_[d] == link.flows.size()) continue;
+    const double load = link.load - inside_load_[d] + link_load_[d];
+    if (!filled(load, link.capacity)) continue;
+    reach_link(dense_links_[d], true);
+    any = true;
+  }
+  if (!any) return false;
+  // A cascade of slack links filling one after another: take the whole components at once.
+  if (attempt >= 2) {
+    cross_all_ = true;
+    for (size_t d = 0; d < dense_links_.size(); ++d) {
+      if (inside_flows_[d] != links_[dense_links_[d]].flows.size()) reach_link(dense_links_[d], true);
+    }
+  }
+  cross_pending();
+  return true;
 }
 
 void FlowNetworkModel::solve(Time from) {
@@ -278,33 +356,24 @@ void FlowNetworkModel::solve(Time from) {
   fresh_.clear();
   left_links_.clear();
   if (component_.empty()) return;
-  ++epoch_;
-  problem_.capacity.clear();
-  problem_.clear_flows();
-  for (uint32_t slot : component_) {
-    const ActiveFlow& f = slots_[slot];
-    dense_path_.clear();
-    for (const Crossing& c : f.links) {
-      LinkState& link = links_[c.link];
-      if (link.dense_epoch != epoch_) {
-        link.dense_epoch = epoch_;
-        link.dense = static_cast<uint32_t>(problem_.capacity.size());
-        problem_.capacity.push_back(link.capacity);
-      }
-      dense_path_.push_back(link.dense);
-    }
-    problem_.add_flow(dense_path_, f.weight);
+  for (int attempt = 0;; ++attempt) {
+    build_problem();
+    rates_.resize(component_.size());
+    const bool accelerate = options_.accelerator && component_.size() >= options_.accelerator_min_flows;
+    flow::FlowSolver& solver = accelerate ? *options_.accelerator : cpu_;
+    solver.solve(problem_, rates_);
+    ++solves_;
+    flows_solved_ += component_.size();
+    if (accelerate) ++accelerated_solves_;
+    flow::max_link_utilization(problem_, rates_, link_load_);
+    if (!options_.incremental || !cross_filled_links(attempt)) break;
   }
-  problem_.build_link_index();
-  rates_.resize(component_.size());
-
-  const bool accelerate = options_.accelerator && component_.size() >= options_.accelerator_min_flows;
-  flow::FlowSolver& solver = accelerate ? *options_.accelerator : cpu_;
-  solver.solve(problem_, rates_);
-  ++solves_;
-  flows_solved_ += component_.size();
-  if (accelerate) ++accelerated_solves_;
-  peak_utilization_ = std::max(peak_utilization_, flow::max_link_utilization(problem_, rates_, link_load_));
+  // Utilization of the links solved, with the load of the flows beyond them.
+  for (size_t d = 0; d < dense_links_.size(); ++d) {
+    const LinkState& link = links_[dense_links_[d]];
+    const double load = link.load - inside_load_[d] + link_load_[d];
+    if (load > 0) peak_utilization_ = std::max(peak_utilization_, link.capacity > 0 ? load / link.capacity : HUGE_VAL);
+  }
   for (size_t i = 0; i < component_.size(); ++i) {
     ActiveFlow& f = slots_[component_[i]];
     // A flow whose rate changes is re-anchored at what it has left now; a fresh one keeps its
@@ -314,6 +383,7 @@ void FlowNetworkModel::solve(Time from) {
       f.anchor_remaining -= f.rate * (from - f.anchor_time).seconds();
       f.anchor_time = from;
     }
+    for (const Crossing& c : f.links) links_[c.link].load += rates_[i] - f.rate;
     f.rate = rates_[i];
     f.fresh = false;
     push_drain(component_[i]);

@@ -7,10 +7,12 @@
 //   network::FlowNetworkModel net(cluster, {.accelerator = gpu_solver_or_null});
 //   net.start(engine, {.src_gpu = 0, .dst_gpu = 8, .bytes = Bytes::mib(4)}, handler, tag);
 // The problem is persistent: flows keep their links, and every link (cluster links and the
-// virtual ones of host-staged copies and rate caps) the flows that cross it. A solve covers only
-// the connected components of the flow-link graph that flows which started or drained since the
-// last solve touch: max-min rates of disjoint components are independent, so the others keep
-// theirs. Drain instants wait in a min-heap.
+// virtual ones of host-staged copies and rate caps) the flows that cross it and their load. A
+// solve covers only the flows whose rates a start or a drain since the last solve can change:
+// those connected to it in the flow-link graph through tight links (load at capacity). A slack
+// link binds none of its flows, so the flows beyond it keep their rates; the solve gives it the
+// capacity they leave, and when the new rates fill it, it takes them in and solves again. Drain
+// instants wait in a min-heap.
 #pragma once
 
 #include <cstdint>
@@ -49,9 +51,10 @@ struct FlowModelOptions {
   // start. A collective's waves of transfers start and finish picoseconds apart, and each of
   // them had cost a solve of all the others. Zero: a solve at every distinct instant.
   Time completion_window = kDefaultCompletionWindow;
-  // True: a solve covers only the components of the flow-link graph that starts and drains
-  // since the last solve touched. False: every solve covers every active flow (the reference the
-  // tests hold the incremental solve to; the rates agree up to the solver's tie tolerance).
+  // True: a solve covers only the flows that starts and drains since the last solve can affect
+  // (connected to them through tight links). False: every solve covers every active flow (the
+  // reference the tests hold the incremental solve to; the rates agree up to the solver's tie
+  // tolerance, kTieTolerance).
   bool incremental = true;
 };
 
@@ -85,7 +88,7 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   FlowId flow_id_of(size_t i) const;
   uint64_t solves() const { return solves_; }
   // solves: solver calls; flows: the flows those solves covered, summed (with incremental
-  // solves, the sizes of the re-solved components, not every active flow).
+  // solves, the flows each re-solved, not every active flow).
   NetworkCounters counters() const override {
     return {.transfers = next_transfer_, .solves = solves_, .flows = flows_solved_, .packets = 0};
   }
@@ -101,10 +104,10 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   // when its last flow leaves.
   struct LinkState {
     double capacity = 0;           // bytes per second
+    double load = 0;               // the rates of its flows, summed
     std::vector<uint32_t> flows;   // slots of the flows crossing it, in no particular order
     int64_t staged_pair = -1;      // src * gpus + dst of a host-staged pair's link
-    uint32_t reached = 0;          // the solve epoch whose component search reached it last
-    uint32_t dense_epoch = 0;      // the solve epoch that numbered it last, as `dense`
+    uint32_t numbered = 0;         // the build_problem call that numbered it last, as `dense`
     uint32_t dense = 0;
   };
   // A flow crosses `link`, and sits at links_[link].flows[index] (so it leaves in O(1)).
@@ -129,7 +132,6 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
     double weight = 1;      // 1 / its transfer's sub-flows: a transfer gets one share in all
     uint32_t route = 0;     // its route's index in its transfer's transfer_paths
     uint32_t version = 0;   // bumped whenever its drain instant changes or it leaves
-    uint32_t reached = 0;   // the solve epoch whose component search reached it last
     bool live = false;
     bool fresh = true;      // started since the last solve: no rate yet
   };
@@ -158,8 +160,20 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   // rate changes runs at the new one from `from` (now).
   void solve(Time from);
   // The flows the next solve covers, into component_: with incremental solves, those reachable
-  // from the fresh flows and the links flows left; otherwise every active flow.
+  // through tight links from the fresh flows and the tight links flows left; otherwise every
+  // active flow.
   void collect_component();
+  // Marks a link reached; crossing it (reaching all its flows) when it is tight or `cross`.
+  void reach_link(uint32_t link, bool cross);
+  void reach_flow(uint32_t slot);
+  // Reaches everything behind the links waiting in link_stack_.
+  void cross_pending();
+  // Builds problem_ from component_: a link that also carries flows outside it offers the
+  // capacity they leave.
+  void build_problem();
+  // After a solve: crosses every slack link the new rates fill (which binds the flows beyond it
+  // too); whether any. The third time, the whole components.
+  bool cross_filled_links(int attempt);
   void schedule_next_completion(sim::Engine& engine);
 
   uint32_t add_virtual_link(double capacity, int64_t staged_pair);
@@ -200,9 +214,15 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   std::vector<uint32_t> free_links_;                    // freed virtual link ids
   std::unordered_map<int64_t, uint32_t> staged_links_;  // host-staged GPU pair -> its link
   std::vector<uint32_t> fresh_;        // slots started since the last solve
-  std::vector<uint32_t> left_links_;   // links flows left since the last solve (still in use)
+  std::vector<uint32_t> left_links_;   // tight links flows left since the last solve (still in use)
   std::vector<Drain> drains_;          // a min-heap on (at, order), with stale entries
-  uint32_t epoch_ = 0;
+  // The solve epoch whose component search reached a slot, a link, last: apart from the slots
+  // and links so that the search, which tests every flow of every link it reaches, stays in cache.
+  std::vector<uint32_t> slot_reached_;
+  std::vector<uint32_t> link_reached_;
+  uint32_t epoch_ = 0;      // component searches so far
+  uint32_t numbering_ = 0;  // build_problem calls so far
+  bool cross_all_ = false;  // this solve's search crosses slack links too
 
   // Scratch of each solve.
   std::vector<uint32_t> component_;  // slots
@@ -211,6 +231,9 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   flow::FlowProblem problem_;
   std::vector<double> rates_;
   std::vector<uint32_t> dense_path_;
+  std::vector<uint32_t> dense_links_;  // problem link -> link
+  std::vector<double> inside_load_;    // per problem link: the old rates of the flows solved
+  std::vector<uint32_t> inside_flows_;  // per problem link: how many of its flows are solved
   std::vector<double> link_load_;  // max_link_utilization's scratch
 };
 
