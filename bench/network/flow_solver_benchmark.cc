@@ -34,6 +34,18 @@ std::unique_ptr<topology::Cluster> fat_tree_cluster() {
   return topology::build_cluster(s);
 }
 
+// Two random GPUs of different nodes.
+std::pair<int, int> random_pair_across_nodes(const topology::Cluster& c, sim::Rng& rng) {
+  const auto gpus = static_cast<uint64_t>(c.gpu_count());
+  int src = 0;
+  int dst = 0;
+  do {
+    src = static_cast<int>(rng.below(gpus));
+    dst = static_cast<int>(rng.below(gpus));
+  } while (c.node_of(src) == c.node_of(dst));
+  return {src, dst};
+}
+
 // `flows` transfers; with spray > 1 each is `spray` sub-flows of weight 1/spray on as many random
 // ECMP hashes (adaptive routing's sprayed transfer, a weighted problem).
 FlowProblem fat_tree_problem(int flows, int spray = 1) {
@@ -43,14 +55,8 @@ FlowProblem fat_tree_problem(int flows, int spray = 1) {
   FlowProblem p;
   std::unordered_map<topology::LinkId, uint32_t> dense;
   std::vector<uint32_t> path;
-  const auto gpus = static_cast<uint64_t>(c.gpu_count());
   for (int f = 0; f < flows; ++f) {
-    int src = 0;
-    int dst = 0;
-    do {
-      src = static_cast<int>(rng.below(gpus));
-      dst = static_cast<int>(rng.below(gpus));
-    } while (c.node_of(src) == c.node_of(dst));
+    const auto [src, dst] = random_pair_across_nodes(c, rng);
     for (int k = 0; k < spray; ++k) {
       path.clear();
       for (topology::LinkId l : c.route(src, dst, rng.below(1 << 16))) {
@@ -124,14 +130,8 @@ void run_flow_model(benchmark::State& state, Time span) {
   const auto flows = static_cast<int>(state.range(0));
   Starter starter;
   sim::Rng rng(2, sim::stream_id("flow-model-benchmark"));
-  const auto gpus = static_cast<uint64_t>(cluster->gpu_count());
   for (int f = 0; f < flows; ++f) {
-    int src = 0;
-    int dst = 0;
-    do {
-      src = static_cast<int>(rng.below(gpus));
-      dst = static_cast<int>(rng.below(gpus));
-    } while (cluster->node_of(src) == cluster->node_of(dst));
+    const auto [src, dst] = random_pair_across_nodes(*cluster, rng);
     const auto bytes = Bytes(static_cast<int64_t>(1 + rng.below(64'000'000)));
     const Transfer t{src, dst, bytes, rng.next()};
     const Time at = span > Time::zero() ? Time::ps(static_cast<int64_t>(rng.below(static_cast<uint64_t>(span.ps())))) : Time::zero();

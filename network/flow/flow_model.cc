@@ -17,6 +17,18 @@ constexpr double kTightSlack = 1e-6;
 
 bool filled(double load, double capacity) { return load >= capacity * (1 - kTightSlack); }
 
+// An index into `items` for a new element: one freed earlier, else a default one appended.
+template <typename T>
+uint32_t take_free(std::vector<T>& items, std::vector<uint32_t>& freed) {
+  if (freed.empty()) {
+    items.emplace_back();
+    return static_cast<uint32_t>(items.size() - 1);
+  }
+  const uint32_t id = freed.back();
+  freed.pop_back();
+  return id;
+}
+
 // The time to drain `bytes` at `rate`, rounded up to the next picosecond with the same slack as
 // Bandwidth::transfer_time, so a lone flow lands on exactly the analytical model's time.
 // Time::max() when the flow would never finish (zero rate) or not within Time's range.
@@ -40,14 +52,7 @@ FlowNetworkModel::FlowNetworkModel(const topology::Cluster& cluster, FlowModelOp
 }
 
 uint32_t FlowNetworkModel::add_virtual_link(double capacity, int64_t staged_pair) {
-  uint32_t id = 0;
-  if (free_links_.empty()) {
-    id = static_cast<uint32_t>(links_.size());
-    links_.emplace_back();
-  } else {
-    id = free_links_.back();
-    free_links_.pop_back();
-  }
+  const uint32_t id = take_free(links_, free_links_);
   LinkState& l = links_[id];
   l.capacity = capacity;
   l.staged_pair = staged_pair;
@@ -76,14 +81,7 @@ void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventH
   const uint32_t no_link = UINT32_MAX;
   uint32_t cap_link = no_link;
   for (size_t i = 0; i < paths.size(); ++i) {
-    uint32_t slot = 0;
-    if (free_slots_.empty()) {
-      slot = static_cast<uint32_t>(slots_.size());
-      slots_.emplace_back();
-    } else {
-      slot = free_slots_.back();
-      free_slots_.pop_back();
-    }
+    const uint32_t slot = take_free(slots_, free_slots_);
     ActiveFlow& f = slots_[slot];
     f.links.clear();  // keeps the storage of the slot's last flow
     for (topology::LinkId l : paths[i]) attach(slot, static_cast<uint32_t>(l));

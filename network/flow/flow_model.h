@@ -172,7 +172,8 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   // capacity they leave.
   void build_problem();
   // After a solve: crosses every slack link the new rates fill (which binds the flows beyond it
-  // too); whether any. The third time, the whole components.
+  // too); whether any, so that the caller solves again. After the third solve of an event
+  // (`attempt` 2), it crosses every link reached: the next solve covers whole components.
   bool cross_filled_links(int attempt);
   void schedule_next_completion(sim::Engine& engine);
 
