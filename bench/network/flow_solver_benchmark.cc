@@ -7,7 +7,9 @@
 // The CUDA solver registers itself too when dtsim_gpu_accel is built and a GPU is present.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <memory>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -32,6 +34,18 @@ std::unique_ptr<topology::Cluster> fat_tree_cluster() {
   return topology::build_cluster(s);
 }
 
+// Two random GPUs of different nodes.
+std::pair<int, int> random_pair_across_nodes(const topology::Cluster& c, sim::Rng& rng) {
+  const auto gpus = static_cast<uint64_t>(c.gpu_count());
+  int src = 0;
+  int dst = 0;
+  do {
+    src = static_cast<int>(rng.below(gpus));
+    dst = static_cast<int>(rng.below(gpus));
+  } while (c.node_of(src) == c.node_of(dst));
+  return {src, dst};
+}
+
 // `flows` transfers; with spray > 1 each is `spray` sub-flows of weight 1/spray on as many random
 // ECMP hashes (adaptive routing's sprayed transfer, a weighted problem).
 FlowProblem fat_tree_problem(int flows, int spray = 1) {
@@ -41,14 +55,8 @@ FlowProblem fat_tree_problem(int flows, int spray = 1) {
   FlowProblem p;
   std::unordered_map<topology::LinkId, uint32_t> dense;
   std::vector<uint32_t> path;
-  const auto gpus = static_cast<uint64_t>(c.gpu_count());
   for (int f = 0; f < flows; ++f) {
-    int src = 0;
-    int dst = 0;
-    do {
-      src = static_cast<int>(rng.below(gpus));
-      dst = static_cast<int>(rng.below(gpus));
-    } while (c.node_of(src) == c.node_of(dst));
+    const auto [src, dst] = random_pair_across_nodes(c, rng);
     for (int k = 0; k < spray; ++k) {
       path.clear();
       for (topology::LinkId l : c.route(src, dst, rng.below(1 << 16))) {
@@ -98,41 +106,69 @@ void BM_CpuSolveSprayed(benchmark::State& state) {
 BENCHMARK(BM_CpuSolveSprayed)->Arg(1'000)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMicrosecond);
 
 // The whole flow model: `flows` transfers of 1..64 MB between random GPUs of different nodes,
-// all started at time 0, run to completion (one solve per start burst and per completion time).
+// started at random instants within `span` (all at time 0 when it is zero) and run to completion,
+// with incremental solves (arg 1 = 1) or a full solve of every active flow at each event (0).
+// Counters: solves, flows_per_solve (the flows a solve covered, on average), time_per_solve (CPU
+// time of the run / solves, including building each problem and retiring flows).
 struct Sink final : sim::EventHandler {
   void on_event(sim::Engine& /*engine*/, uint64_t /*payload*/) override { ++done; }
   uint64_t done = 0;
 };
 
-void BM_FlowModelBurst(benchmark::State& state) {
+// Starts transfer i of the plan at its instant.
+struct Starter final : sim::EventHandler {
+  void on_event(sim::Engine& engine, uint64_t i) override {
+    net->start(engine, plan[i].second, sink, i);
+  }
+  NetworkModel* net = nullptr;
+  std::vector<std::pair<Time, Transfer>> plan;
+  Sink sink;
+};
+
+void run_flow_model(benchmark::State& state, Time span) {
   const auto cluster = fat_tree_cluster();
   const auto flows = static_cast<int>(state.range(0));
-  uint64_t solves = 0;
-  for (auto _ : state) {
-    FlowNetworkModel net(*cluster);
-    sim::Engine engine;
-    Sink sink;
-    sim::Rng rng(2, sim::stream_id("flow-model-benchmark"));
-    const auto gpus = static_cast<uint64_t>(cluster->gpu_count());
-    for (int f = 0; f < flows; ++f) {
-      int src = 0;
-      int dst = 0;
-      do {
-        src = static_cast<int>(rng.below(gpus));
-        dst = static_cast<int>(rng.below(gpus));
-      } while (cluster->node_of(src) == cluster->node_of(dst));
-      const auto bytes = Bytes(static_cast<int64_t>(1 + rng.below(64'000'000)));
-      net.start(engine, {src, dst, bytes, rng.next()}, sink, static_cast<uint64_t>(f));
-    }
-    engine.run();
-    solves = net.solves();
+  Starter starter;
+  sim::Rng rng(2, sim::stream_id("flow-model-benchmark"));
+  for (int f = 0; f < flows; ++f) {
+    const auto [src, dst] = random_pair_across_nodes(*cluster, rng);
+    const auto bytes = Bytes(static_cast<int64_t>(1 + rng.below(64'000'000)));
+    const Transfer t{src, dst, bytes, rng.next()};
+    const Time at = span > Time::zero() ? Time::ps(static_cast<int64_t>(rng.below(static_cast<uint64_t>(span.ps())))) : Time::zero();
+    starter.plan.emplace_back(at, t);
   }
-  state.counters["solves"] = static_cast<double>(solves);
+  FlowModelOptions options;
+  options.incremental = state.range(1) != 0;
+  NetworkCounters counters;
+  for (auto _ : state) {
+    FlowNetworkModel net(*cluster, options);
+    sim::Engine engine;
+    starter.net = &net;
+    for (size_t i = 0; i < starter.plan.size(); ++i) engine.schedule_at(starter.plan[i].first, starter, i);
+    engine.run();
+    counters = net.counters();
+  }
+  state.counters["solves"] = static_cast<double>(counters.solves);
+  state.counters["flows_per_solve"] =
+      static_cast<double>(counters.flows) / static_cast<double>(std::max<uint64_t>(counters.solves, 1));
   state.counters["time_per_solve"] =
-      benchmark::Counter(static_cast<double>(solves) * static_cast<double>(state.iterations()),
+      benchmark::Counter(static_cast<double>(counters.solves) * static_cast<double>(state.iterations()),
                          benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
-BENCHMARK(BM_FlowModelBurst)->Arg(1'000)->Arg(4'000)->Unit(benchmark::kMillisecond);
+
+void BM_FlowModelBurst(benchmark::State& state) { run_flow_model(state, Time::zero()); }
+BENCHMARK(BM_FlowModelBurst)
+    ->ArgsProduct({{1'000, 4'000}, {0, 1}})
+    ->ArgNames({"", "incremental"})
+    ->Unit(benchmark::kMillisecond);
+
+// Arrivals spread over 100 ms: few transfers are in flight at once among 1024 GPUs, so a start
+// or a drain touches a small component.
+void BM_FlowModelStaggered(benchmark::State& state) { run_flow_model(state, Time::ms(100)); }
+BENCHMARK(BM_FlowModelStaggered)
+    ->ArgsProduct({{4'000, 16'000}, {0, 1}})
+    ->ArgNames({"", "incremental"})
+    ->Unit(benchmark::kMillisecond);
 
 #ifdef DTSIM_HAVE_CUDA_SOLVER
 void cuda_solve(benchmark::State& state, int spray) {

@@ -2,10 +2,33 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
+#include <stdexcept>
+#include <utility>
 
 namespace dtsim::network {
 
 namespace {
+// A link is tight when its flows fill it to within this fraction: wide against the rounding of a
+// full link's load (the solver's tie tolerance and the running sums of rates are far finer), so a
+// link that binds a flow is never taken for slack; a slack link taken for tight costs only a
+// larger solve.
+constexpr double kTightSlack = 1e-6;
+
+bool filled(double load, double capacity) { return load >= capacity * (1 - kTightSlack); }
+
+// An index into `items` for a new element: one freed earlier, else a default one appended.
+template <typename T>
+uint32_t take_free(std::vector<T>& items, std::vector<uint32_t>& freed) {
+  if (freed.empty()) {
+    items.emplace_back();
+    return static_cast<uint32_t>(items.size() - 1);
+  }
+  const uint32_t id = freed.back();
+  freed.pop_back();
+  return id;
+}
+
 // The time to drain `bytes` at `rate`, rounded up to the next picosecond with the same slack as
 // Bandwidth::transfer_time, so a lone flow lands on exactly the analytical model's time.
 // Time::max() when the flow would never finish (zero rate) or not within Time's range.
@@ -19,7 +42,28 @@ Time drain_time(double bytes, double rate) {
 }  // namespace
 
 FlowNetworkModel::FlowNetworkModel(const topology::Cluster& cluster, FlowModelOptions options)
-    : cluster_(cluster), options_(std::move(options)), dense_link_(cluster.links().size(), -1) {}
+    : cluster_(cluster), options_(std::move(options)) {
+  const std::span<const topology::Link> links = cluster.links();
+  cluster_links_ = static_cast<uint32_t>(links.size());
+  links_.resize(links.size());
+  for (size_t l = 0; l < links.size(); ++l) {
+    links_[l].capacity = links[l].bandwidth.bytes_per_s() * options_.link_efficiency.of(links[l].kind);
+  }
+}
+
+uint32_t FlowNetworkModel::add_virtual_link(double capacity, int64_t staged_pair) {
+  const uint32_t id = take_free(links_, free_links_);
+  LinkState& l = links_[id];
+  l.capacity = capacity;
+  l.staged_pair = staged_pair;
+  return id;
+}
+
+void FlowNetworkModel::attach(uint32_t slot, uint32_t link) {
+  std::vector<uint32_t>& on = links_[link].flows;
+  slots_[slot].links.push_back({link, static_cast<uint32_t>(on.size())});
+  on.push_back(slot);
+}
 
 void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done,
                              uint64_t payload) {
@@ -31,28 +75,105 @@ void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventH
   }
   const uint64_t transfer = next_transfer_++;
   open_subflows_.emplace(transfer, OpenTransfer{static_cast<uint32_t>(paths.size()), Time::zero()});
+  const bool staged =
+      options_.host_staged_rate > 0 && cluster_.node_of(t.src_gpu) == cluster_.node_of(t.dst_gpu);
+  const int64_t staged_pair = staged ? int64_t{t.src_gpu} * cluster_.gpu_count() + t.dst_gpu : -1;
+  const uint32_t no_link = UINT32_MAX;
+  uint32_t cap_link = no_link;
   for (size_t i = 0; i < paths.size(); ++i) {
-    ActiveFlow f;
+    const uint32_t slot = take_free(slots_, free_slots_);
+    ActiveFlow& f = slots_[slot];
+    f.links.clear();  // keeps the storage of the slot's last flow
+    for (topology::LinkId l : paths[i]) attach(slot, static_cast<uint32_t>(l));
+    if (staged) {
+      // The GPU pair's host-staged copies share one virtual link of the host-staged rate.
+      auto [it, fresh] = staged_links_.try_emplace(staged_pair, no_link);
+      if (fresh) it->second = add_virtual_link(options_.host_staged_rate, staged_pair);
+      attach(slot, it->second);
+    }
+    if (t.max_rate > 0) {
+      // The sender's channel moves at most max_rate: a virtual link its transfer's sub-flows share.
+      if (cap_link == no_link) cap_link = add_virtual_link(t.max_rate, -1);
+      attach(slot, cap_link);
+    }
     f.latency = route_latency(cluster_, paths[i]);
-    f.path = std::move(paths[i]);
     f.bytes = spray_share(t.bytes, i, paths.size());
     f.anchor_remaining = f.bytes.as_double();
     f.anchor_time = engine.now();
+    f.rate = 0;
     f.done = &done;
     f.payload = payload;
     f.transfer = transfer;
+    f.order = next_order_++;
     f.weight = 1.0 / static_cast<double>(paths.size());
-    f.max_rate = t.max_rate;
-    if (options_.host_staged_rate > 0 && cluster_.node_of(t.src_gpu) == cluster_.node_of(t.dst_gpu)) {
-      f.staged_pair = int64_t{t.src_gpu} * cluster_.gpu_count() + t.dst_gpu;
-    }
-    flows_.push_back(std::move(f));
+    f.route = static_cast<uint32_t>(i);
+    f.live = true;
+    f.fresh = true;
+    fresh_.push_back(slot);
+    by_order_.emplace_back(slot, f.order);
+    ++live_;
   }
   // Defer the solve: every start within the window joins one solve (with no window, those of
   // this instant). A solve already due within the window takes this start too.
   const Time now = engine.now();
   const Time window = options_.completion_window;
   if (!(live_at_ >= now && live_at_ - now <= window)) schedule(engine, now + window);
+}
+
+void FlowNetworkModel::remove_flow(uint32_t slot) {
+  ActiveFlow& f = slots_[slot];
+  for (const Crossing& c : f.links) {
+    LinkState& link = links_[c.link];
+    const bool tight = filled(link.load, link.capacity);
+    link.load -= f.rate;
+    const uint32_t moved = link.flows.back();
+    link.flows[c.index] = moved;
+    link.flows.pop_back();
+    if (moved != slot) {
+      for (Crossing& m : slots_[moved].links) {
+        if (m.link == c.link) {
+          m.index = c.index;
+          break;
+        }
+      }
+    }
+    if (!link.flows.empty()) {
+      // The flows it bound may gain; on a slack link none was bound.
+      if (tight) left_links_.push_back(c.link);
+      continue;
+    }
+    link.load = 0;
+    if (c.link >= cluster_links_) {
+      if (link.staged_pair >= 0) staged_links_.erase(link.staged_pair);
+      link.staged_pair = -1;
+      free_links_.push_back(c.link);
+    }
+  }
+  f.live = false;
+  ++f.version;  // its heap entries are stale
+  free_slots_.push_back(slot);
+  --live_;
+  // Sweep the start-order index once it holds more departed flows than active ones.
+  if (by_order_.size() > 2 * live_ + 64) {
+    std::erase_if(by_order_, [this](const std::pair<uint32_t, uint64_t>& e) {
+      const ActiveFlow& g = slots_[e.first];
+      return !g.live || g.order != e.second;
+    });
+  }
+}
+
+uint32_t FlowNetworkModel::active_slot(size_t i) const {
+  for (const auto& [slot, order] : by_order_) {
+    const ActiveFlow& f = slots_[slot];
+    if (!f.live || f.order != order) continue;
+    if (i-- == 0) return slot;
+  }
+  throw std::out_of_range("FlowNetworkModel: no active flow of that index");
+}
+
+FlowNetworkModel::FlowId FlowNetworkModel::flow_id_of(size_t i) const {
+  const ActiveFlow& f = slots_[active_slot(i)];
+  return {.transfer = f.transfer, .route = f.route};
 }
 
 void FlowNetworkModel::schedule(sim::Engine& engine, Time at) {
@@ -84,104 +205,202 @@ Time FlowNetworkModel::drain_at(const ActiveFlow& f) {
   return left == Time::max() || left > Time::max() - f.anchor_time ? Time::max() : f.anchor_time + left;
 }
 
+void FlowNetworkModel::push_drain(uint32_t slot) {
+  ActiveFlow& f = slots_[slot];
+  ++f.version;  // the entry of its previous rate is stale
+  const Time at = drain_at(f);
+  if (at == Time::max()) return;  // stuck on a zero-capacity link, or past Time's range
+  drains_.push_back({at, f.order, slot, f.version});
+  std::push_heap(drains_.begin(), drains_.end(), LaterDrain{});
+}
+
 bool FlowNetworkModel::complete_drained(sim::Engine& engine) {
   // A flow is done when it drains by the end of the completion window at its present rate
   // (drain instants are rounded up to whole picoseconds, so what remains at the instant is
   // rounding only): it leaves the solve now, and its transfer still completes at the instant it
   // drains, so only the flows beside it gain its share up to a window early. The flows of one
   // wave of a collective drain picoseconds apart; without the window each of them cost a solve
-  // of all the others.
+  // of all the others. Fresh flows have no entry in the heap: their first solve is at this event.
   const Time now = engine.now();
   const Time until = now + options_.completion_window;
-  bool any = false;
-  for (ActiveFlow& f : flows_) {
-    if (f.fresh) continue;  // no rate yet: its first solve is at this event
-    const Time at = drain_at(f);
-    if (at > until) continue;
-    f.retired = any = true;
+  due_.clear();
+  while (!drains_.empty() && drains_.front().at <= until) {
+    std::pop_heap(drains_.begin(), drains_.end(), LaterDrain{});
+    if (!stale(drains_.back())) due_.push_back(drains_.back());
+    drains_.pop_back();
+  }
+  if (due_.empty()) return false;
+  // Retire in start order, so transfers that complete at one instant are notified in that order.
+  std::sort(due_.begin(), due_.end(), [](const Drain& a, const Drain& b) { return a.order < b.order; });
+  for (const Drain& d : due_) {
+    const ActiveFlow& f = slots_[d.slot];
     delivered_ += f.bytes;
     // The transfer is done when its last sub-flow has drained, a path latency later (not before
     // now: a flow shorter than the window that drained before the solve that gave it its rate).
     auto open = open_subflows_.find(f.transfer);
-    open->second.done_at = std::max({open->second.done_at, now, at + f.latency});
-    if (--open->second.open > 0) continue;
-    engine.schedule_at(open->second.done_at, *f.done, f.payload);
-    open_subflows_.erase(open);
+    open->second.done_at = std::max({open->second.done_at, now, d.at + f.latency});
+    if (--open->second.open == 0) {
+      engine.schedule_at(open->second.done_at, *f.done, f.payload);
+      open_subflows_.erase(open);
+    }
+    remove_flow(d.slot);
   }
-  if (any) std::erase_if(flows_, [](const ActiveFlow& f) { return f.retired; });
-  return any;
+  return true;
 }
 
-void FlowNetworkModel::solve(Time from) {
-  if (flows_.empty()) return;
+void FlowNetworkModel::reach_link(uint32_t link, bool cross) {
+  if (link_reached_[link] == epoch_ && !cross) return;
+  link_reached_[link] = epoch_;
+  if (cross || cross_all_ || filled(links_[link].load, links_[link].capacity)) link_stack_.push_back(link);
+}
+
+void FlowNetworkModel::reach_flow(uint32_t slot) {
+  if (slot_reached_[slot] == epoch_) return;
+  slot_reached_[slot] = epoch_;
+  component_.push_back(slot);
+  for (const Crossing& c : slots_[slot].links) reach_link(c.link, false);
+}
+
+void FlowNetworkModel::cross_pending() {
+  while (!link_stack_.empty()) {
+    const uint32_t l = link_stack_.back();
+    link_stack_.pop_back();
+    for (uint32_t slot : links_[l].flows) reach_flow(slot);
+  }
+}
+
+void FlowNetworkModel::collect_component() {
+  component_.clear();
+  if (!options_.incremental) {
+    for (const auto& [slot, order] : by_order_) {
+      const ActiveFlow& f = slots_[slot];
+      if (f.live && f.order == order) component_.push_back(slot);
+    }
+    return;
+  }
+  // Depth-first over the flow-link graph from the fresh flows and the tight links flows left,
+  // crossing tight links only. A flow not reached shares with the reached ones only slack links,
+  // which bind it nowhere, and its bottleneck (tight) carries none of them and lost no flow: its
+  // rate stands, as long as those slack links stay slack (cross_filled_links).
+  ++epoch_;
+  cross_all_ = false;
+  link_stack_.clear();
+  slot_reached_.resize(slots_.size());
+  link_reached_.resize(links_.size());
+  for (uint32_t slot : fresh_) reach_flow(slot);
+  for (uint32_t l : left_links_) reach_link(l, true);
+  cross_pending();
+}
+
+void FlowNetworkModel::build_problem() {
+  const uint32_t numbering = ++numbering_;
   problem_.capacity.clear();
   problem_.clear_flows();
-  // A transfer's sub-flows are contiguous in flows_ (start() appends them together and erasing
-  // keeps the order), so the capped transfer's virtual link is the previous flow's when it is
-  // the same transfer.
-  uint64_t capped_transfer = UINT64_MAX;
-  uint32_t capped_link = 0;
-  for (const ActiveFlow& f : flows_) {
+  dense_links_.clear();
+  inside_load_.clear();
+  inside_flows_.clear();
+  for (uint32_t slot : component_) {
+    const ActiveFlow& f = slots_[slot];
     dense_path_.clear();
-    for (topology::LinkId l : f.path) {
-      if (dense_link_[l] < 0) {
-        dense_link_[l] = static_cast<int32_t>(problem_.capacity.size());
-        const topology::Link& link = cluster_.link(l);
-        problem_.capacity.push_back(link.bandwidth.bytes_per_s() *
-                                    options_.link_efficiency.of(link.kind));
+    for (const Crossing& c : f.links) {
+      LinkState& link = links_[c.link];
+      if (link.numbered != numbering) {
+        link.numbered = numbering;
+        link.dense = static_cast<uint32_t>(dense_links_.size());
+        dense_links_.push_back(c.link);
+        inside_load_.push_back(0);
+        inside_flows_.push_back(0);
       }
-      dense_path_.push_back(static_cast<uint32_t>(dense_link_[l]));
-    }
-    if (f.staged_pair >= 0) {
-      // The GPU pair's host-staged copies share one virtual link of the host-staged rate.
-      auto [it, fresh] = staged_links_.try_emplace(f.staged_pair, static_cast<uint32_t>(problem_.capacity.size()));
-      if (fresh) problem_.capacity.push_back(options_.host_staged_rate);
-      dense_path_.push_back(it->second);
-    }
-    if (f.max_rate > 0) {
-      // The sender's channel moves at most max_rate: a virtual link its transfer's sub-flows share.
-      if (f.transfer != capped_transfer) {
-        capped_transfer = f.transfer;
-        capped_link = static_cast<uint32_t>(problem_.capacity.size());
-        problem_.capacity.push_back(f.max_rate);
-      }
-      dense_path_.push_back(capped_link);
+      inside_load_[link.dense] += f.rate;
+      ++inside_flows_[link.dense];
+      dense_path_.push_back(link.dense);
     }
     problem_.add_flow(dense_path_, f.weight);
   }
-  staged_links_.clear();
-  for (const ActiveFlow& f : flows_) {
-    for (topology::LinkId l : f.path) dense_link_[l] = -1;
+  for (size_t d = 0; d < dense_links_.size(); ++d) {
+    const LinkState& link = links_[dense_links_[d]];
+    const bool whole = inside_flows_[d] == link.flows.size();
+    problem_.capacity.push_back(whole ? link.capacity
+                                      : std::max(0.0, link.capacity - (link.load - inside_load_[d])));
   }
   problem_.build_link_index();
-  rates_.resize(flows_.size());
+}
 
-  const bool accelerate = options_.accelerator && flows_.size() >= options_.accelerator_min_flows;
-  flow::FlowSolver& solver = accelerate ? *options_.accelerator : cpu_;
-  solver.solve(problem_, rates_);
-  ++solves_;
-  flows_solved_ += flows_.size();
-  if (accelerate) ++accelerated_solves_;
-  peak_utilization_ = std::max(peak_utilization_, flow::max_link_utilization(problem_, rates_, link_load_));
-  for (size_t i = 0; i < flows_.size(); ++i) {
-    ActiveFlow& f = flows_[i];
+bool FlowNetworkModel::cross_filled_links(int attempt) {
+  // link_load_ holds the new rates summed per problem link (max_link_utilization).
+  bool any = false;
+  for (size_t d = 0; d < dense_links_.size(); ++d) {
+    const LinkState& link = links_[dense_links_[d]];
+    if (inside_flows_[d] == link.flows.size()) continue;
+    const double load = link.load - inside_load_[d] + link_load_[d];
+    if (!filled(load, link.capacity)) continue;
+    reach_link(dense_links_[d], true);
+    any = true;
+  }
+  if (!any) return false;
+  // A cascade of slack links filling one after another: take the whole components at once.
+  if (attempt >= 2) {
+    cross_all_ = true;
+    for (size_t d = 0; d < dense_links_.size(); ++d) {
+      if (inside_flows_[d] != links_[dense_links_[d]].flows.size()) reach_link(dense_links_[d], true);
+    }
+  }
+  cross_pending();
+  return true;
+}
+
+void FlowNetworkModel::solve(Time from) {
+  collect_component();
+  fresh_.clear();
+  left_links_.clear();
+  if (component_.empty()) return;
+  for (int attempt = 0;; ++attempt) {
+    build_problem();
+    rates_.resize(component_.size());
+    const bool accelerate = options_.accelerator && component_.size() >= options_.accelerator_min_flows;
+    flow::FlowSolver& solver = accelerate ? *options_.accelerator : cpu_;
+    solver.solve(problem_, rates_);
+    ++solves_;
+    flows_solved_ += component_.size();
+    if (accelerate) ++accelerated_solves_;
+    flow::max_link_utilization(problem_, rates_, link_load_);
+    if (!options_.incremental || !cross_filled_links(attempt)) break;
+  }
+  // Utilization of the links solved, with the load of the flows beyond them.
+  for (size_t d = 0; d < dense_links_.size(); ++d) {
+    const LinkState& link = links_[dense_links_[d]];
+    const double load = link.load - inside_load_[d] + link_load_[d];
+    if (load > 0) peak_utilization_ = std::max(peak_utilization_, link.capacity > 0 ? load / link.capacity : HUGE_VAL);
+  }
+  for (size_t i = 0; i < component_.size(); ++i) {
+    ActiveFlow& f = slots_[component_[i]];
     // A flow whose rate changes is re-anchored at what it has left now; a fresh one keeps its
-    // anchor at its start, so the rate counts from there.
-    if (!f.fresh && rates_[i] != f.rate) {
+    // anchor at its start, so the rate counts from there. Only those drain at a new instant.
+    if (!f.fresh && rates_[i] == f.rate) continue;
+    if (!f.fresh) {
       f.anchor_remaining -= f.rate * (from - f.anchor_time).seconds();
       f.anchor_time = from;
     }
+    for (const Crossing& c : f.links) links_[c.link].load += rates_[i] - f.rate;
     f.rate = rates_[i];
     f.fresh = false;
+    push_drain(component_[i]);
+  }
+  // Sweep stale heap entries once they outnumber the live ones.
+  if (drains_.size() > 2 * live_ + 64) {
+    std::erase_if(drains_, [this](const Drain& d) { return stale(d); });
+    std::make_heap(drains_.begin(), drains_.end(), LaterDrain{});
   }
 }
 
 void FlowNetworkModel::schedule_next_completion(sim::Engine& engine) {
-  Time next = Time::max();
-  for (const ActiveFlow& f : flows_) next = std::min(next, drain_at(f));
+  while (!drains_.empty() && stale(drains_.front())) {
+    std::pop_heap(drains_.begin(), drains_.end(), LaterDrain{});
+    drains_.pop_back();
+  }
   // Nothing left, or only flows stuck on zero-capacity links (or finishing past Time's range).
-  if (next == Time::max()) return;
-  schedule(engine, std::max(next, engine.now()));
+  if (drains_.empty()) return;
+  schedule(engine, std::max(drains_.front().at, engine.now()));
 }
 
 }  // namespace dtsim::network

@@ -6,11 +6,19 @@
 // analytical model says. Pick it with `--model flow`.
 //   network::FlowNetworkModel net(cluster, {.accelerator = gpu_solver_or_null});
 //   net.start(engine, {.src_gpu = 0, .dst_gpu = 8, .bytes = Bytes::mib(4)}, handler, tag);
+// The problem is persistent: flows keep their links, and every link (cluster links and the
+// virtual ones of host-staged copies and rate caps) the flows that cross it and their load. A
+// solve covers only the flows whose rates a start or a drain since the last solve can change:
+// those connected to it in the flow-link graph through tight links (load at capacity). A slack
+// link binds none of its flows, so the flows beyond it keep their rates; the solve gives it the
+// capacity they leave, and when the new rates fill it, it takes them in and solves again. Drain
+// instants wait in a min-heap.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "network/flow/max_min_solver.h"
@@ -43,6 +51,11 @@ struct FlowModelOptions {
   // start. A collective's waves of transfers start and finish picoseconds apart, and each of
   // them had cost a solve of all the others. Zero: a solve at every distinct instant.
   Time completion_window = kDefaultCompletionWindow;
+  // True: a solve covers only the flows that starts and drains since the last solve can affect
+  // (connected to them through tight links). False: every solve covers every active flow (the
+  // reference the tests hold the incremental solve to; the rates agree up to the solver's tie
+  // tolerance, kTieTolerance).
+  bool incremental = true;
 };
 
 class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
@@ -61,36 +74,78 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   Bytes bytes_delivered() const override { return delivered_; }
 
   // Active flows, a sprayed transfer counting one per sub-flow.
-  size_t active_flows() const { return flows_.size(); }
-  // Rate of active flow `i` (in start order) at the last solve, bytes per second.
-  double rate_of(size_t i) const { return flows_.at(i).rate; }
+  size_t active_flows() const { return live_; }
+  // Whether flows have started since the last solve: their rates are not known yet.
+  bool awaiting_solve() const { return !fresh_.empty(); }
+  // Active flow `i` (in start order; linear in i, for tests): its rate at the last solve that
+  // covered it, in bytes per second, and which flow it is: its transfer (numbered in start order
+  // among the transfers that became flows) and the index of its route in transfer_paths.
+  double rate_of(size_t i) const { return slots_[active_slot(i)].rate; }
+  struct FlowId {
+    uint64_t transfer = 0;
+    uint32_t route = 0;
+  };
+  FlowId flow_id_of(size_t i) const;
   uint64_t solves() const { return solves_; }
+  // solves: solver calls; flows: the flows those solves covered, summed (with incremental
+  // solves, the flows each re-solved, not every active flow).
   NetworkCounters counters() const override {
     return {.transfers = next_transfer_, .solves = solves_, .flows = flows_solved_, .packets = 0};
   }
   uint64_t accelerated_solves() const { return accelerated_solves_; }
-  // The largest link load / capacity seen at any solve so far (<= 1 up to rounding).
+  // The largest link load / capacity seen at any solve so far (<= 1 up to rounding), over the
+  // links each solve covered.
   double peak_link_utilization() const { return peak_utilization_; }
 
  private:
+  // A link of the persistent problem: cluster link l is link l; virtual links follow them, one
+  // per GPU pair with host-staged copies in flight (they share the host-staged rate) and one per
+  // capped transfer in flight (its sub-flows share Transfer::max_rate). A virtual link is freed
+  // when its last flow leaves.
+  struct LinkState {
+    double capacity = 0;           // bytes per second
+    double load = 0;               // the rates of its flows, summed
+    std::vector<uint32_t> flows;   // slots of the flows crossing it, in no particular order
+    int64_t staged_pair = -1;      // src * gpus + dst of a host-staged pair's link
+    uint32_t numbered = 0;         // the build_problem call that numbered it last, as `dense`
+    uint32_t dense = 0;
+  };
+  // A flow crosses `link`, and sits at links_[link].flows[index] (so it leaves in O(1)).
+  struct Crossing {
+    uint32_t link = 0;
+    uint32_t index = 0;
+  };
   struct ActiveFlow {
-    std::vector<topology::LinkId> path;
+    std::vector<Crossing> links;  // its route's links, then its staged and cap links
     // Progress: anchor_remaining bytes were left at anchor_time, and it has run at `rate` since
     // (re-anchored only when its rate changes, so a flow whose rate never changes drains at
     // exactly start + bytes / rate).
     double anchor_remaining = 0;
     Time anchor_time;
-    double rate = 0;       // bytes per second since the last solve
+    double rate = 0;  // bytes per second since the last solve that covered it
     Bytes bytes;
     Time latency;
     sim::EventHandler* done = nullptr;
     uint64_t payload = 0;
-    int64_t staged_pair = -1;  // src * gpus + dst of a host-staged copy; -1 otherwise
-    uint64_t transfer = 0;     // the transfer it carries (a share) of, in start order
-    double max_rate = 0;       // its transfer's Transfer::max_rate, shared by the sub-flows
-    double weight = 1;         // 1 / its transfer's sub-flows: a transfer gets one share in all
-    bool retired = false;      // drained (or within the completion window): leaves at this event
-    bool fresh = true;         // started since the last solve: no rate yet
+    uint64_t transfer = 0;  // the transfer it carries (a share) of, in start order
+    uint64_t order = 0;     // its start order among all flows: every tie is broken by it
+    double weight = 1;      // 1 / its transfer's sub-flows: a transfer gets one share in all
+    uint32_t route = 0;     // its route's index in its transfer's transfer_paths
+    uint32_t version = 0;   // bumped whenever its drain instant changes or it leaves
+    bool live = false;
+    bool fresh = true;      // started since the last solve: no rate yet
+  };
+  // A drain instant in the heap; stale once the flow's version has moved on.
+  struct Drain {
+    Time at;
+    uint64_t order = 0;
+    uint32_t slot = 0;
+    uint32_t version = 0;
+  };
+  struct LaterDrain {
+    bool operator()(const Drain& a, const Drain& b) const {
+      return a.at != b.at ? a.at > b.at : a.order > b.order;
+    }
   };
 
   // One event at a time is live: the solve after a burst of starts, or the next completion.
@@ -101,19 +156,43 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   static Time drain_at(const ActiveFlow& f);
   // Retires every flow that drains by the end of the window; whether any did.
   bool complete_drained(sim::Engine& engine);
-  // Solves the rates of the active flows; a flow whose rate changes runs at the new one from
-  // `from` (now).
+  // Solves the rates of the flows that need it (see FlowModelOptions::incremental); a flow whose
+  // rate changes runs at the new one from `from` (now).
   void solve(Time from);
+  // The flows the next solve covers, into component_: with incremental solves, those reachable
+  // through tight links from the fresh flows and the tight links flows left; otherwise every
+  // active flow.
+  void collect_component();
+  // Marks a link reached; crossing it (reaching all its flows) when it is tight or `cross`.
+  void reach_link(uint32_t link, bool cross);
+  void reach_flow(uint32_t slot);
+  // Reaches everything behind the links waiting in link_stack_.
+  void cross_pending();
+  // Builds problem_ from component_: a link that also carries flows outside it offers the
+  // capacity they leave.
+  void build_problem();
+  // After a solve: crosses every slack link the new rates fill (which binds the flows beyond it
+  // too); whether any, so that the caller solves again. After the third solve of an event
+  // (`attempt` 2), it crosses every link reached: the next solve covers whole components.
+  bool cross_filled_links(int attempt);
   void schedule_next_completion(sim::Engine& engine);
+
+  uint32_t add_virtual_link(double capacity, int64_t staged_pair);
+  void attach(uint32_t slot, uint32_t link);
+  void remove_flow(uint32_t slot);
+  void push_drain(uint32_t slot);
+  bool stale(const Drain& d) const { return slots_[d.slot].version != d.version; }
+  // The slot of active flow `i` in start order.
+  uint32_t active_slot(size_t i) const;
 
   const topology::Cluster& cluster_;
   FlowModelOptions options_;
   flow::CpuMaxMinSolver cpu_;
-  std::vector<ActiveFlow> flows_;  // in start order, which keeps every pass deterministic
   uint64_t generation_ = 0;
   Time live_at_ = Time::max();  // when the one live event is due; Time::max() when none is
   Bytes delivered_;
   uint64_t next_transfer_ = 0;
+  uint64_t next_order_ = 0;
   struct OpenTransfer {
     uint32_t open = 0;  // sub-flows not yet drained
     Time done_at;       // the latest drain instant plus path latency of those that have
@@ -124,12 +203,38 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   uint64_t flows_solved_ = 0;  // flows over every solve
   double peak_utilization_ = 0;
 
-  // Scratch for building each solve's problem over only the links active flows cross.
+  // The persistent problem.
+  std::vector<ActiveFlow> slots_;
+  std::vector<uint32_t> free_slots_;
+  size_t live_ = 0;
+  // (slot, order) of every flow in start order; entries of flows that left are skipped and
+  // swept out once they outnumber the live ones.
+  std::vector<std::pair<uint32_t, uint64_t>> by_order_;
+  std::vector<LinkState> links_;
+  uint32_t cluster_links_ = 0;
+  std::vector<uint32_t> free_links_;                    // freed virtual link ids
+  std::unordered_map<int64_t, uint32_t> staged_links_;  // host-staged GPU pair -> its link
+  std::vector<uint32_t> fresh_;        // slots started since the last solve
+  std::vector<uint32_t> left_links_;   // tight links flows left since the last solve (still in use)
+  std::vector<Drain> drains_;          // a min-heap on (at, order), with stale entries
+  // The solve epoch whose component search reached a slot, a link, last: apart from the slots
+  // and links so that the search, which tests every flow of every link it reaches, stays in cache.
+  std::vector<uint32_t> slot_reached_;
+  std::vector<uint32_t> link_reached_;
+  uint32_t epoch_ = 0;      // component searches so far
+  uint32_t numbering_ = 0;  // build_problem calls so far
+  bool cross_all_ = false;  // this solve's search crosses slack links too
+
+  // Scratch of each solve.
+  std::vector<uint32_t> component_;  // slots
+  std::vector<uint32_t> link_stack_;
+  std::vector<Drain> due_;
   flow::FlowProblem problem_;
   std::vector<double> rates_;
-  std::vector<int32_t> dense_link_;  // cluster link id -> problem link id, -1 when unused
   std::vector<uint32_t> dense_path_;
-  std::unordered_map<int64_t, uint32_t> staged_links_;  // host-staged GPU pair -> problem link id
+  std::vector<uint32_t> dense_links_;  // problem link -> link
+  std::vector<double> inside_load_;    // per problem link: the old rates of the flows solved
+  std::vector<uint32_t> inside_flows_;  // per problem link: how many of its flows are solved
   std::vector<double> link_load_;  // max_link_utilization's scratch
 };
 

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -449,6 +452,259 @@ TEST(LinkLedger, SplitsASprayedTransferOverItsRoutes) {
     EXPECT_NEAR(l.bytes.as_double(), 500'000.5, 0.5) << l.name;
   }
   EXPECT_EQ(via_spine, 4);
+}
+
+// Incremental solves. The oracle is one full CpuMaxMinSolver solve of every active flow, built
+// here from the transfers as the model's semantics define the problem: each flow on its route
+// (transfer_paths), weighing 1 / its transfer's routes; a host-staged copy also on its GPU pair's
+// virtual link of host_staged_rate; a capped transfer's sub-flows on one virtual link of its cap.
+std::vector<double> full_solve_rates(const topology::Cluster& c, const FlowModelOptions& o,
+                                     const FlowNetworkModel& net,
+                                     const std::vector<Transfer>& transfers) {
+  flow::FlowProblem p;
+  std::map<std::pair<int, int64_t>, uint32_t> dense;  // (cluster link 0 | staged pair 1 | cap 2, id)
+  auto link = [&](int kind, int64_t id, double capacity) {
+    auto [it, fresh] = dense.try_emplace({kind, id}, static_cast<uint32_t>(p.capacity.size()));
+    if (fresh) p.capacity.push_back(capacity);
+    return it->second;
+  };
+  std::vector<uint32_t> path;
+  for (size_t i = 0; i < net.active_flows(); ++i) {
+    const FlowNetworkModel::FlowId id = net.flow_id_of(i);
+    const Transfer& t = transfers.at(id.transfer);
+    const auto routes = transfer_paths(c, t);
+    path.clear();
+    for (topology::LinkId l : routes.at(id.route)) {
+      path.push_back(link(0, l, c.link(l).bandwidth.bytes_per_s() * o.link_efficiency.of(c.link(l).kind)));
+    }
+    if (o.host_staged_rate > 0 && c.node_of(t.src_gpu) == c.node_of(t.dst_gpu)) {
+      path.push_back(link(1, int64_t{t.src_gpu} * c.gpu_count() + t.dst_gpu, o.host_staged_rate));
+    }
+    if (t.max_rate > 0) path.push_back(link(2, static_cast<int64_t>(id.transfer), t.max_rate));
+    p.add_flow(path, 1.0 / static_cast<double>(routes.size()));
+  }
+  p.build_link_index();
+  std::vector<double> rates(p.flow_count());
+  flow::CpuMaxMinSolver().solve(p, rates);
+  return rates;
+}
+
+// Transfers between distinct GPUs at random instants over `span`, of 1 B .. 8 MB, `capped` in 4
+// of them capped at 1..max_cap GB/s.
+std::vector<std::pair<Time, Transfer>> random_capped_plan(uint64_t seed, int gpus, int count, Time span,
+                                                          uint64_t capped = 1, uint64_t max_cap = 40) {
+  sim::Rng rng(seed, sim::stream_id("flow-model-incremental-plan"));
+  std::vector<std::pair<Time, Transfer>> plan;
+  for (int i = 0; i < count; ++i) {
+    const int src = static_cast<int>(rng.below(static_cast<uint64_t>(gpus)));
+    const int dst = (src + 1 + static_cast<int>(rng.below(static_cast<uint64_t>(gpus - 1)))) % gpus;
+    Transfer t{src, dst, Bytes(static_cast<int64_t>(1 + rng.below(8'000'000))), rng.next()};
+    if (rng.below(4) < capped) t.max_rate = static_cast<double>(1 + rng.below(max_cap)) * 1e9;
+    plan.push_back({Time::ps(static_cast<int64_t>(rng.below(static_cast<uint64_t>(span.ps())))), t});
+  }
+  return plan;
+}
+
+// Starts the plan's transfers and stops the engine after each start and each completion, so the
+// test sees the model between events.
+struct SteppedDriver final : sim::EventHandler {
+  static constexpr uint64_t kProbe = UINT64_MAX;
+  struct Done final : sim::EventHandler {
+    void on_event(sim::Engine& e, uint64_t payload) override {
+      at.emplace(payload, e.now());
+      e.stop();
+    }
+    std::map<uint64_t, Time> at;
+  };
+  SteppedDriver(FlowNetworkModel& n, std::vector<std::pair<Time, Transfer>> p)
+      : net(n), plan(std::move(p)) {}
+  void schedule_all(sim::Engine& e) {
+    for (size_t i = 0; i < plan.size(); ++i) e.schedule_at(plan[i].first, *this, i);
+  }
+  void on_event(sim::Engine& e, uint64_t i) override {
+    if (i == kProbe) {
+      e.stop();
+      return;
+    }
+    net.start(e, plan[i].second, done, i);
+    started.push_back(plan[i].second);  // the model numbers transfers in this order
+    e.schedule_at(e.now(), *this, kProbe);  // after the solve a start schedules at this instant
+  }
+  FlowNetworkModel& net;
+  std::vector<std::pair<Time, Transfer>> plan;
+  std::vector<Transfer> started;
+  Done done;
+};
+
+// Runs the plan on the incremental model and, whenever the engine stops with every active flow
+// solved, compares each flow's rate with the full solve's; returns how many states it compared.
+int expect_full_solve_rates_after_every_event(const topology::Cluster& c, FlowModelOptions o,
+                                              std::vector<std::pair<Time, Transfer>> plan) {
+  o.incremental = true;
+  FlowNetworkModel net(c, o);
+  SteppedDriver d(net, std::move(plan));
+  sim::Engine engine;
+  d.schedule_all(engine);
+  int compared = 0;
+  while (!engine.idle()) {
+    engine.run();
+    if (net.awaiting_solve()) continue;
+    const std::vector<double> oracle = full_solve_rates(c, o, net, d.started);
+    for (size_t i = 0; i < oracle.size(); ++i) {
+      EXPECT_NEAR(net.rate_of(i), oracle[i], 1e-9 * oracle[i])
+          << "flow " << i << " of " << oracle.size() << " at " << engine.now().ps() << " ps";
+    }
+    if (testing::Test::HasFailure()) return compared;
+    ++compared;
+  }
+  EXPECT_EQ(d.done.at.size(), d.plan.size());
+  EXPECT_EQ(net.active_flows(), 0u);
+  return compared;
+}
+
+TEST(FlowNetworkModelIncremental, RatesEqualAFullSolveOnAStarAfterEveryEvent) {
+  const StarCluster c(32, Bandwidth::gbytes_per_s(25), Time::zero());
+  for (uint64_t seed : {1, 2, 3}) {
+    EXPECT_GT(expect_full_solve_rates_after_every_event(c, exact(), random_capped_plan(seed, 32, 400, Time::ms(4))), 500)
+        << "seed " << seed;
+  }
+}
+
+// Most transfers capped below a link's rate: links are often slack, and a start that fills one
+// has to take in the flows beyond it.
+TEST(FlowNetworkModelIncremental, RatesEqualAFullSolveWhenMostTransfersAreCapped) {
+  const StarCluster c(16, Bandwidth::gbytes_per_s(25), Time::zero());
+  for (uint64_t seed : {11, 12, 13}) {
+    EXPECT_GT(expect_full_solve_rates_after_every_event(c, exact(), random_capped_plan(seed, 16, 400, Time::ms(4), 3, 12)), 500)
+        << "seed " << seed;
+  }
+}
+
+TEST(FlowNetworkModelIncremental, RatesEqualAFullSolveOnASprayingFatTreeAfterEveryEvent) {
+  const auto c = topology::build_cluster(topology::testing::two_spine_fat_tree(topology::Routing::adaptive));
+  for (uint64_t seed : {4, 5}) {
+    EXPECT_GT(expect_full_solve_rates_after_every_event(*c, exact(), random_capped_plan(seed, 8, 300, Time::ms(2))), 300)
+        << "seed " << seed;
+  }
+}
+
+// Two 8-GPU nodes: copies inside a node are host-staged (one virtual link per GPU pair), links run
+// below line rate, transfers between the nodes are sprayed over their NICs' routes, and the
+// default completion window batches starts and drains.
+TEST(FlowNetworkModelIncremental, RatesEqualAFullSolveWithHostStagingSprayingAndAWindow) {
+  topology::ClusterSpec spec = topology::testing::hgx(2, topology::FabricKind::fat_tree);
+  spec.fabric.routing = topology::Routing::adaptive;
+  const auto c = topology::build_cluster(spec);
+  FlowModelOptions o;
+  o.host_staged_rate = 20e9;
+  o.link_efficiency = {.nvlink = 0.8, .pcie = 0.9, .network = 0.95};
+  EXPECT_GT(expect_full_solve_rates_after_every_event(*c, o, random_capped_plan(6, c->gpu_count(), 300, Time::ms(2))), 100);
+}
+
+// Runs a plan with incremental and with full solves; the completion time of every transfer agrees
+// within a picosecond or 1e-9 of itself.
+void expect_full_and_incremental_runs_agree(const topology::Cluster& c, FlowModelOptions o,
+                                            const std::vector<std::pair<Time, Transfer>>& plan) {
+  auto run = [&](bool incremental) {
+    o.incremental = incremental;
+    FlowNetworkModel net(c, o);
+    Driver d(net, plan);
+    sim::Engine engine;
+    d.schedule_all(engine);
+    engine.run();
+    EXPECT_EQ(d.recorder.done.size(), plan.size());
+    EXPECT_EQ(net.active_flows(), 0u);
+    std::map<uint64_t, Time> at(d.recorder.done.begin(), d.recorder.done.end());
+    return std::pair(at, net.bytes_delivered());
+  };
+  const auto [full, full_bytes] = run(false);
+  const auto [incremental, incremental_bytes] = run(true);
+  ASSERT_EQ(full.size(), incremental.size());
+  for (const auto& [payload, at] : full) {
+    const Time other = incremental.at(payload);
+    EXPECT_LE(std::abs((other - at).ps()), std::max<int64_t>(1, std::llround(1e-9 * static_cast<double>(at.ps()))))
+        << "transfer " << payload << ": full " << at.ps() << " ps, incremental " << other.ps() << " ps";
+  }
+  EXPECT_EQ(incremental_bytes, full_bytes);
+}
+
+TEST(FlowNetworkModelIncremental, WholeRunsAgreeWithFullSolves) {
+  const StarCluster star(16, Bandwidth::gbytes_per_s(25), Time::us(1));
+  for (uint64_t seed : {3, 4, 5, 6}) {
+    expect_full_and_incremental_runs_agree(star, {}, random_plan(seed, 16, 400));
+    expect_full_and_incremental_runs_agree(star, exact(), random_plan(seed, 16, 400));
+  }
+  const StarCluster wide(64, Bandwidth::gbytes_per_s(25), Time::us(1));
+  expect_full_and_incremental_runs_agree(wide, {}, random_capped_plan(7, 64, 1000, Time::ms(20)));
+  const auto fat_tree = topology::build_cluster(topology::testing::two_spine_fat_tree(topology::Routing::adaptive));
+  expect_full_and_incremental_runs_agree(*fat_tree, {}, random_capped_plan(8, 8, 300, Time::ms(2)));
+  expect_full_and_incremental_runs_agree(*fat_tree, {}, cross_leaf_permutation(Bytes::mib(64)));
+  topology::ClusterSpec spec = topology::testing::hgx(2, topology::FabricKind::fat_tree);
+  spec.fabric.routing = topology::Routing::adaptive;
+  const auto hgx = topology::build_cluster(spec);
+  FlowModelOptions staged;
+  staged.host_staged_rate = 20e9;
+  expect_full_and_incremental_runs_agree(*hgx, staged, random_capped_plan(9, hgx->gpu_count(), 300, Time::ms(2)));
+}
+
+// A start re-solves the flows its component reaches and no others: on a star, 0 -> 1 and 2 -> 3
+// share no link, so a transfer 4 -> 1 joins the first alone.
+TEST(FlowNetworkModelIncremental, AStartReSolvesOnlyTheComponentItJoins) {
+  const StarCluster c(5, Bandwidth::gbytes_per_s(10), Time::zero());
+  FlowNetworkModel net(c, exact());
+  sim::Engine engine;
+  Driver d(net, {{Time::zero(), {0, 1, Bytes(10'000'000)}},
+                 {Time::zero(), {2, 3, Bytes(20'000'000)}},
+                 {Time::us(100), {4, 1, Bytes(1'000'000)}}});
+  d.schedule_all(engine);
+  engine.run(Time::us(100));
+  EXPECT_EQ(net.counters().solves, 2u);
+  EXPECT_EQ(net.counters().flows, 2u + 2u);  // both at time 0; then 0 -> 1 and 4 -> 1
+  ASSERT_EQ(net.active_flows(), 3u);
+  EXPECT_EQ(net.rate_of(0), 5e9);
+  EXPECT_EQ(net.rate_of(1), 10e9);
+  EXPECT_EQ(net.rate_of(2), 5e9);
+  engine.run();
+  // 0 -> 1: 1 MB alone, then 1 MB at half rate with 4 -> 1, then the rest alone: 1 ms in all plus
+  // the 0.1 ms it shared.
+  EXPECT_EQ(d.recorder.time_of(0), Time::us(1100));
+  EXPECT_EQ(d.recorder.time_of(1), Time::ms(2));
+  EXPECT_EQ(d.recorder.time_of(2), Time::us(300));
+}
+
+// A link with room to spare binds none of its flows: a capped transfer 0 -> 2 that starts beside
+// the capped 0 -> 1 on GPU 0's up link is solved alone, with the capacity 0 -> 1 leaves it.
+TEST(FlowNetworkModelIncremental, AStartBesideFlowsOnALinkWithRoomReSolvesOnlyItself) {
+  const StarCluster c(3, Bandwidth::gbytes_per_s(10), Time::zero());
+  FlowNetworkModel net(c, exact());
+  sim::Engine engine;
+  Driver d(net, {{Time::zero(), {.src_gpu = 0, .dst_gpu = 1, .bytes = Bytes(10'000'000), .max_rate = 2e9}},
+                 {Time::us(100), {.src_gpu = 0, .dst_gpu = 2, .bytes = Bytes(10'000'000), .max_rate = 3e9}}});
+  d.schedule_all(engine);
+  engine.run(Time::us(100));
+  EXPECT_EQ(net.counters().solves, 2u);
+  EXPECT_EQ(net.counters().flows, 2u);
+  ASSERT_EQ(net.active_flows(), 2u);
+  EXPECT_EQ(net.rate_of(0), 2e9);
+  EXPECT_EQ(net.rate_of(1), 3e9);
+}
+
+// When the new rates fill such a link, the flows beyond it join the solve: 0 -> 2 uncapped would
+// take the 8 GB/s that 0 -> 1 leaves, which fills GPU 0's up link, so both are solved again and
+// share it max-min fairly (0 -> 1 keeps its 2 GB/s cap, 0 -> 2 gets the rest).
+TEST(FlowNetworkModelIncremental, AStartThatFillsALinkWithRoomReSolvesTheFlowsOnIt) {
+  const StarCluster c(3, Bandwidth::gbytes_per_s(10), Time::zero());
+  FlowNetworkModel net(c, exact());
+  sim::Engine engine;
+  Driver d(net, {{Time::zero(), {.src_gpu = 0, .dst_gpu = 1, .bytes = Bytes(10'000'000), .max_rate = 2e9}},
+                 {Time::us(100), {.src_gpu = 0, .dst_gpu = 2, .bytes = Bytes(10'000'000)}}});
+  d.schedule_all(engine);
+  engine.run(Time::us(100));
+  EXPECT_EQ(net.counters().solves, 3u);
+  EXPECT_EQ(net.counters().flows, 1u + 1u + 2u);
+  ASSERT_EQ(net.active_flows(), 2u);
+  EXPECT_EQ(net.rate_of(0), 2e9);
+  EXPECT_EQ(net.rate_of(1), 8e9);
 }
 
 }  // namespace
