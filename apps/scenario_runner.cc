@@ -735,20 +735,24 @@ struct TrainingRun {
 workloads::TrainingResult evaluate_training(const config::Scenario& s, const collectives::CollectiveCostModel& model,
                                             workloads::TrainingTrace* trace);
 
-// On flows, a bar on stderr counts the distinct collectives priced (on a terminal, unless quiet).
+// On flows, a bar on stderr counts the distinct collectives priced (on a terminal, unless quiet),
+// and pricing stops with collectives::PricingStopped once `deadline` (if any) has passed.
 TrainingRun run_training_workload(const config::Scenario& s, int threads,
-                                  workloads::TrainingTrace* trace = nullptr, bool quiet = true) {
+                                  workloads::TrainingTrace* trace = nullptr, bool quiet = true,
+                                  sim::WallDeadline* deadline = nullptr) {
   TrainingRun run;
   run.model = workload_comm_model(s, threads);
   std::optional<Progress> pricing;
   auto* flows = dynamic_cast<collectives::FlowCollectiveModel*>(run.model.get());
-  if (flows != nullptr && !quiet && Progress::stderr_is_terminal()) {
-    flows->set_on_priced([&pricing](size_t done, size_t total) {
+  const bool bar = !quiet && Progress::stderr_is_terminal();
+  if (flows != nullptr && (bar || deadline != nullptr)) {
+    flows->set_on_priced([&pricing, bar, deadline](size_t done, size_t total) {
       if (done == 0) {
-        pricing.emplace(static_cast<int64_t>(total), "pricing collectives on flows", true);
-        return;
+        if (bar) pricing.emplace(static_cast<int64_t>(total), "pricing collectives on flows", true);
+      } else if (pricing) {
+        pricing->advance();
       }
-      pricing->advance();
+      return deadline == nullptr || !deadline->passed(sim::WallClock::now());
     });
   }
   run.result = evaluate_training(s, *run.model, trace);
@@ -1115,7 +1119,17 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
   }
   const bool views = wants(s, "trace") || wants(s, "html") || wants(s, "csv") || wants(s, "json");
   workloads::TrainingTrace trace;
-  const TrainingRun run = run_training_workload(s, options.threads, views ? &trace : nullptr, options.quiet);
+  sim::WallDeadline deadline = options.max_wall_s > 0 ? sim::WallDeadline(options.max_wall_s) : sim::WallDeadline();
+  TrainingRun run;
+  try {
+    run = run_training_workload(s, options.threads, views ? &trace : nullptr, options.quiet,
+                                deadline.has_limit() ? &deadline : nullptr);
+  } catch (const collectives::PricingStopped& e) {
+    std::cerr << fmt::format("simulate: stopped at --max-wall {:g} s: {} of {} distinct collectives priced on flows; "
+                             "no iteration time\n",
+                             options.max_wall_s, e.priced(), e.total());
+    return kExitStopped;
+  }
   const workloads::TrainingResult& result = run.result;
   if (views) write_training_views(s, options, run, trace);
   if (s.workload.kind == workloads::WorkloadKind::training && !options.quiet) {

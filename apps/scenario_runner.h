@@ -30,6 +30,7 @@ struct RunOptions {
   bool stats = false;                  // one line on stderr of what the run did (simulate --stats)
   // Seconds of wall time after which a collective sweep on flows or packets stops: the rows done
   // are written, one line on stderr says what was left, and run_scenario returns kExitStopped.
+  // A training or trace run on flows stops pricing its collectives the same way, with no result.
   // 0: no limit.
   double max_wall_s = 0;
   // The most memory a collective sweep on flows or packets may hold; one that would hold more is

@@ -87,7 +87,8 @@ int main(int argc, char** argv) {
 
   app.add_option("--max-wall", max_wall,
                  "Stop a collective sweep on the flow or packet model after this many seconds of wall "
-                 "time: the sizes done are written, one line on stderr says what was left, exit status 3")
+                 "time: the sizes done are written, one line on stderr says what was left, exit status 3 "
+                 "(a training or trace run on flows stops pricing its collectives, with no result)")
       ->check(CLI::PositiveNumber);
   app.add_option("--max-memory", max_memory,
                  "Refuse, before it starts, a collective sweep on the flow or packet model that would hold "

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -362,16 +363,20 @@ void FlowCollectiveModel::prepare(std::span<const CollectiveQuery> collectives) 
     }
   }
   // Each is priced on its own flow set and solver; they share only the router's caches.
-  std::vector<CollectiveEstimate> priced(todo.size());
+  std::vector<std::optional<CollectiveEstimate>> priced(todo.size());
   std::atomic<size_t> done{0};
-  if (on_priced_) on_priced_(0, todo.size());
+  std::atomic<bool> stopped{on_priced_ && !on_priced_(0, todo.size())};
   sim::for_each_row(todo.size(), threads_, [&](size_t i) {
+    if (stopped.load()) return;
     const CollectiveQuery& q = *todo[i].second;
     priced[i] = price(q.kind, q.bytes, *q.comm);
-    if (on_priced_) on_priced_(done.fetch_add(1) + 1, todo.size());
+    if (on_priced_ && !on_priced_(done.fetch_add(1) + 1, todo.size())) stopped.store(true);
   });
   const std::lock_guard lock(mutex_);
-  for (size_t i = 0; i < todo.size(); ++i) cache_.try_emplace(std::move(todo[i].first), priced[i]);
+  for (size_t i = 0; i < todo.size(); ++i) {
+    if (priced[i]) cache_.try_emplace(std::move(todo[i].first), *priced[i]);
+  }
+  if (stopped.load()) throw PricingStopped(done.load(), todo.size());
 }
 
 CollectiveEstimate FlowCollectiveModel::price(CollectiveKind kind, Bytes bytes,

@@ -35,6 +35,8 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <stdexcept>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -88,6 +90,23 @@ FlowChoice flow_choice(const AnalyticalCollectiveModel& model, CollectiveKind ki
 // others use, until the nodes it spans are full (one group per GPU of the first node it uses).
 std::vector<Communicator> sibling_groups(const Communicator& comm, int gpus_per_node, int gpu_count);
 
+// What prepare() throws when its on_priced hook stopped it: how many of its distinct collectives
+// were priced.
+class PricingStopped : public std::runtime_error {
+ public:
+  PricingStopped(size_t priced, size_t total)
+      : std::runtime_error("pricing stopped after " + std::to_string(priced) + " of " + std::to_string(total) +
+                           " distinct collectives"),
+        priced_(priced),
+        total_(total) {}
+  size_t priced() const { return priced_; }
+  size_t total() const { return total_; }
+
+ private:
+  size_t priced_;
+  size_t total_;
+};
+
 class FlowCollectiveModel final : public CollectiveCostModel {
  public:
   // Builds the cluster graph (InputError when the fabric cannot hold the nodes). `accelerator`
@@ -116,8 +135,11 @@ class FlowCollectiveModel final : public CollectiveCostModel {
   const AnalyticalCollectiveModel& analytical() const { return analytical_; }
   int threads() const { return threads_; }
   // Called from prepare()'s threads as it prices: once with (0, total) before the first, then
-  // (done, total) after each distinct collective (a progress bar for a long run). Null: none.
-  void set_on_priced(std::function<void(size_t done, size_t total)> on_priced) { on_priced_ = std::move(on_priced); }
+  // (done, total) after each distinct collective (a progress bar for a long run). Returning
+  // false stops the pricing: the collectives not begun are left, and prepare() throws
+  // PricingStopped once those running have finished. Null: none.
+  using OnPriced = std::function<bool(size_t done, size_t total)>;
+  void set_on_priced(OnPriced on_priced) { on_priced_ = std::move(on_priced); }
   // How many copies of the job run beside it (background); 0 without.
   int neighbour_copies() const { return static_cast<int>(replica_shifts_.size()); }
   // Max-min problems solved so far (one a distinct collective priced), and the flows in them.
@@ -156,7 +178,7 @@ class FlowCollectiveModel final : public CollectiveCostModel {
   std::unique_ptr<topology::Cluster> cluster_;
   std::shared_ptr<network::flow::FlowSolver> accelerator_;
   int threads_ = 1;
-  std::function<void(size_t, size_t)> on_priced_;
+  OnPriced on_priced_;
   std::vector<int> replica_shifts_;    // where the job's copies sit (background)
   std::vector<double> link_capacity_;  // bytes/s after the link class's efficiency
   mutable std::atomic<uint64_t> solves_{0};  // max-min problems solved (one a distinct collective)

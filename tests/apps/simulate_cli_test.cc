@@ -428,3 +428,18 @@ TEST(SimulateCli, BubbleAndMemoryWarningsNameTheKeysThatChangeThem) {
   ASSERT_EQ(fits.status, 0) << fits.err;
   EXPECT_EQ(fits.err.find("GiB of HBM"), std::string::npos) << fits.err;
 }
+
+// --max-wall on a training run on flows stops the pricing of its distinct collectives: exit status
+// 3, nothing on stdout, one line saying how many of them were priced.
+TEST(SimulateCli, MaxWallStopsTheCollectivePricingOfATrainingRunOnFlows) {
+  const RunResult r = run_simulate({"scenarios/sweeps/llama3-405b-16k.yaml", "--model", "flow", "--set",
+                                    "cluster.fabric.routing=adaptive", "--threads", "1", "--max-wall", "0.2", "-q"});
+  ASSERT_EQ(r.status, 3) << r.err;
+  EXPECT_EQ(r.out, "");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      r.err, m,
+      std::regex(R"(^simulate: stopped at --max-wall 0.2 s: (\d+) of (\d+) distinct collectives priced on flows; no iteration time\n$)")))
+      << r.err;
+  EXPECT_LT(std::stoi(m[1].str()), std::stoi(m[2].str()));
+}

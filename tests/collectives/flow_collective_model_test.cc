@@ -331,6 +331,7 @@ TEST(FlowCollectiveModel, PreparedOnFourThreadsGivesTheSerialEstimates) {
   parallel.set_on_priced([&](size_t done, size_t total) {
     const std::lock_guard lock(heard_mutex);
     heard.emplace_back(done, total);
+    return true;
   });
   parallel.prepare(queries);
   ASSERT_EQ(heard.size(), queries.size());  // (0, 16), then 16 distinct of the 17 queries
@@ -346,6 +347,30 @@ TEST(FlowCollectiveModel, PreparedOnFourThreadsGivesTheSerialEstimates) {
     EXPECT_EQ(b.algorithm, a.algorithm);
     EXPECT_EQ(b.channels, a.channels);
   }
+}
+
+// A hook that says stop after the third collective stops the pricing there: prepare() throws
+// PricingStopped counting what it priced (those running when it said stop finish), and what was
+// priced is kept.
+TEST(FlowCollectiveModel, PricingStopsWhenTheHookSaysSo) {
+  topology::ClusterSpec spec = h100(4);
+  const Communicator comm = first(32);
+  std::vector<CollectiveQuery> queries;
+  for (int64_t kib = 1; kib <= 1024; kib *= 2) queries.push_back({CollectiveKind::all_reduce, Bytes::kib(kib), &comm});
+  FlowCollectiveModel model(spec, {}, {}, nullptr, /*threads=*/2);
+  model.set_on_priced([](size_t done, size_t) { return done < 3; });
+  try {
+    model.prepare(queries);
+    ADD_FAILURE() << "prepare() went on past the hook's stop";
+  } catch (const PricingStopped& e) {
+    EXPECT_GE(e.priced(), 3u);
+    EXPECT_LE(e.priced(), 4u);  // the other thread's collective finishes
+    EXPECT_EQ(e.total(), queries.size());
+    EXPECT_EQ(model.solves(), e.priced());
+  }
+  const FlowCollectiveModel fresh(spec, {}, {});
+  EXPECT_EQ(model.estimate(queries[0].kind, queries[0].bytes, comm).time,
+            fresh.estimate(queries[0].kind, queries[0].bytes, comm).time);
 }
 
 }  // namespace
