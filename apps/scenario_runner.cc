@@ -735,27 +735,57 @@ struct TrainingRun {
 workloads::TrainingResult evaluate_training(const config::Scenario& s, const collectives::CollectiveCostModel& model,
                                             workloads::TrainingTrace* trace);
 
-// On flows, a bar on stderr counts the distinct collectives priced (on a terminal, unless quiet),
-// and pricing stops with collectives::PricingStopped once `deadline` (if any) has passed.
-TrainingRun run_training_workload(const config::Scenario& s, int threads,
-                                  workloads::TrainingTrace* trace = nullptr, bool quiet = true,
-                                  sim::WallDeadline* deadline = nullptr) {
+// Bytes pricing a collective on flows holds per transfer of its lowering, as a bound: the
+// schedule, its flows (sprayed over up to 32 routes under adaptive routing) and the max-min
+// problem.
+constexpr double kPricedBytesPerTransfer = 1024;
+
+// How a training or trace run goes: on a terminal unless `quiet`, a bar over the distinct
+// collectives priced on flows; pricing stops with
+// collectives::PricingStopped once `deadline` (if any) has passed, and a collective whose lowering
+// would not fit in `max_memory_bytes` (0: the machine's available memory) over the pricing
+// threads is refused.
+struct TrainingControl {
+  int threads = 0;
+  bool quiet = true;
+  sim::WallDeadline* deadline = nullptr;
+  double max_memory_bytes = 0;
+};
+
+TrainingRun run_training_workload(const config::Scenario& s, const TrainingControl& control,
+                                  workloads::TrainingTrace* trace = nullptr) {
   TrainingRun run;
-  run.model = workload_comm_model(s, threads);
+  run.model = workload_comm_model(s, control.threads);
   std::optional<Progress> pricing;
   auto* flows = dynamic_cast<collectives::FlowCollectiveModel*>(run.model.get());
-  const bool bar = !quiet && Progress::stderr_is_terminal();
-  if (flows != nullptr && (bar || deadline != nullptr)) {
-    flows->set_on_priced([&pricing, bar, deadline](size_t done, size_t total) {
+  const bool bar = !control.quiet && Progress::stderr_is_terminal();
+  const double memory = control.max_memory_bytes > 0 ? control.max_memory_bytes : available_memory_bytes();
+  const unsigned workers = control.threads > 0 ? static_cast<unsigned>(control.threads)
+                                               : std::max(1u, std::thread::hardware_concurrency());
+  const auto max_transfers = static_cast<uint64_t>(memory / (kPricedBytesPerTransfer * workers));
+  if (flows != nullptr) {
+    flows->set_max_transfers(max_transfers);
+    flows->set_on_priced([&](size_t done, size_t total) {
       if (done == 0) {
         if (bar) pricing.emplace(static_cast<int64_t>(total), "pricing collectives on flows", true);
       } else if (pricing) {
         pricing->advance();
       }
-      return deadline == nullptr || !deadline->passed(sim::WallClock::now());
+      return control.deadline == nullptr || !control.deadline->passed(sim::WallClock::now());
     });
   }
-  run.result = evaluate_training(s, *run.model, trace);
+  try {
+    run.result = evaluate_training(s, *run.model, trace);
+  } catch (const collectives::ScheduleTooLarge& e) {
+    throw InputError(where(s), "cluster.nodes",
+                     fmt::format("the flow model would plan more than {:.3g} transfers for one collective (about {} on "
+                                 "each of {} pricing threads), more than the {} {}; use a smaller job, fewer --threads "
+                                 "or network.model: analytical",
+                                 static_cast<double>(e.limit()),
+                                 memory_size(static_cast<double>(e.limit()) * kPricedBytesPerTransfer), workers,
+                                 memory_size(memory),
+                                 control.max_memory_bytes > 0 ? "--max-memory allows" : "this machine has available"));
+  }
   if (flows != nullptr) flows->set_on_priced(nullptr);  // the bar ends with this call
   if (pricing) pricing->finish();
   if (flows != nullptr) {
@@ -1019,7 +1049,7 @@ Headline evaluate_scenario(const config::Scenario& s) {
                  {"busbw_GBps", last.busbw_gbytes}};
     return h;
   }
-  const auto r = run_training_workload(s, /*threads=*/1).result;  // as above
+  const auto r = run_training_workload(s, {.threads = 1}).result;  // as above
   h.metrics = {{"iteration_time_s", r.iteration_time_s},
                {"tflops_per_gpu", r.tflops_per_gpu},
                {"mfu", r.mfu},
@@ -1122,8 +1152,12 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
   sim::WallDeadline deadline = options.max_wall_s > 0 ? sim::WallDeadline(options.max_wall_s) : sim::WallDeadline();
   TrainingRun run;
   try {
-    run = run_training_workload(s, options.threads, views ? &trace : nullptr, options.quiet,
-                                deadline.has_limit() ? &deadline : nullptr);
+    run = run_training_workload(s,
+                                {.threads = options.threads,
+                                 .quiet = options.quiet,
+                                 .deadline = deadline.has_limit() ? &deadline : nullptr,
+                                 .max_memory_bytes = options.max_memory.as_double()},
+                                views ? &trace : nullptr);
   } catch (const collectives::PricingStopped& e) {
     std::cerr << fmt::format("simulate: stopped at --max-wall {:g} s: {} of {} distinct collectives priced on flows; "
                              "no iteration time\n",

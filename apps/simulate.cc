@@ -92,7 +92,8 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--max-memory", max_memory,
                  "Refuse, before it starts, a collective sweep on the flow or packet model that would hold "
-                 "more memory than this (e.g. 8GiB; default: what the machine has available)");
+                 "more memory than this, and a training or trace run on flows a collective that would (e.g. "
+                 "8GiB; default: what the machine has available)");
 
   try {
     app.parse(argc, argv);

@@ -381,6 +381,7 @@ void FlowCollectiveModel::prepare(std::span<const CollectiveQuery> collectives) 
 
 CollectiveEstimate FlowCollectiveModel::price(CollectiveKind kind, Bytes bytes,
                                               const Communicator& comm) const {
+  const ScheduleBudget budget(max_transfers_);
   CollectiveEstimate e = analytical_.estimate(kind, bytes, comm);
   // NVLS reduces in the NVSwitch, which flows between GPUs cannot express; inside one NVLink
   // domain its traffic meets no other communicator's, so it keeps the closed form's price.

@@ -140,6 +140,9 @@ class FlowCollectiveModel final : public CollectiveCostModel {
   // PricingStopped once those running have finished. Null: none.
   using OnPriced = std::function<bool(size_t done, size_t total)>;
   void set_on_priced(OnPriced on_priced) { on_priced_ = std::move(on_priced); }
+  // The most transfers one collective's lowering may hold while it is priced (ScheduleBudget):
+  // past it, pricing throws ScheduleTooLarge instead of exhausting memory. Default: no limit.
+  void set_max_transfers(uint64_t max_transfers) { max_transfers_ = max_transfers; }
   // How many copies of the job run beside it (background); 0 without.
   int neighbour_copies() const { return static_cast<int>(replica_shifts_.size()); }
   // Max-min problems solved so far (one a distinct collective priced), and the flows in them.
@@ -179,6 +182,7 @@ class FlowCollectiveModel final : public CollectiveCostModel {
   std::shared_ptr<network::flow::FlowSolver> accelerator_;
   int threads_ = 1;
   OnPriced on_priced_;
+  uint64_t max_transfers_ = UINT64_MAX;
   std::vector<int> replica_shifts_;    // where the job's copies sit (background)
   std::vector<double> link_capacity_;  // bytes/s after the link class's efficiency
   mutable std::atomic<uint64_t> solves_{0};  // max-min problems solved (one a distinct collective)

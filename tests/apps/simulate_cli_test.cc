@@ -443,3 +443,17 @@ TEST(SimulateCli, MaxWallStopsTheCollectivePricingOfATrainingRunOnFlows) {
       << r.err;
   EXPECT_LT(std::stoi(m[1].str()), std::stoi(m[2].str()));
 }
+
+// Training on flows prices each distinct collective under a budget from the memory it may use:
+// past it the run is refused in one line naming the key, before the lowering exhausts memory.
+TEST(SimulateCli, TrainingOnFlowsRefusesACollectiveThatWouldNotFit) {
+  const RunResult r = run_simulate({"scenarios/llama3-70b-1024gpu.yaml", "--model", "flow", "--max-memory", "1KiB",
+                                    "--threads", "1"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("cluster.nodes: the flow model would plan more than 1 transfers for one collective"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("more than the 1 KiB --max-memory allows"), std::string::npos) << r.err;
+}
