@@ -740,8 +740,9 @@ workloads::TrainingResult evaluate_training(const config::Scenario& s, const col
 // problem.
 constexpr double kPricedBytesPerTransfer = 1024;
 
-// How a training or trace run goes: on a terminal unless `quiet`, a bar over the distinct
-// collectives priced on flows; pricing stops with
+// How a training or trace run goes: unless `quiet`, on flows its cost stated on stderr before the
+// pricing (the distinct collectives, the budget each is priced under) and, on a terminal, a bar
+// over them; pricing stops with
 // collectives::PricingStopped once `deadline` (if any) has passed, and a collective whose lowering
 // would not fit in `max_memory_bytes` (0: the machine's available memory) over the pricing
 // threads is refused.
@@ -767,6 +768,12 @@ TrainingRun run_training_workload(const config::Scenario& s, const TrainingContr
     flows->set_max_transfers(max_transfers);
     flows->set_on_priced([&](size_t done, size_t total) {
       if (done == 0) {
+        if (!control.quiet) {
+          std::cerr << fmt::format("simulate: flow model: {} distinct collectives to price on {} thread{}, each under "
+                                   "{:.3g} transfers ({} of memory {})\n",
+                                   total, workers, workers == 1 ? "" : "s", static_cast<double>(max_transfers),
+                                   memory_size(memory), control.max_memory_bytes > 0 ? "allowed" : "available");
+        }
         if (bar) pricing.emplace(static_cast<int64_t>(total), "pricing collectives on flows", true);
       } else if (pricing) {
         pricing->advance();

@@ -444,11 +444,18 @@ TEST(SimulateCli, MaxWallStopsTheCollectivePricingOfATrainingRunOnFlows) {
   EXPECT_LT(std::stoi(m[1].str()), std::stoi(m[2].str()));
 }
 
-// Training on flows prices each distinct collective under a budget from the memory it may use:
-// past it the run is refused in one line naming the key, before the lowering exhausts memory.
+// Training on flows states its cost before pricing (the distinct collectives, the budget each is
+// priced under) and prices each under a budget from the memory it may use: past it the run is
+// refused in one line naming the key, before the lowering exhausts memory.
 TEST(SimulateCli, TrainingOnFlowsRefusesACollectiveThatWouldNotFit) {
+  const RunResult fits = run_simulate({"scenarios/llama3-70b-1024gpu.yaml", "--model", "flow", "--threads", "1"});
+  ASSERT_EQ(fits.status, 0) << fits.err;
+  EXPECT_TRUE(std::regex_search(
+      fits.err, std::regex(R"(^simulate: flow model: \d+ distinct collectives to price on 1 thread, each under [0-9.e+]+ )"
+                           R"(transfers \([0-9.]+ GiB of memory available\)\n$)")))
+      << fits.err;
   const RunResult r = run_simulate({"scenarios/llama3-70b-1024gpu.yaml", "--model", "flow", "--max-memory", "1KiB",
-                                    "--threads", "1"});
+                                    "--threads", "1", "-q"});
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(count_lines(r.err), 1) << r.err;
