@@ -84,11 +84,18 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   const double line = ports_[first].bandwidth.bytes_per_s();
   ts.rp = ReactionPoint{.line = line, .current = line, .target = line, .next_send = engine.now(),
                         .last_change = engine.now(), .alpha_from = engine.now()};
+  // A capped sender (one channel's thread block) writes its bytes at its cap: a packet leaves
+  // once its bytes are written, the first one too, so B bytes take at least B / cap, as on flows.
+  if (ts.cap > 0) ts.rp.next_send = engine.now() + capped_write_time(ts);
   ensure_inputs(first);
   Port& p = ports_[first];
   if (p.injecting.empty()) p.ready.push_back(injection_slot(p));
   p.injecting.push_back(id);
   try_send(engine, first);
+}
+
+Time PacketNetworkModel::capped_write_time(const TransferState& ts) const {
+  return Bandwidth::bytes_per_s(ts.cap).transfer_time(Bytes(std::min(ts.unsent, options_.mtu.count())));
 }
 
 uint32_t PacketNetworkModel::injection_slot(const Port& p) const {
@@ -178,12 +185,9 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
       ts.unsent -= bytes;
       ++ts.in_flight;
       if (options_.dcqcn.enabled) pace(engine.now(), ts.rp, bytes);
-      // A capped sender (one channel's thread block) cuts its next packet once this one would
-      // have left at its cap.
-      if (ts.cap > 0) {
-        ts.rp.next_send =
-            std::max(ts.rp.next_send,
-                     engine.now() + Bandwidth::bytes_per_s(ts.cap).transfer_time(Bytes(bytes)));
+      // A capped sender's next packet leaves once its bytes are written, at the cap, from now.
+      if (ts.cap > 0 && ts.unsent > 0) {
+        ts.rp.next_send = std::max(ts.rp.next_send, engine.now() + capped_write_time(ts));
       }
       p.inject_next = chosen;
       if (ts.unsent == 0) {

@@ -144,6 +144,8 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // room downstream; otherwise registers `port` with the ports it waits on.
   void try_send(sim::Engine& engine, uint32_t port);
   void enqueue(uint32_t port, uint32_t slot, uint32_t packet);
+  // How long a capped transfer's sender takes to write its next packet's bytes at its cap.
+  Time capped_write_time(const TransferState& ts) const;
   uint32_t injection_slot(const Port& p) const;
   void ensure_inputs(uint32_t port);
   uint32_t new_packet(uint32_t transfer, uint32_t bytes);
