@@ -16,7 +16,6 @@
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
-#include <thread>
 
 #include "apps/progress.h"
 #include "collectives/analytical_model.h"
@@ -257,15 +256,6 @@ struct RunStats {
   }
 };
 
-// A collective sweep's rows and its fingerprint: the analytical sweep's one engine's, or the flow
-// and packet models' rows' engines' combined (run_sweep_on_network).
-struct SweepRun {
-  std::vector<workloads::SweepRow> rows;
-  uint64_t fingerprint = sim::kEmptyFingerprint;
-  RunStats stats;
-  std::string stopped;  // NetworkRun::stopped
-};
-
 // The flow or packet models' part of a sweep run: the rows' fingerprints combined, and their
 // stats; `stopped` says what a wall-clock limit left undone (empty when every row ran).
 struct NetworkRun {
@@ -274,10 +264,17 @@ struct NetworkRun {
   std::string stopped;
 };
 
-// How a sweep's rows on flows or packets run: on `threads` workers (0: all cores), with a
-// progress bar on a terminal unless `quiet`, stopped when `deadline` passes, refused before it
-// starts when it would hold more than `max_memory_bytes` (0: the machine's available memory).
-struct SweepControl {
+// A collective sweep's rows and its fingerprint: the analytical sweep's one engine's, or the flow
+// and packet models' rows' engines' combined (run_sweep_on_network).
+struct SweepRun : NetworkRun {
+  std::vector<workloads::SweepRow> rows;
+};
+
+// How a run on flows or packets goes: on `threads` workers (0: all cores); with a progress bar on
+// a terminal and its cost stated on stderr unless `quiet`; stopped when `deadline` (null: none)
+// passes; refused before it would hold more than `max_memory_bytes` (0: the machine's available
+// memory).
+struct RunControl {
   int threads = 0;
   bool quiet = true;
   sim::WallDeadline* deadline = nullptr;
@@ -376,14 +373,14 @@ RowRun run_row(const config::Scenario& s, const SweepPlan& plan, workloads::Swee
   exec.start(engine);
   for (auto& n : neighbours) n->start(engine);
   engine.run();
+  RowRun run;
+  run.stats.events = engine.events_executed();
+  run.stats.net = net.counters();
   if (!exec.done() && control.deadline.expired()) {
-    RowRun stopped;
-    stopped.complete = false;
-    stopped.reached = engine.now();
-    stopped.delivered = watch.delivered();
-    stopped.stats.events = engine.events_executed();
-    stopped.stats.net = net.counters();
-    return stopped;
+    run.complete = false;
+    run.reached = engine.now();
+    run.delivered = watch.delivered();
+    return run;
   }
   watch.advance_to(kRowUnits);
   const auto kind = s.workload.sweep.collective;
@@ -398,11 +395,8 @@ RowRun run_row(const config::Scenario& s, const SweepPlan& plan, workloads::Swee
   row.time = std::max(exec.finish_time() - exec.start_time(), plan.floor);
   row.algbw_gbytes = row.time.ps() > 0 ? row.bytes.as_double() / row.time.seconds() * 1e-9 : 0;
   row.busbw_gbytes = row.algbw_gbytes * collectives::busbw_factor(kind, row.ranks);
-  RowRun run;
   if (ledger) run.links = ledger->loads(row.time);
   run.fingerprint = engine.fingerprint();
-  run.stats.events = engine.events_executed();
-  run.stats.net = net.counters();
   return run;
 }
 
@@ -426,6 +420,18 @@ double available_memory_bytes() {
     if (key == "MemAvailable:") return kib * 1024;
   }
   return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+}
+
+// The memory a run may hold: --max-memory, else what the machine has available; `allows` names
+// it as the refusal quotes it, `allowed` as the stated cost does.
+struct MemoryLimit {
+  double bytes = 0;
+  std::string_view allows;
+  std::string_view allowed;
+};
+MemoryLimit memory_limit(const RunControl& control) {
+  if (control.max_memory_bytes > 0) return {control.max_memory_bytes, "--max-memory allows", "allowed"};
+  return {available_memory_bytes(), "this machine has available", "available"};
 }
 
 std::string memory_size(double bytes) {
@@ -452,22 +458,22 @@ struct SweepCost {
 // take more than minutes.
 SweepCost plan_sweep(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
                      const topology::Cluster& cluster, const std::vector<workloads::SweepRow>& rows,
-                     const SweepControl& control) {
+                     const RunControl& control) {
   const bool on_packets = s.network.model == config::NetworkModelKind::packet;
   const std::string_view model_name = on_packets ? "packet" : "flow";
-  const double available = control.max_memory_bytes > 0 ? control.max_memory_bytes : available_memory_bytes();
-  const std::string_view limit_name = control.max_memory_bytes > 0 ? "--max-memory allows" : "this machine has available";
+  const MemoryLimit limit = memory_limit(control);
+  const double available = limit.bytes;
   auto too_big = [&](const std::string& what) {
     return InputError(where(s), "workload.ranks",
                       fmt::format("the {} model would {}, more than the {} {}; lower workload.ranks (or "
                                   "cluster.nodes) or workload.max_bytes, or use network.model: analytical",
-                                  model_name, what, memory_size(available), limit_name));
+                                  model_name, what, memory_size(available), limit.allows));
   };
   SweepCost cost;
   std::vector<uint64_t> row_transfers;
   {
     const auto budget = static_cast<uint64_t>(std::min(available / kScheduleBytesPerTransfer, 4.0e9));
-    const collectives::ScheduleBudget limit(budget);
+    const collectives::ScheduleBudget planning(budget);
     for (const auto& row : rows) {
       try {
         cost.plans.push_back(plan_row(s, model, cluster, row));
@@ -495,8 +501,7 @@ SweepCost plan_sweep(const config::Scenario& s, const collectives::AnalyticalCol
   }
   // The schedules are held for the whole run; the rows running at once hold their run state.
   std::sort(row_transfers.begin(), row_transfers.end(), std::greater<>());
-  const size_t workers = static_cast<size_t>(control.threads > 0 ? control.threads
-                                                                 : std::max(1u, std::thread::hardware_concurrency()));
+  const size_t workers = sim::worker_count(control.threads);
   double running = 0;
   for (size_t i = 0; i < std::min(workers, row_transfers.size()); ++i) running += static_cast<double>(row_transfers[i]);
   cost.memory_bytes =
@@ -519,8 +524,7 @@ SweepCost plan_sweep(const config::Scenario& s, const collectives::AnalyticalCol
                              model_name, rows.size(), static_cast<double>(cost.transfers),
                              static_cast<double>(cost.largest_row),
                              on_packets ? fmt::format(", {:.3g} packet hops", static_cast<double>(cost.packet_hops)) : "",
-                             memory_size(cost.memory_bytes), memory_size(available),
-                             control.max_memory_bytes > 0 ? "allowed" : "available");
+                             memory_size(cost.memory_bytes), memory_size(available), limit.allowed);
   }
   return cost;
 }
@@ -536,7 +540,7 @@ SweepCost plan_sweep(const config::Scenario& s, const collectives::AnalyticalCol
 // topology/ecmp_router.h). An error in a row (a packet deadlock) is rethrown as it was thrown,
 // the first row's when several fail, as a serial run would (for_each_row).
 NetworkRun run_sweep_on_network(const config::Scenario& s, std::vector<workloads::SweepRow>& rows, const RowNetwork& make_net,
-                              const topology::Cluster& cluster, const SweepControl& control,
+                              const topology::Cluster& cluster, const RunControl& control,
                               std::vector<report::SweepLinkLoad>* links, std::vector<SweepPlan> plans) {
   const bool on_packets = s.network.model == config::NetworkModelKind::packet;
   Progress progress(static_cast<int64_t>(rows.size()) * kRowUnits,
@@ -592,7 +596,7 @@ NetworkRun run_sweep_on_network(const config::Scenario& s, std::vector<workloads
 // inside one domain keeps the closed form's time; CollNet and PAT have none, so those sizes run
 // the cheaper of ring and tree instead, and the row says which ran.
 NetworkRun run_sweep_on_flows(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
-                              std::vector<workloads::SweepRow>& rows, const SweepControl& control,
+                              std::vector<workloads::SweepRow>& rows, const RunControl& control,
                               std::vector<report::SweepLinkLoad>* links) {
   if (rows.empty()) return {};
   auto cluster = topology::build_cluster(s.cluster);
@@ -632,7 +636,7 @@ network::PacketModelOptions packet_options(const config::Scenario& s,
 // The packet model runs the same schedules as the flow model, packet by packet; a sweep whose
 // packet hops would take more than minutes is refused before it starts (plan_sweep).
 NetworkRun run_sweep_on_packets(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
-                              std::vector<workloads::SweepRow>& rows, const SweepControl& control,
+                              std::vector<workloads::SweepRow>& rows, const RunControl& control,
                               std::vector<report::SweepLinkLoad>* links) {
   if (rows.empty()) return {};
   auto cluster = topology::build_cluster(s.cluster);
@@ -656,7 +660,7 @@ struct SweepClock final : sim::EventHandler {
 // append each row's bytes per link there. The analytical model's rows cost microseconds each and
 // run on the calling thread.
 SweepRun run_sweep(const config::Scenario& s, const collectives::ModelParameters& params,
-                   SweepControl control, std::vector<report::SweepLinkLoad>* links = nullptr) {
+                   RunControl control, std::vector<report::SweepLinkLoad>* links = nullptr) {
   sim::WallDeadline no_limit;
   if (control.deadline == nullptr) control.deadline = &no_limit;
   collectives::AnalyticalCollectiveModel model(s.cluster, s.collectives, params);
@@ -664,18 +668,10 @@ SweepRun run_sweep(const config::Scenario& s, const collectives::ModelParameters
   run.rows = workloads::run_collective_sweep(
       s.workload.sweep, s.cluster, model,
       workloads::host_launch_floor(s.workload.sweep.gpus_per_thread, params, s.cluster.gpu));
-  if (s.network.model == config::NetworkModelKind::flow) {
-    NetworkRun net = run_sweep_on_flows(s, model, run.rows, control, links);
-    run.fingerprint = net.fingerprint;
-    run.stats = net.stats;
-    run.stopped = std::move(net.stopped);
-    return run;
-  }
-  if (s.network.model == config::NetworkModelKind::packet) {
-    NetworkRun net = run_sweep_on_packets(s, model, run.rows, control, links);
-    run.fingerprint = net.fingerprint;
-    run.stats = net.stats;
-    run.stopped = std::move(net.stopped);
+  if (s.network.model != config::NetworkModelKind::analytical) {
+    static_cast<NetworkRun&>(run) = s.network.model == config::NetworkModelKind::flow
+                                        ? run_sweep_on_flows(s, model, run.rows, control, links)
+                                        : run_sweep_on_packets(s, model, run.rows, control, links);
     return run;
   }
   sim::Engine engine;
@@ -740,30 +736,22 @@ workloads::TrainingResult evaluate_training(const config::Scenario& s, const col
 // problem.
 constexpr double kPricedBytesPerTransfer = 1024;
 
-// How a training or trace run goes: unless `quiet`, on flows its cost stated on stderr before the
-// pricing (the distinct collectives, the budget each is priced under) and, on a terminal, a bar
-// over them; pricing stops with
-// collectives::PricingStopped once `deadline` (if any) has passed, and a collective whose lowering
-// would not fit in `max_memory_bytes` (0: the machine's available memory) over the pricing
-// threads is refused.
-struct TrainingControl {
-  int threads = 0;
-  bool quiet = true;
-  sim::WallDeadline* deadline = nullptr;
-  double max_memory_bytes = 0;
-};
-
-TrainingRun run_training_workload(const config::Scenario& s, const TrainingControl& control,
+// A training or trace run. On flows, unless `quiet`, its cost is stated on stderr before the
+// pricing (the distinct collectives, the budget each is priced under) with, on a terminal, a bar
+// over them; pricing stops with collectives::PricingStopped once the deadline has passed, and a
+// collective whose lowering would not fit in the memory limit over the pricing threads is
+// refused.
+TrainingRun run_training_workload(const config::Scenario& s, const RunControl& control,
                                   workloads::TrainingTrace* trace = nullptr) {
   TrainingRun run;
   run.model = workload_comm_model(s, control.threads);
   std::optional<Progress> pricing;
   auto* flows = dynamic_cast<collectives::FlowCollectiveModel*>(run.model.get());
   const bool bar = !control.quiet && Progress::stderr_is_terminal();
-  const double memory = control.max_memory_bytes > 0 ? control.max_memory_bytes : available_memory_bytes();
-  const unsigned workers = control.threads > 0 ? static_cast<unsigned>(control.threads)
-                                               : std::max(1u, std::thread::hardware_concurrency());
-  const auto max_transfers = static_cast<uint64_t>(memory / (kPricedBytesPerTransfer * workers));
+  const MemoryLimit limit = memory_limit(control);
+  const size_t workers = sim::worker_count(control.threads);
+  const auto max_transfers =
+      static_cast<uint64_t>(limit.bytes / (kPricedBytesPerTransfer * static_cast<double>(workers)));
   if (flows != nullptr) {
     flows->set_max_transfers(max_transfers);
     flows->set_on_priced([&](size_t done, size_t total) {
@@ -772,7 +760,7 @@ TrainingRun run_training_workload(const config::Scenario& s, const TrainingContr
           std::cerr << fmt::format("simulate: flow model: {} distinct collectives to price on {} thread{}, each under "
                                    "{:.3g} transfers ({} of memory {})\n",
                                    total, workers, workers == 1 ? "" : "s", static_cast<double>(max_transfers),
-                                   memory_size(memory), control.max_memory_bytes > 0 ? "allowed" : "available");
+                                   memory_size(limit.bytes), limit.allowed);
         }
         if (bar) pricing.emplace(static_cast<int64_t>(total), "pricing collectives on flows", true);
       } else if (pricing) {
@@ -790,8 +778,7 @@ TrainingRun run_training_workload(const config::Scenario& s, const TrainingContr
                                  "or network.model: analytical",
                                  static_cast<double>(e.limit()),
                                  memory_size(static_cast<double>(e.limit()) * kPricedBytesPerTransfer), workers,
-                                 memory_size(memory),
-                                 control.max_memory_bytes > 0 ? "--max-memory allows" : "this machine has available"));
+                                 memory_size(limit.bytes), limit.allows));
   }
   if (flows != nullptr) flows->set_on_priced(nullptr);  // the bar ends with this call
   if (pricing) pricing->finish();
@@ -1089,6 +1076,11 @@ void print_stats(const RunStats& st, std::chrono::steady_clock::time_point start
 
 int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostream& out) {
   const auto started = std::chrono::steady_clock::now();
+  sim::WallDeadline deadline = options.max_wall_s > 0 ? sim::WallDeadline(options.max_wall_s) : sim::WallDeadline();
+  const RunControl control{.threads = options.threads,
+                           .quiet = options.quiet,
+                           .deadline = &deadline,
+                           .max_memory_bytes = options.max_memory.as_double()};
   if (!options.quiet) {
     for (const std::string& note : s.notes) std::cerr << "simulate: warning: " << note << "\n";
   }
@@ -1125,13 +1117,7 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
     const bool link_table =
         s.network.model != config::NetworkModelKind::analytical && (wants(s, "csv") || wants(s, "json"));
     std::vector<report::SweepLinkLoad> links;
-    sim::WallDeadline deadline = options.max_wall_s > 0 ? sim::WallDeadline(options.max_wall_s) : sim::WallDeadline();
-    const SweepRun run = run_sweep(s, model_parameters(s),
-                                   {.threads = options.threads,
-                                    .quiet = options.quiet,
-                                    .deadline = &deadline,
-                                    .max_memory_bytes = options.max_memory.as_double()},
-                                   link_table ? &links : nullptr);
+    const SweepRun run = run_sweep(s, model_parameters(s), control, link_table ? &links : nullptr);
     const std::vector<workloads::SweepRow>& rows = run.rows;
     report::write_sweep(rows, sweep_format(options.format), out);
     write_files(s, options, [&](OutputFormat f, std::ostream& file) {
@@ -1156,15 +1142,9 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
   }
   const bool views = wants(s, "trace") || wants(s, "html") || wants(s, "csv") || wants(s, "json");
   workloads::TrainingTrace trace;
-  sim::WallDeadline deadline = options.max_wall_s > 0 ? sim::WallDeadline(options.max_wall_s) : sim::WallDeadline();
   TrainingRun run;
   try {
-    run = run_training_workload(s,
-                                {.threads = options.threads,
-                                 .quiet = options.quiet,
-                                 .deadline = deadline.has_limit() ? &deadline : nullptr,
-                                 .max_memory_bytes = options.max_memory.as_double()},
-                                views ? &trace : nullptr);
+    run = run_training_workload(s, control, views ? &trace : nullptr);
   } catch (const collectives::PricingStopped& e) {
     std::cerr << fmt::format("simulate: stopped at --max-wall {:g} s: {} of {} distinct collectives priced on flows; "
                              "no iteration time\n",

@@ -8,6 +8,10 @@
 
 namespace dtsim::sim {
 
+size_t worker_count(int threads) {
+  return threads > 0 ? static_cast<size_t>(threads) : std::max(1u, std::thread::hardware_concurrency());
+}
+
 // Plain threads pulling row numbers from one counter: a sweep's rows are few and long, so a
 // work-stealing pool would buy nothing, and every synchronisation here is one ThreadSanitizer
 // sees (it cannot see into an uninstrumented pool library).
@@ -26,8 +30,7 @@ void for_each_row(size_t n, int threads, const std::function<void(size_t)>& row,
     }
   };
   auto index = [&](size_t k) { return order == RowOrder::largest_first ? n - 1 - k : k; };
-  const size_t workers = std::min<size_t>(
-      n, threads > 0 ? static_cast<size_t>(threads) : std::max(1u, std::thread::hardware_concurrency()));
+  const size_t workers = std::min(n, worker_count(threads));
   if (workers <= 1) {
     for (size_t k = 0; k < n; ++k) guarded(index(k));
   } else {

@@ -13,6 +13,9 @@ namespace dtsim::sim {
 // limit, so that the rows done by then are the sweep's first ones).
 enum class RowOrder { largest_first, smallest_first };
 
+// The workers `threads` asks for: itself, or every core for 0.
+size_t worker_count(int threads);
+
 // Calls row(i) for every i in [0, n) on `threads` worker threads (0: all cores; more than the
 // cores runs that many anyway; one runs on the caller's thread), starting them in `order`. The calls may run in any order and
 // concurrently, so row(i) must touch only what is its own (its slot of a results vector) or shared

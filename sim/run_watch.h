@@ -1,8 +1,8 @@
 // Wall-clock limits for long runs. A WallDeadline is shared by every engine of one run (the rows
 // of a sweep run side by side): once its limit has passed it stays passed, so each engine's watch
 // stops its run at its next clock read (--max-wall). A ClockSampler reads the clock about every
-// 10 ms of work whatever one event costs (a packet hop is ~100 ns, a max-min solve of a million
-// flows ~100 ms), so a watch called after every event costs a counter increment.
+// 10 ms of work whatever one event costs (a packet hop and a max-min solve of many flows differ
+// by orders of magnitude), so a watch called after every event costs a counter increment.
 //   sim::WallDeadline deadline(30.0);           // seconds; WallDeadline{} has no limit
 //   sim::ClockSampler clock;
 //   if (auto now = clock.sample(); now && deadline.passed(*now)) stop...

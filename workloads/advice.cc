@@ -119,14 +119,16 @@ double pipeline_bubble_share(int pp, int vp, int microbatches) {
 std::vector<std::string> training_advice(const TrainingSpec& spec, const topology::ClusterSpec& cluster,
                                          const TrainingResult& result) {
   std::vector<std::string> out;
+  const bool misfit = result.memory && !result.memory->fits();
+  const double share = result.iteration_time_s > 0 ? result.breakdown.bubble.seconds() / result.iteration_time_s : 0;
+  if (!misfit && share <= kBubbleAdviceShare) return out;
   TrainingSpec resolved;
   try {
     resolved = resolve_training(spec, cluster);
   } catch (const std::invalid_argument&) {
     return out;  // a job that ran resolves; nothing to advise otherwise
   }
-  if (result.memory && !result.memory->fits()) out.push_back(memory_advice(spec, resolved, cluster, *result.memory));
-  const double share = result.iteration_time_s > 0 ? result.breakdown.bubble.seconds() / result.iteration_time_s : 0;
+  if (misfit) out.push_back(memory_advice(spec, resolved, cluster, *result.memory));
   if (resolved.parallel.pp > 1 && share > kBubbleAdviceShare) {
     out.push_back(bubble_advice(spec, resolved, cluster, share));
   }

@@ -25,6 +25,12 @@ using dtsim::testing::slurp;
 
 RunResult run_simulate(const std::vector<std::string>& args) { return dtsim::testing::run_program(DTSIM_SIMULATE, args); }
 
+// `args` with `extra` after them.
+std::vector<std::string> plus(std::vector<std::string> args, const std::vector<std::string>& extra) {
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
 int count_lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
 std::vector<std::string> words(const std::string& s) {
@@ -312,11 +318,7 @@ TEST(Simulate, AnalyticalOnATorusOrDragonflyPricesItsRouterLinksAsFlowsDo) {
 // solves it counted; on packets, the packet hops; the table on stdout is the same as without it.
 TEST(SimulateCli, StatsSayWhatTheRunDid) {
   const std::vector<std::string> base = {"scenarios/default.yaml", "--set", "workload.max_bytes=4MiB", "-q"};
-  auto with = [&](std::vector<std::string> extra) {
-    std::vector<std::string> args = base;
-    args.insert(args.end(), extra.begin(), extra.end());
-    return run_simulate(args);
-  };
+  auto with = [&](const std::vector<std::string>& extra) { return run_simulate(plus(base, extra)); };
   const RunResult plain = with({"--model", "flow"});
   const RunResult flows = with({"--model", "flow", "--stats"});
   ASSERT_EQ(flows.status, 0) << flows.err;
@@ -342,10 +344,8 @@ TEST(SimulateCli, StatsSayWhatTheRunDid) {
 TEST(SimulateCli, MaxWallStopsALongSweepWithTheRowsDone) {
   const std::vector<std::string> base = {"scenarios/default.yaml", "--set", "cluster.nodes=32", "--model", "flow",
                                          "--format", "csv", "--threads", "1", "-q"};
-  std::vector<std::string> args = base;
-  for (const char* a : {"--set", "workload.min_bytes=1KiB", "--set", "workload.max_bytes=1GiB", "--max-wall", "2"})
-    args.emplace_back(a);
-  const RunResult stopped = run_simulate(args);
+  const RunResult stopped =
+      run_simulate(plus(base, {"--set", "workload.min_bytes=1KiB", "--set", "workload.max_bytes=1GiB", "--max-wall", "2"}));
   ASSERT_EQ(stopped.status, 3) << stopped.err;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(stopped.err, m,
@@ -358,10 +358,8 @@ TEST(SimulateCli, MaxWallStopsALongSweepWithTheRowsDone) {
   EXPECT_EQ(m[4].matched ? std::stoi(m[4].str()) : 0, 21 - done - 1);
   EXPECT_EQ(count_lines(stopped.out), 1 + done) << stopped.out;
   if (done == 0) return;
-  std::vector<std::string> whole = base;
-  for (const std::string a : {"--set", "workload.min_bytes=1KiB", "--set"}) whole.push_back(a);
-  whole.push_back("workload.max_bytes=" + std::to_string(int64_t{1024} << (done - 1)));
-  const RunResult same_sizes = run_simulate(whole);
+  const RunResult same_sizes = run_simulate(plus(
+      base, {"--set", "workload.min_bytes=1KiB", "--set", "workload.max_bytes=" + std::to_string(int64_t{1024} << (done - 1))}));
   ASSERT_EQ(same_sizes.status, 0) << same_sizes.err;
   EXPECT_EQ(stopped.out, same_sizes.out);
 }
@@ -371,11 +369,7 @@ TEST(SimulateCli, MaxWallStopsALongSweepWithTheRowsDone) {
 // its schedules alone pass the limit while being planned or its run would.
 TEST(SimulateCli, StatesTheCostOfASweepAndRefusesOneThatWouldNotFit) {
   const std::vector<std::string> base = {"scenarios/default.yaml", "--set", "workload.max_bytes=1MiB"};
-  auto with = [&](std::vector<std::string> extra) {
-    std::vector<std::string> args = base;
-    args.insert(args.end(), extra.begin(), extra.end());
-    return run_simulate(args);
-  };
+  auto with = [&](const std::vector<std::string>& extra) { return run_simulate(plus(base, extra)); };
   const RunResult fits = with({"--model", "packet"});
   ASSERT_EQ(fits.status, 0) << fits.err;
   EXPECT_TRUE(std::regex_search(
@@ -422,9 +416,7 @@ TEST(SimulateCli, BubbleAndMemoryWarningsNameTheKeysThatChangeThem) {
   ASSERT_TRUE(std::regex_search(memory.err, m,
                                 std::regex(R"(simulate: warning: workload needs [0-9.]+ GiB per GPU .* of HBM; the time assumes it fits; it would fit with workload\.parallel\.zero: (\d) )")))
       << memory.err;
-  std::vector<std::string> fixed = unsharded;
-  fixed.insert(fixed.end(), {"--set", "workload.parallel.zero=" + m[1].str()});
-  const RunResult fits = run_simulate(fixed);
+  const RunResult fits = run_simulate(plus(unsharded, {"--set", "workload.parallel.zero=" + m[1].str()}));
   ASSERT_EQ(fits.status, 0) << fits.err;
   EXPECT_EQ(fits.err.find("GiB of HBM"), std::string::npos) << fits.err;
 }

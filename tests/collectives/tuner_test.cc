@@ -109,8 +109,7 @@ TEST(Tuner, HonoursCollnetWithSharp) {
 
 // NCCL leaves CollNet off unless NCCL_COLLNET_ENABLE=1, SHARP switches or not: on a SHARP fabric
 // auto prices every size as it does without SHARP, and chooses CollNet somewhere only when
-// collectives.collnet is set (a 64-GPU H100 all_reduce on such a fabric measured ring-level
-// busbw where CollNet's would be twice that).
+// collectives.collnet is set.
 TEST(Tuner, ChoosesCollnetOnlyWhenEnabledAsNcclDoes) {
   auto sharp = preset("hgx-h100", 8);
   sharp.fabric.sharp = true;
