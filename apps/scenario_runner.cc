@@ -407,7 +407,7 @@ RowRun run_row(const config::Scenario& s, const SweepPlan& plan, workloads::Swee
 // row is in flight at once (an all_to_all on flows).
 // The program itself, its libraries and a small cluster's graph come on top.
 constexpr double kScheduleBytesPerTransfer = 64;
-constexpr double kRunBytesPerTransfer = 512;
+constexpr double kRunBytesPerTransfer = 640;
 constexpr double kProgramBytes = 16.0 * 1024 * 1024;
 
 // The memory this machine has available now (MemAvailable), else its physical memory.
