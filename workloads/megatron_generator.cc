@@ -34,13 +34,55 @@ void require(bool ok, const char* key, const std::string& what) {
   if (!ok) throw TrainingSpecError(key, what);
 }
 
-// One pipeline stage's program under construction.
+// What a communicator is for: with every rank simulated, groups of different roles stay apart
+// even when their members are the same GPUs.
+enum class CommRole : uint8_t { tp, cp, ep, dp, shard, replicas, expert_dp, pp };
+
+// The workload's communicators, handed out by index. For one representative rank a stage they
+// are shared by member list alone (Workload::add_comm). With every rank simulated, the executor
+// matches a collective across a group's members by (communicator index, the op's number on that
+// communicator), so each member building the same group must get the same index, and groups of
+// different roles must not share one: ops on them are numbered independently. There they are
+// interned by (role, members in the order built); groups are built in coordinate order, the same
+// from every member, and a send's pair is ordered sender first.
+class CommTable {
+ public:
+  CommTable(Workload& w, bool by_role) : w_(w), by_role_(by_role) {}
+
+  int add(CommRole role, collectives::Communicator c) {
+    if (!by_role_) return w_.add_comm(std::move(c));
+    Key key{role, c.ranks};
+    const auto [it, fresh] = index_.try_emplace(std::move(key), static_cast<int>(w_.comms.size()));
+    if (fresh) w_.comms.push_back(std::move(c));
+    return it->second;
+  }
+
+ private:
+  struct Key {
+    CommRole role;
+    std::vector<int> ranks;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      uint64_t h = static_cast<uint64_t>(k.role) + 0x9E3779B97F4A7C15ULL;
+      for (int g : k.ranks) h = (h ^ static_cast<uint64_t>(static_cast<uint32_t>(g))) * 0x100000001B3ULL;
+      return static_cast<size_t>(h);
+    }
+  };
+  Workload& w_;
+  bool by_role_;
+  std::unordered_map<Key, int, KeyHash> index_;
+};
+
+// One rank's program under construction: a pipeline stage's, as its rank (tp, cp, dp) runs it.
+// Its sends and receives name the ranks of the previous and the next stage it exchanges with.
 class StageBuilder {
  public:
-  StageBuilder(const TrainingSpec& t, const ModelShape& z, Workload& w, RankGraph& r, int stage,
-               const Placement& pl, int layers_per_block, int gpus_per_node,
+  StageBuilder(const TrainingSpec& t, const ModelShape& z, CommTable& comms, RankGraph& r, int prev_rank,
+               int next_rank, const Placement& pl, int layers_per_block, int gpus_per_node,
                const topology::GpuSpec& cluster_gpu)
-      : t_(t), z_(z), w_(w), r_(r), stage_(stage), lpb_(layers_per_block) {
+      : t_(t), z_(z), r_(r), prev_rank_(prev_rank), next_rank_(next_rank), lpb_(layers_per_block) {
     const ParallelSpec& p = t.parallel;
     tp_ = p.tp;
     cp_ = p.cp;
@@ -66,12 +108,12 @@ class StageBuilder {
       }
     }
     const int gpu = r.gpu;
-    if (tp_ > 1) tp_comm_ = w.add_comm(pl.group(Dim::tp, gpu));
-    if (cp_ > 1) cp_comm_ = w.add_comm(pl.group(Dim::cp, gpu));
+    if (tp_ > 1) tp_comm_ = comms.add(CommRole::tp, pl.group(Dim::tp, gpu));
+    if (cp_ > 1) cp_comm_ = comms.add(CommRole::cp, pl.group(Dim::cp, gpu));
     if (ep_ > 1) {
       auto epc = pl.ep_group(gpu, ep_);
       if (t.moe_dispatch == MoeDispatch::deduplicated) dispatch_share_ = deduplicated_share(epc, gpus_per_node);
-      ep_comm_ = w.add_comm(std::move(epc));
+      ep_comm_ = comms.add(CommRole::ep, std::move(epc));
     }
     // Dense gradients are reduced over every replica of this shard: DP x CP.
     collectives::Communicator dpc;
@@ -98,15 +140,15 @@ class StageBuilder {
       for (int j = 0; j < dp_size_ / shard_size_; ++j)
         replicas.ranks.push_back(
             dpc.ranks[static_cast<size_t>(j * shard_size_ + at % shard_size_)]);
-      if (shard_size_ > 1) shard_comm_ = w.add_comm(std::move(shard));
-      replica_comm_ = w.add_comm(std::move(replicas));
+      if (shard_size_ > 1) shard_comm_ = comms.add(CommRole::shard, std::move(shard));
+      replica_comm_ = comms.add(CommRole::replicas, std::move(replicas));
     }
-    if (dp_size_ > 1) dp_comm_ = w.add_comm(std::move(dpc));
+    if (dp_size_ > 1) dp_comm_ = comms.add(CommRole::dp, std::move(dpc));
     if (shard_size_ == dp_size_) shard_comm_ = dp_comm_;
     if (z.E > 1) {
       auto edp = pl.expert_dp_group(gpu, ep_);
       edp_size_ = edp.size();
-      if (edp_size_ > 1) edp_comm_ = w.add_comm(std::move(edp));
+      if (edp_size_ > 1) edp_comm_ = comms.add(CommRole::expert_dp, std::move(edp));
     }
   }
 
@@ -419,7 +461,6 @@ class StageBuilder {
   std::vector<Endpoint> sends, recvs;
 
   void build(const std::vector<Item>& order, int microbatches, int vstages) {
-    const int P = t_.parallel.pp;
     const int zero = t_.parallel.zero;
     const bool fsdp = zero >= 3 && dp_comm_ >= 0;
     const bool zero12 = zero >= 1 && zero <= 2 && dp_comm_ >= 0;
@@ -462,7 +503,7 @@ class StageBuilder {
       uint32_t x = kNone;
       if (it.fwd) {
         if (v > 0) {
-          x = recv(static_cast<uint64_t>(it.mb) * vstages + v, 0, act_bytes, (stage_ + P - 1) % P);
+          x = recv(static_cast<uint64_t>(it.mb) * vstages + v, 0, act_bytes, prev_rank_);
         }
         if (ch.embedding) x = elem("embedding.fwd", x, 1, 2 * T_ * z_.h * B_);
         uint32_t prev_block_first = kNone, block_first = kNone;
@@ -495,10 +536,10 @@ class StageBuilder {
           for (int64_t k = 0; k < z_.mtp; ++k) x = mtp_fwd(x);
         }
         last_compute = x;
-        if (v < vstages - 1) send(static_cast<uint64_t>(it.mb) * vstages + v + 1, 0, x, act_bytes, (stage_ + 1) % P);
+        if (v < vstages - 1) send(static_cast<uint64_t>(it.mb) * vstages + v + 1, 0, x, act_bytes, next_rank_);
       } else {
         if (v < vstages - 1) {
-          x = recv(static_cast<uint64_t>(it.mb) * vstages + v, 1, act_bytes, (stage_ + 1) % P);
+          x = recv(static_cast<uint64_t>(it.mb) * vstages + v, 1, act_bytes, next_rank_);
         }
         if (ch.head) {
           for (int64_t k = 0; k < z_.mtp; ++k) x = mtp_bwd(x);
@@ -563,7 +604,7 @@ class StageBuilder {
           x = elem("embedding.bwd", x, 1, 3 * T_ * z_.h * B_);
         }
         last_compute = x;
-        if (v > 0) send(static_cast<uint64_t>(it.mb) * vstages + v - 1, 1, x, act_bytes, (stage_ + P - 1) % P);
+        if (v > 0) send(static_cast<uint64_t>(it.mb) * vstages + v - 1, 1, x, act_bytes, prev_rank_);
       }
     }
 
@@ -705,25 +746,25 @@ class StageBuilder {
                 static_cast<int64_t>(params / shard_size_) * grad_B);
   }
 
-  uint32_t recv(uint64_t base, int dir, int64_t bytes, int peer_stage) {
+  uint32_t recv(uint64_t base, int dir, int64_t bytes, int peer_rank) {
     Op op;
     op.kind = OpKind::recv;
     op.stream = Stream::pp;
     op.collective = CollectiveKind::send_recv;
     op.bytes = Bytes(bytes);
-    op.peer_rank = peer_stage;
+    op.peer_rank = peer_rank;
     op.label = lab(dir == 0 ? "pp.recv.fwd" : "pp.recv.bwd");
     const uint32_t idx = r_.add(op);
     recvs.push_back({base * 2 + static_cast<uint64_t>(dir), idx});
     return idx;
   }
-  void send(uint64_t base, int dir, uint32_t after, int64_t bytes, int peer_stage) {
+  void send(uint64_t base, int dir, uint32_t after, int64_t bytes, int peer_rank) {
     Op op;
     op.kind = OpKind::send;
     op.stream = Stream::pp;
     op.collective = CollectiveKind::send_recv;
     op.bytes = Bytes(bytes);
-    op.peer_rank = peer_stage;
+    op.peer_rank = peer_rank;
     op.label = lab(dir == 0 ? "pp.send.fwd" : "pp.send.bwd");
     const uint32_t idx = after == kNone ? r_.add(op) : r_.add(op, {after});
     sends.push_back({base * 2 + static_cast<uint64_t>(dir), idx});
@@ -731,9 +772,8 @@ class StageBuilder {
 
   const TrainingSpec& t_;
   const ModelShape& z_;
-  Workload& w_;
   RankGraph& r_;
-  int stage_;
+  int prev_rank_, next_rank_;  // indices in Workload::ranks of the neighbouring stages' ranks
   [[maybe_unused]] int lpb_;
   int tp_ = 1, cp_ = 1, ep_ = 1;
   bool sp_ = false;
@@ -931,25 +971,49 @@ Workload generate_megatron(const TrainingSpec& spec, const topology::ClusterSpec
   w.total_gpus = p.tp * p.pp * p.cp * p.dp;
   w.model_flops = megatron_model_flops(t);
   w.tokens = static_cast<double>(t.batch.global) * static_cast<double>(z.s);
-  w.ranks.resize(P);
+
+  // Ranks: one a stage (the GPU at tp = cp = dp = 0), or with all_ranks one a GPU, GPU g at
+  // index g (the job's GPUs are 0 .. total_gpus - 1). A rank's lane is its position among its
+  // stage's tp x cp x dp GPUs: sends and receives pair the ranks of one lane in adjacent stages.
+  const int lanes = options.all_ranks ? p.tp * p.cp * p.dp : 1;
+  const int rank_count = P * lanes;
+  w.ranks.resize(static_cast<size_t>(rank_count));
+  std::vector<Coord> coord(static_cast<size_t>(rank_count));
+  std::vector<int> lane(static_cast<size_t>(rank_count), 0);
+  std::vector<int> rank_at(static_cast<size_t>(rank_count));  // [stage x lanes + lane]
+  for (int i = 0; i < rank_count; ++i) {
+    Coord& c = coord[static_cast<size_t>(i)];
+    if (options.all_ranks) {
+      c = pl.coord(i);
+      lane[static_cast<size_t>(i)] = pl.dense_index(c);
+    } else {
+      c[Dim::pp] = i;
+    }
+    rank_at[static_cast<size_t>(c[Dim::pp] * lanes + lane[static_cast<size_t>(i)])] = i;
+  }
 
   const std::vector<int> first = decoder_split(static_cast<int>(z.L), static_cast<int>(z.mtp), VS);
 
+  CommTable comms(w, options.all_ranks);
   std::vector<StageBuilder> builders;
-  builders.reserve(P);
-  for (int s = 0; s < P; ++s) {
-    RankGraph& r = w.ranks[s];
-    Coord c;
-    c[Dim::pp] = s;
+  builders.reserve(static_cast<size_t>(rank_count));
+  for (int i = 0; i < rank_count; ++i) {
+    RankGraph& r = w.ranks[static_cast<size_t>(i)];
+    const Coord& c = coord[static_cast<size_t>(i)];
+    const int s = c[Dim::pp], l = lane[static_cast<size_t>(i)];
     r.gpu = pl.gpu(c);
-    r.represents = p.tp * p.cp * p.dp;
+    r.represents = options.all_ranks ? 1 : p.tp * p.cp * p.dp;
     r.stage = s;
+    const int prev = rank_at[static_cast<size_t>((s + P - 1) % P * lanes + l)];
+    const int next = rank_at[static_cast<size_t>((s + 1) % P * lanes + l)];
     // A deduplicating dispatcher crosses the network once per NVLink domain (a rack of trays is one).
-    builders.emplace_back(t, z, w, r, s, pl, options.layers_per_block,
+    builders.emplace_back(t, z, comms, r, prev, next, pl, options.layers_per_block,
                           cluster.gpus_per_node * cluster.nodes_per_domain(), cluster.gpu);
   }
+  std::vector<std::vector<StageBuilder::Chunk>> stage_chunks(static_cast<size_t>(P));
+  std::vector<std::vector<StageBuilder::Item>> order(static_cast<size_t>(P));
   for (int s = 0; s < P; ++s) {
-    std::vector<StageBuilder::Chunk> chunks;
+    std::vector<StageBuilder::Chunk>& chunks = stage_chunks[static_cast<size_t>(s)];
     for (int c = 0; c < vp; ++c) {
       StageBuilder::Chunk ch;
       ch.vstage = c * P + s;
@@ -971,25 +1035,36 @@ Workload generate_megatron(const TrainingSpec& spec, const topology::ClusterSpec
       }
       chunks.push_back(std::move(ch));
     }
-    builders[s].set_chunks(std::move(chunks));
-    builders[s].build(schedule(s, P, M, vp), M, VS);
+    order[static_cast<size_t>(s)] = schedule(s, P, M, vp);
+  }
+  for (int i = 0; i < rank_count; ++i) {
+    const auto s = static_cast<size_t>(w.ranks[static_cast<size_t>(i)].stage);
+    builders[static_cast<size_t>(i)].set_chunks(stage_chunks[s]);
+    builders[static_cast<size_t>(i)].build(order[s], M, VS);
   }
 
-  // Pair each receive with its send: the key names the microbatch, virtual stage and direction.
-  std::unordered_map<uint64_t, std::pair<int, uint32_t>> send_at;
-  for (int s = 0; s < P; ++s) {
-    for (const auto& e : builders[s].sends) send_at[e.key] = {s, e.op};
+  // Pair each receive with its send: the key names the microbatch, virtual stage and direction
+  // (below 2 x M x VS), and with the lane the pair of ranks.
+  const auto keys = static_cast<uint64_t>(2) * static_cast<uint64_t>(M) * static_cast<uint64_t>(VS);
+  std::vector<std::pair<int, uint32_t>> send_at(keys * static_cast<uint64_t>(lanes), {-1, 0});
+  auto slot = [&](uint64_t key, int i) {
+    if (key >= keys) throw std::logic_error("megatron generator: pipeline transfer key out of range");
+    return key * static_cast<uint64_t>(lanes) + static_cast<uint64_t>(lane[static_cast<size_t>(i)]);
+  };
+  for (int i = 0; i < rank_count; ++i) {
+    for (const auto& e : builders[static_cast<size_t>(i)].sends) send_at[slot(e.key, i)] = {i, e.op};
   }
-  for (int s = 0; s < P; ++s) {
-    for (const auto& e : builders[s].recvs) {
-      auto it = send_at.find(e.key);
-      if (it == send_at.end()) throw std::logic_error("megatron generator: receive without a send");
-      Op& rv = w.ranks[s].ops[e.op];
-      rv.peer_rank = it->second.first;
-      rv.peer_op = static_cast<int32_t>(it->second.second);
-      Op& sd = w.ranks[it->second.first].ops[it->second.second];
-      collectives::Communicator pair{{w.ranks[it->second.first].gpu, w.ranks[s].gpu}};
-      sd.comm = w.add_comm(pair);
+  for (int i = 0; i < rank_count; ++i) {
+    for (const auto& e : builders[static_cast<size_t>(i)].recvs) {
+      const auto [from, op] = send_at[slot(e.key, i)];
+      if (from < 0) throw std::logic_error("megatron generator: receive without a send");
+      RankGraph& receiver = w.ranks[static_cast<size_t>(i)];
+      RankGraph& sender = w.ranks[static_cast<size_t>(from)];
+      Op& rv = receiver.ops[e.op];
+      rv.peer_rank = from;
+      rv.peer_op = static_cast<int32_t>(op);
+      Op& sd = sender.ops[op];
+      sd.comm = comms.add(CommRole::pp, collectives::Communicator{{sender.gpu, receiver.gpu}});
       rv.comm = sd.comm;
     }
   }

@@ -2,7 +2,8 @@
 // Megatron-LM (or an FSDP framework, for zero = 3) runs it: tensor parallel with sequence
 // parallel, 1F1B and interleaved pipeline schedules, data parallel with ZeRO-1/2/3 or FSDP,
 // context parallel and MoE expert parallel. One simulated rank per pipeline stage stands for the
-// TP x CP x DP GPUs that run the same program (see op_graph.h on symmetry).
+// TP x CP x DP GPUs that run the same program (see op_graph.h on symmetry), or, with
+// GeneratorOptions::all_ranks, every GPU of the job is a rank of its own.
 //   Workload w = generate_megatron(spec, cluster);
 //   TrainingSpec resolved = resolve_training(spec, cluster);  // presets and derived sizes filled in
 #pragma once
@@ -23,6 +24,13 @@ struct GeneratorOptions {
   // 1 is exact; larger values trade the position of overlapped DP/FSDP traffic within a chunk
   // for speed (sweeps). 0 picks it: 4 blocks a chunk under FSDP, else 1.
   int layers_per_block = 1;
+  // One rank per GPU of the job (tp x cp x dp x pp of them, each `represents` 1) instead of one
+  // per pipeline stage, for an executor that runs every GPU's traffic on one network. Rank i is
+  // GPU i (ascending GPU order) and runs its stage's program, with its own TP, CP, EP, DP (and
+  // HSDP shard and replica) and expert-DP communicators: the members of one group share one
+  // communicator index, and groups of different roles never do, even over the same GPUs. Sends
+  // and receives pair the ranks with the same (tp, cp, dp) coordinates in adjacent stages.
+  bool all_ranks = false;
 };
 
 // A training spec that breaks one of the generator's rules; `key` is the workload key it blames,

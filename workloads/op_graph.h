@@ -9,6 +9,7 @@
 // DP replicas of one pipeline stage) are represented once; RankGraph::represents says how many
 // GPUs each simulated rank stands for. A collective waits only for the members of its
 // communicator that are simulated, so a representative runs its TP and DP collectives alone.
+// (A generator may also list every GPU: GeneratorOptions::all_ranks in megatron_generator.h.)
 #pragma once
 
 #include <cstdint>

@@ -2,9 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
+#include <tuple>
+#include <vector>
 
+#include "collectives/analytical_model.h"
 #include "topology/catalog.h"
 #include "topology/node_template.h"
 #include "workloads/alpha_beta_model.h"
@@ -12,6 +16,7 @@
 #include "workloads/memory_model.h"
 #include "workloads/model_catalog.h"
 #include "workloads/model_shape.h"
+#include "workloads/placement.h"
 
 namespace dtsim::workloads {
 namespace {
@@ -527,6 +532,189 @@ TEST(MegatronGenerator, MultiTokenPredictionRunsAfterTheHead) {
   EXPECT_EQ(count_label(w.ranks[0], "mtp.logits.fwd"), 0);
   EXPECT_EQ(count_label(w.ranks[1], "mtp.logits.fwd"), 4);
   EXPECT_EQ(count_label(w.ranks[1], "mtp.proj.bwd"), 4);
+}
+
+// --- every GPU a rank (GeneratorOptions::all_ranks) -----------------------------------------
+
+int count_kind(const Workload& w, OpKind kind) {
+  int n = 0;
+  for (const RankGraph& r : w.ranks) {
+    for (const Op& op : r.ops) n += op.kind == kind ? 1 : 0;
+  }
+  return n;
+}
+
+// One generated workload with every GPU a rank, checked against the representatives' one.
+void expect_all_ranks_run_their_stage_program(const TrainingSpec& spec, const topology::ClusterSpec& c,
+                                               GeneratorOptions o = {}) {
+  const TrainingSpec t = resolve_training(spec, c);
+  const ParallelSpec& p = t.parallel;
+  const Placement pl(p, p.placement);
+  const Workload rep = generate_megatron(t, c, o);
+  o.all_ranks = true;
+  const Workload all = generate_megatron(t, c, o);
+  EXPECT_EQ(all.total_gpus, rep.total_gpus);
+  EXPECT_EQ(all.model_flops, rep.model_flops);
+  EXPECT_EQ(all.tokens, rep.tokens);
+
+  // Every GPU once, GPU i at rank i, each for itself.
+  const int gpus = p.tp * p.cp * p.dp * p.pp;
+  ASSERT_EQ(static_cast<int>(all.ranks.size()), gpus);
+  ASSERT_EQ(static_cast<int>(rep.ranks.size()), p.pp);
+  for (int i = 0; i < gpus; ++i) {
+    const RankGraph& r = all.ranks[static_cast<size_t>(i)];
+    EXPECT_EQ(r.gpu, i);
+    EXPECT_EQ(r.represents, 1);
+    EXPECT_EQ(r.stage, pl.coord(r.gpu)[Dim::pp]);
+  }
+
+  // Each rank runs its stage representative's program, op for op.
+  for (const RankGraph& r : all.ranks) {
+    const RankGraph& s = rep.ranks[static_cast<size_t>(r.stage)];
+    ASSERT_EQ(r.ops.size(), s.ops.size()) << "GPU " << r.gpu;
+    EXPECT_EQ(r.deps, s.deps) << "GPU " << r.gpu;
+    for (size_t i = 0; i < r.ops.size(); ++i) {
+      const Op& a = r.ops[i];
+      const Op& b = s.ops[i];
+      ASSERT_TRUE(a.kind == b.kind && a.stream == b.stream && a.compute == b.compute &&
+                  a.collective == b.collective && a.dtype == b.dtype && a.m == b.m && a.n == b.n &&
+                  a.k == b.k && a.batch == b.batch && a.flops == b.flops && a.bytes == b.bytes &&
+                  a.measured == b.measured && a.dep_begin == b.dep_begin && a.dep_count == b.dep_count &&
+                  a.repeat == b.repeat && a.causal == b.causal && (a.comm >= 0) == (b.comm >= 0) &&
+                  r.labels[a.label] == s.labels[b.label])
+          << "GPU " << r.gpu << " op " << i << " (" << s.labels[b.label] << ")";
+    }
+  }
+
+  // Collectives: on a communicator of the rank's own GPU, and every member issues the same
+  // sequence on it, so that the n-th collective on a communicator is one rendezvous.
+  using Issued = std::tuple<collectives::CollectiveKind, int64_t, int32_t>;
+  std::vector<std::map<int, std::vector<Issued>>> issued(all.comms.size());  // comm -> GPU -> ops
+  for (const RankGraph& r : all.ranks) {
+    for (const Op& op : r.ops) {
+      if (op.kind != OpKind::collective || op.comm < 0) continue;
+      const auto& members = all.comms[static_cast<size_t>(op.comm)].ranks;
+      ASSERT_NE(std::find(members.begin(), members.end(), r.gpu), members.end())
+          << "GPU " << r.gpu << " " << r.labels[op.label];
+      issued[static_cast<size_t>(op.comm)][r.gpu].emplace_back(op.collective, op.bytes.count(), op.repeat);
+    }
+  }
+  for (size_t k = 0; k < all.comms.size(); ++k) {
+    if (issued[k].empty()) continue;  // a pipeline pair's
+    const auto& members = all.comms[k].ranks;
+    ASSERT_EQ(issued[k].size(), members.size()) << "communicator " << k << ": not every member uses it";
+    for (int g : members) EXPECT_EQ(issued[k][g], issued[k][members[0]]) << "communicator " << k << " GPU " << g;
+  }
+
+  // Receives: from the same (tp, cp, dp) coordinates one stage back (forward) or on (backward),
+  // a send of the same size on the pair {sender, receiver}; every send is received once.
+  std::map<std::pair<int, int32_t>, int> received;
+  int recvs = 0;
+  for (size_t i = 0; i < all.ranks.size(); ++i) {
+    const RankGraph& r = all.ranks[i];
+    for (const Op& op : r.ops) {
+      if (op.kind != OpKind::recv) continue;
+      ++recvs;
+      ASSERT_GE(op.peer_rank, 0);
+      ASSERT_GE(op.peer_op, 0);
+      const RankGraph& from = all.ranks[static_cast<size_t>(op.peer_rank)];
+      const Op& send = from.ops[static_cast<size_t>(op.peer_op)];
+      ++received[{op.peer_rank, op.peer_op}];
+      EXPECT_EQ(send.kind, OpKind::send);
+      EXPECT_EQ(send.bytes, op.bytes);
+      EXPECT_EQ(send.peer_rank, static_cast<int>(i));
+      const bool fwd = r.labels[op.label] == "pp.recv.fwd";
+      EXPECT_EQ(from.stage, (r.stage + (fwd ? p.pp - 1 : 1)) % p.pp) << r.labels[op.label];
+      const Coord a = pl.coord(r.gpu), b = pl.coord(from.gpu);
+      EXPECT_EQ(a[Dim::tp], b[Dim::tp]);
+      EXPECT_EQ(a[Dim::cp], b[Dim::cp]);
+      EXPECT_EQ(a[Dim::dp], b[Dim::dp]);
+      ASSERT_GE(op.comm, 0);
+      EXPECT_EQ(send.comm, op.comm);
+      EXPECT_EQ(all.comms[static_cast<size_t>(op.comm)].ranks, (std::vector<int>{from.gpu, r.gpu}));
+    }
+  }
+  EXPECT_EQ(recvs, count_kind(all, OpKind::send));
+  for (const auto& [send, n] : received) EXPECT_EQ(n, 1);
+  EXPECT_EQ(recvs, count_kind(rep, OpKind::recv) * p.tp * p.cp * p.dp);
+
+  // The closed-form executor waits at a rendezvous only for simulated members: with all of them
+  // simulated, running the same programs, the iteration takes as long as the representatives'.
+  const collectives::AnalyticalCollectiveModel comm(c, collectives::CollectiveOptions{},
+                                                    collectives::ModelParameters{});
+  const ComputeModel cm(c.gpu, t.attention);
+  const ExecutionResult one = Executor(cm, comm).run(rep);
+  const ExecutionResult every = Executor(cm, comm).run(all);
+  EXPECT_GT(one.iteration, Time::zero());
+  EXPECT_NEAR(every.iteration.seconds() / one.iteration.seconds(), 1.0, 1e-9);
+}
+
+// Tensor, context, data and interleaved pipeline parallel: 2 x 2 x 2 x (2 x 2 chunks), ZeRO-1
+// with the parameter gather overlapped.
+TEST(MegatronGeneratorAllRanks, DenseTpCpDpAndInterleavedPipeline) {
+  TrainingSpec t = gpt(2, 2, 2, 16);
+  t.parallel.cp = 2;
+  t.parallel.zero = 1;
+  t.overlap_param_gather = true;
+  t.overlap_grad_reduce = true;
+  expect_all_ranks_run_their_stage_program(t, cluster(2));
+  // Four stages, no interleaving, the tensor-parallel exchanges overlapped with the GEMMs.
+  TrainingSpec plain = gpt(2, 4, 1, 16);
+  plain.overlap_tp_comm = true;
+  expect_all_ranks_run_their_stage_program(plain, cluster(2));
+}
+
+// MoE: an expert group of 4 that folds in the tensor ranks, across two stages; then ep = tp = 2,
+// where the expert group is the tensor group's GPUs and the expert-DP group the DP group's, and
+// they must still be communicators of their own.
+TEST(MegatronGeneratorAllRanks, MixtureOfExpertsWithExpertParallel) {
+  TrainingSpec t = small_moe(2, 4, 4, 8, 2);
+  t.parallel.pp = 2;
+  t.model.layers = 4;
+  t.batch.global = 16;
+  t.overlap_grad_reduce = true;
+  expect_all_ranks_run_their_stage_program(t, cluster(2));
+
+  t.parallel.ep = 2;
+  expect_all_ranks_run_their_stage_program(t, cluster(2));
+  const Workload all = generate_megatron(t, cluster(2), {.all_ranks = true});
+  const RankGraph& r = all.ranks[5];
+  std::map<std::string, int> comm_of;
+  for (const Op& op : r.ops) {
+    if (op.kind == OpKind::collective) comm_of[r.labels[op.label]] = op.comm;
+  }
+  ASSERT_TRUE(comm_of.count("attn.rs.fwd") && comm_of.count("moe.dispatch.fwd"));
+  ASSERT_TRUE(comm_of.count("grad.sync") && comm_of.count("expert_grad.sync"));
+  const auto ranks = [&](const std::string& label) { return all.comms[static_cast<size_t>(comm_of[label])].ranks; };
+  EXPECT_EQ(ranks("attn.rs.fwd"), ranks("moe.dispatch.fwd"));
+  EXPECT_NE(comm_of["attn.rs.fwd"], comm_of["moe.dispatch.fwd"]);
+  EXPECT_EQ(ranks("grad.sync"), ranks("expert_grad.sync"));
+  EXPECT_NE(comm_of["grad.sync"], comm_of["expert_grad.sync"]);
+  // The representatives' workload shares them, as it always has.
+  const Workload rep = generate_megatron(t, cluster(2));
+  EXPECT_EQ(first_op(rep, "attn.rs.fwd")->comm, first_op(rep, "moe.dispatch.fwd")->comm);
+}
+
+// A deduplicating dispatcher's share comes from each rank's own expert group (here 16 GPUs
+// over two nodes, the same share for every rank).
+TEST(MegatronGeneratorAllRanks, DeduplicatedDispatchAcrossNodes) {
+  TrainingSpec t = small_moe(1, 16, 16, 16, 8);
+  t.moe_dispatch = MoeDispatch::deduplicated;
+  expect_all_ranks_run_their_stage_program(t, cluster(2));
+}
+
+// ZeRO-3 / FSDP sharded over groups of 4 of a DP group of 8 (HSDP), across two stages, exact
+// and with merged layers (8 a stage in 4 blocks); and ZeRO-1 over the same shard groups, with
+// the parameters gathered after the step.
+TEST(MegatronGeneratorAllRanks, HybridShardedDataParallel) {
+  TrainingSpec t = gpt(1, 2, 1, 16, 16);
+  t.parallel.zero = 3;
+  t.parallel.shard_group = 4;
+  expect_all_ranks_run_their_stage_program(t, cluster(2));
+  expect_all_ranks_run_their_stage_program(t, cluster(2), {.layers_per_block = 0});
+  t.parallel.zero = 1;
+  t.overlap_param_gather = false;
+  expect_all_ranks_run_their_stage_program(t, cluster(2));
 }
 
 }  // namespace
