@@ -460,7 +460,13 @@ class StageBuilder {
   };
   std::vector<Endpoint> sends, recvs;
 
-  void build(const std::vector<Item>& order, int microbatches, int vstages) {
+  // Sizes of a program already built for the same stage, which every rank of it matches.
+  struct Sizes {
+    size_t ops = 0, deps = 0;
+  };
+
+  // `known`: another rank's sizes for this stage, to allocate exactly; null to estimate them.
+  void build(const std::vector<Item>& order, int microbatches, int vstages, const Sizes* known = nullptr) {
     const int zero = t_.parallel.zero;
     const bool fsdp = zero >= 3 && dp_comm_ >= 0;
     const bool zero12 = zero >= 1 && zero <= 2 && dp_comm_ >= 0;
@@ -488,12 +494,17 @@ class StageBuilder {
 
     // One allocation up front: sweeps generate thousands of graphs, and growing the vectors
     // op by op costs more (page faults on fresh memory) than building them.
-    size_t blocks = 0;
-    for (const Chunk& ch : chunks_) blocks += ch.blocks.size();
-    const size_t per_block = (t_.activation_recompute == Recompute::full ? 60 : 40) + (fsdp ? 6 : 0);
-    const size_t estimate = order.size() * (blocks / chunks_.size() * per_block + 12) + 64;
-    r_.ops.reserve(estimate);
-    r_.deps.reserve(estimate + estimate / 4);
+    if (known != nullptr) {
+      r_.ops.reserve(known->ops);
+      r_.deps.reserve(known->deps);
+    } else {
+      size_t blocks = 0;
+      for (const Chunk& ch : chunks_) blocks += ch.blocks.size();
+      const size_t per_block = (t_.activation_recompute == Recompute::full ? 60 : 40) + (fsdp ? 6 : 0);
+      const size_t estimate = order.size() * (blocks / chunks_.size() * per_block + 12) + 64;
+      r_.ops.reserve(estimate);
+      r_.deps.reserve(estimate + estimate / 4);
+    }
 
     std::vector<uint32_t> dp_ops;    // every gradient collective, for the optimizer's dependency
     uint32_t last_compute = kNone;
@@ -1037,10 +1048,15 @@ Workload generate_megatron(const TrainingSpec& spec, const topology::ClusterSpec
     }
     order[static_cast<size_t>(s)] = schedule(s, P, M, vp);
   }
+  // The ranks of a stage run programs of one size: the first one built sizes the others'.
+  std::vector<StageBuilder::Sizes> stage_sizes(static_cast<size_t>(P));
   for (int i = 0; i < rank_count; ++i) {
-    const auto s = static_cast<size_t>(w.ranks[static_cast<size_t>(i)].stage);
+    const RankGraph& r = w.ranks[static_cast<size_t>(i)];
+    const auto s = static_cast<size_t>(r.stage);
+    StageBuilder::Sizes& sizes = stage_sizes[s];
     builders[static_cast<size_t>(i)].set_chunks(stage_chunks[s]);
-    builders[static_cast<size_t>(i)].build(order[s], M, VS);
+    builders[static_cast<size_t>(i)].build(order[s], M, VS, sizes.ops > 0 ? &sizes : nullptr);
+    if (sizes.ops == 0) sizes = {r.ops.size(), r.deps.size()};
   }
 
   // Pair each receive with its send: the key names the microbatch, virtual stage and direction
