@@ -21,6 +21,7 @@
 #include "collectives/analytical_model.h"
 #include "collectives/flow_collective_model.h"
 #include "collectives/model_parameters.h"
+#include "collectives/network_plan.h"
 #include "collectives/schedule.h"
 #include "collectives/schedule_executor.h"
 #include "collectives/tuner.h"
@@ -45,6 +46,7 @@
 #include "workloads/collective_sweep.h"
 #include "workloads/compute_model.h"
 #include "workloads/dlrm_generator.h"
+#include "workloads/online_network.h"
 #include "workloads/training.h"
 
 #ifdef DTSIM_HAVE_CUDA_SOLVER
@@ -86,11 +88,6 @@ void require_supported_model(const config::Scenario& s) {
                      "whole-graph topology file (" + *s.cluster.topology_file + "); use flow or packet");
   }
   if (s.network.model != config::NetworkModelKind::packet) return;
-  if (s.workload.kind != workloads::WorkloadKind::collective_sweep) {
-    throw InputError(where(s), "network.model",
-                     "the packet model runs collective sweeps only: one event per packet hop is too "
-                     "slow for whole training iterations or traces; use flow");
-  }
   const config::PacketSpec& p = s.network.packet;
   if (!p.pfc && s.cluster.nic.kind != topology::NicKind::infiniband) {
     throw InputError(where(s), "network.packet.pfc",
@@ -133,106 +130,23 @@ std::shared_ptr<network::flow::FlowSolver> flow_accelerator() {
 #endif
 }
 
-// The schedule a sweep row runs on a flow or packet network: the tuner's algorithm and protocol
-// when the algorithm has a point-to-point lowering, otherwise the cheapest ring or tree
-// (flow_choice, flow_collective_model.h); and the software latency it starts after (plan_row).
-struct SweepPlan {
-  collectives::Algorithm algorithm;
-  collectives::Protocol protocol;
-  collectives::Schedule schedule;
-  Time latency;
-  bool closed_form = false;  // NVLS inside one NVLink domain: the row keeps the closed form's time
-  // The least the row takes: NVLS-tree's closed-form time (the schedule is its network part; the
-  // closed form prices the in-switch part inside each node) and the host's launches
-  // (workload.gpus_per_thread).
-  Time floor;
-  double channel_rate = 0;  // bytes/s on the wire one channel's transfer moves at most
-};
-
-// The latency a schedule's links charge along its longest dependency chain: each transfer its
-// route's link latencies (routed as the executor routes it), after the latest of its dependencies.
-Time link_latency_path(const collectives::Schedule& schedule, const topology::Cluster& cluster) {
-  const auto& ts = schedule.transfers();
-  std::vector<int64_t> done(ts.size(), 0);
-  int64_t longest = 0;
-  for (size_t i = 0; i < ts.size(); ++i) {
-    int64_t start = 0;
-    for (uint32_t d : schedule.deps_of(ts[i])) start = std::max(start, done[d]);
-    const network::Transfer t{ts[i].src_gpu, ts[i].dst_gpu, ts[i].bytes,
-                              uint64_t{i} * 0x9e3779b97f4a7c15ULL, ts[i].nic};
-    int64_t latency = 0;
-    for (topology::LinkId l : network::transfer_route(cluster, t))
-      latency += cluster.link(l).latency.ps();
-    done[i] = start + latency;
-    longest = std::max(longest, done[i]);
-  }
-  return Time::ps(longest);
-}
-
+// The schedule a sweep row runs on a flow or packet network (plan_on_network, network_plan.h), its
+// floor raised to the host's launches (workload.gpus_per_thread): one host thread launching on
+// several GPUs (nccl-tests -g) holds every model to it.
+using SweepPlan = collectives::NetworkPlan;
 SweepPlan plan_row(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
                    const topology::Cluster& cluster, const workloads::SweepRow& row) {
   collectives::Communicator comm;
   for (int r = 0; r < row.ranks; ++r) comm.ranks.push_back(r);
-  const auto kind = s.workload.sweep.collective;
   collectives::CollectiveEstimate tuned;
   tuned.algorithm = row.algorithm;
   tuned.protocol = row.protocol;
-  // NVLS reduces in the NVSwitch, which the point-to-point schedules cannot express; inside one
-  // NVLink domain its traffic meets no one else's, so the row keeps the closed form's price.
-  if (row.algorithm == collectives::Algorithm::nvls)
-    return {row.algorithm, row.protocol, {}, Time{}, true, Time{}, 0.0};
-  const collectives::FlowChoice run = collectives::flow_choice(model, kind, row.bytes, comm, tuned);
-  const collectives::CostQuery q{kind, row.bytes.as_double(), model.hardware().shape_of(comm),
-                                 run.protocol, row.channels};
-  // On the wire each protocol carries its line format: LL's flags are half of every 16 bytes,
-  // LL128's 8 of every 128 (ll_bandwidth_fraction, ll128_bandwidth_fraction); the row's rates stay
-  // payload.
-  const Bytes wire(static_cast<int64_t>(
-      std::llround(row.bytes.as_double() / model.parameters().bandwidth_fraction(run.protocol))));
-  // A broadcast or reduce chain streams (NCCL pipelines it far finer than transfers could): every
-  // hop at once, with the closed form's pipeline fill added to its latency.
-  const bool chain =
-      kind == collectives::CollectiveKind::broadcast || kind == collectives::CollectiveKind::reduce;
-  const bool streamed = chain && run.algorithm == collectives::Algorithm::ring;
-  collectives::Schedule schedule =
-      streamed
-          ? collectives::streamed_chain_schedule(kind, wire, comm, row.channels, q.shape.ranks_per_node,
-                                                 s.cluster.nics_per_gpu())
-          : collectives::build_schedule(run.algorithm, kind, wire, comm, row.channels, q.shape.ranks_per_node,
-                                        s.cluster.nics_per_gpu());
-  const collectives::AlgoCost cost =
-      collectives::algorithm_cost(model.hardware(), run.algorithm, q);
-  const Time closed = Time::us(cost.latency_us + (streamed ? cost.fill_us : 0.0));
-  const Time links = link_latency_path(schedule, cluster);
-  // NCCL's per-step software latency (launch, flag waits, proxy), which the closed form prices
-  // and the links do not: the closed form's latency less what the schedule's links already charge
-  // on its longest chain, added before the first transfer starts.
-  const Time latency = closed > links ? closed - links : Time{};
-  const Time closed_floor =
-      run.algorithm == collectives::Algorithm::nvls_tree
-          ? Time::us(collectives::algorithm_cost(model.hardware(), run.algorithm, q)
-                         .time_us(row.bytes.as_double()))
-          : Time{};
-  // One host thread launching on several GPUs (nccl-tests -g) holds every model to its floor.
-  const Time floor =
-      std::max(closed_floor, workloads::host_launch_floor(s.workload.sweep.gpus_per_thread,
-                                                          model.parameters(), s.cluster.gpu));
-  // A ring channel, or a streamed chain's, moves at most what the closed form lets it
-  // (flow_channel_cap), the tuned channels' share spread over the channels the lowering runs.
-  // Trees are not capped here: their hops forward slices of 64 KiB and more, store and forward,
-  // where NCCL's protocols pipeline far finer, and a capped slice would pay the cap's rate on every
-  // hop.
-  double cap = 0;
-  if (run.algorithm == collectives::Algorithm::ring) {
-    cap = collectives::flow_channel_cap(
-        model.parameters(), run.algorithm, run.protocol, q.shape.nodes > 1,
-        static_cast<double>(row.channels) / std::max(1, schedule.channels()));
-  }
-  // A send/recv pair, or a hypercube round's, copies at the closed form's send/recv rate.
-  if (collectives::copies_pairwise(run.algorithm, kind)) {
-    cap = collectives::flow_p2p_cap(model.hardware(), q.shape, schedule.channels());
-  }
-  return {run.algorithm, run.protocol, std::move(schedule), latency, false, floor, cap};
+  tuned.channels = row.channels;
+  tuned.time = row.time;
+  SweepPlan plan = collectives::plan_on_network(model, cluster, s.workload.sweep.collective, row.bytes, comm, tuned);
+  plan.floor = std::max(plan.floor, workloads::host_launch_floor(s.workload.sweep.gpus_per_thread, model.parameters(),
+                                                                 s.cluster.gpu));
+  return plan;
 }
 
 // Where copies of a sweep row's `ranks` run beside them (network.background: replicas); none
@@ -590,6 +504,17 @@ NetworkRun run_sweep_on_network(const config::Scenario& s, std::vector<workloads
   return out;
 }
 
+// The flow model's options: links at the share of line rate NCCL's traffic reaches, the scenario's
+// completion window, and without peer access, copies inside a node through host memory at the
+// closed form's rate.
+network::FlowModelOptions flow_options(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model) {
+  network::FlowModelOptions options;
+  options.link_efficiency = collectives::link_efficiency(model.parameters(), s.cluster.nic.kind);
+  options.completion_window = s.network.flow.completion_window;
+  if (model.hardware().host_staged_intra) options.host_staged_rate = model.hardware().intra_bw * 1e9;
+  return options;
+}
+
 // Under the flow model each size's schedule runs as flows on the routed cluster graph, sharing
 // link capacity max-min fairly. The algorithm is the tuner's when it has a point-to-point lowering
 // (NVLS-tree's is its network part, its in-switch part priced in closed form: plan_row); NVLS
@@ -600,11 +525,7 @@ NetworkRun run_sweep_on_flows(const config::Scenario& s, const collectives::Anal
                               std::vector<report::SweepLinkLoad>* links) {
   if (rows.empty()) return {};
   auto cluster = topology::build_cluster(s.cluster);
-  network::FlowModelOptions options;
-  options.link_efficiency = collectives::link_efficiency(model.parameters(), s.cluster.nic.kind);
-  options.completion_window = s.network.flow.completion_window;
-  // Without peer access, copies inside a node go through host memory at the closed form's rate.
-  if (model.hardware().host_staged_intra) options.host_staged_rate = model.hardware().intra_bw * 1e9;
+  const network::FlowModelOptions options = flow_options(s, model);
   // The CUDA solver keeps its problem on the device and is not safe to share between threads:
   // each row's model gets its own, which starts CUDA only at its first solve large enough for the
   // GPU (LazyCudaSolver). Its rates are the CPU solver's bit for bit, so the outputs do not depend
@@ -726,10 +647,66 @@ struct TrainingRun {
   workloads::TrainingResult result;
   std::vector<workloads::LinkTraffic> links;
   std::unique_ptr<collectives::CollectiveCostModel> model;
+  RunStats stats;  // online execution: what the network model did
 };
 
 workloads::TrainingResult evaluate_training(const config::Scenario& s, const collectives::CollectiveCostModel& model,
-                                            workloads::TrainingTrace* trace);
+                                            workloads::TrainingTrace* trace,
+                                            const workloads::OnlineExecution& online = {});
+
+// Whether a training, trace or dlrm workload runs online: on packets always, on flows unless
+// network.execution: per_collective.
+bool runs_online(const config::Scenario& s) {
+  return s.network.model == config::NetworkModelKind::packet ||
+         (s.network.model == config::NetworkModelKind::flow && s.network.execution == config::Execution::online);
+}
+
+network::PacketModelOptions packet_options(const config::Scenario& s, const collectives::ModelParameters& params);
+network::FlowModelOptions flow_options(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model);
+
+// Watches an online run's engine: stops it once the run's wall-clock limit has passed.
+class OnlineWatch final : public sim::EngineWatch {
+ public:
+  explicit OnlineWatch(sim::WallDeadline* deadline) : deadline_(deadline) {}
+  bool keep_running(const sim::Engine&) override {
+    if (deadline_ == nullptr) return true;
+    const auto now = clock_.sample();
+    return !now || !deadline_->passed(*now);
+  }
+
+ private:
+  sim::WallDeadline* deadline_;
+  sim::ClockSampler clock_;
+};
+
+// Online execution (workloads/online_network.h): every rank's op graph runs on one engine with the
+// flow or packet model, each collective and send lowered to its schedule when it starts, so that
+// all traffic in flight shares the links. Every byte the schedules sent must have been delivered.
+// Past the deadline the engine stops and workloads::ExecutionStopped says how far it got.
+TrainingRun run_training_online(const config::Scenario& s, const RunControl& control, workloads::TrainingTrace* trace) {
+  TrainingRun run;
+  auto analytical = std::make_unique<collectives::AnalyticalCollectiveModel>(s.cluster, s.collectives,
+                                                                             model_parameters(s));
+  const auto cluster = topology::build_cluster(s.cluster);
+  std::unique_ptr<network::NetworkModel> net;
+  if (s.network.model == config::NetworkModelKind::packet) {
+    net = std::make_unique<network::PacketNetworkModel>(*cluster, packet_options(s, analytical->parameters()));
+  } else {
+    net = std::make_unique<network::FlowNetworkModel>(*cluster, flow_options(s, *analytical));
+  }
+  workloads::OnlineNetwork online(*analytical, *cluster, *net);
+  OnlineWatch watch(control.deadline);
+  run.result = evaluate_training(s, *analytical, trace, {.network = &online, .watch = &watch});
+  if (online.in_flight() != 0 || net->bytes_delivered() != online.bytes_sent()) {
+    throw std::logic_error(fmt::format("{} model: {} bytes sent but {} delivered ({} operations in flight)", net->name(),
+                                       online.bytes_sent().count(), net->bytes_delivered().count(),
+                                       online.in_flight()));
+  }
+  run.stats.events = run.result.events;
+  run.stats.net = net->counters();
+  run.model = std::move(analytical);
+  return run;
+}
 
 // Bytes pricing a collective on flows holds per transfer of its lowering, as a bound: the
 // schedule, its flows (sprayed over up to 32 routes under adaptive routing) and the max-min
@@ -743,6 +720,7 @@ constexpr double kPricedBytesPerTransfer = 1024;
 // refused.
 TrainingRun run_training_workload(const config::Scenario& s, const RunControl& control,
                                   workloads::TrainingTrace* trace = nullptr) {
+  if (runs_online(s)) return run_training_online(s, control, trace);
   TrainingRun run;
   run.model = workload_comm_model(s, control.threads);
   std::optional<Progress> pricing;
@@ -790,7 +768,7 @@ TrainingRun run_training_workload(const config::Scenario& s, const RunControl& c
 }
 
 workloads::TrainingResult evaluate_training(const config::Scenario& s, const collectives::CollectiveCostModel& model,
-                                            workloads::TrainingTrace* trace) {
+                                            workloads::TrainingTrace* trace, const workloads::OnlineExecution& online) {
   if (s.workload.kind == workloads::WorkloadKind::trace) {
     if (s.workload.trace.format != "chakra") {
       throw InputError(where(s), "workload.format", "expected chakra, got \"" + s.workload.trace.format + "\"");
@@ -810,20 +788,26 @@ workloads::TrainingResult evaluate_training(const config::Scenario& s, const col
     }
     workloads::ComputeModel compute(s.cluster.gpu, s.workload.training.attention);
     const topology::Dtype precision = s.workload.training.precision;
-    if (trace) return workloads::evaluate_workload_traced(std::move(w), s.cluster, model, precision, compute, *trace);
-    return workloads::evaluate_workload(w, s.cluster, model, precision, compute);
+    if (trace) {
+      return workloads::evaluate_workload_traced(std::move(w), s.cluster, model, precision, compute, *trace, online);
+    }
+    return workloads::evaluate_workload(w, s.cluster, model, precision, compute, online);
   }
   if (s.workload.kind == workloads::WorkloadKind::dlrm) {
-    workloads::Workload w = workloads::generate_dlrm(s.workload.dlrm, s.cluster);
+    workloads::Workload w = workloads::generate_dlrm(s.workload.dlrm, s.cluster, online.network != nullptr);
     w.name = s.name;
     workloads::ComputeModel compute(s.cluster.gpu, s.workload.training.attention);
     const topology::Dtype precision = s.workload.dlrm.precision;
-    if (trace) return workloads::evaluate_workload_traced(std::move(w), s.cluster, model, precision, compute, *trace);
-    return workloads::evaluate_workload(w, s.cluster, model, precision, compute);
+    if (trace) {
+      return workloads::evaluate_workload_traced(std::move(w), s.cluster, model, precision, compute, *trace, online);
+    }
+    return workloads::evaluate_workload(w, s.cluster, model, precision, compute, online);
   }
-  const workloads::GeneratorOptions generator{.layers_per_block = s.workload.layers_per_block};
-  if (trace) return workloads::run_training_traced(s.workload.training, s.cluster, model, *trace, generator);
-  return workloads::run_training(s.workload.training, s.cluster, model, generator);
+  // Online, the network carries every GPU's traffic: every GPU is a rank of its own.
+  const workloads::GeneratorOptions generator{.layers_per_block = s.workload.layers_per_block,
+                                              .all_ranks = online.network != nullptr};
+  if (trace) return workloads::run_training_traced(s.workload.training, s.cluster, model, *trace, generator, online);
+  return workloads::run_training(s.workload.training, s.cluster, model, generator, online);
 }
 
 // The page's op table: the `limit` busiest (stage, stream, op) rows per GPU, busiest first.
@@ -1150,6 +1134,11 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
                              "no iteration time\n",
                              options.max_wall_s, e.priced(), e.total());
     return kExitStopped;
+  } catch (const workloads::ExecutionStopped& e) {
+    std::cerr << fmt::format("simulate: stopped at --max-wall {:g} s: the iteration had reached {:.6g} s simulated "
+                             "with {} of {} ops done; no iteration time\n",
+                             options.max_wall_s, e.reached().seconds(), e.done(), e.total());
+    return kExitStopped;
   }
   const workloads::TrainingResult& result = run.result;
   if (views) write_training_views(s, options, run, trace);
@@ -1164,7 +1153,7 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
   if (options.fingerprint) out << fmt::format("fingerprint {:016x}\n", result.fingerprint);
   if (options.stats) {
     // The executor's events; on flows, each distinct collective is one max-min solve of its flows.
-    RunStats st;
+    RunStats st = run.stats;
     st.events = result.events;
     if (const auto* flows = dynamic_cast<const collectives::FlowCollectiveModel*>(run.model.get())) {
       st.net.solves = flows->solves();

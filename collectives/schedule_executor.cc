@@ -35,6 +35,7 @@ void ScheduleExecutor::start(sim::Engine& engine) {
   for (uint32_t i = 0; i < ts.size(); ++i) {
     if (waiting_[i] == 0) engine.schedule_in(options_.launch_latency, *this, kLaunch | i);
   }
+  if (ts.empty() && on_done_ != nullptr) engine.schedule_in(options_.launch_latency, *on_done_, done_payload_);
 }
 
 void ScheduleExecutor::launch(sim::Engine& engine, uint32_t i) {
@@ -43,7 +44,7 @@ void ScheduleExecutor::launch(sim::Engine& engine, uint32_t i) {
   // Each transfer gets its own flow hash so that ECMP spreads concurrent flows in the fabric;
   // its NIC slot picks the NICs at both ends, as NCCL pins a channel to a NIC.
   network_.start(engine,
-                 {t.src_gpu, t.dst_gpu, t.bytes, uint64_t{i} * 0x9e3779b97f4a7c15ULL, t.nic,
+                 {t.src_gpu, t.dst_gpu, t.bytes, uint64_t{i} * 0x9e3779b97f4a7c15ULL + options_.flow_salt, t.nic,
                   options_.channel_rate},
                  *this, i);
 }
@@ -55,6 +56,8 @@ void ScheduleExecutor::release(sim::Engine& engine, uint32_t i) {
     const uint32_t d = dependents_[k];
     if (--waiting_[d] == 0) launch(engine, d);
   }
+  // As an event of its own, so that the handler runs with no executor code under it and may free it.
+  if (on_done_ != nullptr && done()) engine.schedule_in(Time::zero(), *on_done_, done_payload_);
 }
 
 void ScheduleExecutor::on_event(sim::Engine& engine, uint64_t payload) {

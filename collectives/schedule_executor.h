@@ -20,6 +20,9 @@ struct ExecutorOptions {
   Bandwidth reduction_bandwidth;  // rate a GPU adds arrived data into its buffer; zero: free
   Time launch_latency;            // before the first transfer starts (kernel launch)
   double channel_rate = 0;  // bytes/s one channel's transfer moves at most (Transfer::max_rate)
+  // Added to every transfer's flow hash: schedules in flight together on one network (a
+  // workload's collectives) take their own ECMP routes, not the same ones transfer by transfer.
+  uint64_t flow_salt = 0;
 };
 
 class ScheduleExecutor final : public sim::EventHandler {
@@ -30,6 +33,13 @@ class ScheduleExecutor final : public sim::EventHandler {
   // Starts every transfer with no dependencies at engine.now() + launch_latency.
   void start(sim::Engine& engine);
   bool done() const { return completed_ == schedule_.transfers().size(); }
+  // Calls done.on_event(engine, payload) in an event at the moment the last transfer has landed
+  // (after the launch latency, for a schedule of no transfers); the handler may then destroy this
+  // executor. Set before start().
+  void notify(sim::EventHandler& done, uint64_t payload) {
+    on_done_ = &done;
+    done_payload_ = payload;
+  }
   Time start_time() const { return start_; }
   Time finish_time() const { return finish_; }
   Bytes bytes_sent() const { return sent_; }
@@ -48,6 +58,8 @@ class ScheduleExecutor final : public sim::EventHandler {
   // dependents_[dependents_begin_[i] .. dependents_begin_[i + 1]).
   std::vector<uint32_t> dependents_begin_;
   std::vector<uint32_t> dependents_;
+  sim::EventHandler* on_done_ = nullptr;
+  uint64_t done_payload_ = 0;
   size_t completed_ = 0;
   Time start_;
   Time finish_;

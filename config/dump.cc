@@ -162,6 +162,7 @@ std::string dump_scenario(const Scenario& s) {
   w.section(0, "network");
   w.key(1, "model", std::string(enum_name(n.model, network_model_names())));
   w.key(1, "background", std::string(enum_name(n.background, background_names())));
+  w.key(1, "execution", std::string(enum_name(n.execution, execution_names())));
   w.section(1, "flow");
   w.key(2, "completion_window", to_string(n.flow.completion_window));
   w.section(1, "packet");

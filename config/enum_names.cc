@@ -111,6 +111,10 @@ EnumNames<NetworkModelKind> network_model_names() {
   return {{"analytical", K::analytical}, {"flow", K::flow}, {"packet", K::packet}};
 }
 
+EnumNames<Execution> execution_names() {
+  return {{"online", Execution::online}, {"per_collective", Execution::per_collective}};
+}
+
 EnumNames<Background> background_names() {
   return {{"none", Background::none}, {"replicas", Background::replicas}};
 }

@@ -31,5 +31,6 @@ EnumNames<collectives::Protocol> protocol_names();
 EnumNames<workloads::WorkloadKind> workload_kind_names();
 EnumNames<NetworkModelKind> network_model_names();
 EnumNames<Background> background_names();
+EnumNames<Execution> execution_names();
 
 }  // namespace dtsim::config

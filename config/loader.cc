@@ -361,6 +361,7 @@ NetworkSpec read_network(MapReader r) {
   NetworkSpec n;
   r.read("model", n.model, network_model_names());
   r.read("background", n.background, background_names());
+  r.read("execution", n.execution, execution_names());
   MapReader f = r.map("flow");
   f.read("completion_window", n.flow.completion_window);
   if (n.flow.completion_window > Time::us(1)) {
@@ -727,6 +728,12 @@ Scenario convert(const YamlNode& root, const std::string& source_name) {
   s.workload = read_workload(r.map("workload"), s.cluster);
   s.output = read_output(r.map("output"), s.name);
   r.finish();
+  if (s.network.model == NetworkModelKind::packet && s.network.execution == Execution::per_collective &&
+      s.workload.kind != workloads::WorkloadKind::collective_sweep) {
+    fail(*root.find("network")->find("execution"), "network.execution",
+         "per_collective prices each collective alone on flows; the packet model runs a workload online "
+         "(expected online, or network.model: flow)");
+  }
   // The job's copies share the fabric only where links are shared: on flows or packets, for a
   // job whose size says where its copies go (a generated training job's tp x pp x cp x dp, a
   // collective sweep's ranks).
@@ -741,6 +748,11 @@ Scenario convert(const YamlNode& root, const std::string& source_name) {
       fail(at, "network.background",
            "replicas needs workload.kind: training or collective-sweep (a trace does not say which of the "
            "cluster's GPUs it leaves free, and a dlrm job fills the cluster)");
+    }
+    if (s.workload.kind == workloads::WorkloadKind::training && s.network.execution == Execution::online) {
+      fail(at, "network.background",
+           "replicas beside a training job needs network.execution: per_collective on flows (online execution "
+           "runs the job alone)");
     }
   }
   return s;

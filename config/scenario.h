@@ -36,6 +36,13 @@ struct PacketSpec {
 // (flow and packet models; training and collective-sweep workloads; docs/flow-model.md).
 enum class Background { none, replicas };
 
+// How a training, trace or dlrm workload meets a flow or packet network (`network.execution`):
+// online, every rank's op graph runs on the engine the network model runs on, so that every
+// collective and send in flight at an instant shares the links (workloads/online_network.h);
+// per_collective (flows only), each distinct collective is priced alone once (with its sibling
+// groups) and the workload runs on those prices, as on the analytical model.
+enum class Execution { online, per_collective };
+
 // network.flow: the flow model's event batching (network::FlowModelOptions::completion_window).
 struct FlowSpec {
   Time completion_window = network::kDefaultCompletionWindow;
@@ -44,6 +51,7 @@ struct FlowSpec {
 struct NetworkSpec {
   NetworkModelKind model = NetworkModelKind::analytical;
   Background background = Background::none;
+  Execution execution = Execution::online;
   FlowSpec flow;
   PacketSpec packet;
 };

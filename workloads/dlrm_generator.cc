@@ -41,7 +41,7 @@ struct Builder {
 
 }  // namespace
 
-Workload generate_dlrm(const DlrmSpec& spec, const topology::ClusterSpec& cluster) {
+Workload generate_dlrm(const DlrmSpec& spec, const topology::ClusterSpec& cluster, bool all_ranks) {
   const int gpus = cluster.total_gpus();
   if (gpus < 1 || spec.tables < 1 || spec.batch_per_gpu < 1 || spec.bottom_mlp.empty() || spec.top_mlp.empty()) {
     throw std::invalid_argument("dlrm workload: needs GPUs, tables, a batch and both MLPs");
@@ -135,6 +135,14 @@ Workload generate_dlrm(const DlrmSpec& spec, const topology::ClusterSpec& cluste
   per_sample += 2.0 * static_cast<double>(features * features * dim);
   w.model_flops = 3 * per_sample * static_cast<double>(global);
   w.tokens = static_cast<double>(global);  // samples
+  if (all_ranks) {
+    const RankGraph program = std::move(w.ranks[0]);
+    w.ranks.assign(static_cast<size_t>(gpus), program);
+    for (int g = 0; g < gpus; ++g) {
+      w.ranks[static_cast<size_t>(g)].gpu = g;
+      w.ranks[static_cast<size_t>(g)].represents = 1;
+    }
+  }
   return w;
 }
 

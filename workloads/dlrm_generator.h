@@ -3,7 +3,8 @@
 // lookups, an all_to_all that trades pooled embeddings for the local batch, bottom and top MLPs,
 // the feature interaction, the reverse all_to_all of embedding gradients, and an all_reduce of
 // the dense gradients overlapped with the backward pass. Every GPU runs the same program, so one
-// simulated rank stands for all of them.
+// simulated rank stands for all of them, or with `all_ranks` (online execution, whose network
+// must carry every GPU's traffic) each GPU is a rank of its own, in GPU order.
 //   Workload w = generate_dlrm(DlrmSpec{}, cluster);
 #pragma once
 
@@ -13,6 +14,6 @@
 
 namespace dtsim::workloads {
 
-Workload generate_dlrm(const DlrmSpec& spec, const topology::ClusterSpec& cluster);
+Workload generate_dlrm(const DlrmSpec& spec, const topology::ClusterSpec& cluster, bool all_ranks = false);
 
 }  // namespace dtsim::workloads

@@ -26,6 +26,12 @@ std::optional<collectives::CollectiveKind> priced_collective(const Op& op) {
   return op.kind == OpKind::send ? collectives::CollectiveKind::send_recv : op.collective;
 }
 
+// Whether online execution runs `op` on the network: a collective on a communicator, or a send on
+// its pair's. (A receive completes with its send; an op on no communicator takes no time.)
+bool runs_on_network(const Op& op) {
+  return op.comm >= 0 && (op.kind == OpKind::collective || op.kind == OpKind::send);
+}
+
 // One key per distinct (communicator, collective, size) the cost model prices. (Packed into one
 // 64-bit word by shifts, as it was, two keys met once a workload had 65,536 communicators or a
 // collective 16 TiB.)
@@ -83,8 +89,10 @@ struct RankState {
 
 class Run final : public sim::EventHandler {
  public:
-  Run(const Workload& w, const ComputeModel& cm, const collectives::CollectiveCostModel& cc)
-      : w_(w), ranks_(w.ranks.size()), slowdown_(cm.params().comm_overlap_slowdown) {
+  Run(const Workload& w, const ComputeModel& cm, const collectives::CollectiveCostModel& cc,
+      CommunicationRunner* network)
+      : w_(w), ranks_(w.ranks.size()), slowdown_(cm.params().comm_overlap_slowdown), network_(network),
+        landed_(*this) {
     // Which simulated ranks belong to each communicator: only those take part in a rendezvous.
     std::unordered_map<int, int> rank_of_gpu;
     for (size_t r = 0; r < w.ranks.size(); ++r) rank_of_gpu[w.ranks[r].gpu] = static_cast<int>(r);
@@ -94,7 +102,7 @@ class Run final : public sim::EventHandler {
     }
     // Handed over at once, so that a model that prices collectives at a cost can price them side by
     // side before the loop below asks for each.
-    cc.prepare(distinct_collectives(w));
+    if (network_ == nullptr) cc.prepare(distinct_collectives(w));
     PriceCache comm_cache;
     for (size_t r = 0; r < w.ranks.size(); ++r) {
       const RankGraph& g = w.ranks[r];
@@ -138,6 +146,7 @@ class Run final : public sim::EventHandler {
             continue;
           }
         }
+        if (network_ != nullptr && runs_on_network(op)) continue;  // it takes what the network gives
         st.dur[i] = price(op, cm, cc, comm_cache);
       }
       st.succ_begin.assign(n + 1, 0);
@@ -206,8 +215,36 @@ class Run final : public sim::EventHandler {
   std::vector<RankState>& ranks() { return ranks_; }
 
  private:
+  // Starts communication op i of every rank in `members` (one collective, or one send) on the
+  // network; each completes once its last byte has landed (landed()).
+  void begin_on_network(std::vector<std::pair<int, uint32_t>> members) {
+    for (auto [r, i] : members) ranks_[r].start[i] = engine_->now();
+    const auto [r, i] = members.front();
+    const Op& op = w_.ranks[r].ops[i];
+    uint64_t slot;
+    if (free_slots_.empty()) {
+      slot = in_flight_.size();
+      in_flight_.push_back(std::move(members));
+    } else {
+      slot = free_slots_.back();
+      free_slots_.pop_back();
+      in_flight_[slot] = std::move(members);
+    }
+    network_->start(*engine_, op, w_.comms[op.comm], landed_, slot);
+  }
+
+  void landed(sim::Engine& e, uint64_t slot) {
+    const std::vector<std::pair<int, uint32_t>> members = std::move(in_flight_[slot]);
+    free_slots_.push_back(slot);
+    for (auto [r, i] : members) complete(e, r, i);
+  }
+
   void begin(int r, uint32_t i) {
     RankState& st = ranks_[r];
+    if (network_ != nullptr && runs_on_network(w_.ranks[r].ops[i])) {
+      begin_on_network({{r, i}});
+      return;
+    }
     st.start[i] = engine_->now();
     Time d = st.dur[i];
     if (slowdown_ > 0 && w_.ranks[r].ops[i].kind == OpKind::compute &&
@@ -235,7 +272,11 @@ class Run final : public sim::EventHandler {
       auto& waiting = rendezvous_[key];
       waiting.emplace_back(r, i);
       if (static_cast<int>(waiting.size()) == members_[op.comm]) {
-        for (auto [wr, wi] : waiting) begin(wr, wi);
+        if (network_ != nullptr) {
+          begin_on_network(std::move(waiting));
+        } else {
+          for (auto [wr, wi] : waiting) begin(wr, wi);
+        }
         rendezvous_.erase(key);
       }
       return;
@@ -284,12 +325,23 @@ class Run final : public sim::EventHandler {
     if (op.kind != OpKind::recv) try_stream(r, s);
   }
 
+  // Where the network reports a communication op landed: the slot of its members in in_flight_.
+  struct Landed final : sim::EventHandler {
+    explicit Landed(Run& owner) : run(owner) {}
+    void on_event(sim::Engine& e, uint64_t slot) override { run.landed(e, slot); }
+    Run& run;
+  };
+
   const Workload& w_;
   std::vector<RankState> ranks_;
   std::vector<int> members_;
   std::unordered_map<uint64_t, std::vector<std::pair<int, uint32_t>>> rendezvous_;
   sim::Engine* engine_ = nullptr;
   double slowdown_ = 0;
+  CommunicationRunner* network_ = nullptr;
+  Landed landed_;
+  std::vector<std::vector<std::pair<int, uint32_t>>> in_flight_;  // members of each op on the network
+  std::vector<uint64_t> free_slots_;
 };
 
 TimeBreakdown split(const RankGraph& g, const RankState& st, Time horizon) {
@@ -390,13 +442,22 @@ Executor::Executor(const ComputeModel& compute, const collectives::CollectiveCos
     : compute_(compute), comm_(comm), options_(options) {}
 
 ExecutionResult Executor::run(const Workload& w) const {
-  Run run(w, compute_, comm_);
+  Run run(w, compute_, comm_, options_.network);
   sim::Engine engine;
+  engine.set_watch(options_.watch);
   run.start_all(engine);
   ExecutionResult out;
   out.events = engine.run();
   out.fingerprint = engine.fingerprint();
   auto& ranks = run.ranks();
+  if (!engine.idle()) {  // the watch stopped it
+    size_t done = 0, total = 0;
+    for (const RankState& st : ranks) {
+      total += st.done.size();
+      for (uint8_t d : st.done) done += d;
+    }
+    throw ExecutionStopped(engine.now(), done, total);
+  }
 
   int best_rank = -1;
   uint32_t best_op = kNone;

@@ -12,9 +12,11 @@
 
 #include <array>
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "collectives/cost_model.h"
+#include "sim/engine.h"
 #include "workloads/compute_model.h"
 #include "workloads/op_graph.h"
 
@@ -52,9 +54,52 @@ struct ExecutionResult {
   std::vector<std::vector<std::pair<Time, Time>>> op_times;
 };
 
+// Runs a workload's communication on a network model that shares the executor's engine (online
+// execution: online_network.h), so that every rank's collectives and sends in flight at an
+// instant share the links. Without one the executor prices each operation alone with its
+// CollectiveCostModel and waits that long.
+class CommunicationRunner {
+ public:
+  virtual ~CommunicationRunner() = default;
+  // Starts `op` (a collective on `comm`, or a send whose pair communicator is `comm`: sender,
+  // receiver) at engine.now(), its `repeat` instances back to back, and calls
+  // done.on_event(engine, payload) once the last byte of the last has landed.
+  virtual void start(sim::Engine& engine, const Op& op, const collectives::Communicator& comm,
+                     sim::EventHandler& done, uint64_t payload) = 0;
+};
+
 struct ExecutorOptions {
   bool record_ops = false;
   bool critical_path = true;
+  // Online execution: collectives and sends on a communicator run on this (it must outlive
+  // run()); the cost model is then asked for nothing. Null: each is priced by the cost model.
+  CommunicationRunner* network = nullptr;
+  // Watches the run's engine (a wall-clock limit, progress); a run it stops throws
+  // ExecutionStopped. Null: none.
+  sim::EngineWatch* watch = nullptr;
+};
+
+// What Executor::run throws when its watch stopped the engine before the iteration ended: the
+// simulated time reached and the ops done by then, of all.
+// Online execution as the training entry points take it: the network the communication runs on
+// (null: each collective priced alone by the cost model) and a watch on the engine (null: none).
+struct OnlineExecution {
+  CommunicationRunner* network = nullptr;
+  sim::EngineWatch* watch = nullptr;
+};
+
+class ExecutionStopped : public std::runtime_error {
+ public:
+  ExecutionStopped(Time reached, size_t done, size_t total)
+      : std::runtime_error("execution stopped"), reached_(reached), done_(done), total_(total) {}
+  Time reached() const { return reached_; }
+  size_t done() const { return done_; }
+  size_t total() const { return total_; }
+
+ private:
+  Time reached_;
+  size_t done_;
+  size_t total_;
 };
 
 class Executor {

@@ -55,10 +55,13 @@ namespace {
 
 // Runs `w` (refused when it names GPUs the cluster lacks) and returns what the executor saw.
 ExecutionResult execute(const Workload& w, const topology::ClusterSpec& cluster,
-                        const collectives::CollectiveCostModel& comm, const ComputeModel& compute, bool record_ops) {
+                        const collectives::CollectiveCostModel& comm, const ComputeModel& compute, bool record_ops,
+                        const OnlineExecution& online) {
   if (const std::string why = w.misfit(cluster.total_gpus()); !why.empty()) throw std::invalid_argument(why);
   ExecutorOptions eo;
   eo.record_ops = record_ops;
+  eo.network = online.network;
+  eo.watch = online.watch;
   return Executor(compute, comm, eo).run(w);
 }
 
@@ -66,15 +69,16 @@ ExecutionResult execute(const Workload& w, const topology::ClusterSpec& cluster,
 
 TrainingResult evaluate_workload(const Workload& w, const topology::ClusterSpec& cluster,
                                  const collectives::CollectiveCostModel& comm,
-                                 topology::Dtype precision, const ComputeModel& compute) {
-  return summarise(w, cluster, execute(w, cluster, comm, compute, false), precision, compute);
+                                 topology::Dtype precision, const ComputeModel& compute, const OnlineExecution& online) {
+  return summarise(w, cluster, execute(w, cluster, comm, compute, false, online), precision, compute);
 }
 
 TrainingResult evaluate_workload_traced(Workload w, const topology::ClusterSpec& cluster,
                                         const collectives::CollectiveCostModel& comm, topology::Dtype precision,
-                                        const ComputeModel& compute, TrainingTrace& trace) {
+                                        const ComputeModel& compute, TrainingTrace& trace,
+                                        const OnlineExecution& online) {
   trace.workload = std::move(w);
-  trace.execution = execute(trace.workload, cluster, comm, compute, true);
+  trace.execution = execute(trace.workload, cluster, comm, compute, true, online);
   return summarise(trace.workload, cluster, trace.execution, precision, compute);
 }
 
@@ -239,23 +243,24 @@ std::vector<LinkUse> link_uses(const TrainingTrace& trace, const collectives::Fl
 
 TrainingResult run_training_traced(const TrainingSpec& spec, const topology::ClusterSpec& cluster,
                                    const collectives::CollectiveCostModel& comm, TrainingTrace& trace,
-                                   const GeneratorOptions& options) {
+                                   const GeneratorOptions& options, const OnlineExecution& online) {
   // Resolved once: `activation_recompute: auto` prices the memory estimate up to three times.
   const TrainingSpec t = resolve_training(spec, cluster);
   trace.workload = generate_megatron(t, cluster, options);
   const ComputeModel compute(cluster.gpu, t.attention);
-  trace.execution = execute(trace.workload, cluster, comm, compute, true);
+  trace.execution = execute(trace.workload, cluster, comm, compute, true, online);
   TrainingResult r = summarise(trace.workload, cluster, trace.execution, t.precision, compute);
   r.memory = estimate_memory(t, cluster);
   return r;
 }
 
 TrainingResult run_training(const TrainingSpec& spec, const topology::ClusterSpec& cluster,
-                            const collectives::CollectiveCostModel& comm, const GeneratorOptions& options) {
+                            const collectives::CollectiveCostModel& comm, const GeneratorOptions& options,
+                            const OnlineExecution& online) {
   const TrainingSpec t = resolve_training(spec, cluster);  // once, as above
   const Workload w = generate_megatron(t, cluster, options);
   const ComputeModel compute(cluster.gpu, t.attention);
-  TrainingResult r = evaluate_workload(w, cluster, comm, t.precision, compute);
+  TrainingResult r = evaluate_workload(w, cluster, comm, t.precision, compute, online);
   r.memory = estimate_memory(t, cluster);
   return r;
 }

@@ -49,9 +49,11 @@ struct TrainingResult {
   int neighbour_copies = 0;
 };
 
+// With `online.network` (online execution, executor.h) the workload's communication runs on it
+// and `comm` is asked for nothing; without, `comm` prices each collective alone.
 TrainingResult run_training(const TrainingSpec& spec, const topology::ClusterSpec& cluster,
                             const collectives::CollectiveCostModel& comm,
-                            const GeneratorOptions& options = {});
+                            const GeneratorOptions& options = {}, const OnlineExecution& online = {});
 
 // The graphs and every op's start and end, for trace and timeline writers.
 struct TrainingTrace {
@@ -60,17 +62,19 @@ struct TrainingTrace {
 };
 TrainingResult run_training_traced(const TrainingSpec& spec, const topology::ClusterSpec& cluster,
                                    const collectives::CollectiveCostModel& comm, TrainingTrace& trace,
-                                   const GeneratorOptions& options = {});
+                                   const GeneratorOptions& options = {}, const OnlineExecution& online = {});
 
 // Runs an existing workload (a generated one or one read from traces) and summarises it.
 // `precision` picks the peak for MFU.
 TrainingResult evaluate_workload(const Workload& w, const topology::ClusterSpec& cluster,
                                  const collectives::CollectiveCostModel& comm,
-                                 topology::Dtype precision, const ComputeModel& compute);
+                                 topology::Dtype precision, const ComputeModel& compute,
+                                 const OnlineExecution& online = {});
 // The same, keeping the workload and every op's start and end in `trace`.
 TrainingResult evaluate_workload_traced(Workload w, const topology::ClusterSpec& cluster,
                                         const collectives::CollectiveCostModel& comm, topology::Dtype precision,
-                                        const ComputeModel& compute, TrainingTrace& trace);
+                                        const ComputeModel& compute, TrainingTrace& trace,
+                                        const OnlineExecution& online = {});
 
 // One row of the per-op table: every op of one label on one stream of one pipeline stage, per
 // GPU (the mean over the stage's simulated ranks, weighted by the GPUs each stands for).

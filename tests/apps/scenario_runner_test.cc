@@ -376,7 +376,7 @@ TrainingOutputs training_on_flows(const std::string& routing, int threads) {
                                   {"workload.parallel.pp", "2"}, {"cluster.fabric.kind", "fat-tree"},
                                   {"cluster.fabric.radix", "16"}, {"cluster.fabric.oversubscription", "4"},
                                   {"cluster.fabric.routing", routing}, {"network.model", "flow"},
-                                  {"output.formats", "[csv, json]"}});
+                                  {"network.execution", "per_collective"}, {"output.formats", "[csv, json]"}});
   TrainingOutputs o;
   o.out = run(s, compared_run(dir, threads));
   o.summary_json = slurp(dir / (s.name + ".json"));
@@ -505,19 +505,24 @@ TEST(ScenarioRunner, TrainingOnFlowsSeesAnOversubscribedFabric) {
                                               {"workload.overlap_grad_reduce", "false"},
                                               {"cluster.fabric.kind", "fat-tree"},
                                               {"cluster.fabric.radix", "16"}};
-  auto run = [&](const char* model, const char* oversubscription) {
+  auto run = [&](const char* model, const char* oversubscription, const char* execution) {
     auto o = base;
     o.emplace_back("network.model", model);
+    o.emplace_back("network.execution", execution);
     o.emplace_back("cluster.fabric.oversubscription", oversubscription);
     const Headline h = evaluate_scenario(config::load_scenario(kScenarios + "llama3-8b-64gpu.yaml", o));
     return h.metrics[0].second;  // iteration_time_s
   };
-  const double flow_full = run("flow", "1"), flow_thin = run("flow", "4");
-  const double closed_full = run("analytical", "1"), closed_thin = run("analytical", "4");
-  EXPECT_NEAR(flow_full / closed_full, 1.0, 0.05);
-  EXPECT_GT(flow_thin, flow_full * 1.02);
+  const double closed_full = run("analytical", "1", "online"), closed_thin = run("analytical", "4", "online");
   EXPECT_GT(closed_thin, closed_full * 1.02);
-  EXPECT_NEAR(flow_thin / closed_thin, 1.0, 0.05) << "flow " << flow_thin << " s, closed form " << closed_thin << " s";
+  // Each collective priced alone on flows, and every rank's traffic run online on flows.
+  for (const char* execution : {"per_collective", "online"}) {
+    SCOPED_TRACE(execution);
+    const double flow_full = run("flow", "1", execution), flow_thin = run("flow", "4", execution);
+    EXPECT_NEAR(flow_full / closed_full, 1.0, 0.05);
+    EXPECT_GT(flow_thin, flow_full * 1.02);
+    EXPECT_NEAR(flow_thin / closed_thin, 1.0, 0.05) << "flow " << flow_thin << " s, closed form " << closed_thin << " s";
+  }
 }
 
 TEST(ScenarioRunner, TrainingOnFlowsBesideItsReplicasIsSlowerOnAnOversubscribedFabric) {
@@ -532,7 +537,8 @@ TEST(ScenarioRunner, TrainingOnFlowsBesideItsReplicasIsSlowerOnAnOversubscribedF
                                               {"cluster.fabric.kind", "fat-tree"},
                                               {"cluster.fabric.radix", "16"},
                                               {"cluster.fabric.oversubscription", "4"},
-                                              {"network.model", "flow"}};
+                                              {"network.model", "flow"},
+                                              {"network.execution", "per_collective"}};
   auto iteration = [&](const char* background) {
     auto o = base;
     o.emplace_back("network.background", background);
@@ -587,7 +593,7 @@ TEST(ScenarioRunner, TrainingOnFlowsWritesTheLinkTable) {
                                  {{"workload.model.layers", "4"}, {"workload.batch.global", "64"},
                                   {"cluster.fabric.kind", "fat-tree"}, {"cluster.fabric.radix", "16"},
                                   {"cluster.fabric.oversubscription", "4"}, {"network.model", "flow"},
-                                  {"output.formats", "[csv, json, html]"}});
+                                  {"network.execution", "per_collective"}, {"output.formats", "[csv, json, html]"}});
   RunOptions options;
   options.out_dir = dir.string();
   run(s, options);
@@ -632,7 +638,8 @@ TEST(ScenarioRunner, TrainingOnFlowsTracesItsBusiestLinks) {
   auto dir = fresh_dir("training_link_tracks");
   auto s = config::load_scenario(kScenarios + "llama3-8b-64gpu.yaml",
                                  {{"workload.model.layers", "4"}, {"workload.batch.global", "64"},
-                                  {"network.model", "flow"}, {"output.formats", "[trace, html]"}});
+                                  {"network.model", "flow"}, {"network.execution", "per_collective"},
+                                  {"output.formats", "[trace, html]"}});
   RunOptions options;
   options.out_dir = dir.string();
   run(s, options);
@@ -707,16 +714,16 @@ TEST(ScenarioRunner, DescribeWritesTheInventoryAsJsonAndDot) {
   EXPECT_THROW(run_scenario(s, options, out), InputError);  // dot without --describe
 }
 
-TEST(ScenarioRunner, TrainingOnThePacketModelIsRefusedByName) {
-  // The packet model runs collective sweeps (tests/network/packet_runner_test.cc); a training
-  // iteration at one event per packet hop is refused, naming the key and the alternative.
-  auto s = config::load_scenario(kScenarios + "llama3-8b-64gpu.yaml", {{"network.model", "packet"}});
+TEST(ScenarioRunner, PerCollectivePricingOnThePacketModelIsRefusedByName) {
+  // The packet model runs a workload online (every rank's traffic on one engine); pricing each
+  // collective alone is the flow model's, and asking the packet model for it names the key.
   try {
-    run_scenario(s, {}, std::cout);
-    FAIL() << "training ran on the packet model";
+    config::load_scenario(kScenarios + "llama3-8b-64gpu.yaml",
+                          {{"network.model", "packet"}, {"network.execution", "per_collective"}});
+    FAIL() << "per_collective was accepted on the packet model";
   } catch (const InputError& e) {
-    EXPECT_EQ(e.key(), "network.model");
-    EXPECT_NE(std::string(e.what()).find("use flow"), std::string::npos) << e.what();
+    EXPECT_EQ(e.key(), "network.execution");
+    EXPECT_NE(std::string(e.what()).find("network.model: flow"), std::string::npos) << e.what();
   }
 }
 

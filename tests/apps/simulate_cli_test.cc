@@ -425,7 +425,8 @@ TEST(SimulateCli, BubbleAndMemoryWarningsNameTheKeysThatChangeThem) {
 // 3, nothing on stdout, one line saying how many of them were priced.
 TEST(SimulateCli, MaxWallStopsTheCollectivePricingOfATrainingRunOnFlows) {
   const RunResult r = run_simulate({"scenarios/sweeps/llama3-405b-16k.yaml", "--model", "flow", "--set",
-                                    "cluster.fabric.routing=adaptive", "--threads", "1", "--max-wall", "0.2", "-q"});
+                                    "cluster.fabric.routing=adaptive", "--set", "network.execution=per_collective",
+                                    "--threads", "1", "--max-wall", "0.2", "-q"});
   ASSERT_EQ(r.status, 3) << r.err;
   EXPECT_EQ(r.out, "");
   std::smatch m;
@@ -436,18 +437,33 @@ TEST(SimulateCli, MaxWallStopsTheCollectivePricingOfATrainingRunOnFlows) {
   EXPECT_LT(std::stoi(m[1].str()), std::stoi(m[2].str()));
 }
 
+// --max-wall on a training run online stops its engine: exit status 3, nothing on stdout, one
+// line saying how far the iteration had got.
+TEST(SimulateCli, MaxWallStopsAnOnlineTrainingRun) {
+  const RunResult r = run_simulate({"scenarios/llama3-8b-64gpu.yaml", "--model", "flow", "--max-wall", "0.3", "-q"});
+  ASSERT_EQ(r.status, 3) << r.err;
+  EXPECT_EQ(r.out, "");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.err, m,
+                                std::regex(R"(^simulate: stopped at --max-wall 0.3 s: the iteration had reached [0-9.e+-]+ s )"
+                                           R"(simulated with (\d+) of (\d+) ops done; no iteration time\n$)")))
+      << r.err;
+  EXPECT_LT(std::stoll(m[1].str()), std::stoll(m[2].str()));
+}
+
 // Training on flows states its cost before pricing (the distinct collectives, the budget each is
 // priced under) and prices each under a budget from the memory it may use: past it the run is
 // refused in one line naming the key, before the lowering exhausts memory.
 TEST(SimulateCli, TrainingOnFlowsRefusesACollectiveThatWouldNotFit) {
-  const RunResult fits = run_simulate({"scenarios/llama3-70b-1024gpu.yaml", "--model", "flow", "--threads", "1"});
+  const RunResult fits = run_simulate({"scenarios/llama3-70b-1024gpu.yaml", "--model", "flow", "--set",
+                                       "network.execution=per_collective", "--threads", "1"});
   ASSERT_EQ(fits.status, 0) << fits.err;
   EXPECT_TRUE(std::regex_search(
       fits.err, std::regex(R"(^simulate: flow model: \d+ distinct collectives to price on 1 thread, each under [0-9.e+]+ )"
                            R"(transfers \([0-9.]+ GiB of memory available\)\n$)")))
       << fits.err;
-  const RunResult r = run_simulate({"scenarios/llama3-70b-1024gpu.yaml", "--model", "flow", "--max-memory", "1KiB",
-                                    "--threads", "1", "-q"});
+  const RunResult r = run_simulate({"scenarios/llama3-70b-1024gpu.yaml", "--model", "flow", "--set",
+                                    "network.execution=per_collective", "--max-memory", "1KiB", "--threads", "1", "-q"});
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(count_lines(r.err), 1) << r.err;

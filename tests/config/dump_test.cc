@@ -80,12 +80,15 @@ calibration: "cal: #1.yaml"
 
 TEST(Dump, BackgroundReplicasRoundTrip) {
   const Scenario s = load_scenario_text(
-      "network: {model: flow, background: replicas}\n"
+      "network: {model: flow, background: replicas, execution: per_collective}\n"
       "workload: {kind: training, model: llama3-8b, parallel: {tp: 8, dp: 1}}\n",
       "neighbours.yaml");
   const std::string dumped = dump_scenario(s);
   EXPECT_NE(dumped.find("  background: replicas\n"), std::string::npos) << dumped;
-  EXPECT_EQ(load_scenario_text(dumped, "neighbours.yaml").network.background, Background::replicas);
+  EXPECT_NE(dumped.find("  execution: per_collective\n"), std::string::npos) << dumped;
+  const Scenario again = load_scenario_text(dumped, "neighbours.yaml");
+  EXPECT_EQ(again.network.background, Background::replicas);
+  EXPECT_EQ(again.network.execution, Execution::per_collective);
 }
 
 TEST(Dump, ListsEveryTopLevelSection) {

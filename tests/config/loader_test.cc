@@ -452,7 +452,11 @@ TEST(Loader, LayersPerBlockIsAnIntegerOrAuto) {
 TEST(Loader, BackgroundReplicasNeedSharedLinksAndAJobSize) {
   const std::string job = "workload: {kind: training, model: llama3-8b, parallel: {tp: 8, dp: 1}}\n";
   EXPECT_EQ(load(job).network.background, Background::none);
-  EXPECT_EQ(load("network: {model: flow, background: replicas}\n" + job).network.background, Background::replicas);
+  EXPECT_EQ(load("network: {model: flow, background: replicas, execution: per_collective}\n" + job).network.background,
+            Background::replicas);
+  EXPECT_NE(error_of("network: {model: flow, background: replicas}\n" + job)
+                .find("network.background: replicas beside a training job needs network.execution: per_collective"),
+            std::string::npos);
   EXPECT_EQ(load("network: {model: packet, background: replicas}\nworkload: {kind: collective-sweep, ranks: 8}\n")
                 .network.background,
             Background::replicas);
@@ -465,6 +469,18 @@ TEST(Loader, BackgroundReplicasNeedSharedLinksAndAJobSize) {
       error_of("network: {model: flow, background: replicas}\nworkload: {kind: trace, format: chakra, path: t/rank}\n");
   EXPECT_NE(e.find("network.background: replicas needs workload.kind: training or collective-sweep"), std::string::npos)
       << e;
+}
+
+TEST(Loader, ExecutionIsOnlineUnlessPricedPerCollectiveOnFlows) {
+  const std::string job = "workload: {kind: training, model: llama3-8b}\n";
+  EXPECT_EQ(load(job).network.execution, Execution::online);
+  EXPECT_EQ(load("network: {model: flow, execution: per_collective}\n" + job).network.execution,
+            Execution::per_collective);
+  EXPECT_EQ(error_of("network: {model: flow, execution: batch}\n" + job),
+            "test/example.yaml:1:35: network.execution: expected one of online or per_collective, got \"batch\"");
+  EXPECT_NE(error_of("network: {model: packet, execution: per_collective}\n" + job)
+                .find("network.execution: per_collective prices each collective alone on flows"),
+            std::string::npos);
 }
 
 TEST(Loader, CustomModelWithoutPreset) {

@@ -83,13 +83,6 @@ TEST(PacketRunner, DefaultPacketSettingsRunAndRepeatExactly) {
   EXPECT_EQ(run_csv(s, true), first);
 }
 
-TEST(PacketRunner, TrainingOnPacketsIsRefusedWithAReason) {
-  auto s = config::load_scenario(kScenarios + "llama3-8b-64gpu.yaml", {{"network.model", "packet"}});
-  const std::string message = refusal(s, "network.model");
-  EXPECT_NE(message.find("too slow"), std::string::npos) << message;
-  EXPECT_NE(message.find("use flow"), std::string::npos) << message;
-}
-
 // Runs a packet sweep of `file` with `sets`; returns what it wrote to stderr.
 std::string packet_run_stderr(const std::string& file, std::vector<config::Override> sets, size_t rows) {
   sets.push_back({"network.model", "packet"});

@@ -1,0 +1,52 @@
+// Network plan: how a collective runs on a network model (flows or packets), the one policy that
+// collective sweeps and workloads run on those models share. The tuner's algorithm and protocol
+// when the algorithm has a point-to-point lowering, else the cheapest ring or tree (flow_choice,
+// flow_collective_model.h); its schedule of transfers, with each protocol's line format on the
+// wire; NCCL's software latency that the closed form prices and the links do not, charged before
+// the first transfer; and the channel rate that caps each transfer.
+//   NetworkPlan plan = plan_on_network(model, cluster, CollectiveKind::all_reduce, Bytes::mib(64), comm,
+//                                      model.estimate(CollectiveKind::all_reduce, Bytes::mib(64), comm));
+//   ScheduleExecutor run(plan.schedule, network, {.launch_latency = plan.latency,
+//                                                 .channel_rate = plan.channel_rate});
+#pragma once
+
+#include "collectives/analytical_model.h"
+#include "collectives/schedule.h"
+#include "topology/cluster.h"
+
+namespace dtsim::collectives {
+
+struct NetworkPlan {
+  Algorithm algorithm = Algorithm::ring;
+  Protocol protocol = Protocol::simple;
+  Schedule schedule;
+  Time latency;  // before the first transfer starts
+  // NVLS inside one NVLink domain: no schedule; the collective takes the closed form's `time`.
+  bool closed_form = false;
+  Time time;
+  // The least the collective takes: NVLS-tree's closed-form time (the schedule is its network
+  // part; the closed form prices the in-switch part inside each node). Zero otherwise.
+  Time floor;
+  double channel_rate = 0;  // bytes/s on the wire one channel's transfer moves at most; 0: none
+};
+
+// The latency a schedule's links charge along its longest dependency chain: each transfer its
+// route's link latencies (routed as ScheduleExecutor routes it), after the latest of its
+// dependencies.
+Time link_latency_path(const Schedule& schedule, const topology::Cluster& cluster);
+
+// How `kind` of `bytes` (nccl-tests size) on `comm` runs on a network model of `cluster`, given
+// the tuner's choice for it (`tuned`: algorithm, protocol, channels).
+//
+// `coalesce`: a ring is lowered on only as many channels as take distinct routes, one per NIC
+// rail where it spans nodes (ranks per node x NICs per GPU, or fewer where fewer were tuned) and
+// one inside a node (every channel's rotated ring crosses the same NVLink edges), each carrying
+// the share and the cap of the channels it stands for. Under max-min sharing identical flows get
+// identical rates, so the result is the same to a byte's rounding with up to 32x fewer transfers
+// (a workload run online starts hundreds of thousands of collectives). What it gives up: duplicate
+// channels on one NIC no longer hash to ECMP routes of their own.
+NetworkPlan plan_on_network(const AnalyticalCollectiveModel& model, const topology::Cluster& cluster,
+                            CollectiveKind kind, Bytes bytes, const Communicator& comm,
+                            const CollectiveEstimate& tuned, bool coalesce = false);
+
+}  // namespace dtsim::collectives
