@@ -664,6 +664,46 @@ bool runs_online(const config::Scenario& s) {
 network::PacketModelOptions packet_options(const config::Scenario& s, const collectives::ModelParameters& params);
 network::FlowModelOptions flow_options(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model);
 
+// What an online run holds per op of every rank, a bound from measured peaks (bench/README.md,
+// "Online execution"): the op and its dependencies, the executor's state for it, its start and end
+// when traced, and the network model's share.
+constexpr double kOnlineBytesPerOp = 224;
+
+// The ops an online run of a generated job holds: its representative ranks' ops, each times the
+// GPUs it stands for (generated in milliseconds); 0 for a trace, which is read whole anyway.
+double online_ops(const config::Scenario& s) {
+  workloads::Workload w;
+  if (s.workload.kind == workloads::WorkloadKind::training) {
+    w = workloads::generate_megatron(s.workload.training, s.cluster, {.layers_per_block = s.workload.layers_per_block});
+  } else if (s.workload.kind == workloads::WorkloadKind::dlrm) {
+    w = workloads::generate_dlrm(s.workload.dlrm, s.cluster);
+  }
+  double ops = 0;
+  for (const workloads::RankGraph& r : w.ranks) ops += static_cast<double>(r.ops.size()) * r.represents;
+  return ops;
+}
+
+// States an online run's size on stderr (unless quiet) and refuses, in one line naming
+// network.execution, a run whose every-rank graphs would not fit in the memory limit.
+void check_online_cost(const config::Scenario& s, const RunControl& control) {
+  const double ops = online_ops(s);
+  if (ops <= 0) return;
+  const MemoryLimit limit = memory_limit(control);
+  const double bytes = kProgramBytes + ops * kOnlineBytesPerOp;
+  const std::string_view model = s.network.model == config::NetworkModelKind::packet ? "packets" : "flows";
+  if (bytes > limit.bytes) {
+    throw InputError(where(s), "network.execution",
+                     fmt::format("online on {}, every rank's ops ({:.3g}) would hold about {}, more than the {} {}; "
+                                 "use network.execution: per_collective on flows, a smaller job or network.model: "
+                                 "analytical",
+                                 model, ops, memory_size(bytes), memory_size(limit.bytes), limit.allows));
+  }
+  if (!control.quiet) {
+    std::cerr << fmt::format("simulate: online on {}: every rank's ops ({:.3g}) on one engine, about {} ({} {})\n",
+                             model, ops, memory_size(bytes), memory_size(limit.bytes), limit.allowed);
+  }
+}
+
 // Watches an online run's engine: stops it once the run's wall-clock limit has passed.
 class OnlineWatch final : public sim::EngineWatch {
  public:
@@ -684,6 +724,7 @@ class OnlineWatch final : public sim::EngineWatch {
 // all traffic in flight shares the links. Every byte the schedules sent must have been delivered.
 // Past the deadline the engine stops and workloads::ExecutionStopped says how far it got.
 TrainingRun run_training_online(const config::Scenario& s, const RunControl& control, workloads::TrainingTrace* trace) {
+  check_online_cost(s, control);
   TrainingRun run;
   auto analytical = std::make_unique<collectives::AnalyticalCollectiveModel>(s.cluster, s.collectives,
                                                                              model_parameters(s));

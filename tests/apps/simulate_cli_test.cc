@@ -451,6 +451,24 @@ TEST(SimulateCli, MaxWallStopsAnOnlineTrainingRun) {
   EXPECT_LT(std::stoll(m[1].str()), std::stoll(m[2].str()));
 }
 
+// An online run states its size before it starts (every rank's ops, the memory they hold) and is
+// refused in one line naming network.execution when they would not fit: Llama 3.1 405B on 16,384
+// GPUs holds 55 million ops.
+TEST(SimulateCli, OnlineTrainingStatesItsSizeAndRefusesOneThatWouldNotFit) {
+  const RunResult fits = run_simulate({"scenarios/llama3-8b-64gpu.yaml", "--model", "flow", "--max-wall", "0.05"});
+  EXPECT_TRUE(std::regex_search(fits.err, std::regex(R"(^simulate: online on flows: every rank's ops \(3.45e\+06\) on one )"
+                                                     R"(engine, about [0-9.]+ MiB \([0-9.]+ GiB available\)\n)")))
+      << fits.err;
+  const RunResult r = run_simulate({"scenarios/sweeps/llama3-405b-16k.yaml", "--model", "flow", "--max-memory", "4GiB", "-q"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("network.execution: online on flows, every rank's ops (5.51e+07) would hold about 11.5 GiB, more "
+                       "than the 4 GiB --max-memory allows"),
+            std::string::npos)
+      << r.err;
+}
+
 // Training on flows states its cost before pricing (the distinct collectives, the budget each is
 // priced under) and prices each under a budget from the memory it may use: past it the run is
 // refused in one line naming the key, before the lowering exhausts memory.
