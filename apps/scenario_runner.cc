@@ -670,7 +670,8 @@ network::FlowModelOptions flow_options(const config::Scenario& s, const collecti
 constexpr double kOnlineBytesPerOp = 224;
 
 // The ops an online run of a generated job holds: its representative ranks' ops, each times the
-// GPUs it stands for (generated in milliseconds); 0 for a trace, which is read whole anyway.
+// GPUs it stands for (generated in milliseconds), and its copies' with network.background:
+// replicas; 0 for a trace, which is read whole anyway.
 double online_ops(const config::Scenario& s) {
   workloads::Workload w;
   if (s.workload.kind == workloads::WorkloadKind::training) {
@@ -680,6 +681,12 @@ double online_ops(const config::Scenario& s) {
   }
   double ops = 0;
   for (const workloads::RankGraph& r : w.ranks) ops += static_cast<double>(r.ops.size()) * r.represents;
+  if (s.network.background == config::Background::replicas && s.workload.kind == workloads::WorkloadKind::training) {
+    const workloads::ParallelSpec& p = s.workload.training.parallel;
+    ops *= 1.0 + static_cast<double>(collectives::replica_shifts(p.tp * p.pp * p.cp * p.dp, s.cluster.gpus_per_node,
+                                                                 s.cluster.total_gpus())
+                                         .size());
+  }
   return ops;
 }
 
@@ -737,7 +744,14 @@ TrainingRun run_training_online(const config::Scenario& s, const RunControl& con
   }
   workloads::OnlineNetwork online(*analytical, *cluster, *net);
   OnlineWatch watch(control.deadline);
-  run.result = evaluate_training(s, *analytical, trace, {.network = &online, .watch = &watch});
+  // With network.background: replicas, copies of a training job on the GPUs after it run beside it.
+  std::vector<int> copies;
+  if (s.network.background == config::Background::replicas) {
+    const workloads::ParallelSpec& p = s.workload.training.parallel;
+    copies = collectives::replica_shifts(p.tp * p.pp * p.cp * p.dp, s.cluster.gpus_per_node, s.cluster.total_gpus());
+  }
+  run.result = evaluate_training(s, *analytical, trace, {.network = &online, .watch = &watch, .copies = copies});
+  run.result.neighbour_copies = static_cast<int>(copies.size());
   if (online.in_flight() != 0 || net->bytes_delivered() != online.bytes_sent()) {
     throw std::logic_error(fmt::format("{} model: {} bytes sent but {} delivered ({} operations in flight)", net->name(),
                                        online.bytes_sent().count(), net->bytes_delivered().count(),

@@ -749,11 +749,7 @@ Scenario convert(const YamlNode& root, const std::string& source_name) {
            "replicas needs workload.kind: training or collective-sweep (a trace does not say which of the "
            "cluster's GPUs it leaves free, and a dlrm job fills the cluster)");
     }
-    if (s.workload.kind == workloads::WorkloadKind::training && s.network.execution == Execution::online) {
-      fail(at, "network.background",
-           "replicas beside a training job needs network.execution: per_collective on flows (online execution "
-           "runs the job alone)");
-    }
+
   }
   return s;
 }

@@ -86,6 +86,9 @@ struct ExecutorOptions {
 struct OnlineExecution {
   CommunicationRunner* network = nullptr;
   sim::EngineWatch* watch = nullptr;
+  // Copies of the job run beside it, these many GPUs further on (add_copies, op_graph.h): its
+  // neighbours on the fabric (network.background: replicas). Empty: none.
+  std::vector<int> copies;
 };
 
 class ExecutionStopped : public std::runtime_error {

@@ -55,6 +55,31 @@ int Workload::add_comm(collectives::Communicator c) {
   return static_cast<int>(comms.size() - 1);
 }
 
+void add_copies(Workload& w, const std::vector<int>& shifts) {
+  const size_t ranks = w.ranks.size(), comms = w.comms.size();
+  w.ranks.reserve(ranks * (1 + shifts.size()));
+  w.comms.reserve(comms * (1 + shifts.size()));
+  for (size_t k = 0; k < shifts.size(); ++k) {
+    const int shift = shifts[k];
+    const auto rank_offset = static_cast<int32_t>(ranks * (k + 1));
+    const auto comm_offset = static_cast<int32_t>(w.comms.size());
+    for (size_t c = 0; c < comms; ++c) {
+      collectives::Communicator copy = w.comms[c];
+      for (int& g : copy.ranks) g += shift;
+      w.comms.push_back(std::move(copy));
+    }
+    for (size_t r = 0; r < ranks; ++r) {
+      RankGraph copy = w.ranks[r];
+      copy.gpu += shift;
+      for (Op& op : copy.ops) {
+        if (op.comm >= 0) op.comm += comm_offset;
+        if (op.peer_rank >= 0) op.peer_rank += rank_offset;
+      }
+      w.ranks.push_back(std::move(copy));
+    }
+  }
+}
+
 size_t Workload::op_count() const {
   size_t n = 0;
   for (const auto& r : ranks) n += r.ops.size();

@@ -106,6 +106,12 @@ struct Workload {
   std::string misfit(int gpus) const;
 };
 
+// Appends a copy of the job for each of `shifts`: every rank again, `shift` GPUs further on, on
+// copies of its communicators shifted alike (never shared with the job's), its sends paired within
+// the copy. Copies of a job beside it on the fabric (network.background: replicas), run online.
+// total_gpus, model_flops and tokens stay the job's.
+void add_copies(Workload& w, const std::vector<int>& shifts);
+
 // Which parallelism a communication stream's time is charged to in the breakdown.
 enum class CommCategory : uint8_t { tp, cp, ep, dp, pp };
 CommCategory category_of(Stream s);

@@ -70,6 +70,11 @@ ExecutionResult execute(const Workload& w, const topology::ClusterSpec& cluster,
 TrainingResult evaluate_workload(const Workload& w, const topology::ClusterSpec& cluster,
                                  const collectives::CollectiveCostModel& comm,
                                  topology::Dtype precision, const ComputeModel& compute, const OnlineExecution& online) {
+  if (!online.copies.empty()) {
+    Workload beside = w;
+    add_copies(beside, online.copies);
+    return summarise(beside, cluster, execute(beside, cluster, comm, compute, false, online), precision, compute);
+  }
   return summarise(w, cluster, execute(w, cluster, comm, compute, false, online), precision, compute);
 }
 
@@ -78,6 +83,7 @@ TrainingResult evaluate_workload_traced(Workload w, const topology::ClusterSpec&
                                         const ComputeModel& compute, TrainingTrace& trace,
                                         const OnlineExecution& online) {
   trace.workload = std::move(w);
+  add_copies(trace.workload, online.copies);
   trace.execution = execute(trace.workload, cluster, comm, compute, true, online);
   return summarise(trace.workload, cluster, trace.execution, precision, compute);
 }
@@ -247,6 +253,7 @@ TrainingResult run_training_traced(const TrainingSpec& spec, const topology::Clu
   // Resolved once: `activation_recompute: auto` prices the memory estimate up to three times.
   const TrainingSpec t = resolve_training(spec, cluster);
   trace.workload = generate_megatron(t, cluster, options);
+  add_copies(trace.workload, online.copies);
   const ComputeModel compute(cluster.gpu, t.attention);
   trace.execution = execute(trace.workload, cluster, comm, compute, true, online);
   TrainingResult r = summarise(trace.workload, cluster, trace.execution, t.precision, compute);

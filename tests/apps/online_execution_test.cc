@@ -69,7 +69,7 @@ std::map<std::string, double> dlrm_op_us(const config::Scenario& s, bool alone) 
   workloads::TrainingTrace trace;
   workloads::evaluate_workload_traced(workloads::generate_dlrm(s.workload.dlrm, s.cluster, true), s.cluster, priced,
                                       s.workload.dlrm.precision, compute, trace,
-                                      alone ? workloads::OnlineExecution{} : workloads::OnlineExecution{.network = &online});
+                                      alone ? workloads::OnlineExecution{} : workloads::OnlineExecution{.network = &online, .watch = nullptr, .copies = {}});
   std::map<std::string, double> us;
   const workloads::RankGraph& g = trace.workload.ranks[0];
   for (size_t i = 0; i < g.ops.size(); ++i) {

@@ -452,11 +452,7 @@ TEST(Loader, LayersPerBlockIsAnIntegerOrAuto) {
 TEST(Loader, BackgroundReplicasNeedSharedLinksAndAJobSize) {
   const std::string job = "workload: {kind: training, model: llama3-8b, parallel: {tp: 8, dp: 1}}\n";
   EXPECT_EQ(load(job).network.background, Background::none);
-  EXPECT_EQ(load("network: {model: flow, background: replicas, execution: per_collective}\n" + job).network.background,
-            Background::replicas);
-  EXPECT_NE(error_of("network: {model: flow, background: replicas}\n" + job)
-                .find("network.background: replicas beside a training job needs network.execution: per_collective"),
-            std::string::npos);
+  EXPECT_EQ(load("network: {model: flow, background: replicas}\n" + job).network.background, Background::replicas);
   EXPECT_EQ(load("network: {model: packet, background: replicas}\nworkload: {kind: collective-sweep, ranks: 8}\n")
                 .network.background,
             Background::replicas);
