@@ -648,6 +648,7 @@ struct TrainingRun {
   std::vector<workloads::LinkTraffic> links;
   std::unique_ptr<collectives::CollectiveCostModel> model;
   RunStats stats;  // online execution: what the network model did
+  std::unique_ptr<topology::Cluster> cluster;  // online execution's graph, which names `links`
 };
 
 workloads::TrainingResult evaluate_training(const config::Scenario& s, const collectives::CollectiveCostModel& model,
@@ -735,13 +736,17 @@ TrainingRun run_training_online(const config::Scenario& s, const RunControl& con
   TrainingRun run;
   auto analytical = std::make_unique<collectives::AnalyticalCollectiveModel>(s.cluster, s.collectives,
                                                                              model_parameters(s));
-  const auto cluster = topology::build_cluster(s.cluster);
-  std::unique_ptr<network::NetworkModel> net;
+  auto cluster = topology::build_cluster(s.cluster);
+  std::unique_ptr<network::NetworkModel> model_net;
   if (s.network.model == config::NetworkModelKind::packet) {
-    net = std::make_unique<network::PacketNetworkModel>(*cluster, packet_options(s, analytical->parameters()));
+    model_net = std::make_unique<network::PacketNetworkModel>(*cluster, packet_options(s, analytical->parameters()));
   } else {
-    net = std::make_unique<network::FlowNetworkModel>(*cluster, flow_options(s, *analytical));
+    model_net = std::make_unique<network::FlowNetworkModel>(*cluster, flow_options(s, *analytical));
   }
+  // A traced run (its views written) counts each link's bytes and busy time for the link table.
+  std::optional<network::LinkLedger> ledger;
+  if (trace) ledger.emplace(*cluster, *model_net);
+  network::NetworkModel* net = ledger ? static_cast<network::NetworkModel*>(&*ledger) : model_net.get();
   workloads::OnlineNetwork online(*analytical, *cluster, *net);
   OnlineWatch watch(control.deadline);
   // With network.background: replicas, copies of a training job on the GPUs after it run beside it.
@@ -759,7 +764,12 @@ TrainingRun run_training_online(const config::Scenario& s, const RunControl& con
   }
   run.stats.events = run.result.events;
   run.stats.net = net->counters();
+  if (ledger) {
+    for (const network::LinkLoad& load : ledger->loads(Time::zero()))
+      run.links.push_back({load.link, load.bytes.as_double(), load.busy.seconds()});
+  }
   run.model = std::move(analytical);
+  run.cluster = std::move(cluster);
   return run;
 }
 
@@ -899,8 +909,8 @@ std::vector<size_t> busiest(const std::vector<report::LinkRow>& rows, size_t lim
 constexpr size_t kTimelineLinks = 32;
 
 // The page's link table on flows: the `limit` links busiest while in use (then by bytes).
-report::TableSection busiest_links(const std::vector<report::LinkRow>& rows, size_t limit) {
-  report::TableSection table{"Busiest links (flows)",
+report::TableSection busiest_links(const std::vector<report::LinkRow>& rows, size_t limit, std::string_view model) {
+  report::TableSection table{fmt::format("Busiest links ({})", model),
                              {"link", "kind", "GB per iteration", "in use", "utilisation in use", "over the iteration"},
                              {}};
   for (size_t i : busiest(rows, limit)) {
@@ -924,15 +934,17 @@ void write_training_views(const config::Scenario& s, const RunOptions& options, 
   const auto ops = tables || wants(s, "html") ? workloads::op_totals(trace) : std::vector<workloads::OpTotal>{};
   // On flows, the per-link rows, built once: the link table, the page's busiest links and the
   // trace's link tracks all read them (run.links follows the same order).
+  // Per collective on flows the model's graph names the links; online, the run's own.
   const auto* flows = dynamic_cast<const collectives::FlowCollectiveModel*>(run.model.get());
+  const topology::Cluster* graph = flows ? &flows->cluster() : run.cluster.get();
   const std::vector<report::LinkRow> link_rows =
-      flows ? report::link_rows(r, run.links, flows->cluster()) : std::vector<report::LinkRow>{};
+      graph ? report::link_rows(r, run.links, *graph) : std::vector<report::LinkRow>{};
   if (tables) {
     for (const char* f : {"csv", "json"}) {
       if (!wants(s, f)) continue;
       auto out = open_output(dir, s.name + ".ops." + f);
       report::write_op_table(r, ops, f, out);
-      if (flows) {
+      if (graph) {
         auto links = open_output(dir, s.name + ".links." + f);
         report::write_link_table(r, link_rows, f, links);
       }
@@ -979,7 +991,10 @@ void write_training_views(const config::Scenario& s, const RunOptions& options, 
     bar.parts.emplace_back("bubble", r.breakdown.bubble.seconds());
     page.breakdown.push_back(std::move(bar));
     page.tables.push_back(busiest_ops(r, ops, 25));
-    if (flows) page.tables.push_back(busiest_links(link_rows, 25));
+    if (graph) {
+      page.tables.push_back(
+          busiest_links(link_rows, 25, s.network.model == config::NetworkModelKind::packet ? "packets" : "flows"));
+    }
     page.timeline = &timeline;
     auto out = open_output(dir, s.name + ".html");
     report::write_run_html(page, out);

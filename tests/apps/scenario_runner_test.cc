@@ -592,13 +592,16 @@ TEST(ScenarioRunner, CollectiveSweepBesideItsReplicasOnFlowsAndPackets) {
 // (leaf -> spine) the gradients cross, each at most fully busy while the all-reduces run, with
 // more traffic than any NIC: a node's eight NICs share its leaf's four uplinks. The closed form
 // routes nothing and writes no link table.
-TEST(ScenarioRunner, TrainingOnFlowsWritesTheLinkTable) {
-  auto dir = fresh_dir("training_links");
+// Per collective, the links each distinct collective's flows cross, times its instances; online,
+// the bytes every transfer put on each link and how long one was in flight there (LinkLedger).
+void expect_training_link_table(const std::string& execution) {
+  SCOPED_TRACE(execution);
+  auto dir = fresh_dir("training_links_" + execution);
   auto s = config::load_scenario(kScenarios + "llama3-8b-64gpu.yaml",
                                  {{"workload.model.layers", "4"}, {"workload.batch.global", "64"},
                                   {"cluster.fabric.kind", "fat-tree"}, {"cluster.fabric.radix", "16"},
                                   {"cluster.fabric.oversubscription", "4"}, {"network.model", "flow"},
-                                  {"network.execution", "per_collective"}, {"output.formats", "[csv, json, html]"}});
+                                  {"network.execution", execution}, {"output.formats", "[csv, json, html]"}});
   RunOptions options;
   options.out_dir = dir.string();
   run(s, options);
@@ -628,12 +631,17 @@ TEST(ScenarioRunner, TrainingOnFlowsWritesTheLinkTable) {
   EXPECT_GT(rows, 0);
   EXPECT_GT(nic, 0);
   EXPECT_GT(uplink, nic);
-  auto closed = fresh_dir("training_links_closed");
+  auto closed = fresh_dir("training_links_closed_" + execution);
   s.network.model = config::NetworkModelKind::analytical;
   options.out_dir = closed.string();
   run(s, options);
   EXPECT_TRUE(std::filesystem::exists(closed / (s.name + ".ops.csv")));
   EXPECT_FALSE(std::filesystem::exists(closed / (s.name + ".links.csv")));
+}
+
+TEST(ScenarioRunner, TrainingOnFlowsWritesTheLinkTable) {
+  expect_training_link_table("per_collective");
+  expect_training_link_table("online");
 }
 
 // On flows the trace and the page show the busiest links over time: a track each (at most 32,

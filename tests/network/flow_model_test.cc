@@ -431,6 +431,30 @@ TEST(LinkLedger, CountsBytesOnEveryLinkOfThePathAndLeavesTheTimingAlone) {
   EXPECT_TRUE(ledger.loads(elapsed).empty());
 }
 
+// The ledger times each link's busy spell: the union of the intervals a transfer crossing it
+// was in flight. Two transfers on gpu0->gpu1 at 0 and at 150 us, 1 MB each at 10 GB/s, take 100
+// us each: busy 200 us of the 250 elapsed; one of 0.5 MB on gpu1->gpu0 from 20 us, 50 us.
+TEST(LinkLedger, TimesHowLongEachLinkHadATransferInFlight) {
+  const testing_support::LineCluster c(
+      {{Bandwidth::gbytes_per_s(10), Time::zero()}, {Bandwidth::gbytes_per_s(10), Time::zero()}});
+  FlowNetworkModel flows(c);
+  LinkLedger ledger(c, flows);
+  Driver d(ledger, {{Time::zero(), {0, 1, Bytes(1'000'000)}},
+                    {Time::us(150), {0, 1, Bytes(1'000'000)}},
+                    {Time::us(20), {1, 0, Bytes(500'000)}}});
+  sim::Engine engine;
+  d.schedule_all(engine);
+  engine.run();
+  ASSERT_EQ(d.recorder.done.size(), 3u);
+  EXPECT_EQ(engine.now(), Time::us(250));
+  const std::vector<LinkLoad> loads = ledger.loads(engine.now());
+  ASSERT_EQ(loads.size(), 2u);
+  EXPECT_EQ(loads[0].name, "gpu0->gpu1");
+  EXPECT_NEAR(loads[0].busy.us(), 200, 1e-6);
+  EXPECT_EQ(loads[1].name, "gpu1->gpu0");
+  EXPECT_NEAR(loads[1].busy.us(), 50, 1e-6);
+}
+
 // A sprayed transfer's bytes are split over its routes in the ledger as the flow model splits
 // them: half through each spine (up from the source's leaf, down to the destination's), the
 // whole on every other link.
