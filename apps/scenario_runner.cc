@@ -712,19 +712,35 @@ void check_online_cost(const config::Scenario& s, const RunControl& control) {
   }
 }
 
-// Watches an online run's engine: stops it once the run's wall-clock limit has passed.
+// Watches an online run's engine: at each clock read it moves the bar (on a terminal, unless
+// quiet) to the ops done and notes the simulated time and events, and it stops the engine once
+// the run's wall-clock limit has passed.
 class OnlineWatch final : public sim::EngineWatch {
  public:
-  explicit OnlineWatch(sim::WallDeadline* deadline) : deadline_(deadline) {}
-  bool keep_running(const sim::Engine&) override {
-    if (deadline_ == nullptr) return true;
+  OnlineWatch(const RunControl& control, std::string label)
+      : deadline_(control.deadline), bar_(!control.quiet && Progress::stderr_is_terminal()), label_(std::move(label)) {}
+  bool keep_running(const sim::Engine& engine) override {
     const auto now = clock_.sample();
-    return !now || !deadline_->passed(*now);
+    if (!now) return true;
+    if (bar_ && progress.total > 0) {
+      if (!progress_bar_) progress_bar_.emplace(static_cast<int64_t>(progress.total), label_, true);
+      progress_bar_->advance(static_cast<int64_t>(progress.done) - progress_bar_->done());
+      progress_bar_->set_note(
+          fmt::format("{:.4g} s simulated, {} events", engine.now().seconds(), engine.events_executed()));
+    }
+    return deadline_ == nullptr || !deadline_->passed(*now);
   }
+  void finish() {
+    if (progress_bar_) progress_bar_->finish();
+  }
+  workloads::ExecutionProgress progress;
 
  private:
   sim::WallDeadline* deadline_;
+  bool bar_;
+  std::string label_;
   sim::ClockSampler clock_;
+  std::optional<Progress> progress_bar_;
 };
 
 // Online execution (workloads/online_network.h): every rank's op graph runs on one engine with the
@@ -748,14 +764,22 @@ TrainingRun run_training_online(const config::Scenario& s, const RunControl& con
   if (trace) ledger.emplace(*cluster, *model_net);
   network::NetworkModel* net = ledger ? static_cast<network::NetworkModel*>(&*ledger) : model_net.get();
   workloads::OnlineNetwork online(*analytical, *cluster, *net);
-  OnlineWatch watch(control.deadline);
+  OnlineWatch watch(control, s.network.model == config::NetworkModelKind::packet ? "ops online on packets"
+                                                                                 : "ops online on flows");
   // With network.background: replicas, copies of a training job on the GPUs after it run beside it.
   std::vector<int> copies;
   if (s.network.background == config::Background::replicas) {
     const workloads::ParallelSpec& p = s.workload.training.parallel;
     copies = collectives::replica_shifts(p.tp * p.pp * p.cp * p.dp, s.cluster.gpus_per_node, s.cluster.total_gpus());
   }
-  run.result = evaluate_training(s, *analytical, trace, {.network = &online, .watch = &watch, .copies = copies});
+  try {
+    run.result = evaluate_training(
+        s, *analytical, trace, {.network = &online, .watch = &watch, .progress = &watch.progress, .copies = copies});
+  } catch (...) {
+    watch.finish();
+    throw;
+  }
+  watch.finish();
   run.result.neighbour_copies = static_cast<int>(copies.size());
   if (online.in_flight() != 0 || net->bytes_delivered() != online.bytes_sent()) {
     throw std::logic_error(fmt::format("{} model: {} bytes sent but {} delivered ({} operations in flight)", net->name(),

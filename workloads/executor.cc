@@ -90,9 +90,9 @@ struct RankState {
 class Run final : public sim::EventHandler {
  public:
   Run(const Workload& w, const ComputeModel& cm, const collectives::CollectiveCostModel& cc,
-      CommunicationRunner* network)
+      CommunicationRunner* network, ExecutionProgress* progress)
       : w_(w), ranks_(w.ranks.size()), slowdown_(cm.params().comm_overlap_slowdown), network_(network),
-        landed_(*this) {
+        landed_(*this), progress_(progress) {
     // Which simulated ranks belong to each communicator: only those take part in a rendezvous.
     std::unordered_map<int, int> rank_of_gpu;
     for (size_t r = 0; r < w.ranks.size(); ++r) rank_of_gpu[w.ranks[r].gpu] = static_cast<int>(r);
@@ -300,6 +300,7 @@ class Run final : public sim::EventHandler {
     const Op& op = w_.ranks[r].ops[i];
     st.end[i] = e.now();
     st.done[i] = 1;
+    if (progress_ != nullptr) ++progress_->done;
     const int s = static_cast<int>(op.stream);
     if (op.kind != OpKind::recv) {
       st.busy[s] = false;
@@ -340,6 +341,7 @@ class Run final : public sim::EventHandler {
   double slowdown_ = 0;
   CommunicationRunner* network_ = nullptr;
   Landed landed_;
+  ExecutionProgress* progress_ = nullptr;
   std::vector<std::vector<std::pair<int, uint32_t>>> in_flight_;  // members of each op on the network
   std::vector<uint64_t> free_slots_;
 };
@@ -442,7 +444,8 @@ Executor::Executor(const ComputeModel& compute, const collectives::CollectiveCos
     : compute_(compute), comm_(comm), options_(options) {}
 
 ExecutionResult Executor::run(const Workload& w) const {
-  Run run(w, compute_, comm_, options_.network);
+  if (options_.progress != nullptr) *options_.progress = {0, w.op_count()};
+  Run run(w, compute_, comm_, options_.network, options_.progress);
   sim::Engine engine;
   engine.set_watch(options_.watch);
   run.start_all(engine);

@@ -68,6 +68,13 @@ class CommunicationRunner {
                      sim::EventHandler& done, uint64_t payload) = 0;
 };
 
+// How far a run has got: ops completed of all, updated by Executor::run as it goes (a progress
+// bar's watch reads it on the run's thread).
+struct ExecutionProgress {
+  uint64_t done = 0;
+  uint64_t total = 0;
+};
+
 struct ExecutorOptions {
   bool record_ops = false;
   bool critical_path = true;
@@ -77,6 +84,7 @@ struct ExecutorOptions {
   // Watches the run's engine (a wall-clock limit, progress); a run it stops throws
   // ExecutionStopped. Null: none.
   sim::EngineWatch* watch = nullptr;
+  ExecutionProgress* progress = nullptr;  // kept up to date when set
 };
 
 // What Executor::run throws when its watch stopped the engine before the iteration ended: the
@@ -86,6 +94,7 @@ struct ExecutorOptions {
 struct OnlineExecution {
   CommunicationRunner* network = nullptr;
   sim::EngineWatch* watch = nullptr;
+  ExecutionProgress* progress = nullptr;
   // Copies of the job run beside it, these many GPUs further on (add_copies, op_graph.h): its
   // neighbours on the fabric (network.background: replicas). Empty: none.
   std::vector<int> copies;

@@ -62,6 +62,7 @@ ExecutionResult execute(const Workload& w, const topology::ClusterSpec& cluster,
   eo.record_ops = record_ops;
   eo.network = online.network;
   eo.watch = online.watch;
+  eo.progress = online.progress;
   return Executor(compute, comm, eo).run(w);
 }
 
