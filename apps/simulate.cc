@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "apps/cli_options.h"
-#include "apps/scenario_runner.h"
+#include "runner/scenario_runner.h"
 #include "config/loader.h"
 #include "sim/error.h"
 #include "sim/units.h"
@@ -30,19 +30,19 @@ std::string one_line(std::string s) {
   return s;
 }
 
-dtsim::apps::OutputFormat format_from(const std::string& name) {
-  if (name == "csv") return dtsim::apps::OutputFormat::csv;
-  if (name == "json") return dtsim::apps::OutputFormat::json;
-  if (name == "dot") return dtsim::apps::OutputFormat::dot;
-  return dtsim::apps::OutputFormat::table;
+dtsim::runner::OutputFormat format_from(const std::string& name) {
+  if (name == "csv") return dtsim::runner::OutputFormat::csv;
+  if (name == "json") return dtsim::runner::OutputFormat::json;
+  if (name == "dot") return dtsim::runner::OutputFormat::dot;
+  return dtsim::runner::OutputFormat::table;
 }
 
 // Without --format, the first of the scenario's output.formats that prints to stdout.
-dtsim::apps::OutputFormat default_format(const dtsim::config::Scenario& s) {
+dtsim::runner::OutputFormat default_format(const dtsim::config::Scenario& s) {
   for (const auto& f : s.output.formats) {
     if (f == "table" || f == "csv" || f == "json") return format_from(f);
   }
-  return dtsim::apps::OutputFormat::table;
+  return dtsim::runner::OutputFormat::table;
 }
 
 }  // namespace
@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
       std::cout << dtsim::config::dump_scenario(scenario);
       return 0;
     }
-    dtsim::apps::RunOptions options;
+    dtsim::runner::RunOptions options;
     options.format = format.empty() ? default_format(scenario) : format_from(format);
     if (!out_dir.empty()) options.out_dir = out_dir;
     options.quiet = quiet;
@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
     }
     options.threads = threads;
     options.describe = describe;
-    return dtsim::apps::run_scenario(scenario, options, std::cout);
+    return dtsim::runner::run_scenario(scenario, options, std::cout);
   } catch (const dtsim::InputError& e) {
     std::cout.flush();
     std::cerr << "simulate: error: " << one_line(e.what()) << "\n";

@@ -15,8 +15,8 @@
 #include <sstream>
 
 #include "apps/cli_options.h"
-#include "apps/progress.h"
-#include "apps/scenario_runner.h"
+#include "runner/progress.h"
+#include "runner/scenario_runner.h"
 #include "config/loader.h"
 #include "report/sweep_html.h"
 #include "report/sweep_runner.h"
@@ -93,7 +93,7 @@ void emit_slurm(const Flags& f, const config::Sweep& sweep, std::size_t points) 
 }
 
 report::Metrics evaluate(const config::Scenario& s) {
-  return apps::evaluate_scenario(s).metrics;
+  return runner::evaluate_scenario(s).metrics;
 }
 
 // load_scenario with the --set overrides first, so that a point's own values win over them.
@@ -167,10 +167,10 @@ int run_local(const Flags& f, const config::Sweep& sweep,
     if (opt.shard.count > 1) table.shard = opt.shard.to_string();
   }
   // The runner reports absolute counts; the shared bar takes increments.
-  std::unique_ptr<apps::Progress> bar;
+  std::unique_ptr<runner::Progress> bar;
   std::size_t reported = 0;
   opt.on_progress = [&](std::size_t done, std::size_t total) {
-    if (!bar) bar = std::make_unique<apps::Progress>(static_cast<int64_t>(total), "sweep", apps::Progress::stderr_is_terminal());
+    if (!bar) bar = std::make_unique<runner::Progress>(static_cast<int64_t>(total), "sweep", runner::Progress::stderr_is_terminal());
     bar->advance(static_cast<int64_t>(done - reported));
     reported = done;
   };

@@ -12,7 +12,7 @@
 
 #include "apps/cli_options.h"
 #include "apps/command_main.h"
-#include "apps/scenario_runner.h"
+#include "runner/scenario_runner.h"
 #include "config/enum_names.h"
 #include "sim/error.h"
 #include "validation/comparison_report.h"
@@ -61,7 +61,7 @@ Predictor scenario_predictor(const ScenarioModel& m, int nodes, int gpus_per_thr
     if (gpus_per_thread > 0) one.workload.sweep.gpus_per_thread = gpus_per_thread;
     std::vector<workloads::SweepRow> rows;
     try {
-      rows = apps::time_collective_sweep(one, m.parameters, /*threads=*/1);
+      rows = runner::time_collective_sweep(one, m.parameters, /*threads=*/1);
     } catch (const InputError& e) {
       // The packet model's size guard speaks of workload.max_bytes; here the sizes are the file's.
       if (e.message().find("packet hops") == std::string::npos) throw;

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "apps/scenario_runner.h"
+#include "runner/scenario_runner.h"
 #include "config/loader.h"
 #include "sim/error.h"
 
-namespace dtsim::apps {
+namespace dtsim::runner {
 namespace {
 
 const std::string kScenarios = std::string(DTSIM_SOURCE_DIR) + "/scenarios/";
@@ -167,4 +167,4 @@ TEST(PacketRunner, PacketsNeverBeatFlowsOnARing) {
 }
 
 }  // namespace
-}  // namespace dtsim::apps
+}  // namespace dtsim::runner

@@ -1,4 +1,4 @@
-#include "apps/progress.h"
+#include "runner/progress.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <iostream>
 
-namespace dtsim::apps {
+namespace dtsim::runner {
 namespace {
 
 // Below this a run is short enough that a bar would only flicker.
@@ -84,4 +84,4 @@ void Progress::finish() {
   if (drawn_) *out_ << "\r\x1b[2K" << std::flush;
 }
 
-}  // namespace dtsim::apps
+}  // namespace dtsim::runner

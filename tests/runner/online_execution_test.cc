@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "apps/scenario_runner.h"
+#include "runner/scenario_runner.h"
 #include "collectives/analytical_model.h"
 #include "collectives/flow_collective_model.h"
 #include "config/loader.h"
@@ -21,7 +21,7 @@
 #include "workloads/online_network.h"
 #include "workloads/training.h"
 
-namespace dtsim::apps {
+namespace dtsim::runner {
 namespace {
 
 const std::string kScenarios = std::string(DTSIM_SOURCE_DIR) + "/scenarios/";
@@ -193,4 +193,4 @@ TEST(OnlineExecution, OutputIsTheSameAcrossRunsAndThreads) {
 }
 
 }  // namespace
-}  // namespace dtsim::apps
+}  // namespace dtsim::runner

@@ -1,4 +1,4 @@
-#include "apps/scenario_runner.h"
+#include "runner/scenario_runner.h"
 
 #include <fmt/format.h>
 #include <sys/resource.h>
@@ -17,7 +17,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "apps/progress.h"
+#include "runner/progress.h"
 #include "collectives/analytical_model.h"
 #include "collectives/flow_collective_model.h"
 #include "collectives/model_parameters.h"
@@ -53,7 +53,7 @@
 #include "gpu_accel/cuda_max_min_solver.h"
 #endif
 
-namespace dtsim::apps {
+namespace dtsim::runner {
 namespace {
 
 SourceLocation where(const config::Scenario& s) { return SourceLocation{s.source_file, 0, 0}; }
@@ -1258,4 +1258,4 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
   return 0;
 }
 
-}  // namespace dtsim::apps
+}  // namespace dtsim::runner

@@ -16,7 +16,7 @@
 #include <mutex>
 #include <string>
 
-namespace dtsim::apps {
+namespace dtsim::runner {
 
 class Progress {
  public:
@@ -64,4 +64,4 @@ class Progress {
   bool finished_ = false;
 };
 
-}  // namespace dtsim::apps
+}  // namespace dtsim::runner

@@ -1,6 +1,6 @@
 // The runner behind `simulate` and `sweep`: each workload kind on each network model, the files
 // it writes, and that a run is reproducible.
-#include "apps/scenario_runner.h"
+#include "runner/scenario_runner.h"
 
 #include <gtest/gtest.h>
 
@@ -18,7 +18,7 @@
 #include "workloads/dlrm_generator.h"
 #include "workloads/training.h"
 
-namespace dtsim::apps {
+namespace dtsim::runner {
 namespace {
 
 const std::string kScenarios = std::string(DTSIM_SOURCE_DIR) + "/scenarios/";
@@ -752,9 +752,9 @@ TEST(ScenarioRunner, TraceOutputOfACollectiveSweepIsRefused) {
 }
 
 }  // namespace
-}  // namespace dtsim::apps
+}  // namespace dtsim::runner
 
-namespace dtsim::apps {
+namespace dtsim::runner {
 namespace {
 
 // workload.kind: dlrm runs the DLRM generator on the scenario's cluster and model: the headline
@@ -786,4 +786,4 @@ TEST(ScenarioRunner, DlrmScenarioRunsTheDlrmGenerator) {
 }
 
 }  // namespace
-}  // namespace dtsim::apps
+}  // namespace dtsim::runner

@@ -1,11 +1,11 @@
 // Progress: silent for short runs and when disabled; a bar after the first second.
-#include "apps/progress.h"
+#include "runner/progress.h"
 
 #include <gtest/gtest.h>
 
 #include <sstream>
 
-namespace dtsim::apps {
+namespace dtsim::runner {
 namespace {
 
 using Clock = Progress::Clock;
@@ -84,4 +84,4 @@ TEST(Progress, FinishErasesTheBar) {
 }
 
 }  // namespace
-}  // namespace dtsim::apps
+}  // namespace dtsim::runner

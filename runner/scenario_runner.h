@@ -13,7 +13,7 @@
 #include "sim/units.h"
 #include "workloads/collective_sweep.h"
 
-namespace dtsim::apps {
+namespace dtsim::runner {
 
 enum class OutputFormat { table, csv, json, dot };  // dot: only with describe
 
@@ -65,4 +65,4 @@ Headline evaluate_scenario(const config::Scenario& scenario);
 // InputError for problems in the scenario that only show when running it.
 int run_scenario(const config::Scenario& scenario, const RunOptions& options, std::ostream& out);
 
-}  // namespace dtsim::apps
+}  // namespace dtsim::runner
