@@ -16,7 +16,9 @@ version=$(dpkg-query -W -f='${Version}' cmake-data)
 dpkg-deb -x "$work"/cmake-data_*.deb "$work/stock"
 mkdir -p "$work/stock/usr/bin"
 cp "$(command -v cmake)" "$work/stock/usr/bin/cmake"
-modules=$("$work/stock/usr/bin/cmake" --system-information 2>/dev/null | awk -F'"' '/^CMAKE_ROOT /{print $2; exit}')
+# awk reads to the end: leaving early would kill cmake with SIGPIPE, which pipefail turns into a
+# failure of this script whenever cmake had more to write.
+modules=$("$work/stock/usr/bin/cmake" --system-information 2>/dev/null | awk -F'"' '/^CMAKE_ROOT / && !r {r = $2} END {print r}')
 case "$modules" in
   "$work"/*) ;;
   *) echo "check_stock_cmake: the copied cmake read its modules from '$modules', not the stock ones" >&2; exit 1 ;;
