@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <algorithm>
 #include <array>
+#include <map>
 #include <stdexcept>
 #include <utility>
 
@@ -236,11 +237,13 @@ void write_link_table(const workloads::TrainingResult& r, const std::vector<Link
   }
 }
 
-void add_training_timeline(const workloads::TrainingTrace& trace, Timeline& timeline) {
+void add_training_timeline(const workloads::TrainingTrace& trace, Timeline& timeline, int ranks_per_stage) {
   const auto& w = trace.workload;
   const auto& times = trace.execution.op_times;
+  std::map<int, int> drawn;  // ranks drawn per stage
   for (size_t r = 0; r < w.ranks.size() && r < times.size(); ++r) {
     const auto& g = w.ranks[r];
+    if (ranks_per_stage > 0 && drawn[g.stage]++ >= ranks_per_stage) continue;
     const std::string process = fmt::format("gpu{}/stage{}", g.gpu, g.stage);
     std::array<int64_t, workloads::kStreamCount> track{};
     track.fill(-1);

@@ -52,7 +52,9 @@ void write_link_table(const workloads::TrainingResult& result, const std::vector
 
 // Appends one track per simulated GPU and stream ("gpu3/stage1", "tp") with a span per op,
 // categorised compute / tp / cp / ep / dp / pp, for the Chrome/Perfetto and HTML writers.
-void add_training_timeline(const workloads::TrainingTrace& trace, Timeline& timeline);
+// With `ranks_per_stage` > 0, only the first that many ranks of each pipeline stage get tracks: an
+// online run of a generated job lists every GPU, and drawn whole its trace runs to hundreds of MB.
+void add_training_timeline(const workloads::TrainingTrace& trace, Timeline& timeline, int ranks_per_stage = 0);
 
 // Appends a track per link of `uses` (workloads::link_uses) under the process "links", named as
 // the link ("node0/nic3->leaf1"), with a span per operation that used it and a "utilisation"

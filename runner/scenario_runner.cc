@@ -976,7 +976,10 @@ void write_training_views(const config::Scenario& s, const RunOptions& options, 
   }
   if (!wants(s, "trace") && !wants(s, "html")) return;
   report::Timeline timeline;
-  report::add_training_timeline(trace, timeline);
+  // Online, a generated job lists every GPU, and the GPUs of one stage run the same program: the
+  // first rank of each stage draws it (a trace's ranks are drawn whole).
+  const bool every_gpu = runs_online(s) && s.workload.kind != workloads::WorkloadKind::trace;
+  report::add_training_timeline(trace, timeline, every_gpu ? 1 : 0);
   if (flows) {
     // The busiest links get a track each: when each operation used them, and their utilisation.
     std::vector<topology::LinkId> wanted;

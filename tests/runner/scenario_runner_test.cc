@@ -647,6 +647,26 @@ TEST(ScenarioRunner, TrainingOnFlowsWritesTheLinkTable) {
 // On flows the trace and the page show the busiest links over time: a track each (at most 32,
 // under the process "links") with the operations that used it and a utilisation counter, which
 // the page draws as its heat map. The closed form routes nothing and shows no link.
+// Online, a generated job lists every GPU; its trace draws the first GPU of each pipeline stage
+// (tp 8, pp 2 on 16 GPUs: GPUs 0 and 8), which stands for its stage's others.
+TEST(ScenarioRunner, OnlineTraceDrawsTheFirstGpuOfEachStage) {
+  auto dir = fresh_dir("online_trace");
+  auto s = config::load_scenario(kScenarios + "llama3-8b-64gpu.yaml",
+                                 {{"cluster.nodes", "2"}, {"workload.model.layers", "2"}, {"workload.batch.global", "8"},
+                                  {"workload.parallel.pp", "2"}, {"network.model", "flow"},
+                                  {"output.formats", "[trace]"}});
+  RunOptions options;
+  options.out_dir = dir.string();
+  options.quiet = true;
+  run(s, options);
+  const nlohmann::json trace = nlohmann::json::parse(slurp(dir / (s.name + ".trace.json")));
+  std::set<std::string> processes;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name") processes.insert(e["args"]["name"].get<std::string>());
+  }
+  EXPECT_EQ(processes, (std::set<std::string>{"gpu0/stage0", "gpu8/stage1"}));
+}
+
 TEST(ScenarioRunner, TrainingOnFlowsTracesItsBusiestLinks) {
   auto dir = fresh_dir("training_link_tracks");
   auto s = config::load_scenario(kScenarios + "llama3-8b-64gpu.yaml",
