@@ -12,6 +12,7 @@
 
 #include "collectives/analytical_model.h"
 #include "collectives/schedule.h"
+#include "collectives/schedule_executor.h"
 #include "topology/cluster.h"
 
 namespace dtsim::collectives {
@@ -29,6 +30,15 @@ struct NetworkPlan {
   Time floor;
   double channel_rate = 0;  // bytes/s on the wire one channel's transfer moves at most; 0: none
 };
+
+// How a ScheduleExecutor runs `plan`: its latency before the first transfer, its channel cap, and
+// `flow_salt` added to every transfer's flow hash (ExecutorOptions).
+inline ExecutorOptions executor_options(const NetworkPlan& plan, uint64_t flow_salt = 0) {
+  return {.reduction_bandwidth = {},
+          .launch_latency = plan.latency,
+          .channel_rate = plan.channel_rate,
+          .flow_salt = flow_salt};
+}
 
 // The latency a schedule's links charge along its longest dependency chain: each transfer its
 // route's link latencies (routed as ScheduleExecutor routes it), after the latest of its

@@ -269,8 +269,7 @@ RowRun run_row(const config::Scenario& s, const SweepPlan& plan, workloads::Swee
   if (links) ledger.emplace(cluster, *model_net);
   network::NetworkModel& net = ledger ? static_cast<network::NetworkModel&>(*ledger) : *model_net;
   sim::Engine engine;
-  const collectives::ExecutorOptions launch{
-      .reduction_bandwidth = {}, .launch_latency = plan.latency, .channel_rate = plan.channel_rate};
+  const collectives::ExecutorOptions launch = collectives::executor_options(plan);
   collectives::ScheduleExecutor exec(plan.schedule, net, launch);
   // With network.background: replicas, copies of the row's communicator on the GPUs after it run
   // the same schedule at the same moment, on the same network; the row times its own.
@@ -641,8 +640,9 @@ std::unique_ptr<collectives::CollectiveCostModel> workload_comm_model(const conf
   return std::make_unique<collectives::AnalyticalCollectiveModel>(s.cluster, s.collectives, model_parameters(s));
 }
 
-// A training or trace run: its result and, when traced on flows, the links its communication
-// crossed (with the model's cluster graph, which names them).
+// A training or trace run: its result and, when traced on flows or packets, the links its
+// communication crossed (with the graph that names them: the per-collective model's, or the online
+// run's own `cluster`).
 struct TrainingRun {
   workloads::TrainingResult result;
   std::vector<workloads::LinkTraffic> links;
@@ -654,6 +654,20 @@ struct TrainingRun {
 workloads::TrainingResult evaluate_training(const config::Scenario& s, const collectives::CollectiveCostModel& model,
                                             workloads::TrainingTrace* trace,
                                             const workloads::OnlineExecution& online = {});
+
+// What the scenario's network model moves, for messages: "flows" or "packets".
+std::string_view moved_as(const config::Scenario& s) {
+  return s.network.model == config::NetworkModelKind::packet ? "packets" : "flows";
+}
+
+// Where copies of a training job run beside it (network.background: replicas): the GPU shift of
+// each; none without. The loader has resolved the job's parallel sizes.
+std::vector<int> training_copies(const config::Scenario& s) {
+  if (s.network.background != config::Background::replicas || s.workload.kind != workloads::WorkloadKind::training)
+    return {};
+  const workloads::ParallelSpec& p = s.workload.training.parallel;
+  return collectives::replica_shifts(p.tp * p.pp * p.cp * p.dp, s.cluster.gpus_per_node, s.cluster.total_gpus());
+}
 
 // Whether a training, trace or dlrm workload runs online: on packets always, on flows unless
 // network.execution: per_collective.
@@ -682,13 +696,7 @@ double online_ops(const config::Scenario& s) {
   }
   double ops = 0;
   for (const workloads::RankGraph& r : w.ranks) ops += static_cast<double>(r.ops.size()) * r.represents;
-  if (s.network.background == config::Background::replicas && s.workload.kind == workloads::WorkloadKind::training) {
-    const workloads::ParallelSpec& p = s.workload.training.parallel;
-    ops *= 1.0 + static_cast<double>(collectives::replica_shifts(p.tp * p.pp * p.cp * p.dp, s.cluster.gpus_per_node,
-                                                                 s.cluster.total_gpus())
-                                         .size());
-  }
-  return ops;
+  return ops * (1.0 + static_cast<double>(training_copies(s).size()));
 }
 
 // States an online run's size on stderr (unless quiet) and refuses, in one line naming
@@ -698,7 +706,7 @@ void check_online_cost(const config::Scenario& s, const RunControl& control) {
   if (ops <= 0) return;
   const MemoryLimit limit = memory_limit(control);
   const double bytes = kProgramBytes + ops * kOnlineBytesPerOp;
-  const std::string_view model = s.network.model == config::NetworkModelKind::packet ? "packets" : "flows";
+  const std::string_view model = moved_as(s);
   if (bytes > limit.bytes) {
     throw InputError(where(s), "network.execution",
                      fmt::format("online on {}, every rank's ops ({:.3g}) would hold about {}, more than the {} {}; "
@@ -714,7 +722,7 @@ void check_online_cost(const config::Scenario& s, const RunControl& control) {
 
 // Watches an online run's engine: at each clock read it moves the bar (on a terminal, unless
 // quiet) to the ops done and notes the simulated time and events, and it stops the engine once
-// the run's wall-clock limit has passed.
+// the run's wall-clock limit has passed. The bar is erased when the watch goes.
 class OnlineWatch final : public sim::EngineWatch {
  public:
   OnlineWatch(const RunControl& control, std::string label)
@@ -729,9 +737,6 @@ class OnlineWatch final : public sim::EngineWatch {
           fmt::format("{:.4g} s simulated, {} events", engine.now().seconds(), engine.events_executed()));
     }
     return deadline_ == nullptr || !deadline_->passed(*now);
-  }
-  void finish() {
-    if (progress_bar_) progress_bar_->finish();
   }
   workloads::ExecutionProgress progress;
 
@@ -764,22 +769,12 @@ TrainingRun run_training_online(const config::Scenario& s, const RunControl& con
   if (trace) ledger.emplace(*cluster, *model_net);
   network::NetworkModel* net = ledger ? static_cast<network::NetworkModel*>(&*ledger) : model_net.get();
   workloads::OnlineNetwork online(*analytical, *cluster, *net);
-  OnlineWatch watch(control, s.network.model == config::NetworkModelKind::packet ? "ops online on packets"
-                                                                                 : "ops online on flows");
-  // With network.background: replicas, copies of a training job on the GPUs after it run beside it.
-  std::vector<int> copies;
-  if (s.network.background == config::Background::replicas) {
-    const workloads::ParallelSpec& p = s.workload.training.parallel;
-    copies = collectives::replica_shifts(p.tp * p.pp * p.cp * p.dp, s.cluster.gpus_per_node, s.cluster.total_gpus());
-  }
-  try {
+  const std::vector<int> copies = training_copies(s);
+  {
+    OnlineWatch watch(control, fmt::format("ops online on {}", moved_as(s)));
     run.result = evaluate_training(
         s, *analytical, trace, {.network = &online, .watch = &watch, .progress = &watch.progress, .copies = copies});
-  } catch (...) {
-    watch.finish();
-    throw;
   }
-  watch.finish();
   run.result.neighbour_copies = static_cast<int>(copies.size());
   if (online.in_flight() != 0 || net->bytes_delivered() != online.bytes_sent()) {
     throw std::logic_error(fmt::format("{} model: {} bytes sent but {} delivered ({} operations in flight)", net->name(),
@@ -1020,7 +1015,7 @@ void write_training_views(const config::Scenario& s, const RunOptions& options, 
     page.tables.push_back(busiest_ops(r, ops, 25));
     if (graph) {
       page.tables.push_back(
-          busiest_links(link_rows, 25, s.network.model == config::NetworkModelKind::packet ? "packets" : "flows"));
+          busiest_links(link_rows, 25, moved_as(s)));
     }
     page.timeline = &timeline;
     auto out = open_output(dir, s.name + ".html");

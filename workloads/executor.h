@@ -87,10 +87,9 @@ struct ExecutorOptions {
   ExecutionProgress* progress = nullptr;  // kept up to date when set
 };
 
-// What Executor::run throws when its watch stopped the engine before the iteration ended: the
-// simulated time reached and the ops done by then, of all.
 // Online execution as the training entry points take it: the network the communication runs on
-// (null: each collective priced alone by the cost model) and a watch on the engine (null: none).
+// (null: each collective priced alone by the cost model), a watch on the engine and the progress
+// it reads (null: none), and the job's copies beside it.
 struct OnlineExecution {
   CommunicationRunner* network = nullptr;
   sim::EngineWatch* watch = nullptr;
@@ -100,6 +99,8 @@ struct OnlineExecution {
   std::vector<int> copies;
 };
 
+// What Executor::run throws when its watch stopped the engine before the iteration ended: the
+// simulated time reached and the ops done by then, of all.
 class ExecutionStopped : public std::runtime_error {
  public:
   ExecutionStopped(Time reached, size_t done, size_t total)

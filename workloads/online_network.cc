@@ -3,13 +3,13 @@
 #include <stdexcept>
 
 namespace dtsim::workloads {
-namespace {
 
-// Payload of this model's own events: the running slot, with this bit for the floor's timer.
-constexpr uint64_t kFloor = uint64_t{1} << 62;
-constexpr uint64_t kSlotMask = kFloor - 1;
-
-}  // namespace
+collectives::NetworkPlan online_plan(const collectives::AnalyticalCollectiveModel& model,
+                                     const topology::Cluster& cluster, collectives::CollectiveKind kind, Bytes bytes,
+                                     const collectives::Communicator& comm) {
+  return collectives::plan_on_network(model, cluster, kind, bytes, comm, model.estimate(kind, bytes, comm),
+                                      /*coalesce=*/true);
+}
 
 OnlineNetwork::OnlineNetwork(const collectives::AnalyticalCollectiveModel& model, const topology::Cluster& cluster,
                              network::NetworkModel& network)
@@ -19,11 +19,7 @@ const collectives::NetworkPlan& OnlineNetwork::plan_of(const Op& op, const colle
   const collectives::CollectiveKind kind =
       op.kind == OpKind::send ? collectives::CollectiveKind::send_recv : op.collective;
   auto& slot = plans_[{static_cast<int>(kind), op.bytes.count(), &comm}];
-  if (!slot) {
-    const collectives::CollectiveEstimate tuned = model_.estimate(kind, op.bytes, comm);
-    slot = std::make_unique<collectives::NetworkPlan>(
-        collectives::plan_on_network(model_, cluster_, kind, op.bytes, comm, tuned, /*coalesce=*/true));
-  }
+  if (!slot) slot = std::make_unique<collectives::NetworkPlan>(online_plan(model_, cluster_, kind, op.bytes, comm));
   return *slot;
 }
 
@@ -50,33 +46,30 @@ void OnlineNetwork::start(sim::Engine& engine, const Op& op, const collectives::
 }
 
 void OnlineNetwork::launch(sim::Engine& engine, uint32_t slot) {
-  retired_.clear();
   Running& r = running_[slot];
   const collectives::NetworkPlan& plan = *r.plan;
-  ++operations_;
+  // A timer (the closed form's time, or the floor) and the schedule each report to on_event.
   if (plan.closed_form) {
     r.pending = 1;
-    engine.schedule_in(plan.time, *this, kFloor | slot);
+    engine.schedule_in(plan.time, *this, slot);
     return;
   }
   r.pending = plan.floor.ps() > 0 ? 2 : 1;
-  if (plan.floor.ps() > 0) engine.schedule_in(plan.floor, *this, kFloor | slot);
+  if (plan.floor.ps() > 0) engine.schedule_in(plan.floor, *this, slot);
   // Each instance its own salt: concurrent collectives' transfers hash to their own ECMP routes.
-  const collectives::ExecutorOptions options{.reduction_bandwidth = {},
-                                             .launch_latency = plan.latency,
-                                             .channel_rate = plan.channel_rate,
-                                             .flow_salt = ++salt_ * 0xd1b54a32d192ed03ULL};
-  r.exec = std::make_unique<collectives::ScheduleExecutor>(plan.schedule, network_, options);
+  r.exec = std::make_unique<collectives::ScheduleExecutor>(
+      plan.schedule, network_, collectives::executor_options(plan, ++salt_ * 0xd1b54a32d192ed03ULL));
   r.exec->notify(*this, slot);
   r.exec->start(engine);
   sent_ += plan.schedule.total_bytes();
 }
 
 void OnlineNetwork::on_event(sim::Engine& engine, uint64_t payload) {
-  const auto slot = static_cast<uint32_t>(payload & kSlotMask);
+  const auto slot = static_cast<uint32_t>(payload);
   Running& r = running_[slot];
   if (--r.pending > 0) return;
-  if (r.exec) retired_.push_back(std::move(r.exec));
+  // The executor reports in an event of its own (ScheduleExecutor::notify): none of it runs here.
+  r.exec.reset();
   if (--r.repeats_left > 0) {
     launch(engine, slot);
     return;
@@ -100,9 +93,8 @@ collectives::CollectiveEstimate AloneOnNetworkCostModel::estimate(collectives::C
     std::lock_guard lock(mutex_);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   }
+  const collectives::NetworkPlan plan = online_plan(model_, cluster_, kind, bytes, comm);
   collectives::CollectiveEstimate out = model_.estimate(kind, bytes, comm);
-  const collectives::NetworkPlan plan =
-      collectives::plan_on_network(model_, cluster_, kind, bytes, comm, out, /*coalesce=*/true);
   out.algorithm = plan.algorithm;
   out.protocol = plan.protocol;
   if (plan.closed_form) {
@@ -110,9 +102,7 @@ collectives::CollectiveEstimate AloneOnNetworkCostModel::estimate(collectives::C
   } else {
     const std::unique_ptr<network::NetworkModel> net = make_network_();
     sim::Engine engine;
-    collectives::ScheduleExecutor exec(
-        plan.schedule, *net,
-        {.reduction_bandwidth = {}, .launch_latency = plan.latency, .channel_rate = plan.channel_rate, .flow_salt = 0});
+    collectives::ScheduleExecutor exec(plan.schedule, *net, collectives::executor_options(plan));
     exec.start(engine);
     engine.run();
     out.time = std::max(exec.finish_time() - exec.start_time(), plan.floor);

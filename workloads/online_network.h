@@ -26,6 +26,12 @@
 
 namespace dtsim::workloads {
 
+// The plan online execution runs a collective (or a send, as send_recv) with: the tuner's choice
+// lowered by plan_on_network, rings coalesced.
+collectives::NetworkPlan online_plan(const collectives::AnalyticalCollectiveModel& model,
+                                     const topology::Cluster& cluster, collectives::CollectiveKind kind, Bytes bytes,
+                                     const collectives::Communicator& comm);
+
 class OnlineNetwork final : public CommunicationRunner, public sim::EventHandler {
  public:
   // `model` picks each collective's algorithm, protocol and channels (the tuner) and prices the
@@ -41,9 +47,6 @@ class OnlineNetwork final : public CommunicationRunner, public sim::EventHandler
   // Bytes the schedules put on the network so far (with each protocol's line format), to compare
   // with the model's bytes delivered.
   Bytes bytes_sent() const { return sent_; }
-  // Operations run (a merged op's instances each), and the distinct plans they took.
-  uint64_t operations() const { return operations_; }
-  size_t plans() const { return plans_.size(); }
   // Operations started that have not landed.
   size_t in_flight() const { return live_; }
 
@@ -52,7 +55,7 @@ class OnlineNetwork final : public CommunicationRunner, public sim::EventHandler
     const collectives::NetworkPlan* plan = nullptr;
     std::unique_ptr<collectives::ScheduleExecutor> exec;
     int repeats_left = 0;
-    int pending = 0;  // the schedule and the floor's timer, those not yet done
+    int pending = 0;  // the schedule and the timer, those not yet done
     sim::EventHandler* done = nullptr;
     uint64_t payload = 0;
   };
@@ -67,10 +70,7 @@ class OnlineNetwork final : public CommunicationRunner, public sim::EventHandler
       plans_;
   std::vector<Running> running_;
   std::vector<uint32_t> free_;
-  // Executors whose schedule has landed, freed at the next launch (never under their own call).
-  std::vector<std::unique_ptr<collectives::ScheduleExecutor>> retired_;
   uint64_t salt_ = 0;
-  uint64_t operations_ = 0;
   size_t live_ = 0;
   Bytes sent_;
 };

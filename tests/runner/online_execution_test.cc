@@ -32,42 +32,45 @@ double iteration_s(const config::Scenario& s) {
   return h.metrics[0].second;
 }
 
-// The oracle: the scenario's training job with every rank simulated, each collective and send
-// priced alone on an idle flow network under the plan online execution gives it.
-double priced_alone_s(const config::Scenario& s) {
-  const collectives::AnalyticalCollectiveModel analytical(s.cluster, s.collectives, {});
-  const auto cluster = topology::build_cluster(s.cluster);
+// The scenario's models: the closed form (the tuner), its cluster graph, the flow model's options,
+// and the oracle, each collective and send priced alone on an idle flow network under the plan
+// online execution gives it.
+struct Models {
+  explicit Models(const config::Scenario& s)
+      : analytical(s.cluster, s.collectives, {}), cluster(topology::build_cluster(s.cluster)) {
+    options.link_efficiency = collectives::link_efficiency(analytical.parameters(), s.cluster.nic.kind);
+  }
+  collectives::AnalyticalCollectiveModel analytical;
+  std::unique_ptr<topology::Cluster> cluster;
   network::FlowModelOptions options;
-  options.link_efficiency = collectives::link_efficiency(analytical.parameters(), s.cluster.nic.kind);
-  const workloads::AloneOnNetworkCostModel alone(analytical, *cluster, [&] {
+  workloads::AloneOnNetworkCostModel alone{analytical, *cluster, [this] {
     return std::make_unique<network::FlowNetworkModel>(*cluster, options);
-  });
+  }};
+};
+
+// The oracle's iteration: the scenario's training job with every rank simulated, on prices alone.
+double priced_alone_s(const config::Scenario& s) {
+  const Models m(s);
   const workloads::GeneratorOptions generator{.layers_per_block = s.workload.layers_per_block, .all_ranks = true};
-  return workloads::run_training(s.workload.training, s.cluster, alone, generator).iteration_time_s;
+  return workloads::run_training(s.workload.training, s.cluster, m.alone, generator).iteration_time_s;
 }
 
 // The DLRM scenario's op times, by label, with every rank simulated: online on `model`, or (alone)
 // each collective priced alone on an idle flow network.
 std::map<std::string, double> dlrm_op_us(const config::Scenario& s, bool alone) {
-  const collectives::AnalyticalCollectiveModel analytical(s.cluster, s.collectives, {});
-  const auto cluster = topology::build_cluster(s.cluster);
-  network::FlowModelOptions options;
-  options.link_efficiency = collectives::link_efficiency(analytical.parameters(), s.cluster.nic.kind);
-  const workloads::AloneOnNetworkCostModel priced(analytical, *cluster, [&] {
-    return std::make_unique<network::FlowNetworkModel>(*cluster, options);
-  });
+  const Models m(s);
   std::unique_ptr<network::NetworkModel> net;
   if (s.network.model == config::NetworkModelKind::packet) {
     network::PacketModelOptions packet;
-    packet.link_efficiency = options.link_efficiency;
-    net = std::make_unique<network::PacketNetworkModel>(*cluster, packet);
+    packet.link_efficiency = m.options.link_efficiency;
+    net = std::make_unique<network::PacketNetworkModel>(*m.cluster, packet);
   } else {
-    net = std::make_unique<network::FlowNetworkModel>(*cluster, options);
+    net = std::make_unique<network::FlowNetworkModel>(*m.cluster, m.options);
   }
-  workloads::OnlineNetwork online(analytical, *cluster, *net);
+  workloads::OnlineNetwork online(m.analytical, *m.cluster, *net);
   const workloads::ComputeModel compute(s.cluster.gpu, s.workload.training.attention);
   workloads::TrainingTrace trace;
-  workloads::evaluate_workload_traced(workloads::generate_dlrm(s.workload.dlrm, s.cluster, true), s.cluster, priced,
+  workloads::evaluate_workload_traced(workloads::generate_dlrm(s.workload.dlrm, s.cluster, true), s.cluster, m.alone,
                                       s.workload.dlrm.precision, compute, trace,
                                       alone ? workloads::OnlineExecution{} : workloads::OnlineExecution{.network = &online, .watch = nullptr, .copies = {}});
   std::map<std::string, double> us;
