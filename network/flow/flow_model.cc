@@ -1,10 +1,13 @@
 #include "network/flow/flow_model.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <span>
 #include <stdexcept>
 #include <utility>
+
+#include "network/flow/progressive_filling.h"
 
 namespace dtsim::network {
 
@@ -105,7 +108,8 @@ void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventH
     f.payload = payload;
     f.transfer = transfer;
     f.order = next_order_++;
-    f.weight = 1.0 / static_cast<double>(paths.size());
+    f.weight = flow::FlowProblem::rounded_weight(1.0 / static_cast<double>(paths.size()));
+    f.units = static_cast<uint64_t>(f.weight / flow::kWeightUnit);
     f.route = static_cast<uint32_t>(i);
     f.live = true;
     f.fresh = true;
@@ -292,42 +296,106 @@ void FlowNetworkModel::collect_component() {
   cross_pending();
 }
 
-void FlowNetworkModel::build_problem() {
+void FlowNetworkModel::number_component() {
+  // In slot order: the reads of every flow's links below go through memory in a row. A large
+  // component is gathered by a pass over the slots, a middling one sorted; a few flows' reads
+  // gain nothing from order.
+  const size_t size = component_.size();
+  if (size >= 64 && size * 16 >= slots_.size()) {
+    component_.clear();
+    for (uint32_t slot = 0; slot < slots_.size(); ++slot) {
+      if (options_.incremental ? slot_reached_[slot] == epoch_ : slots_[slot].live) component_.push_back(slot);
+    }
+    assert(component_.size() == size);
+  } else if (size >= 64) {
+    std::sort(component_.begin(), component_.end());
+  }
   const uint32_t numbering = ++numbering_;
-  problem_.capacity.clear();
-  problem_.clear_flows();
+  link_numbered_.resize(links_.size());
+  link_dense_.resize(links_.size());
+  slot_pos_.resize(slots_.size());
   dense_links_.clear();
   inside_load_.clear();
   inside_flows_.clear();
-  for (uint32_t slot : component_) {
+  inside_units_.clear();
+  path_offsets_.assign(1, 0);
+  paths_.clear();
+  units_.clear();
+  weights_.clear();
+  for (uint32_t i = 0; i < component_.size(); ++i) {
+    const uint32_t slot = component_[i];
     const ActiveFlow& f = slots_[slot];
-    dense_path_.clear();
+    slot_pos_[slot] = i;
+    units_.push_back(f.units);
+    weights_.push_back(f.weight);
     for (const Crossing& c : f.links) {
-      LinkState& link = links_[c.link];
-      if (link.numbered != numbering) {
-        link.numbered = numbering;
-        link.dense = static_cast<uint32_t>(dense_links_.size());
+      if (link_numbered_[c.link] != numbering) {
+        link_numbered_[c.link] = numbering;
+        link_dense_[c.link] = static_cast<uint32_t>(dense_links_.size());
         dense_links_.push_back(c.link);
         inside_load_.push_back(0);
         inside_flows_.push_back(0);
+        inside_units_.push_back(0);
       }
-      inside_load_[link.dense] += f.rate;
-      ++inside_flows_[link.dense];
-      dense_path_.push_back(link.dense);
+      const uint32_t d = link_dense_[c.link];
+      inside_load_[d] += f.rate;
+      ++inside_flows_[d];
+      inside_units_[d] += f.units;
+      paths_.push_back(d);
     }
-    problem_.add_flow(dense_path_, f.weight);
+    path_offsets_.push_back(static_cast<uint32_t>(paths_.size()));
   }
+  offered_.resize(dense_links_.size());
   for (size_t d = 0; d < dense_links_.size(); ++d) {
     const LinkState& link = links_[dense_links_[d]];
     const bool whole = inside_flows_[d] == link.flows.size();
-    problem_.capacity.push_back(whole ? link.capacity
-                                      : std::max(0.0, link.capacity - (link.load - inside_load_[d])));
+    offered_[d] = whole ? link.capacity : std::max(0.0, link.capacity - (link.load - inside_load_[d]));
   }
+}
+
+void FlowNetworkModel::build_problem() {
+  problem_.capacity.assign(offered_.begin(), offered_.end());
+  problem_.clear_flows();
+  for (uint32_t i = 0; i < component_.size(); ++i) problem_.add_flow(path_of(i), weights_[i]);
   problem_.build_link_index();
 }
 
+// The numbered component, as it lives in the model: a link's flows are the slots crossing it,
+// less those outside the component where the link carries any.
+class FlowNetworkModel::ComponentView {
+ public:
+  explicit ComponentView(const FlowNetworkModel& m) : m_(m) {}
+  size_t flow_count() const { return m_.component_.size(); }
+  size_t link_count() const { return m_.dense_links_.size(); }
+  double capacity(uint32_t d) const { return m_.offered_[d]; }
+  uint32_t flows_on_count(uint32_t d) const { return m_.inside_flows_[d]; }
+  uint64_t units_on(uint32_t d) const { return m_.inside_units_[d]; }
+  template <typename Fn>
+  void for_each_flow_on(uint32_t d, Fn&& fn) const {
+    const std::vector<uint32_t>& on = m_.links_[m_.dense_links_[d]].flows;
+    if (m_.inside_flows_[d] == on.size()) {
+      for (uint32_t slot : on) fn(m_.slot_pos_[slot]);
+      return;
+    }
+    // Only incremental solves leave flows out, and every flow they reached is in the component.
+    for (uint32_t slot : on) {
+      if (m_.slot_reached_[slot] == m_.epoch_) fn(m_.slot_pos_[slot]);
+    }
+  }
+  template <typename Fn>
+  void for_each_link_of(uint32_t i, Fn&& fn) const {
+    for (uint32_t d : m_.path_of(i)) fn(d);
+  }
+  bool crosses_nothing(uint32_t i) const { return m_.path_of(i).empty(); }
+  uint64_t weight_units(uint32_t i) const { return m_.units_[i]; }
+  double weight(uint32_t i) const { return m_.weights_[i]; }
+
+ private:
+  const FlowNetworkModel& m_;
+};
+
 bool FlowNetworkModel::cross_filled_links(int attempt) {
-  // link_load_ holds the new rates summed per problem link (max_link_utilization).
+  // link_load_ holds the new rates summed per problem link.
   bool any = false;
   for (size_t d = 0; d < dense_links_.size(); ++d) {
     const LinkState& link = links_[dense_links_[d]];
@@ -355,15 +423,22 @@ void FlowNetworkModel::solve(Time from) {
   left_links_.clear();
   if (component_.empty()) return;
   for (int attempt = 0;; ++attempt) {
-    build_problem();
+    number_component();
     rates_.resize(component_.size());
-    const bool accelerate = options_.accelerator && component_.size() >= options_.accelerator_min_flows;
-    flow::FlowSolver& solver = accelerate ? *options_.accelerator : cpu_;
-    solver.solve(problem_, rates_);
+    if (options_.accelerator && component_.size() >= options_.accelerator_min_flows) {
+      build_problem();
+      options_.accelerator->solve(problem_, rates_);
+      ++accelerated_solves_;
+    } else {
+      cpu_.fill(ComponentView(*this), rates_);
+    }
     ++solves_;
     flows_solved_ += component_.size();
-    if (accelerate) ++accelerated_solves_;
-    flow::max_link_utilization(problem_, rates_, link_load_);
+    // The new rates summed per link, in the component's order.
+    link_load_.assign(dense_links_.size(), 0.0);
+    for (uint32_t i = 0; i < component_.size(); ++i) {
+      for (uint32_t d : path_of(i)) link_load_[d] += rates_[i];
+    }
     if (!options_.incremental || !cross_filled_links(attempt)) break;
   }
   // Utilization of the links solved, with the load of the flows beyond them.

@@ -17,9 +17,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include <boost/container/small_vector.hpp>
 
 #include "network/flow/max_min_solver.h"
 #include "network/network_model.h"
@@ -107,8 +110,6 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
     double load = 0;               // the rates of its flows, summed
     std::vector<uint32_t> flows;   // slots of the flows crossing it, in no particular order
     int64_t staged_pair = -1;      // src * gpus + dst of a host-staged pair's link
-    uint32_t numbered = 0;         // the build_problem call that numbered it last, as `dense`
-    uint32_t dense = 0;
   };
   // A flow crosses `link`, and sits at links_[link].flows[index] (so it leaves in O(1)).
   struct Crossing {
@@ -116,7 +117,9 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
     uint32_t index = 0;
   };
   struct ActiveFlow {
-    std::vector<Crossing> links;  // its route's links, then its staged and cap links
+    // Its route's links, then its staged and cap links; held in the slot, so that a solve, which
+    // reads every flow's links, reads no further memory for routes as long as a fat-tree's.
+    boost::container::small_vector<Crossing, 12> links;
     // Progress: anchor_remaining bytes were left at anchor_time, and it has run at `rate` since
     // (re-anchored only when its rate changes, so a flow whose rate never changes drains at
     // exactly start + bytes / rate).
@@ -129,7 +132,9 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
     uint64_t payload = 0;
     uint64_t transfer = 0;  // the transfer it carries (a share) of, in start order
     uint64_t order = 0;     // its start order among all flows: every tie is broken by it
-    double weight = 1;      // 1 / its transfer's sub-flows: a transfer gets one share in all
+    double weight = 1;      // 1 / its transfer's sub-flows (FlowProblem::rounded_weight): a
+                            // transfer gets one share in all
+    uint64_t units = flow::kUnitsPerWeight;  // weight in kWeightUnit units
     uint32_t route = 0;     // its route's index in its transfer's transfer_paths
     uint32_t version = 0;   // bumped whenever its drain instant changes or it leaves
     bool live = false;
@@ -168,9 +173,17 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   void reach_flow(uint32_t slot);
   // Reaches everything behind the links waiting in link_stack_.
   void cross_pending();
-  // Builds problem_ from component_: a link that also carries flows outside it offers the
-  // capacity they leave.
+  // Numbers the links component_ crosses (dense_links_) and its flows (slot_pos_), and states
+  // what each link offers it: a link that also carries flows outside it offers the capacity they
+  // leave.
+  void number_component();
+  // Copies the numbered component into problem_, for a solver that takes a FlowProblem.
   void build_problem();
+  std::span<const uint32_t> path_of(uint32_t i) const {
+    return {paths_.data() + path_offsets_[i], paths_.data() + path_offsets_[i + 1]};
+  }
+  // The numbered component as the CPU solver's View (progressive_filling.h): solved in place.
+  class ComponentView;
   // After a solve: crosses every slack link the new rates fill (which binds the flows beyond it
   // too); whether any, so that the caller solves again. After the third solve of an event
   // (`attempt` 2), it crosses every link reached: the next solve covers whole components.
@@ -222,7 +235,11 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   std::vector<uint32_t> slot_reached_;
   std::vector<uint32_t> link_reached_;
   uint32_t epoch_ = 0;      // component searches so far
-  uint32_t numbering_ = 0;  // build_problem calls so far
+  uint32_t numbering_ = 0;  // number_component calls so far
+  // Per link: the number_component call that numbered it last, and its index there.
+  std::vector<uint32_t> link_numbered_;
+  std::vector<uint32_t> link_dense_;
+  std::vector<uint32_t> slot_pos_;  // per slot: its index in component_ once numbered
   bool cross_all_ = false;  // this solve's search crosses slack links too
 
   // Scratch of each solve.
@@ -231,11 +248,18 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   std::vector<Drain> due_;
   flow::FlowProblem problem_;
   std::vector<double> rates_;
-  std::vector<uint32_t> dense_path_;
   std::vector<uint32_t> dense_links_;  // problem link -> link
   std::vector<double> inside_load_;    // per problem link: the old rates of the flows solved
   std::vector<uint32_t> inside_flows_;  // per problem link: how many of its flows are solved
-  std::vector<double> link_load_;  // max_link_utilization's scratch
+  std::vector<uint64_t> inside_units_;  // per problem link: the weight of its flows solved
+  std::vector<double> offered_;         // per problem link: the capacity the solve may give
+  std::vector<double> link_load_;       // per problem link: the new rates of its flows solved
+  // The component's flows, by their index in component_: the problem links each crosses
+  // (path_of), their weights and weights in units; packed, so that the solve reads them in a row.
+  std::vector<uint32_t> path_offsets_;
+  std::vector<uint32_t> paths_;
+  std::vector<uint64_t> units_;
+  std::vector<double> weights_;
 };
 
 }  // namespace dtsim::network

@@ -52,6 +52,8 @@ struct FlowProblem {
   bool weighted() const { return !weight.empty(); }
   double weight_of(size_t f) const { return weight.empty() ? 1.0 : weight[f]; }
   uint64_t weight_units(size_t f) const;
+  // What add_flow rounds a weight to: a whole number of kWeightUnit, at least one.
+  static double rounded_weight(double w);
   // Empties the flows, keeping the capacities and the buffers' storage.
   void clear_flows();
   // Builds the link -> flows index from the flow -> links one; call after the last add_flow.
@@ -90,6 +92,10 @@ class CpuMaxMinSolver final : public FlowSolver {
  public:
   std::string_view name() const override { return "cpu-max-min"; }
   void solve(const FlowProblem& p, std::span<double> rates) override;
+  // The same filling over another layout of the flows and links (a View, progressive_filling.h,
+  // which defines it): the flow model solves its persistent flows in place with it.
+  template <typename View>
+  void fill(const View& v, std::span<double> rates);
   // Rounds (distinct rate levels) the last solve took.
   uint32_t last_rounds() const { return last_rounds_; }
 
