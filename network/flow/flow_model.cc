@@ -20,10 +20,6 @@ constexpr double kTightSlack = 1e-6;
 
 bool filled(double load, double capacity) { return load >= capacity * (1 - kTightSlack); }
 
-// A component search that reaches this many flows, and half of those active, stops and takes
-// every active flow; below it a search is cheap either way.
-constexpr size_t kWholeSearch = 1024;
-
 // An index into `items` for a new element: one freed earlier, else a default one appended.
 template <typename T>
 uint32_t take_free(std::vector<T>& items, std::vector<uint32_t>& freed) {
@@ -274,17 +270,6 @@ void FlowNetworkModel::cross_pending() {
     const uint32_t l = link_stack_.back();
     link_stack_.pop_back();
     for (uint32_t slot : links_[l].flows) reach_flow(slot);
-    // Past half of many active flows the search costs more than solving the rest with them (as on
-    // an all-to-all, where every link is tight): take every active flow.
-    if (component_.size() >= kWholeSearch && component_.size() * 2 > live_) {
-      link_stack_.clear();
-      component_.clear();
-      for (uint32_t slot = 0; slot < slots_.size(); ++slot) {
-        if (!slots_[slot].live) continue;
-        slot_reached_[slot] = epoch_;
-        component_.push_back(slot);
-      }
-    }
   }
 }
 
