@@ -82,6 +82,11 @@ void run(benchmark::State& state, FlowSolver& solver, int spray = 1) {
       benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
   state.counters["links"] = static_cast<double>(p.link_count());
   state.counters["flows"] = static_cast<double>(p.flow_count());
+  // Flow-link pairs, what a full solve's cost is counted against: pairs_per_s is 1e9 over the ns a
+  // pair costs.
+  state.counters["pairs"] = static_cast<double>(p.flow_links.size());
+  state.counters["pairs_per_s"] = benchmark::Counter(
+      static_cast<double>(p.flow_links.size()) * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
   state.counters["max_util"] = max_link_utilization(p, rates);
 }
 

@@ -101,9 +101,9 @@ class CpuMaxMinSolver final : public FlowSolver {
 
  private:
   // Scratch kept between solves so a re-solve does not allocate.
-  std::vector<double> active_share_;  // beside active_links_: remaining / unfrozen, or +inf
-  std::vector<uint32_t> position_;    // link -> its index in active_links_
-  std::vector<uint32_t> candidates_;
+  std::vector<double> min_tree_;      // the shares' tournament tree (fill), root at 1
+  std::vector<size_t> descend_;       // its nodes still to visit in a search for bottlenecks
+  std::vector<uint32_t> position_;    // link -> its index in active_links_ (its leaf)
   std::vector<uint32_t> bottlenecks_;
   std::vector<double> remaining_;
   std::vector<uint32_t> unfrozen_;

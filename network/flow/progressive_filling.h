@@ -12,6 +12,7 @@
 // are another, so it solves a component where the flows live instead of copying it out first.
 #pragma once
 
+#include <algorithm>
 #include <cassert>
 #include <limits>
 
@@ -33,7 +34,6 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
   frozen_.assign(v.flow_count(), 0);
   position_.resize(links);
   active_links_.clear();
-  active_share_.clear();
   for (uint32_t l = 0; l < links; ++l) {
     remaining_[l] = v.capacity(l);
     unfrozen_[l] = v.flows_on_count(l);
@@ -43,7 +43,6 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
     unfrozen_units_[l] = v.units_on(l);
     position_[l] = static_cast<uint32_t>(active_links_.size());
     active_links_.push_back(l);
-    active_share_.push_back(remaining_[l] / weight_of_units(unfrozen_units_[l]));
   }
   for (uint32_t f = 0; f < v.flow_count(); ++f) {
     if (v.crosses_nothing(f)) {
@@ -52,32 +51,57 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
     }
   }
 
-  // Shares live in a dense array beside their link ids and change only for links a round touched,
-  // so a round's minimum and its bottleneck set are two passes over contiguous doubles. A link
-  // whose flows are all frozen keeps share +infinity until the array is compacted. (A heap of
-  // shares costs more: a round touches most links, and each would be pushed.)
-  std::vector<uint32_t>& touched = touched_;  // links whose flows froze this round
+  // The shares of the links with unfrozen flows (remaining / unfrozen weight; +infinity once
+  // every flow of the link froze) sit at the leaves of a tournament tree whose inner nodes hold
+  // the smaller of their children: the round's level is the root, and its bottlenecks are found by
+  // descending only into subtrees whose minimum is within the tie tolerance of it. A round updates
+  // the leaves of the links it touched and their paths to the root, or rebuilds the tree when it
+  // touched so many that a pass over it costs less; a round that freezes a few flows among
+  // thousands of links costs their paths, not a pass over every link.
+  size_t leaves = 1;
+  auto rebuild = [&] {
+    for (size_t n = leaves - 1; n >= 1; --n) min_tree_[n] = std::min(min_tree_[2 * n], min_tree_[2 * n + 1]);
+  };
+  // A tree over the links that still have unfrozen flows, built anew when over half its leaves
+  // have none left, so that a rebuild costs what is left.
   size_t dead = 0;
-  uint32_t rounds = 0;
-  while (dead < active_links_.size()) {
-    ++rounds;
-    // One pass finds the minimum and every link that might tie with it (those within the
-    // tolerance of the minimum so far); the candidates are then filtered by the final threshold.
-    double m = kInf;
-    double threshold = kInf;
-    candidates_.clear();
-    for (size_t i = 0; i < active_share_.size(); ++i) {
-      const double share = active_share_[i];
-      if (share > threshold) continue;
-      if (share < m) {
-        m = share;
-        threshold = m * (1.0 + kTieTolerance);
-      }
-      candidates_.push_back(static_cast<uint32_t>(i));
+  auto plant = [&] {
+    size_t kept = 0;
+    for (const uint32_t l : active_links_) {
+      if (unfrozen_[l] == 0) continue;
+      position_[l] = static_cast<uint32_t>(kept);
+      active_links_[kept++] = l;
     }
+    active_links_.resize(kept);
+    leaves = 1;
+    while (leaves < kept) leaves *= 2;
+    min_tree_.assign(2 * leaves, kInf);
+    for (size_t i = 0; i < kept; ++i) {
+      const uint32_t l = active_links_[i];
+      min_tree_[leaves + i] = remaining_[l] / weight_of_units(unfrozen_units_[l]);
+    }
+    rebuild();
+    dead = 0;
+  };
+  plant();
+  std::vector<uint32_t>& touched = touched_;  // links whose flows froze this round
+  uint32_t rounds = 0;
+  while (min_tree_[1] < kInf) {
+    ++rounds;
+    const double m = min_tree_[1];
+    const double threshold = m * (1.0 + kTieTolerance);
     bottlenecks_.clear();
-    for (uint32_t i : candidates_) {
-      if (active_share_[i] <= threshold) bottlenecks_.push_back(active_links_[i]);
+    descend_.assign(1, 1);
+    while (!descend_.empty()) {
+      const size_t n = descend_.back();
+      descend_.pop_back();
+      if (min_tree_[n] > threshold) continue;
+      if (n >= leaves) {
+        bottlenecks_.push_back(active_links_[n - leaves]);
+      } else {
+        descend_.push_back(2 * n + 1);
+        descend_.push_back(2 * n);
+      }
     }
 
     touched.clear();
@@ -96,6 +120,7 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
     // Capacity drops by m per unit of weight frozen, applied once per link as m * weight; the
     // weight is an integer sum of units, so neither this solver's freezing order nor the order
     // the CUDA solver's atomics land in changes it (for weights of 1 it is the count).
+    const bool whole = touched.size() * 8 > active_links_.size();
     for (uint32_t l : touched) {
       const double left = remaining_[l] - m * weight_of_units(frozen_units_now_[l]);
       remaining_[l] = left > 0 ? left : 0;
@@ -103,26 +128,24 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
       unfrozen_units_[l] -= frozen_units_now_[l];
       frozen_now_[l] = 0;
       frozen_units_now_[l] = 0;
+      size_t n = leaves + position_[l];
       if (unfrozen_[l] > 0) {
-        active_share_[position_[l]] = remaining_[l] / weight_of_units(unfrozen_units_[l]);
+        min_tree_[n] = remaining_[l] / weight_of_units(unfrozen_units_[l]);
       } else {
-        active_share_[position_[l]] = kInf;
+        min_tree_[n] = kInf;
         ++dead;
+      }
+      if (whole) continue;
+      for (n /= 2; n >= 1; n /= 2) {
+        const double low = std::min(min_tree_[2 * n], min_tree_[2 * n + 1]);
+        if (min_tree_[n] == low) break;
+        min_tree_[n] = low;
       }
     }
     if (dead * 2 > active_links_.size()) {
-      size_t kept = 0;
-      for (size_t i = 0; i < active_links_.size(); ++i) {
-        const uint32_t l = active_links_[i];
-        if (unfrozen_[l] == 0) continue;
-        position_[l] = static_cast<uint32_t>(kept);
-        active_links_[kept] = l;
-        active_share_[kept] = active_share_[i];
-        ++kept;
-      }
-      active_links_.resize(kept);
-      active_share_.resize(kept);
-      dead = 0;
+      plant();
+    } else if (whole) {
+      rebuild();
     }
   }
   last_rounds_ = rounds;
