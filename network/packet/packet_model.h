@@ -73,10 +73,13 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   struct Packet {
     uint32_t transfer = 0;
     uint32_t bytes = 0;
-    uint32_t next = kNone;  // the next packet in the same input queue
+    uint32_t next = kNone;  // the next packet in the same input queue or on the same link
     uint16_t hop = 0;       // index into its route of the link it is on or queued for
     uint16_t route = 0;     // which of the transfer's routes it takes
     bool marked = false;    // ECN congestion experienced
+    // On a link: when it reaches the link's end, and the engine key its arrival sorts by.
+    Time arrive_at;
+    uint64_t arrival_key = 0;
   };
   // A DCQCN sender's state (DcqcnOptions); rates in bytes per second.
   struct ReactionPoint {
@@ -103,7 +106,8 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     double cap = 0;           // Transfer::max_rate: its packets leave at most this fast (0: any)
     ReactionPoint rp;
   };
-  // A FIFO of packets that entered a device over one link and leave over this port.
+  // A FIFO of packets: those that entered a device over one link and leave over this port, or
+  // those on a link's wire.
   struct InputQueue {
     uint32_t head = kNone;
     uint32_t tail = kNone;
@@ -129,9 +133,9 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     int64_t bytes_sent = 0;
   };
 
-  // Event payloads: a port finishing a packet (the port), a packet arriving at the end of its
-  // link, a port's paced sender becoming ready, or a CNP reaching its sender (generation << 32 |
-  // transfer).
+  // Event payloads: a port finishing a packet (the port), the head packet of a link's wire
+  // arriving at the link's end (the link), a port's paced sender becoming ready, or a CNP reaching
+  // its sender (generation << 32 | transfer).
   static constexpr uint64_t kArrive = uint64_t{1} << 63;
   static constexpr uint64_t kWake = uint64_t{1} << 62;
   static constexpr uint64_t kCnp = uint64_t{1} << 61;
@@ -139,6 +143,11 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   static constexpr uint32_t kGenerationMask = (uint32_t{1} << 29) - 1;
   void on_event(sim::Engine& engine, uint64_t payload) override;
   void finish_transmit(sim::Engine& engine, uint32_t port);
+  // Puts a packet that `link`'s port has serialized on the link's wire. A link's latency is
+  // constant and its port sends one packet at a time, so its packets arrive in the order they
+  // left: only the head's arrival is an engine event, and it queues the next head's.
+  void depart(sim::Engine& engine, uint32_t link, uint32_t packet);
+  void arrive_head(sim::Engine& engine, uint32_t link);
   void arrive(sim::Engine& engine, uint32_t packet);
   // Starts serializing the next packet on `port` if it is idle and some input's head packet has
   // room downstream; otherwise registers `port` with the ports it waits on.
@@ -166,6 +175,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   const topology::Cluster& cluster_;
   PacketModelOptions options_;
   std::vector<Port> ports_;             // one per directed link, by LinkId
+  std::vector<InputQueue> wires_;       // per link: its packets in flight, in departure order
   std::vector<uint32_t> in_index_;      // link -> its index among the links into its `to` device
   std::vector<uint32_t> in_degree_;     // device -> links into it
   std::vector<Packet> packets_;
