@@ -120,7 +120,8 @@ uint32_t PacketNetworkModel::new_packet(uint32_t transfer, uint32_t bytes) {
   TransferState& ts = transfers_[transfer];
   // Oblivious spraying: the transfer's packets take its routes in turn.
   const auto route = static_cast<uint16_t>(ts.cut++ % ts.paths.size());
-  packets_[id] = Packet{transfer, bytes, kNone, 0, route, false, Time(), 0};
+  const bool last = bytes == ts.unsent;
+  packets_[id] = Packet{transfer, bytes, kNone, 0, route, false, last, Time(), 0};
   return id;
 }
 
@@ -286,6 +287,16 @@ void PacketNetworkModel::release(sim::Engine& engine, uint32_t port, int64_t byt
 
 void PacketNetworkModel::depart(sim::Engine& engine, uint32_t link, uint32_t packet) {
   Packet& pk = packets_[packet];
+  TransferState& ts = transfers_[pk.transfer];
+  // On its last link, bound for a GPU that never backpressures, a packet's arrival matters only
+  // if it sends a CNP or completes the transfer. A transfer on one route keeps its packets in
+  // order, so its last packet arrives last and completes it: any other that sends no CNP is
+  // counted delivered now, with no event.
+  if (size_t{pk.hop} + 1 == ts.paths[pk.route].size() && ts.paths.size() == 1 && !pk.marked &&
+      !pk.last) {
+    count_delivered(ts, packet);
+    return;
+  }
   pk.arrive_at = engine.now() + ports_[link].latency;
   // The key of this moment, not of the moment the previous packet arrives: same-time arrivals
   // then run in the order they would run with an event per packet.
@@ -332,16 +343,20 @@ void PacketNetworkModel::arrive(sim::Engine& engine, uint32_t packet) {
     try_send(engine, port);
     return;
   }
-  delivered_ += Bytes(pk.bytes);
   if (pk.marked) notify(engine, pk.transfer, path);
-  free_packets_.push_back(packet);
-  --ts.in_flight;
+  count_delivered(ts, packet);
   if (ts.unsent > 0 || ts.in_flight > 0) return;
   engine.schedule_in(Time::zero(), *ts.done, ts.payload);
   ts.done = nullptr;
   --active_;
   if (ts.cap > 0) --capped_;
   free_transfers_.push_back(pk.transfer);
+}
+
+void PacketNetworkModel::count_delivered(TransferState& ts, uint32_t packet) {
+  delivered_ += Bytes(packets_[packet].bytes);
+  --ts.in_flight;
+  free_packets_.push_back(packet);
 }
 
 uint32_t PacketNetworkModel::next_injector(const Port& p, Time now, Time& ready_at) {

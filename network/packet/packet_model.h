@@ -44,7 +44,8 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   std::string_view name() const override { return "packet"; }
   void start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done,
              uint64_t payload) override;
-  // Bytes of every packet that has reached its destination GPU.
+  // Bytes of every packet that has reached its destination GPU; a packet that neither completes
+  // its transfer nor sends a CNP counts once it is on the last link there (it cannot be held).
   Bytes bytes_delivered() const override { return delivered_; }
 
   // Transfers started and not yet complete.
@@ -77,6 +78,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     uint16_t hop = 0;       // index into its route of the link it is on or queued for
     uint16_t route = 0;     // which of the transfer's routes it takes
     bool marked = false;    // ECN congestion experienced
+    bool last = false;      // the last packet cut from its transfer
     // On a link: when it reaches the link's end, and the engine key its arrival sorts by.
     Time arrive_at;
     uint64_t arrival_key = 0;
@@ -149,6 +151,8 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   void depart(sim::Engine& engine, uint32_t link, uint32_t packet);
   void arrive_head(sim::Engine& engine, uint32_t link);
   void arrive(sim::Engine& engine, uint32_t packet);
+  // A packet that reached its destination GPU, or is on its way there and waited on by nothing.
+  void count_delivered(TransferState& ts, uint32_t packet);
   // Starts serializing the next packet on `port` if it is idle and some input's head packet has
   // room downstream; otherwise registers `port` with the ports it waits on.
   void try_send(sim::Engine& engine, uint32_t port);
