@@ -75,6 +75,10 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   ts.unsent = t.bytes.count();
   ts.cut = 0;
   ts.in_flight = 0;
+  ts.short_of_last = 0;
+  const topology::LinkId last_link = ts.paths.front().back();
+  ts.one_last_link = std::all_of(ts.paths.begin(), ts.paths.end(),
+                                 [&](const auto& path) { return path.back() == last_link; });
   ts.done = &done;
   ts.payload = payload;
   ts.cap = t.max_rate;
@@ -120,8 +124,7 @@ uint32_t PacketNetworkModel::new_packet(uint32_t transfer, uint32_t bytes) {
   TransferState& ts = transfers_[transfer];
   // Oblivious spraying: the transfer's packets take its routes in turn.
   const auto route = static_cast<uint16_t>(ts.cut++ % ts.paths.size());
-  const bool last = bytes == ts.unsent;
-  packets_[id] = Packet{transfer, bytes, kNone, 0, route, false, last, Time(), 0};
+  packets_[id] = Packet{transfer, bytes, kNone, 0, route, false, Time(), 0};
   return id;
 }
 
@@ -186,6 +189,7 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
       packet = new_packet(t, bytes);
       ts.unsent -= bytes;
       ++ts.in_flight;
+      ++ts.short_of_last;
       if (options_.dcqcn.enabled) pace(engine.now(), ts.rp, bytes);
       // A capped sender's next packet leaves once its bytes are written, at the cap, from now.
       if (ts.cap > 0 && ts.unsent > 0) {
@@ -289,11 +293,12 @@ void PacketNetworkModel::depart(sim::Engine& engine, uint32_t link, uint32_t pac
   Packet& pk = packets_[packet];
   TransferState& ts = transfers_[pk.transfer];
   // On its last link, bound for a GPU that never backpressures, a packet's arrival matters only
-  // if it sends a CNP or completes the transfer. A transfer on one route keeps its packets in
-  // order, so its last packet arrives last and completes it: any other that sends no CNP is
-  // counted delivered now, with no event.
-  if (size_t{pk.hop} + 1 == ts.paths[pk.route].size() && ts.paths.size() == 1 && !pk.marked &&
-      !pk.last) {
+  // if it sends a CNP or completes the transfer. When every route of the transfer ends on this
+  // link, its packets arrive in the order they leave on it, so the last to leave completes the
+  // transfer: any other that sends no CNP is counted delivered now, with no event.
+  const bool last_link = size_t{pk.hop} + 1 == ts.paths[pk.route].size();
+  if (last_link) --ts.short_of_last;
+  if (last_link && ts.one_last_link && !pk.marked && (ts.unsent > 0 || ts.short_of_last > 0)) {
     count_delivered(ts, packet);
     return;
   }

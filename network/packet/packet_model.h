@@ -78,7 +78,6 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     uint16_t hop = 0;       // index into its route of the link it is on or queued for
     uint16_t route = 0;     // which of the transfer's routes it takes
     bool marked = false;    // ECN congestion experienced
-    bool last = false;      // the last packet cut from its transfer
     // On a link: when it reaches the link's end, and the engine key its arrival sorts by.
     Time arrive_at;
     uint64_t arrival_key = 0;
@@ -102,6 +101,8 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     int64_t unsent = 0;       // bytes not yet cut into packets
     uint64_t cut = 0;         // packets cut so far: the next takes route cut mod paths
     uint32_t in_flight = 0;   // packets injected, not yet delivered
+    uint32_t short_of_last = 0;  // packets injected, not yet on their last link
+    bool one_last_link = true;   // every route ends on the same link
     sim::EventHandler* done = nullptr;
     uint64_t payload = 0;
     uint32_t generation = 0;  // bumped on reuse, so a late CNP finds its transfer gone
