@@ -15,12 +15,13 @@ inline uint64_t fnv1a_word(uint64_t h, uint64_t word) {
 
 }  // namespace
 
-void Engine::schedule_at(Time at, EventHandler& handler, uint64_t payload) {
+void Engine::schedule_keyed(Time at, uint64_t key, EventHandler& handler, uint64_t payload) {
   if (at < now_) {
     throw std::logic_error("event scheduled in the past: at " + to_string(at) + ", now " +
                            to_string(now_));
   }
-  queue_.push(Event{at, next_key_++, &handler, payload});
+  if (key >= next_key_) throw std::logic_error("event scheduled with a key take_key() did not give");
+  queue_.push(Event{at, key, &handler, payload});
 }
 
 uint64_t Engine::run(Time until) {

@@ -35,10 +35,20 @@ class Engine {
 
   // Schedules `handler.on_event(payload)` at `at` (>= now()). The tie-break key is the engine's
   // schedule counter, which is deterministic for a deterministic model.
-  void schedule_at(Time at, EventHandler& handler, uint64_t payload = 0);
+  void schedule_at(Time at, EventHandler& handler, uint64_t payload = 0) {
+    schedule_keyed(at, take_key(), handler, payload);
+  }
   void schedule_in(Time delay, EventHandler& handler, uint64_t payload = 0) {
     schedule_at(now_ + delay, handler, payload);
   }
+  // A tie-break key taken now for an event queued later: scheduled with schedule_keyed, the event
+  // sorts among events of its time as if schedule_at had queued it when the key was taken. A model
+  // that holds a FIFO of future events and queues only its head (a link's packets in flight) keeps
+  // the order it would have had with every event queued.
+  uint64_t take_key() { return next_key_++; }
+  // Schedules with a key from take_key(). `at` must not lie before now(), nor the event before the
+  // one being executed: a key taken earlier goes with a time after now().
+  void schedule_keyed(Time at, uint64_t key, EventHandler& handler, uint64_t payload = 0);
 
   // Runs events with time <= until; returns the number executed by this call. Events later than
   // `until` stay queued and now() becomes `until` if the queue still holds events (time never

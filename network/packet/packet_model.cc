@@ -26,6 +26,7 @@ PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketM
   }
   const auto links = cluster_.links();
   ports_.resize(links.size());
+  wires_.resize(links.size());
   marks_.resize(links.size());
   in_index_.resize(links.size());
   in_degree_.assign(cluster_.devices().size(), 0);
@@ -74,6 +75,10 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   ts.unsent = t.bytes.count();
   ts.cut = 0;
   ts.in_flight = 0;
+  ts.short_of_last = 0;
+  const topology::LinkId last_link = ts.paths.front().back();
+  ts.one_last_link = std::all_of(ts.paths.begin(), ts.paths.end(),
+                                 [&](const auto& path) { return path.back() == last_link; });
   ts.done = &done;
   ts.payload = payload;
   ts.cap = t.max_rate;
@@ -119,7 +124,7 @@ uint32_t PacketNetworkModel::new_packet(uint32_t transfer, uint32_t bytes) {
   TransferState& ts = transfers_[transfer];
   // Oblivious spraying: the transfer's packets take its routes in turn.
   const auto route = static_cast<uint16_t>(ts.cut++ % ts.paths.size());
-  packets_[id] = Packet{transfer, bytes, kNone, 0, route, false};
+  packets_[id] = Packet{transfer, bytes, kNone, 0, route, false, Time(), 0};
   return id;
 }
 
@@ -184,6 +189,7 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
       packet = new_packet(t, bytes);
       ts.unsent -= bytes;
       ++ts.in_flight;
+      ++ts.short_of_last;
       if (options_.dcqcn.enabled) pace(engine.now(), ts.rp, bytes);
       // A capped sender's next packet leaves once its bytes are written, at the cap, from now.
       if (ts.cap > 0 && ts.unsent > 0) {
@@ -237,7 +243,7 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
 void PacketNetworkModel::on_event(sim::Engine& engine, uint64_t payload) {
   const auto id = static_cast<uint32_t>(payload);
   switch (payload & kKinds) {
-    case kArrive: arrive(engine, id); return;
+    case kArrive: arrive_head(engine, id); return;
     case kWake:
       if (ports_[id].wake_at == engine.now()) ports_[id].wake_at = Time::max();
       try_send(engine, id);
@@ -262,9 +268,9 @@ void PacketNetworkModel::finish_transmit(sim::Engine& engine, uint32_t port) {
   p.busy = false;
   p.on_wire = kNone;
   p.bytes_sent += pk.bytes;
-  engine.schedule_in(p.latency, *this, kArrive | packet);
   const bool reserved = pk.hop > 0;  // injected packets wait in host memory, not in the buffer
   const int64_t bytes = pk.bytes;
+  depart(engine, port, packet);
   try_send(engine, port);
   if (reserved) release(engine, port, bytes);
 }
@@ -281,6 +287,47 @@ void PacketNetworkModel::release(sim::Engine& engine, uint32_t port, int64_t byt
     on.erase(std::find(on.begin(), on.end(), port));
     try_send(engine, w);
   }
+}
+
+void PacketNetworkModel::depart(sim::Engine& engine, uint32_t link, uint32_t packet) {
+  Packet& pk = packets_[packet];
+  TransferState& ts = transfers_[pk.transfer];
+  // On its last link, bound for a GPU that never backpressures, a packet's arrival matters only
+  // if it sends a CNP or completes the transfer. When every route of the transfer ends on this
+  // link, its packets arrive in the order they leave on it, so the last to leave completes the
+  // transfer: any other that sends no CNP is counted delivered now, with no event.
+  const bool last_link = size_t{pk.hop} + 1 == ts.paths[pk.route].size();
+  if (last_link) --ts.short_of_last;
+  if (last_link && ts.one_last_link && !pk.marked && (ts.unsent > 0 || ts.short_of_last > 0)) {
+    count_delivered(ts, packet);
+    return;
+  }
+  pk.arrive_at = engine.now() + ports_[link].latency;
+  // The key of this moment, not of the moment the previous packet arrives: same-time arrivals
+  // then run in the order they would run with an event per packet.
+  pk.arrival_key = engine.take_key();
+  pk.next = kNone;
+  InputQueue& wire = wires_[link];
+  if (wire.tail == kNone) {
+    wire.head = packet;
+    engine.schedule_keyed(pk.arrive_at, pk.arrival_key, *this, kArrive | link);
+  } else {
+    packets_[wire.tail].next = packet;
+  }
+  wire.tail = packet;
+}
+
+void PacketNetworkModel::arrive_head(sim::Engine& engine, uint32_t link) {
+  InputQueue& wire = wires_[link];
+  const uint32_t packet = wire.head;
+  wire.head = packets_[packet].next;
+  if (wire.head == kNone) {
+    wire.tail = kNone;
+  } else {
+    const Packet& next = packets_[wire.head];
+    engine.schedule_keyed(next.arrive_at, next.arrival_key, *this, kArrive | link);
+  }
+  arrive(engine, packet);
 }
 
 void PacketNetworkModel::arrive(sim::Engine& engine, uint32_t packet) {
@@ -301,16 +348,20 @@ void PacketNetworkModel::arrive(sim::Engine& engine, uint32_t packet) {
     try_send(engine, port);
     return;
   }
-  delivered_ += Bytes(pk.bytes);
   if (pk.marked) notify(engine, pk.transfer, path);
-  free_packets_.push_back(packet);
-  --ts.in_flight;
+  count_delivered(ts, packet);
   if (ts.unsent > 0 || ts.in_flight > 0) return;
   engine.schedule_in(Time::zero(), *ts.done, ts.payload);
   ts.done = nullptr;
   --active_;
   if (ts.cap > 0) --capped_;
   free_transfers_.push_back(pk.transfer);
+}
+
+void PacketNetworkModel::count_delivered(TransferState& ts, uint32_t packet) {
+  delivered_ += Bytes(packets_[packet].bytes);
+  --ts.in_flight;
+  free_packets_.push_back(packet);
 }
 
 uint32_t PacketNetworkModel::next_injector(const Port& p, Time now, Time& ready_at) {

@@ -44,7 +44,8 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   std::string_view name() const override { return "packet"; }
   void start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done,
              uint64_t payload) override;
-  // Bytes of every packet that has reached its destination GPU.
+  // Bytes of every packet that has reached its destination GPU; a packet that neither completes
+  // its transfer nor sends a CNP counts once it is on the last link there (it cannot be held).
   Bytes bytes_delivered() const override { return delivered_; }
 
   // Transfers started and not yet complete.
@@ -73,10 +74,13 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   struct Packet {
     uint32_t transfer = 0;
     uint32_t bytes = 0;
-    uint32_t next = kNone;  // the next packet in the same input queue
+    uint32_t next = kNone;  // the next packet in the same input queue or on the same link
     uint16_t hop = 0;       // index into its route of the link it is on or queued for
     uint16_t route = 0;     // which of the transfer's routes it takes
     bool marked = false;    // ECN congestion experienced
+    // On a link: when it reaches the link's end, and the engine key its arrival sorts by.
+    Time arrive_at;
+    uint64_t arrival_key = 0;
   };
   // A DCQCN sender's state (DcqcnOptions); rates in bytes per second.
   struct ReactionPoint {
@@ -97,13 +101,16 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     int64_t unsent = 0;       // bytes not yet cut into packets
     uint64_t cut = 0;         // packets cut so far: the next takes route cut mod paths
     uint32_t in_flight = 0;   // packets injected, not yet delivered
+    uint32_t short_of_last = 0;  // packets injected, not yet on their last link
+    bool one_last_link = true;   // every route ends on the same link
     sim::EventHandler* done = nullptr;
     uint64_t payload = 0;
     uint32_t generation = 0;  // bumped on reuse, so a late CNP finds its transfer gone
     double cap = 0;           // Transfer::max_rate: its packets leave at most this fast (0: any)
     ReactionPoint rp;
   };
-  // A FIFO of packets that entered a device over one link and leave over this port.
+  // A FIFO of packets: those that entered a device over one link and leave over this port, or
+  // those on a link's wire.
   struct InputQueue {
     uint32_t head = kNone;
     uint32_t tail = kNone;
@@ -129,9 +136,9 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     int64_t bytes_sent = 0;
   };
 
-  // Event payloads: a port finishing a packet (the port), a packet arriving at the end of its
-  // link, a port's paced sender becoming ready, or a CNP reaching its sender (generation << 32 |
-  // transfer).
+  // Event payloads: a port finishing a packet (the port), the head packet of a link's wire
+  // arriving at the link's end (the link), a port's paced sender becoming ready, or a CNP reaching
+  // its sender (generation << 32 | transfer).
   static constexpr uint64_t kArrive = uint64_t{1} << 63;
   static constexpr uint64_t kWake = uint64_t{1} << 62;
   static constexpr uint64_t kCnp = uint64_t{1} << 61;
@@ -139,7 +146,14 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   static constexpr uint32_t kGenerationMask = (uint32_t{1} << 29) - 1;
   void on_event(sim::Engine& engine, uint64_t payload) override;
   void finish_transmit(sim::Engine& engine, uint32_t port);
+  // Puts a packet that `link`'s port has serialized on the link's wire. A link's latency is
+  // constant and its port sends one packet at a time, so its packets arrive in the order they
+  // left: only the head's arrival is an engine event, and it queues the next head's.
+  void depart(sim::Engine& engine, uint32_t link, uint32_t packet);
+  void arrive_head(sim::Engine& engine, uint32_t link);
   void arrive(sim::Engine& engine, uint32_t packet);
+  // A packet that reached its destination GPU, or is on its way there and waited on by nothing.
+  void count_delivered(TransferState& ts, uint32_t packet);
   // Starts serializing the next packet on `port` if it is idle and some input's head packet has
   // room downstream; otherwise registers `port` with the ports it waits on.
   void try_send(sim::Engine& engine, uint32_t port);
@@ -166,6 +180,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   const topology::Cluster& cluster_;
   PacketModelOptions options_;
   std::vector<Port> ports_;             // one per directed link, by LinkId
+  std::vector<InputQueue> wires_;       // per link: its packets in flight, in departure order
   std::vector<uint32_t> in_index_;      // link -> its index among the links into its `to` device
   std::vector<uint32_t> in_degree_;     // device -> links into it
   std::vector<Packet> packets_;

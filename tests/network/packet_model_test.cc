@@ -63,6 +63,22 @@ TEST(PacketNetworkModel, OnePacketTransferPaysItsSerializationAtEveryHop) {
   EXPECT_EQ(r.time_of(0), (kMtuTime + Time::ns(500)) * 2);
 }
 
+// Every hop costs the port's finish and the arrival at the next device, except that only the last
+// packet's arrival at the destination GPU is an event (it completes the transfer); then the
+// caller's completion.
+TEST(PacketNetworkModel, OnlyTheLastPacketsArrivalAtTheGpuIsAnEvent) {
+  testing_support::LineCluster line({{kBw, Time::us(1)}, {kBw, Time::us(1)}, {kBw, Time::us(1)}});
+  PacketNetworkModel net(line);
+  sim::Engine engine;
+  const uint64_t packets = 256;
+  const Bytes size(4096 * packets);
+  const Recorder r = run_all(net, engine, {{.src_gpu = 0, .dst_gpu = 3, .bytes = size}});
+  EXPECT_EQ(r.time_of(0), kBw.transfer_time(size) + Time::us(3) + kMtuTime * 2);
+  EXPECT_EQ(engine.events_executed(), packets * (3 + 2) + 1 + 1);
+  EXPECT_EQ(net.bytes_delivered(), size);
+  EXPECT_EQ(net.packets_in_flight(), 0u);
+}
+
 TEST(PacketNetworkModel, TwoFlowsSharingABottleneckEachGetHalf) {
   // Senders 0 and 1 both feed the switch port down to gpu 2; a 64 KiB buffer makes the
   // senders wait on credits, so the round robin at the switch sets both rates.

@@ -51,6 +51,32 @@ TEST(Engine, EqualTimesRunInScheduleOrder) {
   EXPECT_EQ(r.calls[3].second, 1u);
 }
 
+// A key taken before other events are scheduled sorts its event before theirs at an equal time,
+// and the fingerprint is that of scheduling it when the key was taken.
+TEST(Engine, KeyedEventSortsAsIfScheduledWhenItsKeyWasTaken) {
+  Engine keyed;
+  Recorder r;
+  const uint64_t key = keyed.take_key();
+  keyed.schedule_at(Time::ns(5), r, 2);
+  keyed.schedule_keyed(Time::ns(5), key, r, 1);
+  keyed.run();
+  ASSERT_EQ(r.calls.size(), 2u);
+  EXPECT_EQ(r.calls[0].second, 1u);
+  EXPECT_EQ(r.calls[1].second, 2u);
+
+  Engine plain;
+  plain.schedule_at(Time::ns(5), r, 1);
+  plain.schedule_at(Time::ns(5), r, 2);
+  plain.run();
+  EXPECT_EQ(keyed.fingerprint(), plain.fingerprint());
+}
+
+TEST(Engine, KeyNotTakenIsRefused) {
+  Engine engine;
+  Recorder r;
+  EXPECT_THROW(engine.schedule_keyed(Time::ns(5), 0, r), std::logic_error);
+}
+
 TEST(Engine, RunUntilLeavesLaterEventsQueued) {
   Engine engine;
   Recorder r;
