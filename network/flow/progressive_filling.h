@@ -25,6 +25,16 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
   assert(rates.size() == v.flow_count());
   const size_t links = v.link_count();
   constexpr double kInf = std::numeric_limits<double>::infinity();
+  if (v.flow_count() == 1 && !v.crosses_nothing(0)) {
+    // A lone flow (the commonest solve of a run that starts transfers one by one): the one round
+    // below, without its setup; its level is the smallest share of its links, as computed there.
+    const double units = weight_of_units(v.weight_units(0));
+    double m = kInf;
+    v.for_each_link_of(0, [&](uint32_t l) { m = std::min(m, v.capacity(l) / units); });
+    rates[0] = m * v.weight(0);
+    last_rounds_ = 1;
+    return;
+  }
 
   remaining_.resize(links);
   unfrozen_.resize(links);
@@ -54,16 +64,21 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
   // The shares of the links with unfrozen flows (remaining / unfrozen weight; +infinity once
   // every flow of the link froze) sit at the leaves of a tournament tree whose inner nodes hold
   // the smaller of their children: the round's level is the root, and its bottlenecks are found by
-  // descending only into subtrees whose minimum is within the tie tolerance of it. A round updates
-  // the leaves of the links it touched and their paths to the root, or rebuilds the tree when it
-  // touched so many that a pass over it costs less; a round that freezes a few flows among
-  // thousands of links costs their paths, not a pass over every link.
+  // descending only into subtrees whose minimum is within the tie tolerance of it. A round that
+  // touched a few links updates their paths to the root, so a round that freezes a few flows among
+  // thousands of links costs their paths, not a pass over every link. After a round that touched
+  // many (an all-to-all's), the inner nodes are left stale and the next round finds its level
+  // and ties by one pass over the leaves, which costs what a rebuild would; the tree is rebuilt
+  // when a round touches few links again.
   size_t leaves = 1;
+  size_t depth = 1;  // levels from a leaf to the root, counting both
+  bool inner_fresh = false;  // whether the inner nodes hold their children's minimum
   auto rebuild = [&] {
     for (size_t n = leaves - 1; n >= 1; --n) min_tree_[n] = std::min(min_tree_[2 * n], min_tree_[2 * n + 1]);
+    inner_fresh = true;
   };
-  // A tree over the links that still have unfrozen flows, built anew when over half its leaves
-  // have none left, so that a rebuild costs what is left.
+  // A tree over the links that still have unfrozen flows, planted anew when over half its leaves
+  // have none left, so that a pass over it costs what is left.
   size_t dead = 0;
   auto plant = [&] {
     size_t kept = 0;
@@ -74,7 +89,8 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
     }
     active_links_.resize(kept);
     leaves = 1;
-    while (leaves < kept) leaves *= 2;
+    depth = 1;
+    for (; leaves < kept; leaves *= 2) ++depth;
     min_tree_.assign(2 * leaves, kInf);
     for (size_t i = 0; i < kept; ++i) {
       const uint32_t l = active_links_[i];
@@ -86,23 +102,44 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
   plant();
   std::vector<uint32_t>& touched = touched_;  // links whose flows froze this round
   uint32_t rounds = 0;
-  while (min_tree_[1] < kInf) {
-    ++rounds;
-    const double m = min_tree_[1];
-    const double threshold = m * (1.0 + kTieTolerance);
+  for (;;) {
+    double m = kInf;
+    double threshold = kInf;
     bottlenecks_.clear();
-    descend_.assign(1, 1);
-    while (!descend_.empty()) {
-      const size_t n = descend_.back();
-      descend_.pop_back();
-      if (min_tree_[n] > threshold) continue;
-      if (n >= leaves) {
-        bottlenecks_.push_back(active_links_[n - leaves]);
-      } else {
-        descend_.push_back(2 * n + 1);
-        descend_.push_back(2 * n);
+    if (inner_fresh) {
+      m = min_tree_[1];
+      threshold = m * (1.0 + kTieTolerance);
+      descend_.assign(1, 1);
+      while (!descend_.empty() && m < kInf) {
+        const size_t n = descend_.back();
+        descend_.pop_back();
+        if (min_tree_[n] > threshold) continue;
+        if (n >= leaves) {
+          bottlenecks_.push_back(active_links_[n - leaves]);
+        } else {
+          descend_.push_back(2 * n + 1);
+          descend_.push_back(2 * n);
+        }
+      }
+    } else {
+      // One pass finds the minimum and every leaf that might tie with it (those within the
+      // tolerance of the minimum so far); the candidates are then filtered by the final threshold.
+      candidates_.clear();
+      for (size_t i = 0; i < active_links_.size(); ++i) {
+        const double share = min_tree_[leaves + i];
+        if (share > threshold) continue;
+        if (share < m) {
+          m = share;
+          threshold = m * (1.0 + kTieTolerance);
+        }
+        candidates_.push_back(static_cast<uint32_t>(i));
+      }
+      for (uint32_t i : candidates_) {
+        if (min_tree_[leaves + i] <= threshold) bottlenecks_.push_back(active_links_[i]);
       }
     }
+    if (!(m < kInf)) break;
+    ++rounds;
 
     touched.clear();
     for (uint32_t l : bottlenecks_) {
@@ -120,7 +157,9 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
     // Capacity drops by m per unit of weight frozen, applied once per link as m * weight; the
     // weight is an integer sum of units, so neither this solver's freezing order nor the order
     // the CUDA solver's atomics land in changes it (for weights of 1 it is the count).
-    const bool whole = touched.size() * 8 > active_links_.size();
+    // A path update is a few random reads per level, a leaf in a pass one sequential read.
+    const bool many = touched.size() * 2 * depth > active_links_.size();
+    if (many) inner_fresh = false;
     for (uint32_t l : touched) {
       const double left = remaining_[l] - m * weight_of_units(frozen_units_now_[l]);
       remaining_[l] = left > 0 ? left : 0;
@@ -135,7 +174,7 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
         min_tree_[n] = kInf;
         ++dead;
       }
-      if (whole) continue;
+      if (!inner_fresh) continue;
       for (n /= 2; n >= 1; n /= 2) {
         const double low = std::min(min_tree_[2 * n], min_tree_[2 * n + 1]);
         if (min_tree_[n] == low) break;
@@ -144,7 +183,7 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
     }
     if (dead * 2 > active_links_.size()) {
       plant();
-    } else if (whole) {
+    } else if (!many && !inner_fresh) {
       rebuild();
     }
   }
