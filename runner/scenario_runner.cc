@@ -948,6 +948,13 @@ workloads::ExecutionResult run_jobs_workload(const config::Scenario& s, const wo
   const auto cluster = topology::build_cluster(s.cluster);
   const std::unique_ptr<network::NetworkModel> net = online_network_model(s, analytical, *cluster);
   workloads::OnlineNetwork online(analytical, *cluster, *net);
+  // Each job hashes its transfers to the same ECMP routes together and alone.
+  std::vector<int> job_of_gpu(static_cast<size_t>(s.cluster.total_gpus()), 0);
+  for (size_t i = 0; i < s.jobs.size(); ++i) {
+    for (int g : workloads::job_gpus(s.jobs[i].nodes, s.cluster.gpus_per_node))
+      job_of_gpu[static_cast<size_t>(g)] = static_cast<int>(i);
+  }
+  online.set_salt_domains(std::move(job_of_gpu));
   const workloads::ComputeModel compute(s.cluster.gpu, attention);
   RunControl silent = control;
   silent.quiet = true;  // runs side by side: no bars

@@ -84,6 +84,26 @@ TEST(Jobs, JobsUnderLeavesOfTheirOwnTakeTheirTimeAlone) {
   }
 }
 
+// Under ECMP a job's transfers hash to routes of its own choosing, whatever the other jobs launched
+// before them: a DLRM that ends long before the LLM's gradient all_reduce crosses the same 2:1
+// spine leaves the LLM its time alone to the picosecond.
+TEST(Jobs, AJobsEcmpRoutesDoNotDependOnTheOtherJobs) {
+  std::string yaml = cluster(24, 2, "flow") +
+                     "jobs:\n"
+                     "  - name: llm\n"
+                     "    nodes: 2\n"
+                     "    placement: spread\n" +
+                     kLlm +
+                     "  - name: recsys\n"
+                     "    nodes: 2\n"
+                     "    placement: spread\n"
+                     "    workload: {kind: dlrm, dlrm: {tables: 64}}\n";
+  yaml.replace(yaml.find("routing: adaptive"), std::string("routing: adaptive").size(), "routing: ecmp");
+  const workloads::JobsResult r = run_jobs(config::load_scenario_text(yaml, "ecmp.yaml"), 1);
+  ASSERT_LT(job(r, "recsys").together_s, 0.1 * job(r, "llm").alone_s);
+  EXPECT_EQ(job(r, "llm").together_s, job(r, "llm").alone_s);
+}
+
 // Two jobs of the same all_to_all traffic, spread over both leaves of a 2:1 spine (A on nodes 0
 // and 2, B on 1 and 3). Of each GPU's 256 MiB, the 8/16 bound for the other node crosses the
 // spine: S/2 a GPU. Alone, a leaf's 8 uplinks carry its node's 8 GPUs' S/2 at the NICs' own rate,
