@@ -6,6 +6,10 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -56,17 +60,21 @@ const workloads::JobTime& job(const workloads::JobsResult& r, const std::string&
   throw std::runtime_error("no job " + name);
 }
 
-// Nodes 0-1 and 2-3 each under a leaf of their own on a non-blocking fabric: the LLM's DP rings
-// and the DLRM's all_to_all turn at their own leaf and share no link, so each job takes exactly
-// its time alone.
+// Nodes 0-1 and 2-3 each under a leaf of their own on a non-blocking fabric: the LLM's (a 1.3B
+// model's two layers, TP 8, DP 2) DP rings and the DLRM's all_to_all turn at their own leaf and
+// share no link, so each job takes exactly its time alone.
 TEST(Jobs, JobsUnderLeavesOfTheirOwnTakeTheirTimeAlone) {
   for (const char* model : {"flow", "packet"}) {
     SCOPED_TRACE(model);
     const auto s = config::load_scenario_text(cluster(32, 1, model) +
                                                   "jobs:\n"
                                                   "  - name: llm\n"
-                                                  "    nodes: [0, 1]\n" +
-                                                  kLlm +
+                                                  "    nodes: [0, 1]\n"
+                                                  "    workload:\n"
+                                                  "      kind: training\n"
+                                                  "      model: {layers: 2, hidden: 2048, heads: 16, vocab: 32000}\n"
+                                                  "      parallel: {tp: 8}\n"
+                                                  "      batch: {global: 4}\n" +
                                                   "  - name: recsys\n"
                                                   "    nodes: 2\n"
                                                   "    first_node: 2\n"
@@ -169,25 +177,35 @@ TEST(Jobs, TwoTrainingJobsOnA2To1SpineEachLoseTheirGradientAllReduceTime) {
   }
 }
 
+std::string slurp(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 // The shipped scenario: the same table, CSV and JSON on every run and with any --threads.
 TEST(Jobs, OutputIsTheSameAcrossRunsAndThreads) {
-  const auto s = config::load_scenario(kScenarios + "two-jobs-one-spine.yaml");
-  for (OutputFormat format : {OutputFormat::table, OutputFormat::csv, OutputFormat::json}) {
-    std::vector<std::string> outs;
-    for (int threads : {1, 1, 2, 3}) {
-      RunOptions options;
-      options.quiet = true;
-      options.fingerprint = true;
-      options.threads = threads;
-      options.format = format;
-      std::ostringstream out;
-      ASSERT_EQ(run_scenario(s, options, out), 0);
-      outs.push_back(out.str());
-    }
-    ASSERT_NE(outs[0].find("fingerprint "), std::string::npos);
-    ASSERT_NE(outs[0].find("recsys"), std::string::npos) << outs[0];
-    for (size_t i = 1; i < outs.size(); ++i) EXPECT_EQ(outs[i], outs[0]) << "run " << i;
+  auto s = config::load_scenario(kScenarios + "two-jobs-one-spine.yaml");
+  s.output.formats = {"table", "csv", "json"};
+  const auto dir = std::filesystem::temp_directory_path() / ("dtsim_jobs_" + std::to_string(::getpid()));
+  std::vector<std::string> outs;
+  for (int threads : {1, 1, 2, 3}) {
+    RunOptions options;
+    options.quiet = true;
+    options.fingerprint = true;
+    options.threads = threads;
+    options.out_dir = (dir / std::to_string(outs.size())).string();
+    std::ostringstream out;
+    ASSERT_EQ(run_scenario(s, options, out), 0);
+    const std::filesystem::path files = *options.out_dir;
+    outs.push_back(out.str() + slurp(files / (s.name + ".csv")) + slurp(files / (s.name + ".json")));
   }
+  std::filesystem::remove_all(dir);
+  ASSERT_NE(outs[0].find("fingerprint "), std::string::npos);
+  ASSERT_NE(outs[0].find("recsys,dlrm,\"1,3\",16,10,"), std::string::npos) << outs[0];
+  ASSERT_NE(outs[0].find("\"slowdown\""), std::string::npos) << outs[0];
+  for (size_t i = 1; i < outs.size(); ++i) EXPECT_EQ(outs[i], outs[0]) << "run " << i;
 }
 
 // The shipped scenario's LLM is slowed by the DLRM beside it, never sped up.
