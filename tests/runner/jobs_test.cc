@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -208,13 +209,6 @@ TEST(Jobs, OutputIsTheSameAcrossRunsAndThreads) {
   for (size_t i = 1; i < outs.size(); ++i) EXPECT_EQ(outs[i], outs[0]) << "run " << i;
 }
 
-// The shipped scenario's LLM is slowed by the DLRM beside it, never sped up.
-TEST(Jobs, TheShippedScenarioSlowsNoJobBelowItsTimeAlone) {
-  const workloads::JobsResult r = run_jobs(config::load_scenario(kScenarios + "two-jobs-one-spine.yaml"), 0);
-  ASSERT_EQ(r.jobs.size(), 2u);
-  for (const workloads::JobTime& j : r.jobs) EXPECT_GE(j.slowdown(), 1.0) << j.name;
-}
-
 // The one line a scenario's mistake gets, from loading it.
 std::string refusal(const std::string& yaml) {
   try {
@@ -231,14 +225,15 @@ std::string two_jobs(const std::string& first, const std::string& second, const 
 
 const std::string kTraffic = "    traffic: {collective: all_to_all, bytes: 1MiB}\n";
 
-struct Refusal {
+// A mistake, the scenario that makes it and what its one line must say.
+struct Mistake {
   const char* what;
   std::string yaml;
   std::vector<std::string> says;
 };
 
-TEST(Jobs, EveryMistakeIsRefusedInOneLineNamingTheKey) {
-  const std::vector<Refusal> cases = {
+std::vector<Mistake> mistakes() {
+  return {
       {"overlapping ranges", two_jobs("    nodes: [0, 2]\n" + kTraffic, "    nodes: [2, 3]\n" + kTraffic),
        {"jobs[1].nodes", "nodes 2-3 overlap nodes 0-2 of jobs[0].nodes (\"a\")"}},
       {"a job larger than the cluster", two_jobs("    nodes: 5\n" + kTraffic, "    nodes: 1\n" + kTraffic),
@@ -295,13 +290,25 @@ TEST(Jobs, EveryMistakeIsRefusedInOneLineNamingTheKey) {
       {"a trace output", two_jobs("    nodes: 1\n" + kTraffic, "    nodes: 1\n" + kTraffic) + "output: {formats: [trace]}\n",
        {"output.formats", "jobs write table, csv or json"}},
   };
-  for (const Refusal& c : cases) {
-    SCOPED_TRACE(c.what);
-    const std::string line = refusal(c.yaml);
-    EXPECT_EQ(line.find('\n'), std::string::npos) << line;
-    for (const std::string& text : c.says) EXPECT_NE(line.find(text), std::string::npos) << text << " in: " << line;
-  }
 }
+
+class Refusal : public testing::TestWithParam<Mistake> {};
+
+TEST_P(Refusal, IsOneLineNamingTheKey) {
+  const Mistake& m = GetParam();
+  const std::string line = refusal(m.yaml);
+  EXPECT_EQ(line.find('\n'), std::string::npos) << line;
+  for (const std::string& text : m.says) EXPECT_NE(line.find(text), std::string::npos) << text << " in: " << line;
+}
+
+INSTANTIATE_TEST_SUITE_P(Jobs, Refusal, testing::ValuesIn(mistakes()),
+                         [](const testing::TestParamInfo<Mistake>& param) {
+                           std::string name = param.param.what;
+                           for (char& c : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return name;
+                         });
 
 // A recorded trace runs as a job: the four-GPU DDP trace on node 0, traffic on node 1, neither
 // leaving its node, so the trace takes its time alone. On nodes of two GPUs its four ranks do
