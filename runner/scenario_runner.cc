@@ -1264,8 +1264,8 @@ Headline evaluate_scenario(const config::Scenario& s) {
   if (!s.jobs.empty()) {
     // One thread: `sweep` already evaluates its points in parallel.
     for (const workloads::JobTime& j : run_jobs_online(s, {.threads = 1}).result.jobs) {
-      h.metrics.emplace_back(j.name + "_alone_s", j.alone_s);
       h.metrics.emplace_back(j.name + "_together_s", j.together_s);
+      h.metrics.emplace_back(j.name + "_alone_s", j.alone_s);
       h.metrics.emplace_back(j.name + "_slowdown", j.slowdown());
     }
     return h;

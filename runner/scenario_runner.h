@@ -63,7 +63,8 @@ std::vector<workloads::SweepRow> time_collective_sweep(const config::Scenario& s
 workloads::JobsResult run_jobs(const config::Scenario& scenario, int threads);
 
 // Evaluates a scenario without writing anything: what a sweep calls once per point. With jobs,
-// each job's <name>_alone_s, <name>_together_s and <name>_slowdown.
+// each job's <name>_together_s, <name>_alone_s and <name>_slowdown (the first job's time together
+// is then the sweep's time objective).
 Headline evaluate_scenario(const config::Scenario& scenario);
 
 // Runs the scenario's workload on its network model, writes results to `out` (stdout for the
