@@ -757,7 +757,9 @@ std::vector<JobSpec> read_jobs(const YamlNode& list, const ClusterSpec& cluster)
   for (size_t i = 0; i < jobs.size(); ++i) {
     const YamlNode& item = list.items[i];
     const std::string key = fmt::format("jobs[{}]", i);
-    if (!item.is_map()) fail(item, key, "expected a map with name, nodes and workload or traffic, got " + describe(item));
+    if (!item.is_map()) {
+      fail(item, key, "expected a map with name, nodes and workload or traffic, got " + describe(item));
+    }
     MapReader& r = readers.emplace_back(item, key);
     jobs[i].name = fmt::format("job{}", i);
     r.read("name", jobs[i].name);
@@ -777,7 +779,10 @@ std::vector<JobSpec> read_jobs(const YamlNode& list, const ClusterSpec& cluster)
   } catch (const workloads::PlacementError& e) {
     const size_t j = e.job();
     std::string message = e.what();
-    if (e.other() >= 0) message += fmt::format(" of jobs[{}].nodes (\"{}\")", e.other(), jobs[static_cast<size_t>(e.other())].name);
+    if (e.other() >= 0) {
+      const auto other = static_cast<size_t>(e.other());
+      message += fmt::format(" of jobs[{}].nodes (\"{}\")", other, jobs[other].name);
+    }
     fail(*list.items[j].find("nodes"), readers[j].key("nodes"), message);
   }
   for (size_t i = 0; i < jobs.size(); ++i) {

@@ -27,16 +27,20 @@ void write_table(const workloads::JobsResult& r, std::ostream& out) {
     name_width = std::max(name_width, j.name.size());
     node_width = std::max(node_width, workloads::node_list(j.nodes).size());
   }
-  out << fmt::format("jobs on one fabric  {} jobs on {} of {} nodes, {} model; times per iteration; alone: each on "
-                     "its nodes with the rest of the cluster idle\n",
-                     r.jobs.size(), nodes, r.cluster_nodes, r.model);
-  out << fmt::format("{:<{}}  {:<8}  {:<{}}  {:>5}  {:>10}  {:>12}  {:>12}  {:>8}\n", "job", name_width, "workload",
-                     "nodes", node_width, "GPUs", "iterations", fmt::format("alone ({})", u.name),
-                     fmt::format("together ({})", u.name), "slowdown");
+  out << fmt::format(
+      "jobs on one fabric  {} jobs on {} of {} nodes, {} model; times per iteration; alone: each "
+      "on "
+      "its nodes with the rest of the cluster idle\n",
+      r.jobs.size(), nodes, r.cluster_nodes, r.model);
+  out << fmt::format("{:<{}}  {:<8}  {:<{}}  {:>5}  {:>10}  {:>12}  {:>12}  {:>8}\n", "job",
+                     name_width, "workload", "nodes", node_width, "GPUs", "iterations",
+                     fmt::format("alone ({})", u.name), fmt::format("together ({})", u.name),
+                     "slowdown");
   for (const workloads::JobTime& j : r.jobs) {
-    out << fmt::format("{:<{}}  {:<8}  {:<{}}  {:>5}  {:>10}  {:>12.4f}  {:>12.4f}  {:>8.4f}\n", j.name, name_width,
-                       j.workload, workloads::node_list(j.nodes), node_width, j.gpus, j.iterations,
-                       j.alone_s * u.per_second, j.together_s * u.per_second, j.slowdown());
+    out << fmt::format("{:<{}}  {:<8}  {:<{}}  {:>5}  {:>10}  {:>12.4f}  {:>12.4f}  {:>8.4f}\n",
+                       j.name, name_width, j.workload, workloads::node_list(j.nodes), node_width,
+                       j.gpus, j.iterations, j.alone_s * u.per_second, j.together_s * u.per_second,
+                       j.slowdown());
   }
 }
 
@@ -66,11 +70,12 @@ void write_jobs(const workloads::JobsResult& r, std::string_view format, std::os
     out << "job,workload,nodes,gpus,iterations,alone_s,together_s,slowdown\n";
     for (const workloads::JobTime& j : r.jobs) {
       out << fmt::format("{},{},{},{},{},{:.9f},{:.9f},{:.6f}\n", csv_field(j.name), j.workload,
-                         csv_field(workloads::node_list(j.nodes)), j.gpus, j.iterations, j.alone_s, j.together_s,
-                         j.slowdown());
+                         csv_field(workloads::node_list(j.nodes)), j.gpus, j.iterations, j.alone_s,
+                         j.together_s, j.slowdown());
     }
   } else {
-    throw std::invalid_argument("jobs output format must be table, json or csv, got '" + std::string(format) + "'");
+    throw std::invalid_argument("jobs output format must be table, json or csv, got '" +
+                                std::string(format) + "'");
   }
 }
 

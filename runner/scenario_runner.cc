@@ -25,6 +25,7 @@
 #include "collectives/schedule.h"
 #include "collectives/schedule_executor.h"
 #include "collectives/tuner.h"
+#include "config/enum_names.h"
 #include "config/loader.h"
 #include "network/flow/flow_model.h"
 #include "network/link_ledger.h"
@@ -874,7 +875,9 @@ workloads::Workload read_trace(const config::Scenario& s, const workloads::Trace
     // A missing, truncated or inconsistent trace is the input's fault: one line naming it.
     throw InputError(where(s), key + ".path", e.what());
   }
-  if (const std::string why = w.misfit(gpus); !why.empty()) throw InputError(where(s), key + ".path", prefix + ": " + why);
+  if (const std::string why = w.misfit(gpus); !why.empty()) {
+    throw InputError(where(s), key + ".path", prefix + ": " + why);
+  }
   return w;
 }
 
@@ -922,21 +925,15 @@ workloads::Workload job_workload(const config::Scenario& s, size_t i) {
     case workloads::WorkloadKind::training:
       return workloads::generate_megatron(w.training, own, {.layers_per_block = w.layers_per_block, .all_ranks = true});
     case workloads::WorkloadKind::dlrm: return workloads::generate_dlrm(w.dlrm, own, true);
-    case workloads::WorkloadKind::trace: return read_trace(s, w.trace, own.total_gpus(), fmt::format("jobs[{}].workload", i));
+    case workloads::WorkloadKind::trace:
+      return read_trace(s, w.trace, own.total_gpus(), fmt::format("jobs[{}].workload", i));
     case workloads::WorkloadKind::collective_sweep: break;
   }
   throw std::logic_error("a job runs training, dlrm, a trace or traffic (the loader refuses a collective sweep)");
 }
 
 std::string job_kind(const config::JobSpec& job) {
-  if (job.is_traffic) return "traffic";
-  switch (job.workload.kind) {
-    case workloads::WorkloadKind::training: return "training";
-    case workloads::WorkloadKind::dlrm: return "dlrm";
-    case workloads::WorkloadKind::trace: return "trace";
-    case workloads::WorkloadKind::collective_sweep: break;
-  }
-  return "collective-sweep";
+  return job.is_traffic ? "traffic" : std::string(config::enum_name(job.workload.kind, config::workload_kind_names()));
 }
 
 // Runs `w` online on the scenario's flow or packet model, on an engine of its own: the run of all
@@ -972,9 +969,10 @@ struct JobsRun {
   RunStats stats;
 };
 
-// Every job of the scenario together on one engine, then each alone on the same nodes (its
+// Every job of the scenario together on one engine, and each alone on the same nodes (its
 // oracle), these runs on `control.threads` workers; each job's time is when the last of its ranks
-// finished, over its iterations. Refused, in one line naming jobs, when the runs side by side would not fit in memory.
+// finished, over its iterations. Refused, in one line naming jobs, when the runs would not fit in
+// memory.
 JobsRun run_jobs_online(const config::Scenario& s, const RunControl& control) {
   const size_t n = s.jobs.size();
   workloads::Workload together;
@@ -982,9 +980,13 @@ JobsRun run_jobs_online(const config::Scenario& s, const RunControl& control) {
   together.total_gpus = s.cluster.total_gpus();
   std::vector<workloads::Workload> alone(n);
   std::vector<size_t> first(n), ranks(n);
+  // One compute model for all: the loader has checked that every job asks for the same attention.
   workloads::Attention attention = workloads::Attention::flash3;
-  for (size_t i = n; i-- > 0;) {
-    if (!s.jobs[i].is_traffic) attention = s.jobs[i].workload.training.attention;  // the same for all (loader)
+  for (const config::JobSpec& job : s.jobs) {
+    if (!job.is_traffic) {
+      attention = job.workload.training.attention;
+      break;
+    }
   }
   for (size_t i = 0; i < n; ++i) {
     workloads::Workload own = job_workload(s, i);
@@ -1008,7 +1010,7 @@ JobsRun run_jobs_online(const config::Scenario& s, const RunControl& control) {
                                  n, moved_as(s), ops, memory_size(bytes), memory_size(limit.bytes), limit.allows));
   }
   if (!control.quiet) {
-    std::cerr << fmt::format("simulate: {} jobs online on {}: together on one engine, then each alone; every rank's "
+    std::cerr << fmt::format("simulate: {} jobs online on {}: together on one engine and each alone; every rank's "
                              "ops ({:.3g}), about {} ({} {})\n",
                              n, moved_as(s), ops, memory_size(bytes), memory_size(limit.bytes), limit.allowed);
   }
@@ -1363,7 +1365,8 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
     }
     const workloads::JobsResult& jobs = run.result;
     report::write_jobs(jobs, format_name(options.format), out);
-    write_files(s, options, [&](OutputFormat f, std::ostream& file) { report::write_jobs(jobs, format_name(f), file); });
+    write_files(s, options,
+                [&](OutputFormat f, std::ostream& file) { report::write_jobs(jobs, format_name(f), file); });
     if (options.fingerprint) out << fmt::format("fingerprint {:016x}\n", jobs.fingerprint);
     if (options.stats) print_stats(run.stats, started);  // the run together
     return 0;

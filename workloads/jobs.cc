@@ -1,14 +1,15 @@
 #include "workloads/jobs.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace dtsim::workloads {
 namespace {
 
 std::string range_text(int first, int count) {
-  return count == 1 ? fmt::format("node {}", first) : fmt::format("nodes {}-{}", first, first + count - 1);
+  return count == 1 ? fmt::format("node {}", first)
+                    : fmt::format("nodes {}-{}", first, first + count - 1);
 }
 
 }  // namespace
@@ -19,18 +20,21 @@ std::vector<std::vector<int>> place_jobs(const std::vector<NodeRequest>& request
   for (size_t j = 0; j < requests.size(); ++j) {
     const NodeRequest& r = requests[j];
     if (r.count > nodes) {
-      throw PlacementError(j, -1, fmt::format("the job needs {} nodes but the cluster has {}", r.count, nodes));
+      throw PlacementError(
+          j, -1, fmt::format("the job needs {} nodes but the cluster has {}", r.count, nodes));
     }
     if (r.policy != PlacementPolicy::range) continue;
     if (r.first < 0 || r.first + r.count > nodes) {
-      throw PlacementError(j, -1, fmt::format("{} run past the cluster's {} nodes (0-{})", range_text(r.first, r.count),
-                                              nodes, nodes - 1));
+      throw PlacementError(j, -1,
+                           fmt::format("{} run past the cluster's {} nodes (0-{})",
+                                       range_text(r.first, r.count), nodes, nodes - 1));
     }
     for (int n = r.first; n < r.first + r.count; ++n) {
       if (const int other = owner[static_cast<size_t>(n)]; other >= 0) {
-        throw PlacementError(j, other, fmt::format("{} overlap {}", range_text(r.first, r.count),
-                                                   range_text(requests[static_cast<size_t>(other)].first,
-                                                              requests[static_cast<size_t>(other)].count)));
+        throw PlacementError(j, other,
+                             fmt::format("{} overlap {}", range_text(r.first, r.count),
+                                         range_text(requests[static_cast<size_t>(other)].first,
+                                                    requests[static_cast<size_t>(other)].count)));
       }
       owner[static_cast<size_t>(n)] = static_cast<int>(j);
       placed[j].push_back(n);
@@ -44,9 +48,11 @@ std::vector<std::vector<int>> place_jobs(const std::vector<NodeRequest>& request
       if (owner[static_cast<size_t>(n)] < 0) free.push_back(n);
     }
     if (static_cast<int>(free.size()) < r.count) {
-      throw PlacementError(j, -1, fmt::format("the job needs {} nodes but {} of the cluster's {} are left by the jobs "
-                                              "placed before it",
-                                              r.count, free.size(), nodes));
+      throw PlacementError(
+          j, -1,
+          fmt::format("the job needs {} nodes but {} of the cluster's {} are left by the jobs "
+                      "placed before it",
+                      r.count, free.size(), nodes));
     }
     if (r.policy == PlacementPolicy::packed) {
       size_t run = 0;
@@ -57,13 +63,16 @@ std::vector<std::vector<int>> place_jobs(const std::vector<NodeRequest>& request
         }
       }
       if (placed[j].empty()) {
-        throw PlacementError(j, -1, fmt::format("packed needs {} consecutive free nodes and the jobs placed before it "
-                                                "leave none; use placement: spread or an explicit range",
-                                                r.count));
+        throw PlacementError(
+            j, -1,
+            fmt::format("packed needs {} consecutive free nodes and the jobs placed before it "
+                        "leave none; use placement: spread or an explicit range",
+                        r.count));
       }
     } else {
       for (int i = 0; i < r.count; ++i) {
-        placed[j].push_back(free[static_cast<size_t>(int64_t{i} * static_cast<int64_t>(free.size()) / r.count)]);
+        placed[j].push_back(
+            free[static_cast<size_t>(int64_t{i} * static_cast<int64_t>(free.size()) / r.count)]);
       }
     }
     for (int n : placed[j]) owner[static_cast<size_t>(n)] = static_cast<int>(j);
@@ -135,7 +144,8 @@ void repeat_iterations(Workload& w, int iterations) {
 
 Time job_time(const ExecutionResult& run, size_t first, size_t count) {
   Time t = Time::zero();
-  for (size_t r = first; r < first + count && r < run.rank_end.size(); ++r) t = std::max(t, run.rank_end[r]);
+  for (size_t r = first; r < first + count && r < run.rank_end.size(); ++r)
+    t = std::max(t, run.rank_end[r]);
   return t;
 }
 

@@ -80,20 +80,20 @@ Time job_time(const ExecutionResult& run, size_t first, size_t count);
 // One job's times: together with the others, and alone on the same nodes, cluster and model.
 struct JobTime {
   std::string name;
-  std::string workload;   // training, dlrm, trace or traffic
+  std::string workload;  // training, dlrm, trace or traffic
   std::vector<int> nodes;
   int gpus = 0;
   int iterations = 1;
-  double alone_s = 0;     // per iteration: the mean of its iterations run back to back
+  double alone_s = 0;  // per iteration: the mean of its iterations run back to back
   double together_s = 0;
   double slowdown() const { return alone_s > 0 ? together_s / alone_s : 0; }
 };
 
 struct JobsResult {
-  std::string model;      // the network model they ran on: flow or packet
+  std::string model;  // the network model they ran on: flow or packet
   int cluster_nodes = 0;
   std::vector<JobTime> jobs;
-  uint64_t events = 0;    // of the run together
+  uint64_t events = 0;  // of the run together
   uint64_t fingerprint = 0;
 };
 

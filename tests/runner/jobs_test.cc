@@ -2,10 +2,8 @@
 // alone on the same nodes. Held to the oracle where no link is shared (together equals alone), to
 // a hand calculation where they share an oversubscribed spine, and to itself across runs and
 // thread counts; every placement or key a scenario gets wrong is refused in one line.
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
-
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -67,20 +65,21 @@ const workloads::JobTime& job(const workloads::JobsResult& r, const std::string&
 TEST(Jobs, JobsUnderLeavesOfTheirOwnTakeTheirTimeAlone) {
   for (const char* model : {"flow", "packet"}) {
     SCOPED_TRACE(model);
-    const auto s = config::load_scenario_text(cluster(32, 1, model) +
-                                                  "jobs:\n"
-                                                  "  - name: llm\n"
-                                                  "    nodes: [0, 1]\n"
-                                                  "    workload:\n"
-                                                  "      kind: training\n"
-                                                  "      model: {layers: 2, hidden: 2048, heads: 16, vocab: 32000}\n"
-                                                  "      parallel: {tp: 8}\n"
-                                                  "      batch: {global: 4}\n" +
-                                                  "  - name: recsys\n"
-                                                  "    nodes: 2\n"
-                                                  "    first_node: 2\n"
-                                                  "    workload: {kind: dlrm, dlrm: {tables: 64}}\n",
-                                              "disjoint.yaml");
+    const auto s = config::load_scenario_text(
+        cluster(32, 1, model) +
+            "jobs:\n"
+            "  - name: llm\n"
+            "    nodes: [0, 1]\n"
+            "    workload:\n"
+            "      kind: training\n"
+            "      model: {layers: 2, hidden: 2048, heads: 16, vocab: 32000}\n"
+            "      parallel: {tp: 8}\n"
+            "      batch: {global: 4}\n" +
+            "  - name: recsys\n"
+            "    nodes: 2\n"
+            "    first_node: 2\n"
+            "    workload: {kind: dlrm, dlrm: {tables: 64}}\n",
+        "disjoint.yaml");
     const workloads::JobsResult r = run_jobs(s, 1);
     ASSERT_EQ(r.jobs.size(), 2u);
     EXPECT_EQ(job(r, "llm").nodes, (std::vector<int>{0, 1}));
@@ -88,7 +87,8 @@ TEST(Jobs, JobsUnderLeavesOfTheirOwnTakeTheirTimeAlone) {
     for (const workloads::JobTime& j : r.jobs) {
       SCOPED_TRACE(j.name);
       EXPECT_GT(j.alone_s, 0);
-      EXPECT_NEAR(j.together_s / j.alone_s, 1.0, 1e-6) << "alone " << j.alone_s << " s, together " << j.together_s;
+      EXPECT_NEAR(j.together_s / j.alone_s, 1.0, 1e-6)
+          << "alone " << j.alone_s << " s, together " << j.together_s;
     }
   }
 }
@@ -107,7 +107,8 @@ TEST(Jobs, AJobsEcmpRoutesDoNotDependOnTheOtherJobs) {
                      "    nodes: 2\n"
                      "    placement: spread\n"
                      "    workload: {kind: dlrm, dlrm: {tables: 64}}\n";
-  yaml.replace(yaml.find("routing: adaptive"), std::string("routing: adaptive").size(), "routing: ecmp");
+  yaml.replace(yaml.find("routing: adaptive"), std::string("routing: adaptive").size(),
+               "routing: ecmp");
   const workloads::JobsResult r = run_jobs(config::load_scenario_text(yaml, "ecmp.yaml"), 1);
   ASSERT_LT(job(r, "recsys").together_s, 0.1 * job(r, "llm").alone_s);
   EXPECT_EQ(job(r, "llm").together_s, job(r, "llm").alone_s);
@@ -120,17 +121,18 @@ TEST(Jobs, AJobsEcmpRoutesDoNotDependOnTheOtherJobs) {
 // 16 GPUs' S/2: each job gets half, and its cross-spine part takes 2W. Each job rises by W an
 // instance, 2W over its two.
 TEST(Jobs, TwoAllToAllsThroughA2To1SpineEachTakeHalfOfIt) {
-  const auto s = config::load_scenario_text(cluster(24, 2, "flow") +
-                                                "jobs:\n"
-                                                "  - name: a\n"
-                                                "    nodes: 2\n"
-                                                "    placement: spread\n"
-                                                "    traffic: {collective: all_to_all, bytes: 256MiB, repeat: 2}\n"
-                                                "  - name: b\n"
-                                                "    nodes: 2\n"
-                                                "    placement: spread\n"
-                                                "    traffic: {collective: all_to_all, bytes: 256MiB, repeat: 2}\n",
-                                            "spine.yaml");
+  const auto s = config::load_scenario_text(
+      cluster(24, 2, "flow") +
+          "jobs:\n"
+          "  - name: a\n"
+          "    nodes: 2\n"
+          "    placement: spread\n"
+          "    traffic: {collective: all_to_all, bytes: 256MiB, repeat: 2}\n"
+          "  - name: b\n"
+          "    nodes: 2\n"
+          "    placement: spread\n"
+          "    traffic: {collective: all_to_all, bytes: 256MiB, repeat: 2}\n",
+      "spine.yaml");
   const workloads::JobsResult r = run_jobs(s, 1);
   EXPECT_EQ(job(r, "a").nodes, (std::vector<int>{0, 2}));
   EXPECT_EQ(job(r, "b").nodes, (std::vector<int>{1, 3}));
@@ -141,7 +143,8 @@ TEST(Jobs, TwoAllToAllsThroughA2To1SpineEachTakeHalfOfIt) {
     SCOPED_TRACE(j.name);
     const double rise = j.together_s - j.alone_s;
     EXPECT_NEAR(rise / (2 * w), 1.0, 0.01) << "rose " << rise << " s, W " << w << " s";
-    std::cout << fmt::format("{}: alone {:.6g} s, together {:.6g} s, rise / 2W {:.4f}\n", j.name, j.alone_s, j.together_s, rise / (2 * w));
+    std::cout << fmt::format("{}: alone {:.6g} s, together {:.6g} s, rise / 2W {:.4f}\n", j.name,
+                             j.alone_s, j.together_s, rise / (2 * w));
   }
 }
 
@@ -151,14 +154,17 @@ TEST(Jobs, TwoAllToAllsThroughA2To1SpineEachTakeHalfOfIt) {
 // rate: W = B / (50 GB/s x efficiency). Together they carry both nodes': each ring gets half the
 // uplinks and takes 2W. Compute and TP (NVLink) are each node's own, so the iteration rises by W.
 TEST(Jobs, TwoTrainingJobsOnA2To1SpineEachLoseTheirGradientAllReduceTime) {
-  const auto s = config::load_scenario_text(cluster(24, 2, "flow") + "jobs:\n  - name: a\n    nodes: 2\n"
-                                                "    placement: spread\n" + kLlm +
-                                                "  - name: b\n    nodes: 2\n    placement: spread\n" + kLlm,
-                                            "twins.yaml");
+  const auto s = config::load_scenario_text(
+      cluster(24, 2, "flow") +
+          "jobs:\n  - name: a\n    nodes: 2\n"
+          "    placement: spread\n" +
+          kLlm + "  - name: b\n    nodes: 2\n    placement: spread\n" + kLlm,
+      "twins.yaml");
   const workloads::JobsResult r = run_jobs(s, 1);
   topology::ClusterSpec own = s.cluster;
   own.nodes = 2;
-  const workloads::Workload w = workloads::generate_megatron(s.jobs[0].workload.training, own, {.all_ranks = true});
+  const workloads::Workload w =
+      workloads::generate_megatron(s.jobs[0].workload.training, own, {.all_ranks = true});
   double grad_bytes = 0;
   for (const workloads::Op& op : w.ranks[0].ops) {
     if (op.kind == workloads::OpKind::collective && op.stream == workloads::Stream::dp) {
@@ -173,8 +179,10 @@ TEST(Jobs, TwoTrainingJobsOnA2To1SpineEachLoseTheirGradientAllReduceTime) {
   for (const workloads::JobTime& j : r.jobs) {
     SCOPED_TRACE(j.name);
     const double rise = j.together_s - j.alone_s;
-    EXPECT_NEAR(rise / w_s, 1.0, 0.01) << "rose " << rise << " s, W " << w_s << " s, alone " << j.alone_s << " s";
-    std::cout << fmt::format("{}: alone {:.6g} s, together {:.6g} s, rise / W {:.4f}\n", j.name, j.alone_s, j.together_s, rise / w_s);
+    EXPECT_NEAR(rise / w_s, 1.0, 0.01)
+        << "rose " << rise << " s, W " << w_s << " s, alone " << j.alone_s << " s";
+    std::cout << fmt::format("{}: alone {:.6g} s, together {:.6g} s, rise / W {:.4f}\n", j.name,
+                             j.alone_s, j.together_s, rise / w_s);
   }
 }
 
@@ -189,7 +197,8 @@ std::string slurp(const std::filesystem::path& path) {
 TEST(Jobs, OutputIsTheSameAcrossRunsAndThreads) {
   auto s = config::load_scenario(kScenarios + "two-jobs-one-spine.yaml");
   s.output.formats = {"table", "csv", "json"};
-  const auto dir = std::filesystem::temp_directory_path() / ("dtsim_jobs_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("dtsim_jobs_" + std::to_string(::getpid()));
   std::vector<std::string> outs;
   for (int threads : {1, 1, 2, 3}) {
     RunOptions options;
@@ -200,7 +209,8 @@ TEST(Jobs, OutputIsTheSameAcrossRunsAndThreads) {
     std::ostringstream out;
     ASSERT_EQ(run_scenario(s, options, out), 0);
     const std::filesystem::path files = *options.out_dir;
-    outs.push_back(out.str() + slurp(files / (s.name + ".csv")) + slurp(files / (s.name + ".json")));
+    outs.push_back(out.str() + slurp(files / (s.name + ".csv")) +
+                   slurp(files / (s.name + ".json")));
   }
   std::filesystem::remove_all(dir);
   ASSERT_NE(outs[0].find("fingerprint "), std::string::npos);
@@ -219,7 +229,8 @@ std::string refusal(const std::string& yaml) {
   return "(loaded)";
 }
 
-std::string two_jobs(const std::string& first, const std::string& second, const char* model = "flow") {
+std::string two_jobs(const std::string& first, const std::string& second,
+                     const char* model = "flow") {
   return cluster(32, 1, model) + "jobs:\n  - name: a\n" + first + "  - name: b\n" + second;
 }
 
@@ -234,60 +245,88 @@ struct Mistake {
 
 std::vector<Mistake> mistakes() {
   return {
-      {"overlapping ranges", two_jobs("    nodes: [0, 2]\n" + kTraffic, "    nodes: [2, 3]\n" + kTraffic),
+      {"overlapping ranges",
+       two_jobs("    nodes: [0, 2]\n" + kTraffic, "    nodes: [2, 3]\n" + kTraffic),
        {"jobs[1].nodes", "nodes 2-3 overlap nodes 0-2 of jobs[0].nodes (\"a\")"}},
-      {"a job larger than the cluster", two_jobs("    nodes: 5\n" + kTraffic, "    nodes: 1\n" + kTraffic),
+      {"a job larger than the cluster",
+       two_jobs("    nodes: 5\n" + kTraffic, "    nodes: 1\n" + kTraffic),
        {"jobs[0].nodes", "the job needs 5 nodes but the cluster has 4"}},
-      {"a range beyond the cluster", two_jobs("    nodes: [3, 4]\n" + kTraffic, "    nodes: 1\n" + kTraffic),
+      {"a range beyond the cluster",
+       two_jobs("    nodes: [3, 4]\n" + kTraffic, "    nodes: 1\n" + kTraffic),
        {"jobs[0].nodes", "nodes 3-4 run past the cluster's 4 nodes (0-3)"}},
-      {"first_node beyond the cluster", two_jobs("    nodes: 2\n    first_node: 3\n" + kTraffic, "    nodes: 1\n" + kTraffic),
+      {"first_node beyond the cluster",
+       two_jobs("    nodes: 2\n    first_node: 3\n" + kTraffic, "    nodes: 1\n" + kTraffic),
        {"jobs[0].nodes", "nodes 3-4 run past"}},
-      {"more nodes than are left", two_jobs("    nodes: [0, 2]\n" + kTraffic, "    nodes: 2\n" + kTraffic),
+      {"more nodes than are left",
+       two_jobs("    nodes: [0, 2]\n" + kTraffic, "    nodes: 2\n" + kTraffic),
        {"jobs[1].nodes", "the job needs 2 nodes but 1 of the cluster's 4 are left"}},
-      {"no consecutive nodes left", two_jobs("    nodes: [1, 2]\n" + kTraffic, "    nodes: 2\n" + kTraffic),
+      {"no consecutive nodes left",
+       two_jobs("    nodes: [1, 2]\n" + kTraffic, "    nodes: 2\n" + kTraffic),
        {"jobs[1].nodes", "packed needs 2 consecutive free nodes", "placement: spread"}},
-      {"a misspelled key", two_jobs("    nodes: 1\n    placment: spread\n" + kTraffic, "    nodes: 1\n" + kTraffic),
+      {"a misspelled key",
+       two_jobs("    nodes: 1\n    placment: spread\n" + kTraffic, "    nodes: 1\n" + kTraffic),
        {"jobs[0].placment", "unknown key", "did you mean 'placement'"}},
-      {"a misspelled traffic key", two_jobs("    nodes: 1\n    traffic: {bytez: 1MiB}\n", "    nodes: 1\n" + kTraffic),
+      {"a misspelled traffic key",
+       two_jobs("    nodes: 1\n    traffic: {bytez: 1MiB}\n", "    nodes: 1\n" + kTraffic),
        {"jobs[0].traffic.bytez", "did you mean 'bytes'"}},
-      {"a placement beside a range", two_jobs("    nodes: [0, 1]\n    placement: spread\n" + kTraffic, "    nodes: 1\n" + kTraffic),
+      {"a placement beside a range",
+       two_jobs("    nodes: [0, 1]\n    placement: spread\n" + kTraffic,
+                "    nodes: 1\n" + kTraffic),
        {"jobs[0].placement", "leave placement out"}},
-      {"an unknown placement", two_jobs("    nodes: 1\n    placement: scattered\n" + kTraffic, "    nodes: 1\n" + kTraffic),
+      {"an unknown placement",
+       two_jobs("    nodes: 1\n    placement: scattered\n" + kTraffic, "    nodes: 1\n" + kTraffic),
        {"jobs[0].placement", "packed", "spread"}},
-      {"no nodes", two_jobs(kTraffic, "    nodes: 1\n" + kTraffic), {"jobs[0].nodes", "expected the job's node count"}},
-      {"a range backwards", two_jobs("    nodes: [2, 1]\n" + kTraffic, "    nodes: 1\n" + kTraffic),
+      {"no nodes",
+       two_jobs(kTraffic, "    nodes: 1\n" + kTraffic),
+       {"jobs[0].nodes", "expected the job's node count"}},
+      {"a range backwards",
+       two_jobs("    nodes: [2, 1]\n" + kTraffic, "    nodes: 1\n" + kTraffic),
        {"jobs[0].nodes", "expected the last node at or after the first"}},
-      {"neither workload nor traffic", two_jobs("    nodes: 1\n", "    nodes: 1\n" + kTraffic),
+      {"neither workload nor traffic",
+       two_jobs("    nodes: 1\n", "    nodes: 1\n" + kTraffic),
        {"jobs[0].workload", "got neither"}},
       {"both workload and traffic",
-       two_jobs("    nodes: 1\n    workload: {kind: dlrm}\n" + kTraffic, "    nodes: 1\n" + kTraffic),
+       two_jobs("    nodes: 1\n    workload: {kind: dlrm}\n" + kTraffic,
+                "    nodes: 1\n" + kTraffic),
        {"jobs[0].workload", "got both"}},
-      {"a collective sweep as a job", two_jobs("    nodes: 1\n    workload: {kind: collective-sweep}\n", "    nodes: 1\n" + kTraffic),
+      {"a collective sweep as a job",
+       two_jobs("    nodes: 1\n    workload: {kind: collective-sweep}\n",
+                "    nodes: 1\n" + kTraffic),
        {"jobs[0].workload.kind", "expected training, dlrm or trace"}},
       {"a training job larger than its nodes",
-       two_jobs("    nodes: 1\n    workload: {kind: training, model: {preset: llama3-8b}, parallel: {tp: 8, dp: 2}}\n",
+       two_jobs("    nodes: 1\n    workload: {kind: training, model: {preset: llama3-8b}, "
+                "parallel: {tp: 8, dp: 2}}\n",
                 "    nodes: 1\n" + kTraffic),
        {"jobs[0].workload.parallel", "needs more GPUs than the cluster's 8"}},
-      {"two jobs of one name", cluster(32, 1, "flow") + "jobs:\n  - name: a\n    nodes: 1\n" + kTraffic +
-                                   "  - name: a\n    nodes: 1\n" + kTraffic,
+      {"two jobs of one name",
+       cluster(32, 1, "flow") + "jobs:\n  - name: a\n    nodes: 1\n" + kTraffic +
+           "  - name: a\n    nodes: 1\n" + kTraffic,
        {"jobs[1].name", "\"a\" is jobs[0]'s name too"}},
       {"a top-level workload beside jobs",
-       two_jobs("    nodes: 1\n" + kTraffic, "    nodes: 1\n" + kTraffic) + "workload: {kind: dlrm}\n",
+       two_jobs("    nodes: 1\n" + kTraffic, "    nodes: 1\n" + kTraffic) +
+           "workload: {kind: dlrm}\n",
        {"workload:", "expected it under jobs"}},
-      {"jobs not a list", cluster(32, 1, "flow") + "jobs: {name: a}\n", {"jobs:", "expected a list of jobs"}},
-      {"the analytical model", two_jobs("    nodes: 1\n" + kTraffic, "    nodes: 1\n" + kTraffic, "analytical"),
+      {"jobs not a list",
+       cluster(32, 1, "flow") + "jobs: {name: a}\n",
+       {"jobs:", "expected a list of jobs"}},
+      {"the analytical model",
+       two_jobs("    nodes: 1\n" + kTraffic, "    nodes: 1\n" + kTraffic, "analytical"),
        {"network.model", "flow or packet"}},
       {"background replicas",
-       cluster(32, 1, "flow, background: replicas") + "jobs:\n  - name: a\n    nodes: 1\n" + kTraffic,
+       cluster(32, 1, "flow, background: replicas") + "jobs:\n  - name: a\n    nodes: 1\n" +
+           kTraffic,
        {"network.background", "expected none"}},
       {"per-collective execution",
-       cluster(32, 1, "flow, execution: per_collective") + "jobs:\n  - name: a\n    nodes: 1\n" + kTraffic,
+       cluster(32, 1, "flow, execution: per_collective") + "jobs:\n  - name: a\n    nodes: 1\n" +
+           kTraffic,
        {"network.execution", "expected online"}},
       {"two attention kernels",
        two_jobs("    nodes: 1\n    workload: {kind: dlrm, attention: flash2}\n",
                 "    nodes: 1\n    workload: {kind: dlrm, attention: flash3}\n"),
        {"jobs[1].workload.attention", "expected flash2 as job \"a\" has"}},
-      {"a trace output", two_jobs("    nodes: 1\n" + kTraffic, "    nodes: 1\n" + kTraffic) + "output: {formats: [trace]}\n",
+      {"a trace output",
+       two_jobs("    nodes: 1\n" + kTraffic, "    nodes: 1\n" + kTraffic) +
+           "output: {formats: [trace]}\n",
        {"output.formats", "jobs write table, csv or json"}},
   };
 }
@@ -298,7 +337,8 @@ TEST_P(Refusal, IsOneLineNamingTheKey) {
   const Mistake& m = GetParam();
   const std::string line = refusal(m.yaml);
   EXPECT_EQ(line.find('\n'), std::string::npos) << line;
-  for (const std::string& text : m.says) EXPECT_NE(line.find(text), std::string::npos) << text << " in: " << line;
+  for (const std::string& text : m.says)
+    EXPECT_NE(line.find(text), std::string::npos) << text << " in: " << line;
 }
 
 INSTANTIATE_TEST_SUITE_P(Jobs, Refusal, testing::ValuesIn(mistakes()),
@@ -314,9 +354,11 @@ INSTANTIATE_TEST_SUITE_P(Jobs, Refusal, testing::ValuesIn(mistakes()),
 // leaving its node, so the trace takes its time alone. On nodes of two GPUs its four ranks do
 // not fit one node: refused when the run starts, naming the job's path.
 TEST(Jobs, ATraceRunsAsAJobOnItsNodes) {
-  const std::string jobs = "jobs:\n  - name: t\n    nodes: 1\n    workload: {kind: trace, path: " + kScenarios +
-                           "traces/ddp-4gpu/rank}\n  - name: u\n    nodes: 1\n" + kTraffic;
-  const workloads::JobsResult r = run_jobs(config::load_scenario_text(cluster(32, 1, "flow") + jobs, "trace.yaml"), 1);
+  const std::string jobs =
+      "jobs:\n  - name: t\n    nodes: 1\n    workload: {kind: trace, path: " + kScenarios +
+      "traces/ddp-4gpu/rank}\n  - name: u\n    nodes: 1\n" + kTraffic;
+  const workloads::JobsResult r =
+      run_jobs(config::load_scenario_text(cluster(32, 1, "flow") + jobs, "trace.yaml"), 1);
   EXPECT_GT(job(r, "t").alone_s, 0);
   EXPECT_NEAR(job(r, "t").together_s / job(r, "t").alone_s, 1.0, 1e-6);
 

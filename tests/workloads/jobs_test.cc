@@ -25,7 +25,9 @@ TEST(PlaceJobs, RangesGoWhereAskedAndPoliciesFillTheRestInListOrder) {
 
 TEST(PlaceJobs, SpreadSpacesTheNodesEvenlyOverTheFreeOnes) {
   EXPECT_EQ(place_jobs({{.policy = PlacementPolicy::spread, .count = 4}}, 16)[0], (V{0, 4, 8, 12}));
-  const auto two = place_jobs({{.policy = PlacementPolicy::spread, .count = 2}, {.policy = PlacementPolicy::spread, .count = 2}}, 4);
+  const auto two = place_jobs({{.policy = PlacementPolicy::spread, .count = 2},
+                               {.policy = PlacementPolicy::spread, .count = 2}},
+                              4);
   EXPECT_EQ(two[0], (V{0, 2}));
   EXPECT_EQ(two[1], (V{1, 3}));
 }
@@ -45,8 +47,10 @@ TEST(PlaceJobs, RefusesOverlapsSizesAndRangesItCannotMeet) {
   EXPECT_EQ(error({{.count = 5}}, 4), (std::pair<size_t, int>{0, -1}));
   EXPECT_EQ(error({range12, {.policy = PlacementPolicy::range, .first = 3, .count = 2}}, 4),
             (std::pair<size_t, int>{1, -1}));
-  EXPECT_EQ(error({range12, {.count = 2}}, 4), (std::pair<size_t, int>{1, -1}));  // free 0 and 3: not consecutive
-  EXPECT_EQ(error({range12, {.policy = PlacementPolicy::spread, .count = 2}}, 4), (std::pair<size_t, int>{99, 99}));
+  EXPECT_EQ(error({range12, {.count = 2}}, 4),
+            (std::pair<size_t, int>{1, -1}));  // free 0 and 3: not consecutive
+  EXPECT_EQ(error({range12, {.policy = PlacementPolicy::spread, .count = 2}}, 4),
+            (std::pair<size_t, int>{99, 99}));
 }
 
 TEST(JobGpus, AreTheNodesGpusInNodeOrder) {
