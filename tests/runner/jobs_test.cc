@@ -319,6 +319,11 @@ std::vector<Mistake> mistakes() {
   };
 }
 
+// Names the case where gtest (and ctest's list) would print its bytes.
+void PrintTo(const Mistake& m, std::ostream* out) {
+  *out << m.what;
+}
+
 class Refusal : public testing::TestWithParam<Mistake> {};
 
 TEST_P(Refusal, IsOneLineNamingTheKey) {
