@@ -102,6 +102,89 @@ std::string choice(const std::optional<E>& forced, const std::vector<E>& allowed
   return out + "]";
 }
 
+// The keys of a workload block, `d` deep.
+void write_workload(Writer& w, int d, const workloads::WorkloadSpec& wl) {
+  w.key(d, "kind", std::string(enum_name(wl.kind, workload_kind_names())));
+  w.key(d, "collective", std::string(enum_name(wl.sweep.collective, collective_kind_names())));
+  w.key(d, "min_bytes", to_string(wl.sweep.min_bytes));
+  w.key(d, "max_bytes", to_string(wl.sweep.max_bytes));
+  w.key(d, "step_factor", std::to_string(wl.sweep.step_factor));
+  w.key(d, "dtype", std::string(enum_name(wl.sweep.dtype, sweep_dtype_names())));
+  w.key(d, "ranks", std::to_string(wl.sweep.ranks));
+  w.key(d, "gpus_per_thread", std::to_string(wl.sweep.gpus_per_thread));
+  const auto& m = wl.training.model;
+  w.section(d, "model");
+  if (!m.preset.empty()) w.key(d + 1, "preset", yaml_string(m.preset));
+  // A model without a preset and without a shape is the default of a non-training workload.
+  if (m.layers > 0) w.key(d + 1, "layers", std::to_string(m.layers));
+  if (m.hidden > 0) w.key(d + 1, "hidden", std::to_string(m.hidden));
+  if (m.heads > 0) w.key(d + 1, "heads", std::to_string(m.heads));
+  w.key(d + 1, "kv_heads", std::to_string(m.kv_heads));
+  w.key(d + 1, "ffn_hidden", std::to_string(m.ffn_hidden));
+  w.key(d + 1, "seq_len", std::to_string(m.seq_len));
+  w.key(d + 1, "vocab", std::to_string(m.vocab));
+  w.key(d + 1, "experts", std::to_string(m.experts));
+  w.key(d + 1, "top_k", std::to_string(m.top_k));
+  w.key(d + 1, "moe_ffn_hidden", std::to_string(m.moe_ffn_hidden));
+  w.key(d + 1, "shared_experts", std::to_string(m.shared_experts));
+  w.key(d + 1, "first_dense_layers", std::to_string(m.first_dense_layers));
+  w.key(d + 1, "gated_ffn", boolean(m.gated_ffn));
+  w.key(d + 1, "head_dim", std::to_string(m.head_dim));
+  w.key(d + 1, "v_head_dim", std::to_string(m.v_head_dim));
+  w.key(d + 1, "kv_lora_rank", std::to_string(m.kv_lora_rank));
+  w.key(d + 1, "q_lora_rank", std::to_string(m.q_lora_rank));
+  w.key(d + 1, "qk_rope_head_dim", std::to_string(m.qk_rope_head_dim));
+  w.key(d + 1, "mtp_layers", std::to_string(m.mtp_layers));
+  const auto& p = wl.training.parallel;
+  w.section(d, "parallel");
+  w.key(d + 1, "tp", std::to_string(p.tp));
+  w.key(d + 1, "pp", std::to_string(p.pp));
+  w.key(d + 1, "dp", std::to_string(p.dp));
+  w.key(d + 1, "ep", std::to_string(p.ep));
+  w.key(d + 1, "cp", std::to_string(p.cp));
+  w.key(d + 1, "vp", std::to_string(p.vp));
+  w.key(d + 1, "sequence_parallel", boolean(p.sequence_parallel));
+  w.key(d + 1, "zero", std::to_string(p.zero));
+  w.key(d + 1, "shard_group", std::to_string(p.shard_group));
+  w.key(d + 1, "placement", yaml_string(p.placement));
+  w.section(d, "batch");
+  if (wl.training.batch.global > 0) w.key(d + 1, "global", std::to_string(wl.training.batch.global));
+  w.key(d + 1, "micro", std::to_string(wl.training.batch.micro));
+  w.key(d, "precision", std::string(enum_name(wl.training.precision, precision_names())));
+  w.key(d, "iterations", std::to_string(wl.training.iterations));
+  w.key(d, "activation_recompute", std::string(enum_name(wl.training.activation_recompute, recompute_names())));
+  w.key(d, "attention", std::string(enum_name(wl.training.attention, attention_names())));
+  w.key(d, "fp8_fused_casts", boolean(wl.training.fp8_fused_casts));
+  w.key(d, "bf16_layers_at_start", std::to_string(wl.training.bf16_layers_at_start));
+  w.key(d, "bf16_layers_at_end", std::to_string(wl.training.bf16_layers_at_end));
+  w.key(d, "cpu_offload_layers", std::to_string(wl.training.cpu_offload_layers));
+  w.key(d, "overlap_grad_reduce", boolean(wl.training.overlap_grad_reduce));
+  w.key(d, "overlap_param_gather", boolean(wl.training.overlap_param_gather));
+  w.key(d, "overlap_tp_comm", boolean(wl.training.overlap_tp_comm));
+  w.key(d, "overlap_ep_comm", boolean(wl.training.overlap_ep_comm));
+  w.key(d, "moe_dispatch", std::string(enum_name(wl.training.moe_dispatch, moe_dispatch_names())));
+  w.key(d, "moe_imbalance", number(wl.training.moe_imbalance));
+  w.key(d, "dp_bucket_mparams", std::to_string(wl.training.dp_bucket_params / 1'000'000));
+  w.key(d, "layers_per_block", wl.layers_per_block > 0 ? std::to_string(wl.layers_per_block) : "auto");
+  const auto widths = [](const std::vector<int>& v) {
+    std::string out = "[";
+    for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+    return out + "]";
+  };
+  w.section(d, "dlrm");
+  w.key(d + 1, "tables", std::to_string(wl.dlrm.tables));
+  w.key(d + 1, "embedding_dim", std::to_string(wl.dlrm.embedding_dim));
+  w.key(d + 1, "pooling", std::to_string(wl.dlrm.pooling));
+  w.key(d + 1, "batch_per_gpu", std::to_string(wl.dlrm.batch_per_gpu));
+  w.key(d + 1, "dense_features", std::to_string(wl.dlrm.dense_features));
+  w.key(d + 1, "bottom_mlp", widths(wl.dlrm.bottom_mlp));
+  w.key(d + 1, "top_mlp", widths(wl.dlrm.top_mlp));
+  w.key(d + 1, "precision", std::string(enum_name(wl.dlrm.precision, precision_names())));
+  w.key(d, "format", yaml_string(wl.trace.format));
+  if (!wl.trace.path.empty()) w.key(d, "path", yaml_string(wl.trace.path));
+
+}
+
 }  // namespace
 
 std::string dump_scenario(const Scenario& s) {
@@ -195,86 +278,31 @@ std::string dump_scenario(const Scenario& s) {
 
   w.key(0, "calibration", s.calibration ? yaml_string(*s.calibration) : "null");
 
-  const auto& wl = s.workload;
-  w.section(0, "workload");
-  w.key(1, "kind", std::string(enum_name(wl.kind, workload_kind_names())));
-  w.key(1, "collective", std::string(enum_name(wl.sweep.collective, collective_kind_names())));
-  w.key(1, "min_bytes", to_string(wl.sweep.min_bytes));
-  w.key(1, "max_bytes", to_string(wl.sweep.max_bytes));
-  w.key(1, "step_factor", std::to_string(wl.sweep.step_factor));
-  w.key(1, "dtype", std::string(enum_name(wl.sweep.dtype, sweep_dtype_names())));
-  w.key(1, "ranks", std::to_string(wl.sweep.ranks));
-  w.key(1, "gpus_per_thread", std::to_string(wl.sweep.gpus_per_thread));
-  const auto& m = wl.training.model;
-  w.section(1, "model");
-  if (!m.preset.empty()) w.key(2, "preset", yaml_string(m.preset));
-  // A model without a preset and without a shape is the default of a non-training workload.
-  if (m.layers > 0) w.key(2, "layers", std::to_string(m.layers));
-  if (m.hidden > 0) w.key(2, "hidden", std::to_string(m.hidden));
-  if (m.heads > 0) w.key(2, "heads", std::to_string(m.heads));
-  w.key(2, "kv_heads", std::to_string(m.kv_heads));
-  w.key(2, "ffn_hidden", std::to_string(m.ffn_hidden));
-  w.key(2, "seq_len", std::to_string(m.seq_len));
-  w.key(2, "vocab", std::to_string(m.vocab));
-  w.key(2, "experts", std::to_string(m.experts));
-  w.key(2, "top_k", std::to_string(m.top_k));
-  w.key(2, "moe_ffn_hidden", std::to_string(m.moe_ffn_hidden));
-  w.key(2, "shared_experts", std::to_string(m.shared_experts));
-  w.key(2, "first_dense_layers", std::to_string(m.first_dense_layers));
-  w.key(2, "gated_ffn", boolean(m.gated_ffn));
-  w.key(2, "head_dim", std::to_string(m.head_dim));
-  w.key(2, "v_head_dim", std::to_string(m.v_head_dim));
-  w.key(2, "kv_lora_rank", std::to_string(m.kv_lora_rank));
-  w.key(2, "q_lora_rank", std::to_string(m.q_lora_rank));
-  w.key(2, "qk_rope_head_dim", std::to_string(m.qk_rope_head_dim));
-  w.key(2, "mtp_layers", std::to_string(m.mtp_layers));
-  const auto& p = wl.training.parallel;
-  w.section(1, "parallel");
-  w.key(2, "tp", std::to_string(p.tp));
-  w.key(2, "pp", std::to_string(p.pp));
-  w.key(2, "dp", std::to_string(p.dp));
-  w.key(2, "ep", std::to_string(p.ep));
-  w.key(2, "cp", std::to_string(p.cp));
-  w.key(2, "vp", std::to_string(p.vp));
-  w.key(2, "sequence_parallel", boolean(p.sequence_parallel));
-  w.key(2, "zero", std::to_string(p.zero));
-  w.key(2, "shard_group", std::to_string(p.shard_group));
-  w.key(2, "placement", yaml_string(p.placement));
-  w.section(1, "batch");
-  if (wl.training.batch.global > 0) w.key(2, "global", std::to_string(wl.training.batch.global));
-  w.key(2, "micro", std::to_string(wl.training.batch.micro));
-  w.key(1, "precision", std::string(enum_name(wl.training.precision, precision_names())));
-  w.key(1, "iterations", std::to_string(wl.training.iterations));
-  w.key(1, "activation_recompute", std::string(enum_name(wl.training.activation_recompute, recompute_names())));
-  w.key(1, "attention", std::string(enum_name(wl.training.attention, attention_names())));
-  w.key(1, "fp8_fused_casts", boolean(wl.training.fp8_fused_casts));
-  w.key(1, "bf16_layers_at_start", std::to_string(wl.training.bf16_layers_at_start));
-  w.key(1, "bf16_layers_at_end", std::to_string(wl.training.bf16_layers_at_end));
-  w.key(1, "cpu_offload_layers", std::to_string(wl.training.cpu_offload_layers));
-  w.key(1, "overlap_grad_reduce", boolean(wl.training.overlap_grad_reduce));
-  w.key(1, "overlap_param_gather", boolean(wl.training.overlap_param_gather));
-  w.key(1, "overlap_tp_comm", boolean(wl.training.overlap_tp_comm));
-  w.key(1, "overlap_ep_comm", boolean(wl.training.overlap_ep_comm));
-  w.key(1, "moe_dispatch", std::string(enum_name(wl.training.moe_dispatch, moe_dispatch_names())));
-  w.key(1, "moe_imbalance", number(wl.training.moe_imbalance));
-  w.key(1, "dp_bucket_mparams", std::to_string(wl.training.dp_bucket_params / 1'000'000));
-  w.key(1, "layers_per_block", wl.layers_per_block > 0 ? std::to_string(wl.layers_per_block) : "auto");
-  const auto widths = [](const std::vector<int>& v) {
-    std::string out = "[";
-    for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
-    return out + "]";
-  };
-  w.section(1, "dlrm");
-  w.key(2, "tables", std::to_string(wl.dlrm.tables));
-  w.key(2, "embedding_dim", std::to_string(wl.dlrm.embedding_dim));
-  w.key(2, "pooling", std::to_string(wl.dlrm.pooling));
-  w.key(2, "batch_per_gpu", std::to_string(wl.dlrm.batch_per_gpu));
-  w.key(2, "dense_features", std::to_string(wl.dlrm.dense_features));
-  w.key(2, "bottom_mlp", widths(wl.dlrm.bottom_mlp));
-  w.key(2, "top_mlp", widths(wl.dlrm.top_mlp));
-  w.key(2, "precision", std::string(enum_name(wl.dlrm.precision, precision_names())));
-  w.key(1, "format", yaml_string(wl.trace.format));
-  if (!wl.trace.path.empty()) w.key(1, "path", yaml_string(wl.trace.path));
+  if (s.jobs.empty()) {
+    w.section(0, "workload");
+    write_workload(w, 1, s.workload);
+  } else {
+    w.section(0, "jobs");
+    for (const JobSpec& job : s.jobs) {
+      w.key(1, "- name", yaml_string(job.name));
+      w.key(2, "iterations", std::to_string(job.iterations));
+      w.key(2, "nodes", std::to_string(job.request.count));
+      if (job.request.policy == workloads::PlacementPolicy::range) {
+        w.key(2, "first_node", std::to_string(job.request.first));
+      } else {
+        w.key(2, "placement", std::string(enum_name(job.request.policy, placement_names())));
+      }
+      if (job.is_traffic) {
+        w.section(2, "traffic");
+        w.key(3, "collective", std::string(enum_name(job.traffic.collective, traffic_collective_names())));
+        w.key(3, "bytes", to_string(job.traffic.bytes));
+        w.key(3, "repeat", std::to_string(job.traffic.repeat));
+      } else {
+        w.section(2, "workload");
+        write_workload(w, 3, job.workload);
+      }
+    }
+  }
 
   w.section(0, "output");
   w.key(1, "dir", yaml_string(s.output.dir));

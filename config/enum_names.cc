@@ -119,4 +119,19 @@ EnumNames<Background> background_names() {
   return {{"none", Background::none}, {"replicas", Background::replicas}};
 }
 
+EnumNames<workloads::PlacementPolicy> placement_names() {
+  return {{"packed", workloads::PlacementPolicy::packed}, {"spread", workloads::PlacementPolicy::spread}};
+}
+
+EnumNames<CollectiveKind> traffic_collective_names() {
+  return {{"all_to_all", CollectiveKind::all_to_all},
+          {"all_reduce", CollectiveKind::all_reduce},
+          {"all_gather", CollectiveKind::all_gather},
+          {"reduce_scatter", CollectiveKind::reduce_scatter},
+          {"alltoall", CollectiveKind::all_to_all},
+          {"allreduce", CollectiveKind::all_reduce},
+          {"allgather", CollectiveKind::all_gather},
+          {"reducescatter", CollectiveKind::reduce_scatter}};
+}
+
 }  // namespace dtsim::config

@@ -32,5 +32,9 @@ EnumNames<workloads::WorkloadKind> workload_kind_names();
 EnumNames<NetworkModelKind> network_model_names();
 EnumNames<Background> background_names();
 EnumNames<Execution> execution_names();
+// jobs[].placement (packed, spread) and jobs[].traffic.collective (the collectives every GPU of a
+// traffic job runs among them all).
+EnumNames<workloads::PlacementPolicy> placement_names();
+EnumNames<collectives::CollectiveKind> traffic_collective_names();
 
 }  // namespace dtsim::config

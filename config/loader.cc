@@ -706,6 +706,163 @@ OutputSpec read_output(MapReader r, const std::string& name) {
   return o;
 }
 
+// Where jobs[i] asks to run: `nodes` as a count (placed by `placement`, packed by default, or from
+// `first_node`) or as [first, last].
+workloads::NodeRequest read_node_request(MapReader& r, const YamlNode& job) {
+  workloads::NodeRequest q;
+  const YamlNode* n = r.get("nodes");
+  if (n == nullptr) {
+    fail(job, r.key("nodes"), "expected the job's node count (nodes: 4) or its first and last node (nodes: [0, 3])");
+  }
+  if (n->is_sequence()) {
+    if (n->items.size() != 2) {
+      fail(*n, r.key("nodes"), fmt::format("expected [first, last] node, got a list of {}", n->items.size()));
+    }
+    const auto first = static_cast<int>(to_integer(n->items[0], r.key("nodes"), Range{0, kMaxGpus}));
+    const auto last = static_cast<int>(to_integer(n->items[1], r.key("nodes"), Range{0, kMaxGpus}));
+    if (last < first) {
+      fail(*n, r.key("nodes"), fmt::format("expected the last node at or after the first, got [{}, {}]", first, last));
+    }
+    q = {.policy = workloads::PlacementPolicy::range, .first = first, .count = last - first + 1};
+  } else {
+    q.count = static_cast<int>(to_integer(*n, r.key("nodes"), Range{1, kMaxGpus}));
+  }
+  if (const YamlNode* f = r.get("first_node")) {
+    if (q.policy == workloads::PlacementPolicy::range) {
+      fail(*f, r.key("first_node"), "goes with a node count (nodes: 4); nodes: [first, last] already says where");
+    }
+    q.policy = workloads::PlacementPolicy::range;
+    q.first = static_cast<int>(to_integer(*f, r.key("first_node"), Range{0, kMaxGpus}));
+  }
+  if (const YamlNode* p = r.get("placement")) {
+    if (q.policy == workloads::PlacementPolicy::range) {
+      fail(*p, r.key("placement"), "packed and spread choose the nodes; an explicit range (first_node, or nodes: "
+                                   "[first, last]) already says where, so leave placement out");
+    }
+    q.policy = to_enum(*p, r.key("placement"), placement_names());
+  }
+  return q;
+}
+
+// jobs: several jobs on one cluster (JobSpec), each a map with name, nodes (with first_node or
+// placement) and one of workload (training, dlrm or trace, read for the job's own GPUs) or traffic.
+std::vector<JobSpec> read_jobs(const YamlNode& list, const ClusterSpec& cluster) {
+  if (!list.is_sequence() || list.items.empty()) {
+    fail(list, "jobs", "expected a list of jobs, each a map with name, nodes and workload or traffic, got " +
+                           describe(list));
+  }
+  std::vector<JobSpec> jobs(list.items.size());
+  std::vector<MapReader> readers;
+  std::vector<workloads::NodeRequest> requests;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const YamlNode& item = list.items[i];
+    const std::string key = fmt::format("jobs[{}]", i);
+    if (!item.is_map()) {
+      fail(item, key, "expected a map with name, nodes and workload or traffic, got " + describe(item));
+    }
+    MapReader& r = readers.emplace_back(item, key);
+    jobs[i].name = fmt::format("job{}", i);
+    r.read("name", jobs[i].name);
+    for (size_t k = 0; k < i; ++k) {
+      if (jobs[k].name == jobs[i].name) {
+        fail(*item.find("name"), r.key("name"),
+             fmt::format("\"{}\" is jobs[{}]'s name too; expected a name of its own", jobs[i].name, k));
+      }
+    }
+    r.read("iterations", jobs[i].iterations, Range{1, 1'000'000});
+    requests.push_back(read_node_request(r, item));
+    jobs[i].request = requests.back();
+  }
+  std::vector<std::vector<int>> placed;
+  try {
+    placed = workloads::place_jobs(requests, cluster.nodes);
+  } catch (const workloads::PlacementError& e) {
+    const size_t j = e.job();
+    std::string message = e.what();
+    if (e.other() >= 0) {
+      const auto other = static_cast<size_t>(e.other());
+      message += fmt::format(" of jobs[{}].nodes (\"{}\")", other, jobs[other].name);
+    }
+    fail(*list.items[j].find("nodes"), readers[j].key("nodes"), message);
+  }
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    JobSpec& job = jobs[i];
+    MapReader& r = readers[i];
+    job.nodes = placed[i];
+    const bool has_workload = r.has("workload"), has_traffic = r.has("traffic");
+    if (has_workload == has_traffic) {
+      fail(list.items[i], r.key("workload"),
+           std::string("expected one of workload (training, dlrm or trace) or traffic, got ") +
+               (has_workload ? "both" : "neither"));
+    }
+    if (has_traffic) {
+      job.is_traffic = true;
+      MapReader t = r.map("traffic");
+      t.read("collective", job.traffic.collective, traffic_collective_names());
+      t.read("bytes", job.traffic.bytes, Bytes(1));
+      t.read("repeat", job.traffic.repeat, Range{1, 1'000'000});
+      t.finish();
+    } else {
+      ClusterSpec own = cluster;
+      own.nodes = static_cast<int>(job.nodes.size());
+      MapReader w = r.map("workload");
+      const YamlNode* kind = w.node().find("kind");
+      job.workload = read_workload(w, own);
+      if (job.workload.kind == workloads::WorkloadKind::collective_sweep) {
+        fail(kind ? *kind : w.node(), w.key("kind"),
+             "expected training, dlrm or trace (for a collective among the job's GPUs, give traffic: instead of "
+             "workload:)");
+      }
+    }
+    r.finish();
+  }
+  return jobs;
+}
+
+// What a scenario with jobs: needs of the rest of it: a network model with links to share, every
+// job online, one compute model for all (one attention kernel), and outputs the jobs' table has.
+void check_jobs(const YamlNode& root, const Scenario& s) {
+  const YamlNode& jobs = *root.find("jobs");
+  const YamlNode* network = root.find("network");
+  auto at = [&](std::string_view key) -> const YamlNode& {
+    const YamlNode* n = network ? network->find(key) : nullptr;
+    return n ? *n : jobs;
+  };
+  if (s.network.model == NetworkModelKind::analytical) {
+    fail(at("model"), "network.model",
+         "jobs share the fabric on flow or packet; the analytical model prices each collective alone, with no "
+         "links to share (expected flow or packet)");
+  }
+  if (s.network.background != Background::none) {
+    fail(at("background"), "network.background",
+         "replicas copies the one workload; with jobs: give each neighbour as a job of its own (expected none)");
+  }
+  if (s.network.execution != Execution::online) {
+    fail(at("execution"), "network.execution", "jobs run together online on one engine (expected online)");
+  }
+  const JobSpec* first = nullptr;
+  for (size_t i = 0; i < s.jobs.size(); ++i) {
+    const JobSpec& job = s.jobs[i];
+    if (job.is_traffic) continue;
+    if (first == nullptr) {
+      first = &job;
+    } else if (job.workload.training.attention != first->workload.training.attention) {
+      const YamlNode* w = jobs.items[i].find("workload");
+      const YamlNode* a = w ? w->find("attention") : nullptr;
+      fail(a ? *a : jobs.items[i], fmt::format("jobs[{}].workload.attention", i),
+           fmt::format("every job's compute is priced by one model: expected {} as job \"{}\" has",
+                       enum_name(first->workload.training.attention, attention_names()), first->name));
+    }
+  }
+  for (const std::string& f : s.output.formats) {
+    if (f == "trace" || f == "html") {
+      const YamlNode* o = root.find("output");
+      const YamlNode* n = o ? o->find("formats") : nullptr;
+      fail(n ? *n : jobs, "output.formats", "jobs write table, csv or json; expected those, got " + f);
+    }
+  }
+}
+
 Scenario convert(const YamlNode& root, const std::string& source_name) {
   if (root.is_null()) {
     throw InputError(SourceLocation{source_name, 1, 1}, "",
@@ -725,9 +882,17 @@ Scenario convert(const YamlNode& root, const std::string& source_name) {
                       "set collectives.collnet: true to let the tuner choose it");
   }
   if (const YamlNode* c = r.get_or_null("calibration")) s.calibration = to_string(*c, "calibration");
-  s.workload = read_workload(r.map("workload"), s.cluster);
+  if (const YamlNode* jobs = r.get("jobs")) {
+    if (const YamlNode* w = root.find("workload")) {
+      fail(*w, "workload", "a scenario with jobs: gives each job its own workload; expected it under jobs, not here");
+    }
+    s.jobs = read_jobs(*jobs, s.cluster);
+  } else {
+    s.workload = read_workload(r.map("workload"), s.cluster);
+  }
   s.output = read_output(r.map("output"), s.name);
   r.finish();
+  if (!s.jobs.empty()) check_jobs(root, s);
   if (s.network.model == NetworkModelKind::packet && s.network.execution == Execution::per_collective &&
       s.workload.kind != workloads::WorkloadKind::collective_sweep) {
     fail(*root.find("network")->find("execution"), "network.execution",

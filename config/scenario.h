@@ -12,6 +12,7 @@
 #include "network/packet/dcqcn.h"
 #include "sim/units.h"
 #include "topology/cluster_spec.h"
+#include "workloads/jobs.h"
 #include "workloads/workload_spec.h"
 
 namespace dtsim::config {
@@ -61,6 +62,19 @@ struct OutputSpec {
   std::vector<std::string> formats{"table"};  // table | csv | json | trace | html
 };
 
+// One of several jobs on the cluster (`jobs:`): a workload (training, dlrm or trace) or background
+// traffic, on the nodes its request resolves to (workloads/jobs.h). All run together, online, on
+// the flow or packet model, and each alone on the same nodes.
+struct JobSpec {
+  std::string name;
+  bool is_traffic = false;
+  workloads::WorkloadSpec workload;  // its training spec resolved for the job's own GPUs
+  workloads::TrafficSpec traffic;
+  int iterations = 1;                // run back to back; times are per iteration
+  workloads::NodeRequest request;
+  std::vector<int> nodes;            // the cluster nodes it runs on, ascending
+};
+
 struct Scenario {
   std::string name;                  // default: the file's stem
   std::string source_file;           // the file it was read from
@@ -70,6 +84,7 @@ struct Scenario {
   collectives::CollectiveOptions collectives;
   std::optional<std::string> calibration;
   workloads::WorkloadSpec workload;
+  std::vector<JobSpec> jobs;         // several jobs on one fabric; then `workload` is not read
   OutputSpec output;
   // Input that is valid but likely not what was meant, one line each (simulate and sweep print
   // them on stderr): a preset chosen by --set under keys the file sets, which still win.

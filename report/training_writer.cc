@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "report/csv_field.h"
+#include "report/time_unit.h"
 
 namespace dtsim::report {
 namespace {
@@ -64,22 +65,10 @@ void write_memory_table(const workloads::MemoryEstimate& m, std::ostream& out) {
                      m.fits() ? "" : ": DOES NOT FIT");
 }
 
-// The unit the table's times are printed in: seconds, or ms / us for short iterations (a small
-// trace), so that four decimals keep three significant digits.
-struct TimeUnit {
-  const char* name;
-  double per_second;
-};
-TimeUnit table_unit(double iteration_s) {
-  if (iteration_s >= 0.1 || iteration_s <= 0) return {"s", 1};
-  if (iteration_s >= 1e-4) return {"ms", 1e3};
-  return {"us", 1e6};
-}
-
 void write_table(const workloads::TrainingResult& r, std::ostream& out) {
   const double it = r.iteration_time_s > 0 ? r.iteration_time_s : 1;
   auto pct = [&](Time t) { return 100 * t.seconds() / it; };
-  const TimeUnit u = table_unit(r.iteration_time_s);
+  const TimeUnit u = time_unit(r.iteration_time_s);
   auto in_unit = [&](double seconds) { return seconds * u.per_second; };
   out << fmt::format("workload            {}\n", r.workload);
   out << fmt::format("GPUs                {} ({} simulated ranks, {} ops)\n", r.gpus, r.simulated_ranks, r.ops);

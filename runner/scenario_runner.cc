@@ -25,6 +25,7 @@
 #include "collectives/schedule.h"
 #include "collectives/schedule_executor.h"
 #include "collectives/tuner.h"
+#include "config/enum_names.h"
 #include "config/loader.h"
 #include "network/flow/flow_model.h"
 #include "network/link_ledger.h"
@@ -32,6 +33,7 @@
 #include "report/chrome_trace.h"
 #include "report/collective_sweep_writer.h"
 #include "report/html_report.h"
+#include "report/jobs_writer.h"
 #include "report/svg_plot.h"
 #include "report/training_writer.h"
 #include "sim/engine.h"
@@ -748,6 +750,25 @@ class OnlineWatch final : public sim::EngineWatch {
   std::optional<Progress> progress_bar_;
 };
 
+// The flow or packet model an online run moves its bytes on.
+std::unique_ptr<network::NetworkModel> online_network_model(const config::Scenario& s,
+                                                            const collectives::AnalyticalCollectiveModel& model,
+                                                            const topology::Cluster& cluster) {
+  if (s.network.model == config::NetworkModelKind::packet) {
+    return std::make_unique<network::PacketNetworkModel>(cluster, packet_options(s, model.parameters()));
+  }
+  return std::make_unique<network::FlowNetworkModel>(cluster, flow_options(s, model));
+}
+
+// An online run must have delivered every byte its schedules sent, with nothing left in flight.
+void check_delivered(const workloads::OnlineNetwork& online, const network::NetworkModel& net) {
+  if (online.in_flight() != 0 || net.bytes_delivered() != online.bytes_sent()) {
+    throw std::logic_error(fmt::format("{} model: {} bytes sent but {} delivered ({} operations in flight)", net.name(),
+                                       online.bytes_sent().count(), net.bytes_delivered().count(),
+                                       online.in_flight()));
+  }
+}
+
 // Online execution (workloads/online_network.h): every rank's op graph runs on one engine with the
 // flow or packet model, each collective and send lowered to its schedule when it starts, so that
 // all traffic in flight shares the links. Every byte the schedules sent must have been delivered.
@@ -758,12 +779,7 @@ TrainingRun run_training_online(const config::Scenario& s, const RunControl& con
   auto analytical = std::make_unique<collectives::AnalyticalCollectiveModel>(s.cluster, s.collectives,
                                                                              model_parameters(s));
   auto cluster = topology::build_cluster(s.cluster);
-  std::unique_ptr<network::NetworkModel> model_net;
-  if (s.network.model == config::NetworkModelKind::packet) {
-    model_net = std::make_unique<network::PacketNetworkModel>(*cluster, packet_options(s, analytical->parameters()));
-  } else {
-    model_net = std::make_unique<network::FlowNetworkModel>(*cluster, flow_options(s, *analytical));
-  }
+  std::unique_ptr<network::NetworkModel> model_net = online_network_model(s, *analytical, *cluster);
   // A traced run (its views written) counts each link's bytes and busy time for the link table.
   std::optional<network::LinkLedger> ledger;
   if (trace) ledger.emplace(*cluster, *model_net);
@@ -776,11 +792,7 @@ TrainingRun run_training_online(const config::Scenario& s, const RunControl& con
         s, *analytical, trace, {.network = &online, .watch = &watch, .progress = &watch.progress, .copies = copies});
   }
   run.result.neighbour_copies = static_cast<int>(copies.size());
-  if (online.in_flight() != 0 || net->bytes_delivered() != online.bytes_sent()) {
-    throw std::logic_error(fmt::format("{} model: {} bytes sent but {} delivered ({} operations in flight)", net->name(),
-                                       online.bytes_sent().count(), net->bytes_delivered().count(),
-                                       online.in_flight()));
-  }
+  check_delivered(online, *net);
   run.stats.events = run.result.events;
   run.stats.net = net->counters();
   if (ledger) {
@@ -851,25 +863,30 @@ TrainingRun run_training_workload(const config::Scenario& s, const RunControl& c
   return run;
 }
 
+// The traces `t` names, read for a job of `gpus` GPUs; errors name the keys under `key`.
+workloads::Workload read_trace(const config::Scenario& s, const workloads::TraceSpec& t, int gpus,
+                               const std::string& key) {
+  if (t.format != "chakra") throw InputError(where(s), key + ".format", "expected chakra, got \"" + t.format + "\"");
+  workloads::Workload w;
+  const std::string prefix = beside_scenario(s, t.path);
+  try {
+    w = workloads::read_chakra(prefix);
+  } catch (const std::runtime_error& e) {
+    // A missing, truncated or inconsistent trace is the input's fault: one line naming it.
+    throw InputError(where(s), key + ".path", e.what());
+  }
+  if (const std::string why = w.misfit(gpus); !why.empty()) {
+    throw InputError(where(s), key + ".path", prefix + ": " + why);
+  }
+  return w;
+}
+
 workloads::TrainingResult evaluate_training(const config::Scenario& s, const collectives::CollectiveCostModel& model,
                                             workloads::TrainingTrace* trace, const workloads::OnlineExecution& online) {
   if (s.workload.kind == workloads::WorkloadKind::trace) {
-    if (s.workload.trace.format != "chakra") {
-      throw InputError(where(s), "workload.format", "expected chakra, got \"" + s.workload.trace.format + "\"");
-    }
-    workloads::Workload w;
-    const std::string prefix = beside_scenario(s, s.workload.trace.path);
-    try {
-      w = workloads::read_chakra(prefix);
-    } catch (const std::runtime_error& e) {
-      // A missing, truncated or inconsistent trace is the input's fault: one line naming it.
-      throw InputError(where(s), "workload.path", e.what());
-    }
+    workloads::Workload w = read_trace(s, s.workload.trace, s.cluster.total_gpus(), "workload");
     // A trace that does not name itself (dtsim's own traces do) takes the scenario's name.
     if (w.name.empty()) w.name = s.name;
-    if (const std::string why = w.misfit(s.cluster.total_gpus()); !why.empty()) {
-      throw InputError(where(s), "workload.path", prefix + ": " + why);
-    }
     workloads::ComputeModel compute(s.cluster.gpu, s.workload.training.attention);
     const topology::Dtype precision = s.workload.training.precision;
     if (trace) {
@@ -892,6 +909,138 @@ workloads::TrainingResult evaluate_training(const config::Scenario& s, const col
                                               .all_ranks = online.network != nullptr};
   if (trace) return workloads::run_training_traced(s.workload.training, s.cluster, model, *trace, generator, online);
   return workloads::run_training(s.workload.training, s.cluster, model, generator, online);
+}
+
+// Jobs on one fabric (scenario `jobs:`, workloads/jobs.h).
+
+// A job's op graph on the GPUs of its own nodes, numbered from 0, every GPU a rank of its own (it
+// runs online).
+workloads::Workload job_workload(const config::Scenario& s, size_t i) {
+  const config::JobSpec& job = s.jobs[i];
+  topology::ClusterSpec own = s.cluster;
+  own.nodes = static_cast<int>(job.nodes.size());
+  if (job.is_traffic) return workloads::generate_traffic(job.traffic, own.total_gpus());
+  const workloads::WorkloadSpec& w = job.workload;
+  switch (w.kind) {
+    case workloads::WorkloadKind::training:
+      return workloads::generate_megatron(w.training, own, {.layers_per_block = w.layers_per_block, .all_ranks = true});
+    case workloads::WorkloadKind::dlrm: return workloads::generate_dlrm(w.dlrm, own, true);
+    case workloads::WorkloadKind::trace:
+      return read_trace(s, w.trace, own.total_gpus(), fmt::format("jobs[{}].workload", i));
+    case workloads::WorkloadKind::collective_sweep: break;
+  }
+  throw std::logic_error("a job runs training, dlrm, a trace or traffic (the loader refuses a collective sweep)");
+}
+
+std::string job_kind(const config::JobSpec& job) {
+  return job.is_traffic ? "traffic" : std::string(config::enum_name(job.workload.kind, config::workload_kind_names()));
+}
+
+// Runs `w` online on the scenario's flow or packet model, on an engine of its own: the run of all
+// jobs together, or of one alone. The deadline stops it as it stops a training run.
+workloads::ExecutionResult run_jobs_workload(const config::Scenario& s, const workloads::Workload& w,
+                                             workloads::Attention attention, const RunControl& control,
+                                             network::NetworkCounters& counters) {
+  const collectives::AnalyticalCollectiveModel analytical(s.cluster, s.collectives, model_parameters(s));
+  const auto cluster = topology::build_cluster(s.cluster);
+  const std::unique_ptr<network::NetworkModel> net = online_network_model(s, analytical, *cluster);
+  workloads::OnlineNetwork online(analytical, *cluster, *net);
+  // Each job hashes its transfers to the same ECMP routes together and alone.
+  std::vector<int> job_of_gpu(static_cast<size_t>(s.cluster.total_gpus()), 0);
+  for (size_t i = 0; i < s.jobs.size(); ++i) {
+    for (int g : workloads::job_gpus(s.jobs[i].nodes, s.cluster.gpus_per_node))
+      job_of_gpu[static_cast<size_t>(g)] = static_cast<int>(i);
+  }
+  online.set_salt_domains(std::move(job_of_gpu));
+  const workloads::ComputeModel compute(s.cluster.gpu, attention);
+  RunControl silent = control;
+  silent.quiet = true;  // runs side by side: no bars
+  OnlineWatch watch(silent, "");
+  workloads::ExecutionResult r =
+      workloads::Executor(compute, analytical, {.critical_path = false, .network = &online, .watch = &watch}).run(w);
+  check_delivered(online, *net);
+  counters = net->counters();
+  return r;
+}
+
+// The jobs' times, and what the network model did in the run together.
+struct JobsRun {
+  workloads::JobsResult result;
+  RunStats stats;
+};
+
+// Every job of the scenario together on one engine, and each alone on the same nodes (its
+// oracle), these runs on `control.threads` workers; each job's time is when the last of its ranks
+// finished, over its iterations. Refused, in one line naming jobs, when the runs would not fit in
+// memory.
+JobsRun run_jobs_online(const config::Scenario& s, const RunControl& control) {
+  const size_t n = s.jobs.size();
+  workloads::Workload together;
+  together.name = s.name;
+  together.total_gpus = s.cluster.total_gpus();
+  std::vector<workloads::Workload> alone(n);
+  std::vector<size_t> first(n), ranks(n);
+  // One compute model for all: the loader has checked that every job asks for the same attention.
+  workloads::Attention attention = workloads::Attention::flash3;
+  for (const config::JobSpec& job : s.jobs) {
+    if (!job.is_traffic) {
+      attention = job.workload.training.attention;
+      break;
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    workloads::Workload own = job_workload(s, i);
+    workloads::repeat_iterations(own, s.jobs[i].iterations);
+    const std::vector<int> gpus = workloads::job_gpus(s.jobs[i].nodes, s.cluster.gpus_per_node);
+    first[i] = together.ranks.size();
+    ranks[i] = own.ranks.size();
+    workloads::add_job(together, own, gpus);
+    alone[i].name = s.jobs[i].name;
+    alone[i].total_gpus = s.cluster.total_gpus();
+    workloads::add_job(alone[i], own, gpus);
+  }
+  // The runs alone hold the ops of the run together once more, at most.
+  const double ops = static_cast<double>(together.op_count());
+  const double bytes = kProgramBytes + 2 * ops * kOnlineBytesPerOp;
+  const MemoryLimit limit = memory_limit(control);
+  if (bytes > limit.bytes) {
+    throw InputError(where(s), "jobs",
+                     fmt::format("{} jobs online on {}, every rank's ops ({:.3g}) run together and alone, would hold "
+                                 "about {}, more than the {} {}; use smaller jobs",
+                                 n, moved_as(s), ops, memory_size(bytes), memory_size(limit.bytes), limit.allows));
+  }
+  if (!control.quiet) {
+    std::cerr << fmt::format("simulate: {} jobs online on {}: together on one engine and each alone; every rank's "
+                             "ops ({:.3g}), about {} ({} {})\n",
+                             n, moved_as(s), ops, memory_size(bytes), memory_size(limit.bytes), limit.allowed);
+  }
+  std::vector<workloads::ExecutionResult> runs(n + 1);
+  std::vector<network::NetworkCounters> counters(n + 1);
+  sim::for_each_row(
+      n + 1, control.threads,
+      [&](size_t k) {
+        runs[k] = run_jobs_workload(s, k == 0 ? together : alone[k - 1], attention, control, counters[k]);
+      },
+      sim::RowOrder::smallest_first);
+  JobsRun run;
+  run.stats.events = runs[0].events;
+  run.stats.net = counters[0];
+  workloads::JobsResult& result = run.result;
+  result.model = s.network.model == config::NetworkModelKind::packet ? "packet" : "flow";
+  result.cluster_nodes = s.cluster.nodes;
+  result.events = runs[0].events;
+  result.fingerprint = runs[0].fingerprint;
+  for (size_t i = 0; i < n; ++i) {
+    const config::JobSpec& job = s.jobs[i];
+    result.jobs.push_back({.name = job.name,
+                           .workload = job_kind(job),
+                           .nodes = job.nodes,
+                           .gpus = static_cast<int>(job.nodes.size()) * s.cluster.gpus_per_node,
+                           .iterations = job.iterations,
+                           .alone_s = runs[i + 1].iteration.seconds() / job.iterations,
+                           .together_s = workloads::job_time(runs[0], first[i], ranks[i]).seconds() / job.iterations});
+  }
+  return run;
 }
 
 // The page's op table: the `limit` busiest (stage, stream, op) rows per GPU, busiest first.
@@ -1106,9 +1255,23 @@ std::vector<workloads::SweepRow> time_collective_sweep(const config::Scenario& s
   return run_sweep(s, params, {.threads = threads}).rows;
 }
 
+workloads::JobsResult run_jobs(const config::Scenario& s, int threads) {
+  require_supported_model(s);
+  return run_jobs_online(s, {.threads = threads}).result;
+}
+
 Headline evaluate_scenario(const config::Scenario& s) {
   require_supported_model(s);
   Headline h;
+  if (!s.jobs.empty()) {
+    // One thread: `sweep` already evaluates its points in parallel.
+    for (const workloads::JobTime& j : run_jobs_online(s, {.threads = 1}).result.jobs) {
+      h.metrics.emplace_back(j.name + "_together_s", j.together_s);
+      h.metrics.emplace_back(j.name + "_alone_s", j.alone_s);
+      h.metrics.emplace_back(j.name + "_slowdown", j.slowdown());
+    }
+    return h;
+  }
   if (s.workload.kind == workloads::WorkloadKind::collective_sweep) {
     // One thread: `sweep` already evaluates its points in parallel.
     const auto rows = run_sweep(s, model_parameters(s), {.threads = 1}).rows;
@@ -1150,6 +1313,18 @@ void print_stats(const RunStats& st, std::chrono::steady_clock::time_point start
                                                      : std::string());
 }
 
+namespace {
+
+// --max-wall stopped an online run (`what`): one line on stderr on how far it got, and the status.
+int stopped(const workloads::ExecutionStopped& e, double max_wall_s, std::string_view what, std::string_view lost) {
+  std::cerr << fmt::format("simulate: stopped at --max-wall {:g} s: {} had reached {:.6g} s simulated with {} of {} "
+                           "ops done; no {}\n",
+                           max_wall_s, what, e.reached().seconds(), e.done(), e.total(), lost);
+  return kExitStopped;
+}
+
+}  // namespace
+
 int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostream& out) {
   const auto started = std::chrono::steady_clock::now();
   sim::WallDeadline deadline = options.max_wall_s > 0 ? sim::WallDeadline(options.max_wall_s) : sim::WallDeadline();
@@ -1180,6 +1355,21 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
     std::cerr << "simulate: warning: cluster.scale_up.kind: none stages GPU-to-GPU copies through host memory, "
                  "which the packet model moves at PCIe line rate; it is optimistic here (up to 20x at large "
                  "sizes), use flow or analytical\n";
+  }
+  if (!s.jobs.empty()) {
+    JobsRun run;
+    try {
+      run = run_jobs_online(s, control);
+    } catch (const workloads::ExecutionStopped& e) {
+      return stopped(e, options.max_wall_s, "a run", "job times");
+    }
+    const workloads::JobsResult& jobs = run.result;
+    report::write_jobs(jobs, format_name(options.format), out);
+    write_files(s, options,
+                [&](OutputFormat f, std::ostream& file) { report::write_jobs(jobs, format_name(f), file); });
+    if (options.fingerprint) out << fmt::format("fingerprint {:016x}\n", jobs.fingerprint);
+    if (options.stats) print_stats(run.stats, started);  // the run together
+    return 0;
   }
   if (s.workload.kind == workloads::WorkloadKind::collective_sweep) {
     // Refused before the sweep runs, not after its table is printed.
@@ -1227,10 +1417,7 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
                              options.max_wall_s, e.priced(), e.total());
     return kExitStopped;
   } catch (const workloads::ExecutionStopped& e) {
-    std::cerr << fmt::format("simulate: stopped at --max-wall {:g} s: the iteration had reached {:.6g} s simulated "
-                             "with {} of {} ops done; no iteration time\n",
-                             options.max_wall_s, e.reached().seconds(), e.done(), e.total());
-    return kExitStopped;
+    return stopped(e, options.max_wall_s, "the iteration", "iteration time");
   }
   const workloads::TrainingResult& result = run.result;
   if (views) write_training_views(s, options, run, trace);

@@ -57,7 +57,14 @@ std::vector<workloads::SweepRow> time_collective_sweep(const config::Scenario& s
                                                        const collectives::ModelParameters& params,
                                                        int threads);
 
-// Evaluates a scenario without writing anything: what a sweep calls once per point.
+// A scenario with jobs: each job's iteration time together with the others and alone on the same
+// nodes (its oracle), on the scenario's flow or packet model, the runs on `threads` workers (0:
+// all cores). The result does not depend on `threads`.
+workloads::JobsResult run_jobs(const config::Scenario& scenario, int threads);
+
+// Evaluates a scenario without writing anything: what a sweep calls once per point. With jobs,
+// each job's <name>_together_s, <name>_alone_s and <name>_slowdown (the first job's time together
+// is then the sweep's time objective).
 Headline evaluate_scenario(const config::Scenario& scenario);
 
 // Runs the scenario's workload on its network model, writes results to `out` (stdout for the

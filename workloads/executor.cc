@@ -464,6 +464,7 @@ ExecutionResult Executor::run(const Workload& w) const {
 
   int best_rank = -1;
   uint32_t best_op = kNone;
+  out.rank_end.assign(ranks.size(), Time::zero());
   for (size_t r = 0; r < ranks.size(); ++r) {
     for (size_t i = 0; i < ranks[r].done.size(); ++i) {
       if (!ranks[r].done[i]) {
@@ -471,6 +472,7 @@ ExecutionResult Executor::run(const Workload& w) const {
                                  w.ranks[r].labels[w.ranks[r].ops[i].label] +
                                  "' never ran (a dependency cycle or an unmatched receive)");
       }
+      out.rank_end[r] = std::max(out.rank_end[r], ranks[r].end[i]);
       if (best_rank < 0 || ranks[r].end[i] > out.iteration) {
         out.iteration = ranks[r].end[i];
         best_rank = static_cast<int>(r);

@@ -46,6 +46,7 @@ struct ExecutionResult {
   Time iteration;
   TimeBreakdown breakdown;            // average per GPU (weighted by RankGraph::represents)
   std::vector<TimeBreakdown> per_rank;
+  std::vector<Time> rank_end;         // when each rank's last op ended (several jobs: jobs.h)
   std::vector<CriticalStep> critical_path;  // first op to last
   TimeBreakdown critical_split;       // the critical path's time by what each step was
   uint64_t events = 0;

@@ -1,5 +1,6 @@
 #include "workloads/online_network.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace dtsim::workloads {
@@ -23,6 +24,16 @@ const collectives::NetworkPlan& OnlineNetwork::plan_of(const Op& op, const colle
   return *slot;
 }
 
+void OnlineNetwork::set_salt_domains(std::vector<int> domain_of_gpu) {
+  int domains = 1;
+  for (int d : domain_of_gpu) {
+    if (d < 0) throw std::invalid_argument("online network: a salt domain is a non-negative index");
+    domains = std::max(domains, d + 1);
+  }
+  domain_of_gpu_ = std::move(domain_of_gpu);
+  salts_.assign(static_cast<size_t>(domains), 0);
+}
+
 void OnlineNetwork::start(sim::Engine& engine, const Op& op, const collectives::Communicator& comm,
                           sim::EventHandler& done, uint64_t payload) {
   if (op.kind != OpKind::collective && op.kind != OpKind::send) {
@@ -41,6 +52,9 @@ void OnlineNetwork::start(sim::Engine& engine, const Op& op, const collectives::
   r.repeats_left = std::max(1, op.repeat);
   r.done = &done;
   r.payload = payload;
+  if (!domain_of_gpu_.empty() && !comm.ranks.empty()) {
+    r.domain = static_cast<size_t>(domain_of_gpu_.at(static_cast<size_t>(comm.ranks.front())));
+  }
   ++live_;
   launch(engine, slot);
 }
@@ -57,8 +71,9 @@ void OnlineNetwork::launch(sim::Engine& engine, uint32_t slot) {
   r.pending = plan.floor.ps() > 0 ? 2 : 1;
   if (plan.floor.ps() > 0) engine.schedule_in(plan.floor, *this, slot);
   // Each instance its own salt: concurrent collectives' transfers hash to their own ECMP routes.
-  r.exec = std::make_unique<collectives::ScheduleExecutor>(
-      plan.schedule, network_, collectives::executor_options(plan, ++salt_ * 0xd1b54a32d192ed03ULL));
+  const uint64_t salt = ++salts_[r.domain] * 0xd1b54a32d192ed03ULL + r.domain * 0x9e3779b97f4a7c15ULL;
+  r.exec = std::make_unique<collectives::ScheduleExecutor>(plan.schedule, network_,
+                                                           collectives::executor_options(plan, salt));
   r.exec->notify(*this, slot);
   r.exec->start(engine);
   sent_ += plan.schedule.total_bytes();

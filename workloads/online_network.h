@@ -44,6 +44,11 @@ class OnlineNetwork final : public CommunicationRunner, public sim::EventHandler
              uint64_t payload) override;
   void on_event(sim::Engine& engine, uint64_t payload) override;
 
+  // Each job's own ECMP salts: a collective or send on GPU g's communicator takes the next salt of
+  // domain domain_of_gpu[g]'s sequence, so that the routes a job's transfers hash to do not depend
+  // on what other jobs on the engine launched before them (jobs.h). Without: one sequence.
+  void set_salt_domains(std::vector<int> domain_of_gpu);
+
   // Bytes the schedules put on the network so far (with each protocol's line format), to compare
   // with the model's bytes delivered.
   Bytes bytes_sent() const { return sent_; }
@@ -58,6 +63,7 @@ class OnlineNetwork final : public CommunicationRunner, public sim::EventHandler
     int pending = 0;  // the schedule and the timer, those not yet done
     sim::EventHandler* done = nullptr;
     uint64_t payload = 0;
+    size_t domain = 0;  // whose salts it draws
   };
   const collectives::NetworkPlan& plan_of(const Op& op, const collectives::Communicator& comm);
   void launch(sim::Engine& engine, uint32_t slot);
@@ -70,7 +76,8 @@ class OnlineNetwork final : public CommunicationRunner, public sim::EventHandler
       plans_;
   std::vector<Running> running_;
   std::vector<uint32_t> free_;
-  uint64_t salt_ = 0;
+  std::vector<int> domain_of_gpu_;
+  std::vector<uint64_t> salts_{0};  // the last salt drawn, by domain
   size_t live_ = 0;
   Bytes sent_;
 };

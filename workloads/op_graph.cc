@@ -55,28 +55,39 @@ int Workload::add_comm(collectives::Communicator c) {
   return static_cast<int>(comms.size() - 1);
 }
 
+void add_job(Workload& w, const Workload& job, const std::vector<int>& gpu_of) {
+  const auto rank_offset = static_cast<int32_t>(w.ranks.size());
+  const auto comm_offset = static_cast<int32_t>(w.comms.size());
+  w.ranks.reserve(w.ranks.size() + job.ranks.size());
+  w.comms.reserve(w.comms.size() + job.comms.size());
+  for (const collectives::Communicator& c : job.comms) {
+    collectives::Communicator copy = c;
+    for (int& g : copy.ranks) g = gpu_of.at(static_cast<size_t>(g));
+    w.comms.push_back(std::move(copy));
+  }
+  for (const RankGraph& r : job.ranks) {
+    RankGraph copy = r;
+    copy.gpu = gpu_of.at(static_cast<size_t>(r.gpu));
+    for (Op& op : copy.ops) {
+      if (op.comm >= 0) op.comm += comm_offset;
+      if (op.peer_rank >= 0) op.peer_rank += rank_offset;
+    }
+    w.ranks.push_back(std::move(copy));
+  }
+}
+
 void add_copies(Workload& w, const std::vector<int>& shifts) {
-  const size_t ranks = w.ranks.size(), comms = w.comms.size();
-  w.ranks.reserve(ranks * (1 + shifts.size()));
-  w.comms.reserve(comms * (1 + shifts.size()));
-  for (size_t k = 0; k < shifts.size(); ++k) {
-    const int shift = shifts[k];
-    const auto rank_offset = static_cast<int32_t>(ranks * (k + 1));
-    const auto comm_offset = static_cast<int32_t>(w.comms.size());
-    for (size_t c = 0; c < comms; ++c) {
-      collectives::Communicator copy = w.comms[c];
-      for (int& g : copy.ranks) g += shift;
-      w.comms.push_back(std::move(copy));
-    }
-    for (size_t r = 0; r < ranks; ++r) {
-      RankGraph copy = w.ranks[r];
-      copy.gpu += shift;
-      for (Op& op : copy.ops) {
-        if (op.comm >= 0) op.comm += comm_offset;
-        if (op.peer_rank >= 0) op.peer_rank += rank_offset;
-      }
-      w.ranks.push_back(std::move(copy));
-    }
+  if (shifts.empty()) return;
+  const Workload job = w;
+  int gpus = job.total_gpus;
+  for (const RankGraph& r : job.ranks) gpus = std::max(gpus, r.gpu + 1);
+  for (const collectives::Communicator& c : job.comms) {
+    for (int g : c.ranks) gpus = std::max(gpus, g + 1);
+  }
+  for (const int shift : shifts) {
+    std::vector<int> gpu_of(static_cast<size_t>(gpus));
+    for (int g = 0; g < gpus; ++g) gpu_of[static_cast<size_t>(g)] = g + shift;
+    add_job(w, job, gpu_of);
   }
 }
 

@@ -106,6 +106,11 @@ struct Workload {
   std::string misfit(int gpus) const;
 };
 
+// Appends `job` to `w` with its GPU g on GPU gpu_of[g]: its ranks, its communicators (never shared
+// with those already in `w`) and its sends, paired within it. How several jobs, each on its own
+// nodes, become one workload for one engine (jobs.h). w's total_gpus, model_flops and tokens stay.
+void add_job(Workload& w, const Workload& job, const std::vector<int>& gpu_of);
+
 // Appends a copy of the job for each of `shifts`: every rank again, `shift` GPUs further on, on
 // copies of its communicators shifted alike (never shared with the job's), its sends paired within
 // the copy. Copies of a job beside it on the fabric (network.background: replicas), run online.

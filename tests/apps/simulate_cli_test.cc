@@ -197,6 +197,20 @@ TEST(Simulate, EveryExampleScenarioPassesDryRun) {
   }
 }
 
+// Several jobs on one fabric: each job's row, and on the analytical model one line naming
+// network.model with exit status 2.
+TEST(Simulate, JobsPrintEachJobsTimesAndRefuseTheAnalyticalModel) {
+  RunResult r = run_simulate({"scenarios/two-jobs-one-spine.yaml", "--format", "csv", "-q"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("job,workload,nodes,gpus,iterations,alone_s,together_s,slowdown\nllm,training,\"0,2\",16,1,"),
+            std::string::npos)
+      << r.out;
+  RunResult closed = run_simulate({"scenarios/two-jobs-one-spine.yaml", "--model", "analytical"});
+  EXPECT_EQ(closed.status, 2);
+  EXPECT_EQ(std::count(closed.err.begin(), closed.err.end(), '\n'), 1) << closed.err;
+  EXPECT_NE(closed.err.find("network.model: jobs share the fabric on flow or packet"), std::string::npos) << closed.err;
+}
+
 TEST(Simulate, TheExampleTraceRunsFromBesideItsScenario) {
   // scenarios/chakra-ddp-4gpu.yaml names traces/ddp-4gpu/rank, relative to itself.
   RunResult r = run_simulate({"scenarios/chakra-ddp-4gpu.yaml", "--set", "output.formats=[table]"});

@@ -130,6 +130,7 @@ elseif(MODE STREQUAL "scenarios")
   check_sweep(scenarios/sweeps/llama3-405b-layouts.yaml 6 ${SMALL})
   check_sweep(scenarios/sweeps/llama3-70b-scaling.yaml 24)  # already small: 256 to 2,048 GPUs, analytical in seconds
   check_sweep(scenarios/sweeps/deepseek-v3-expert-layouts.yaml 16)  # 256 GPUs, well under a second
+  check_sweep(scenarios/sweeps/two-jobs-oversubscription.yaml 3)  # 2 jobs, 32 GPUs: about a second
   # The planner's benchmark sweep parses and its points run: one in 50 of its 5,056, with merged
   # layers as bench/workloads.md times them.
   check_sweep(bench/workloads/planner-sweep.yaml 102 --shard 0/50 --set workload.layers_per_block=auto)
