@@ -71,7 +71,9 @@ void write_table(const workloads::TrainingResult& r, std::ostream& out) {
   const TimeUnit u = time_unit(r.iteration_time_s);
   auto in_unit = [&](double seconds) { return seconds * u.per_second; };
   out << fmt::format("workload            {}\n", r.workload);
-  out << fmt::format("GPUs                {} ({} simulated ranks, {} ops)\n", r.gpus, r.simulated_ranks, r.ops);
+  out << fmt::format("GPUs                {} ({} simulated rank{}, {} ops)\n", r.gpus, r.simulated_ranks,
+                     r.simulated_ranks == 1 ? "" : "s", r.ops);
+  if (!r.ranks_basis.empty()) out << fmt::format("simulated           {}\n", r.ranks_basis);
   if (r.neighbour_copies > 0) {
     out << fmt::format("neighbours          {} {} of the job on the GPUs after it, communicating in step\n",
                        r.neighbour_copies, r.neighbour_copies == 1 ? "copy" : "copies");
@@ -129,6 +131,7 @@ void write_training(const workloads::TrainingResult& r, std::string_view format,
                         {"breakdown", breakdown_json(r.breakdown)},
                         {"critical_path", {{"split", breakdown_json(r.critical_split)}, {"largest", crit}}},
                         {"simulated_ranks", r.simulated_ranks},
+                        {"simulated_ranks_basis", r.ranks_basis},
                         {"ops", r.ops},
                         {"neighbour_copies", r.neighbour_copies}};
     if (r.memory) j["memory"] = memory_json(*r.memory);

@@ -656,6 +656,11 @@ struct TrainingRun {
 workloads::TrainingResult evaluate_training(const config::Scenario& s, const collectives::CollectiveCostModel& model,
                                             workloads::TrainingTrace* trace,
                                             const workloads::OnlineExecution& online = {});
+// evaluate_training without the result's ranks_basis.
+workloads::TrainingResult evaluate_training_ranks(const config::Scenario& s,
+                                                  const collectives::CollectiveCostModel& model,
+                                                  workloads::TrainingTrace* trace,
+                                                  const workloads::OnlineExecution& online);
 
 // What the scenario's network model moves, for messages: "flows" or "packets".
 std::string_view moved_as(const config::Scenario& s) {
@@ -881,8 +886,30 @@ workloads::Workload read_trace(const config::Scenario& s, const workloads::Trace
   return w;
 }
 
+// Which ranks a training, trace or dlrm run simulates, and why the others need no simulation of
+// their own (the report's GPUs line).
+std::string ranks_basis(const config::Scenario& s, bool online) {
+  if (s.workload.kind == workloads::WorkloadKind::trace) return "the ranks the trace lists";
+  if (online) return "every GPU, online on one engine";
+  const std::string one = s.workload.kind == workloads::WorkloadKind::dlrm ? "one GPU" : "one GPU per pipeline stage";
+  if (s.network.model == config::NetworkModelKind::analytical) {
+    return one + "; the others run the same ops in step, exact on the closed form, which has no contention";
+  }
+  return one + "; the others run the same ops in step, their collectives priced beside its own as sibling groups "
+               "(network.execution: per_collective)";
+}
+
 workloads::TrainingResult evaluate_training(const config::Scenario& s, const collectives::CollectiveCostModel& model,
                                             workloads::TrainingTrace* trace, const workloads::OnlineExecution& online) {
+  workloads::TrainingResult result = evaluate_training_ranks(s, model, trace, online);
+  result.ranks_basis = ranks_basis(s, online.network != nullptr);
+  return result;
+}
+
+workloads::TrainingResult evaluate_training_ranks(const config::Scenario& s,
+                                                  const collectives::CollectiveCostModel& model,
+                                                  workloads::TrainingTrace* trace,
+                                                  const workloads::OnlineExecution& online) {
   if (s.workload.kind == workloads::WorkloadKind::trace) {
     workloads::Workload w = read_trace(s, s.workload.trace, s.cluster.total_gpus(), "workload");
     // A trace that does not name itself (dtsim's own traces do) takes the scenario's name.

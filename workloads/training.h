@@ -33,6 +33,7 @@ struct TrainingResult {
   std::string workload;
   int gpus = 0;
   int simulated_ranks = 0;
+  std::string ranks_basis;  // which ranks were simulated and why the others need not be (the runner's)
   size_t ops = 0;
   uint64_t events = 0;
   uint64_t fingerprint = 0;           // event-trace fingerprint of the run (simulate --fingerprint)

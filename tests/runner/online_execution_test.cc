@@ -195,5 +195,33 @@ TEST(OnlineExecution, OutputIsTheSameAcrossRunsAndThreads) {
   for (size_t i = 1; i < outs.size(); ++i) EXPECT_EQ(outs[i], outs[0]) << "run " << i;
 }
 
+// The report says which ranks were simulated and why the others need not be: every GPU online;
+// one GPU per stage on the closed form (exact: no contention) or priced per collective.
+TEST(OnlineExecution, TheReportSaysWhichRanksWereSimulatedAndWhy) {
+  auto report = [](const std::string& model, const std::string& execution) {
+    const auto s = config::load_scenario(
+        kScenarios + "llama3-8b-64gpu.yaml",
+        {{"cluster.nodes", "2"}, {"workload.model.layers", "2"}, {"workload.batch.global", "8"},
+         {"workload.parallel.pp", "2"}, {"network.model", model}, {"network.execution", execution},
+         {"output.formats", "[table]"}});
+    RunOptions options;
+    options.quiet = true;
+    std::ostringstream out;
+    EXPECT_EQ(run_scenario(s, options, out), 0);
+    return out.str();
+  };
+  const std::string online = report("flow", "online");
+  EXPECT_NE(online.find("GPUs                16 (16 simulated ranks,"), std::string::npos) << online;
+  EXPECT_NE(online.find("simulated           every GPU, online on one engine\n"), std::string::npos) << online;
+  const std::string closed = report("analytical", "online");
+  EXPECT_NE(closed.find("GPUs                16 (2 simulated ranks,"), std::string::npos) << closed;
+  EXPECT_NE(closed.find("one GPU per pipeline stage; the others run the same ops in step, exact on the closed form"),
+            std::string::npos)
+      << closed;
+  const std::string priced = report("flow", "per_collective");
+  EXPECT_NE(priced.find("GPUs                16 (2 simulated ranks,"), std::string::npos) << priced;
+  EXPECT_NE(priced.find("as sibling groups (network.execution: per_collective)"), std::string::npos) << priced;
+}
+
 }  // namespace
 }  // namespace dtsim::runner
