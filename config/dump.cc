@@ -182,7 +182,6 @@ void write_workload(Writer& w, int d, const workloads::WorkloadSpec& wl) {
   w.key(d + 1, "precision", std::string(enum_name(wl.dlrm.precision, precision_names())));
   w.key(d, "format", yaml_string(wl.trace.format));
   if (!wl.trace.path.empty()) w.key(d, "path", yaml_string(wl.trace.path));
-
 }
 
 }  // namespace

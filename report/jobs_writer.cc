@@ -28,8 +28,7 @@ void write_table(const workloads::JobsResult& r, std::ostream& out) {
     node_width = std::max(node_width, workloads::node_list(j.nodes).size());
   }
   out << fmt::format(
-      "jobs on one fabric  {} jobs on {} of {} nodes, {} model; times per iteration; alone: each "
-      "on "
+      "jobs on one fabric  {} jobs on {} of {} nodes, {} model; times per iteration; alone: each on "
       "its nodes with the rest of the cluster idle\n",
       r.jobs.size(), nodes, r.cluster_nodes, r.model);
   out << fmt::format("{:<{}}  {:<8}  {:<{}}  {:>5}  {:>10}  {:>12}  {:>12}  {:>8}\n", "job",

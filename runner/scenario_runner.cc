@@ -656,11 +656,6 @@ struct TrainingRun {
 workloads::TrainingResult evaluate_training(const config::Scenario& s, const collectives::CollectiveCostModel& model,
                                             workloads::TrainingTrace* trace,
                                             const workloads::OnlineExecution& online = {});
-// evaluate_training without the result's ranks_basis.
-workloads::TrainingResult evaluate_training_ranks(const config::Scenario& s,
-                                                  const collectives::CollectiveCostModel& model,
-                                                  workloads::TrainingTrace* trace,
-                                                  const workloads::OnlineExecution& online);
 
 // What the scenario's network model moves, for messages: "flows" or "packets".
 std::string_view moved_as(const config::Scenario& s) {
@@ -899,17 +894,9 @@ std::string ranks_basis(const config::Scenario& s, bool online) {
                "(network.execution: per_collective)";
 }
 
-workloads::TrainingResult evaluate_training(const config::Scenario& s, const collectives::CollectiveCostModel& model,
-                                            workloads::TrainingTrace* trace, const workloads::OnlineExecution& online) {
-  workloads::TrainingResult result = evaluate_training_ranks(s, model, trace, online);
-  result.ranks_basis = ranks_basis(s, online.network != nullptr);
-  return result;
-}
-
-workloads::TrainingResult evaluate_training_ranks(const config::Scenario& s,
-                                                  const collectives::CollectiveCostModel& model,
-                                                  workloads::TrainingTrace* trace,
-                                                  const workloads::OnlineExecution& online) {
+// The run of the scenario's workload by its kind.
+workloads::TrainingResult evaluate_by_kind(const config::Scenario& s, const collectives::CollectiveCostModel& model,
+                                           workloads::TrainingTrace* trace, const workloads::OnlineExecution& online) {
   if (s.workload.kind == workloads::WorkloadKind::trace) {
     workloads::Workload w = read_trace(s, s.workload.trace, s.cluster.total_gpus(), "workload");
     // A trace that does not name itself (dtsim's own traces do) takes the scenario's name.
@@ -936,6 +923,13 @@ workloads::TrainingResult evaluate_training_ranks(const config::Scenario& s,
                                               .all_ranks = online.network != nullptr};
   if (trace) return workloads::run_training_traced(s.workload.training, s.cluster, model, *trace, generator, online);
   return workloads::run_training(s.workload.training, s.cluster, model, generator, online);
+}
+
+workloads::TrainingResult evaluate_training(const config::Scenario& s, const collectives::CollectiveCostModel& model,
+                                            workloads::TrainingTrace* trace, const workloads::OnlineExecution& online) {
+  workloads::TrainingResult result = evaluate_by_kind(s, model, trace, online);
+  result.ranks_basis = ranks_basis(s, online.network != nullptr);
+  return result;
 }
 
 // Jobs on one fabric (scenario `jobs:`, workloads/jobs.h).

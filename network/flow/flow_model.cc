@@ -108,8 +108,7 @@ void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventH
     f.payload = payload;
     f.transfer = transfer;
     f.order = next_order_++;
-    f.weight = flow::FlowProblem::rounded_weight(1.0 / static_cast<double>(paths.size()));
-    f.units = static_cast<uint64_t>(f.weight / flow::kWeightUnit);
+    f.units = flow::FlowProblem::units_of(1.0 / static_cast<double>(paths.size()));
     f.route = static_cast<uint32_t>(i);
     f.live = true;
     f.fresh = true;
@@ -321,13 +320,11 @@ void FlowNetworkModel::number_component() {
   path_offsets_.assign(1, 0);
   paths_.clear();
   units_.clear();
-  weights_.clear();
   for (uint32_t i = 0; i < component_.size(); ++i) {
     const uint32_t slot = component_[i];
     const ActiveFlow& f = slots_[slot];
     slot_pos_[slot] = i;
     units_.push_back(f.units);
-    weights_.push_back(f.weight);
     for (const Crossing& c : f.links) {
       if (link_numbered_[c.link] != numbering) {
         link_numbered_[c.link] = numbering;
@@ -356,7 +353,7 @@ void FlowNetworkModel::number_component() {
 void FlowNetworkModel::build_problem() {
   problem_.capacity.assign(offered_.begin(), offered_.end());
   problem_.clear_flows();
-  for (uint32_t i = 0; i < component_.size(); ++i) problem_.add_flow(path_of(i), weights_[i]);
+  for (uint32_t i = 0; i < component_.size(); ++i) problem_.add_flow(path_of(i), flow::weight_of_units(units_[i]));
   problem_.build_link_index();
 }
 
@@ -388,7 +385,6 @@ class FlowNetworkModel::ComponentView {
   }
   bool crosses_nothing(uint32_t i) const { return m_.path_of(i).empty(); }
   uint64_t weight_units(uint32_t i) const { return m_.units_[i]; }
-  double weight(uint32_t i) const { return m_.weights_[i]; }
 
  private:
   const FlowNetworkModel& m_;

@@ -132,9 +132,9 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
     uint64_t payload = 0;
     uint64_t transfer = 0;  // the transfer it carries (a share) of, in start order
     uint64_t order = 0;     // its start order among all flows: every tie is broken by it
-    double weight = 1;      // 1 / its transfer's sub-flows (FlowProblem::rounded_weight): a
-                            // transfer gets one share in all
-    uint64_t units = flow::kUnitsPerWeight;  // weight in kWeightUnit units
+    // Its weight in kWeightUnit units: 1 / its transfer's sub-flows, so that a transfer gets one
+    // share in all.
+    uint64_t units = flow::kUnitsPerWeight;
     uint32_t route = 0;     // its route's index in its transfer's transfer_paths
     uint32_t version = 0;   // bumped whenever its drain instant changes or it leaves
     bool live = false;
@@ -255,11 +255,10 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   std::vector<double> offered_;         // per problem link: the capacity the solve may give
   std::vector<double> link_load_;       // per problem link: the new rates of its flows solved
   // The component's flows, by their index in component_: the problem links each crosses
-  // (path_of), their weights and weights in units; packed, so that the solve reads them in a row.
+  // (path_of) and their weights in units; packed, so that the solve reads them in a row.
   std::vector<uint32_t> path_offsets_;
   std::vector<uint32_t> paths_;
   std::vector<uint64_t> units_;
-  std::vector<double> weights_;
 };
 
 }  // namespace dtsim::network

@@ -9,13 +9,13 @@
 
 namespace dtsim::network::flow {
 
-double FlowProblem::rounded_weight(double w) {
+uint64_t FlowProblem::units_of(double w) {
   assert(w > 0 && w <= 0x1p20);
-  return std::max(std::nearbyint(w / kWeightUnit), 1.0) * kWeightUnit;
+  return static_cast<uint64_t>(std::max(std::nearbyint(w / kWeightUnit), 1.0));
 }
 
 uint32_t FlowProblem::add_flow(std::span<const uint32_t> links, double w) {
-  w = rounded_weight(w);
+  w = weight_of_units(units_of(w));
   if (w != 1.0 || !weight.empty()) {
     weight.resize(flow_count(), 1.0);  // the flows before the first weighted one weigh 1
     weight.push_back(w);
@@ -79,7 +79,6 @@ class CsrView {
   }
   bool crosses_nothing(uint32_t f) const { return p_.flow_offsets[f] == p_.flow_offsets[f + 1]; }
   uint64_t weight_units(uint32_t f) const { return p_.weight_units(f); }
-  double weight(uint32_t f) const { return p_.weight_of(f); }
 
  private:
   const FlowProblem& p_;

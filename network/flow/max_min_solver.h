@@ -52,8 +52,8 @@ struct FlowProblem {
   bool weighted() const { return !weight.empty(); }
   double weight_of(size_t f) const { return weight.empty() ? 1.0 : weight[f]; }
   uint64_t weight_units(size_t f) const;
-  // What add_flow rounds a weight to: a whole number of kWeightUnit, at least one.
-  static double rounded_weight(double w);
+  // A weight in the units add_flow keeps it in: a whole number of kWeightUnit, at least one.
+  static uint64_t units_of(double w);
   // Empties the flows, keeping the capacities and the buffers' storage.
   void clear_flows();
   // Builds the link -> flows index from the flow -> links one; call after the last add_flow.

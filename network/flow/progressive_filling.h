@@ -7,9 +7,9 @@
 //   void for_each_flow_on(uint32_t l, fn(f));    // each flow crossing l, once
 //   void for_each_link_of(uint32_t f, fn(l));    // each link flow f crosses, once
 //   bool crosses_nothing(uint32_t f);
-//   uint64_t weight_units(uint32_t f); double weight(uint32_t f);
-// FlowProblem's CSR arrays are one (CsrView below); the flow model's persistent flows and links
-// are another, so it solves a component where the flows live instead of copying it out first.
+//   uint64_t weight_units(uint32_t f);           // its weight in kWeightUnit units
+// FlowProblem's CSR arrays are one (CsrView, max_min_solver.cc); the flow model's persistent
+// flows and links are another, so it solves a component where the flows live.
 #pragma once
 
 #include <algorithm>
@@ -28,10 +28,10 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
   if (v.flow_count() == 1 && !v.crosses_nothing(0)) {
     // A lone flow (the commonest solve of a run that starts transfers one by one): the one round
     // below, without its setup; its level is the smallest share of its links, as computed there.
-    const double units = weight_of_units(v.weight_units(0));
+    const double weight = weight_of_units(v.weight_units(0));
     double m = kInf;
-    v.for_each_link_of(0, [&](uint32_t l) { m = std::min(m, v.capacity(l) / units); });
-    rates[0] = m * v.weight(0);
+    v.for_each_link_of(0, [&](uint32_t l) { m = std::min(m, v.capacity(l) / weight); });
+    rates[0] = m * weight;
     last_rounds_ = 1;
     return;
   }
@@ -146,8 +146,8 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
       v.for_each_flow_on(l, [&](uint32_t f) {
         if (frozen_[f]) return;
         frozen_[f] = 1;
-        rates[f] = m * v.weight(f);
         const uint64_t units = v.weight_units(f);
+        rates[f] = m * weight_of_units(units);
         v.for_each_link_of(f, [&](uint32_t k) {
           if (frozen_now_[k]++ == 0) touched.push_back(k);
           frozen_units_now_[k] += units;
