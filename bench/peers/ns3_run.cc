@@ -21,10 +21,12 @@
 #include <ns3/uinteger.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace dtsim::bench::peers {
@@ -43,22 +45,27 @@ class HostSender {
   HostSender(ns3::Ptr<ns3::Socket> socket, ns3::DataRate rate, int64_t mtu)
       : socket_(std::move(socket)), rate_(rate), mtu_(mtu) {}
   void add(ns3::Ipv4Address to, int64_t wire_bytes) {
-    flows_.push_back({ns3::InetSocketAddress(to, kPort), wire_bytes});
+    if (wire_bytes > 0) flows_.push_back({ns3::InetSocketAddress(to, kPort), wire_bytes});
   }
   bool idle() const { return flows_.empty(); }
 
+  // Sends the next flow's next packet and, while any flow has bytes left, comes back when it has
+  // left the link. A flow leaves the turn when its last packet is sent.
   void send() {
-    for (size_t tried = 0; tried < flows_.size(); ++tried) {
-      Flow& f = flows_[next_];
-      next_ = (next_ + 1) % flows_.size();
-      if (f.unsent == 0) continue;
-      const int64_t wire = std::min(mtu_, f.unsent);
-      f.unsent -= wire;
-      const auto payload = static_cast<uint32_t>(std::max<int64_t>(0, wire - kNs3HeaderBytes));
+    Flow& f = flows_[next_];
+    const int64_t wire = std::min(mtu_, f.unsent);
+    f.unsent -= wire;
+    const auto payload = static_cast<uint32_t>(std::max<int64_t>(0, wire - kNs3HeaderBytes));
+    socket_->SendTo(ns3::Create<ns3::Packet>(payload), 0, f.to);
+    if (f.unsent == 0) {
+      flows_.erase(flows_.begin() + static_cast<std::ptrdiff_t>(next_));
+    } else {
+      ++next_;
+    }
+    if (next_ >= flows_.size()) next_ = 0;
+    if (!flows_.empty()) {
       ns3::Simulator::Schedule(rate_.CalculateBytesTxTime(static_cast<uint32_t>(wire)),
                                &HostSender::send, this);
-      socket_->SendTo(ns3::Create<ns3::Packet>(payload), 0, f.to);
-      return;
     }
   }
 
@@ -83,6 +90,7 @@ class Receivers {
                                     std::to_string(flows[i].dst_gpu));
       }
       left_[i] = flows[i].bytes.count();
+      if (left_[i] <= 0) completion_s_[i] = 0;  // nothing to send: done at the start
     }
   }
   void host_address(ns3::Ipv4Address a, int gpu) { gpu_of_[a.Get()] = gpu; }
