@@ -26,7 +26,6 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
-#include <utility>
 #include <vector>
 
 namespace dtsim::bench::peers {
@@ -42,8 +41,8 @@ class HostSender {
     ns3::InetSocketAddress to;
     int64_t unsent;  // bytes on the wire still to send
   };
-  HostSender(ns3::Ptr<ns3::Socket> socket, ns3::DataRate rate, int64_t mtu)
-      : socket_(std::move(socket)), rate_(rate), mtu_(mtu) {}
+  HostSender(const ns3::Ptr<ns3::Socket>& socket, ns3::DataRate rate, int64_t mtu)
+      : socket_(socket), rate_(rate), mtu_(mtu) {}
   void add(ns3::Ipv4Address to, int64_t wire_bytes) {
     if (wire_bytes > 0) flows_.push_back({ns3::InetSocketAddress(to, kPort), wire_bytes});
   }
@@ -95,7 +94,7 @@ class Receivers {
   }
   void host_address(ns3::Ipv4Address a, int gpu) { gpu_of_[a.Get()] = gpu; }
 
-  void receive(int dst_gpu, ns3::Ptr<ns3::Socket> socket) {
+  void receive(int dst_gpu, const ns3::Ptr<ns3::Socket>& socket) {
     ns3::Address from;
     while (ns3::Ptr<ns3::Packet> p = socket->RecvFrom(from)) {
       const int src_gpu = gpu_of_.at(ns3::InetSocketAddress::ConvertFrom(from).GetIpv4().Get());
@@ -189,7 +188,8 @@ PeerRun run_ns3(const topology::Cluster& cluster, std::span<const network::Trans
     ns3::Ptr<ns3::Node> node = net.Get(static_cast<uint32_t>(h));
     ns3::Ptr<ns3::Socket> rx = ns3::Socket::CreateSocket(node, ns3::UdpSocketFactory::GetTypeId());
     rx->Bind(ns3::InetSocketAddress(ns3::Ipv4Address::GetAny(), kPort));
-    rx->SetRecvCallback([&receivers, h](ns3::Ptr<ns3::Socket> s) { receivers.receive(h, s); });
+    rx->SetRecvCallback(
+        [&receivers, h](const ns3::Ptr<ns3::Socket>& s) { receivers.receive(h, s); });
     ns3::Ptr<ns3::Socket> tx = ns3::Socket::CreateSocket(node, ns3::UdpSocketFactory::GetTypeId());
     tx->Bind();
     senders[static_cast<size_t>(h)] =
