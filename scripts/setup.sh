@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages dtsim needs (only those missing), builds the Release preset and,
-# unless --no-run is given, runs the default scenario. --peers also installs SimGrid, which only
-# bench/peers (the flow model beside SimGrid) needs.
+# unless --no-run is given, runs the default scenario. --peers also installs SimGrid and ns-3, which
+# only bench/peers (the flow model beside SimGrid, the packet model beside ns-3) needs.
 #   scripts/setup.sh                   # set up, build, run scenarios/default.yaml
 #   scripts/setup.sh --no-run          # set up and build only
-#   scripts/setup.sh --peers --no-run  # the same, with SimGrid and bench/peers
+#   scripts/setup.sh --peers --no-run  # the same, with SimGrid, ns-3 and bench/peers
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,7 +29,12 @@ packages=(
   clang libclang-rt-14-dev             # libFuzzer targets
   libopenmpi-dev openmpi-bin chromium  # sweep --mpi; headless render test of HTML reports
 )
-if [ "$peers" -eq 1 ]; then packages+=(libsimgrid-dev); fi  # SimGrid, for bench/peers
+if [ "$peers" -eq 1 ]; then
+  packages+=(
+    libsimgrid-dev  # SimGrid, for bench/peers/flow_vs_simgrid
+    libns3-dev      # ns-3 3.37, for bench/peers/packet_vs_ns3 (found by its ns3-*.pc files)
+  )
+fi
 
 missing=()
 for p in "${packages[@]}"; do

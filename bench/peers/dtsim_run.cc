@@ -2,6 +2,7 @@
 
 #include "bench/peers/peer_run.h"
 #include "network/flow/flow_model.h"
+#include "network/packet/packet_model.h"
 #include "sim/engine.h"
 #include "topology/cluster.h"
 
@@ -17,25 +18,40 @@ struct CompletionRecorder final : sim::EventHandler {
   std::vector<double>& times;
 };
 
-}  // namespace
-
-PeerRun run_dtsim(const PeerCaseSpec& spec, std::span<const network::Transfer> flows) {
+// Builds the case's cluster and a `Model` on it (from the cluster and `options`), starts every flow
+// at t = 0 and runs the engine to the end.
+template <typename Model, typename Options>
+PeerRun run_on(const PeerCaseSpec& spec, std::span<const network::Transfer> flows,
+               const Options& options) {
   const RunClock timer;
   PeerRun run;
   run.completion_s.assign(flows.size(), -1);
-  const std::unique_ptr<topology::Cluster> cluster =
-      topology::build_cluster(peer_cluster_spec(spec));
-  network::FlowModelOptions options;
-  options.link_efficiency = spec.efficiency;
-  network::FlowNetworkModel net(*cluster, options);
+  const std::unique_ptr<topology::Cluster> cluster = peer_cluster(spec);
+  Model net(*cluster, options);
   sim::Engine engine;
   CompletionRecorder recorder(run.completion_s);
   for (size_t i = 0; i < flows.size(); ++i) net.start(engine, flows[i], recorder, i);
-  engine.run();
-  run.solves = net.solves();
+  run.events = engine.run();
+  run.solves = net.counters().solves;
   run.wall_s = timer.wall_s();
   run.cpu_s = timer.cpu_s();
   return run;
+}
+
+}  // namespace
+
+PeerRun run_dtsim(const PeerCaseSpec& spec, std::span<const network::Transfer> flows) {
+  network::FlowModelOptions options;
+  options.link_efficiency = spec.efficiency;
+  return run_on<network::FlowNetworkModel>(spec, flows, options);
+}
+
+PeerRun run_dtsim_packets(const PeerCaseSpec& spec, std::span<const network::Transfer> flows,
+                          Bytes mtu) {
+  network::PacketModelOptions options;
+  options.mtu = mtu;
+  options.link_efficiency = spec.efficiency;
+  return run_on<network::PacketNetworkModel>(spec, flows, options);
 }
 
 }  // namespace dtsim::bench::peers

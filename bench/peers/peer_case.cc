@@ -6,17 +6,28 @@
 
 #include "sim/rng.h"
 #include "topology/catalog.h"
+#include "topology/node_template.h"
+#include "topology/topology_file.h"
 
 namespace dtsim::bench::peers {
 
 std::optional<Pattern> parse_pattern(std::string_view s) {
   if (s == "all-to-all") return Pattern::all_to_all;
   if (s == "permutation") return Pattern::permutation;
+  if (s == "ring") return Pattern::ring;
   return std::nullopt;
 }
 
 std::string_view name(Pattern p) {
-  return p == Pattern::all_to_all ? "all-to-all" : "permutation";
+  switch (p) {
+    case Pattern::all_to_all:
+      return "all-to-all";
+    case Pattern::permutation:
+      return "permutation";
+    case Pattern::ring:
+      return "ring";
+  }
+  return "all-to-all";
 }
 
 topology::ClusterSpec peer_cluster_spec(const PeerCaseSpec& spec) {
@@ -31,8 +42,19 @@ topology::ClusterSpec peer_cluster_spec(const PeerCaseSpec& spec) {
   s.fabric.radix = 64;
   s.fabric.oversubscription = 1;
   s.fabric.link.bandwidth = spec.nic;
-  s.fabric.routing = topology::Routing::ecmp;
+  if (spec.link_latency) s.fabric.link.latency = *spec.link_latency;
+  s.fabric.routing = spec.routing;
   return s;
+}
+
+std::unique_ptr<topology::Cluster> peer_cluster(const PeerCaseSpec& spec) {
+  if (!spec.bare_hosts) return topology::build_cluster(peer_cluster_spec(spec));
+  // A node of one part, the GPU, which is also its fabric port: the fat-tree cables it to a leaf.
+  topology::NodeTemplate host;
+  host.parts.push_back({.kind = topology::DeviceKind::gpu, .name = "gpu0", .local = 0});
+  host.nics.push_back(0);
+  host.gpus = 1;
+  return topology::build_nodes_and_fabric(peer_cluster_spec(spec), host);
 }
 
 std::vector<network::Transfer> peer_flows(const PeerCaseSpec& spec) {
@@ -46,6 +68,8 @@ std::vector<network::Transfer> peer_flows(const PeerCaseSpec& spec) {
         if (s != d) pairs.emplace_back(s, d);
       }
     }
+  } else if (spec.pattern == Pattern::ring) {
+    for (int s = 0; s < n; ++s) pairs.emplace_back(s, (s + 1) % n);
   } else {
     // A uniform shuffle, then each fixed point swapped with its neighbour's target: a derangement
     // (no host sends to itself) that is still a permutation.

@@ -1,7 +1,9 @@
 // PeerRun: what one simulator made of a PeerCase: each flow's completion time (in the order of
-// peer_flows) and the wall time of the whole run. run_dtsim() runs dtsim's flow model;
-// run_simgrid() (simgrid_run.h) runs SimGrid on the same links and routes.
+// peer_flows) and the wall time of the whole run. run_dtsim() runs dtsim's flow model and
+// run_dtsim_packets() its packet model; run_simgrid() (simgrid_run.h) runs SimGrid and run_ns3()
+// (ns3_run.h) ns-3 on the same fabric.
 //   PeerRun r = run_dtsim(spec, peer_flows(spec));
+//   Agreement a = compare(r, run_simgrid(...));
 #pragma once
 
 #include <chrono>
@@ -20,7 +22,20 @@ struct PeerRun {
   double wall_s = 0;                 // building the fabric, starting the flows, running them
   double cpu_s = 0;                  // the process's CPU time over the same span
   uint64_t solves = 0;               // max-min solves (dtsim's; 0 for SimGrid, which does not say)
+  uint64_t events = 0;               // engine events executed (dtsim's, ns-3's)
 };
+
+// The last completion time, in seconds; 0 for no flows.
+double makespan(const PeerRun& r);
+
+// How far one run's completion times are from a reference run's, relative to the reference's.
+struct Agreement {
+  double max_rel = 0;  // over flows
+  double mean_rel = 0;
+  double makespan_rel = 0;
+};
+// `run` and `reference` ran the same flows, in the same order.
+Agreement compare(const PeerRun& run, const PeerRun& reference);
 
 // Wall and CPU time since it was made, for PeerRun (the simulators run single-threaded, so CPU
 // time is the figure that a loaded machine disturbs least).
@@ -38,5 +53,10 @@ class RunClock {
 // Builds the case's cluster graph and a FlowNetworkModel with the case's link efficiency and the
 // default completion window, starts every flow at t = 0 and runs the engine to the end.
 PeerRun run_dtsim(const PeerCaseSpec& spec, std::span<const network::Transfer> flows);
+
+// The same on a PacketNetworkModel with the case's link efficiency, `mtu` and its default buffer
+// per port (32 MiB, lossless).
+PeerRun run_dtsim_packets(const PeerCaseSpec& spec, std::span<const network::Transfer> flows,
+                          Bytes mtu);
 
 }  // namespace dtsim::bench::peers

@@ -1,0 +1,105 @@
+// packet_vs_ns3: dtsim's packet model and ns-3 side by side on one fabric and one flow list
+// (peer_case.h): N hosts with a 100 Gb/s port each on a non-blocking 2-tier fat-tree (32 hosts a
+// leaf) whose links all have 1 us of latency, a ring shift, an all-to-all or a random
+// permutation, every flow started at t = 0 and sprayed packet by packet over the equal-cost
+// routes (dtsim: adaptive routing, packet j on route j mod K; ns-3: random ECMP per packet). A
+// dtsim host is bare (no PCIe or NIC latency, peer_case.h), links run at line rate, and every
+// packet is --mtu bytes on the wire in both (ns-3's carry the UDP, IPv4 and PPP headers inside
+// them, ns3_run.h). Prints one table row: hosts, pattern, flows, packets, each simulator's wall
+// and CPU time, events and events per wall second, the speedups, each makespan and the
+// completion times' differences. Exits 1 when any flow's completion time or the makespan differ
+// by more than --tolerance, 2 on bad flags.
+//   packet_vs_ns3 --hosts 128 --pattern ring --bytes 4000000 --header
+#include <fmt/core.h>
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+
+#include "bench/peers/ns3_run.h"
+#include "bench/peers/peer_case.h"
+#include "bench/peers/peer_report.h"
+#include "bench/peers/peer_run.h"
+#include "topology/cluster.h"
+
+namespace dtsim::bench::peers {
+namespace {
+
+int run(int argc, char** argv) {
+  CLI::App app{"Runs dtsim's packet model and ns-3 on the same fabric and flows and compares them.",
+               "packet_vs_ns3"};
+  PeerCaseSpec spec;
+  spec.routing = topology::Routing::adaptive;
+  spec.bare_hosts = true;
+  CaseFlags flags{.pattern = "ring"};
+  int64_t mtu = 4096;
+  double latency_us = 1;
+  add_case_flags(app, spec, flags, "ns3");
+  app.add_option("--mtu", mtu, "bytes of every packet on the wire but a flow's last")
+      ->check(CLI::Range(int64_t{kNs3HeaderBytes + 1}, int64_t{65'535}));
+  app.add_option("--latency-us", latency_us, "latency of every link, in microseconds")
+      ->check(CLI::NonNegativeNumber);
+  if (const int status = parse_case_flags(app, argc, argv, spec, flags)) return status;
+  spec.link_latency = Time::us(latency_us);
+
+  const std::vector<network::Transfer> flows = peer_flows(spec);
+  std::optional<PeerRun> dtsim_run;
+  std::optional<PeerRun> ns3_run;
+  if (flags.sim != "ns3") dtsim_run = run_dtsim_packets(spec, flows, Bytes(mtu));
+  if (flags.sim != "dtsim") {
+    const auto cluster = peer_cluster(spec);
+    ns3_run = run_ns3(*cluster, flows, spec.efficiency, {.mtu = Bytes(mtu), .seed = spec.seed});
+  }
+
+  if (flags.header) {
+    fmt::print(
+        "| hosts | pattern | flows | packets | dtsim wall s | dtsim CPU s | dtsim events | dtsim "
+        "events/s | ns-3 wall s | ns-3 CPU s | ns-3 events | ns-3 events/s | speedup (wall) | "
+        "speedup (CPU) | dtsim makespan us | ns-3 makespan us | makespan diff | max rel diff | "
+        "mean rel diff |\n");
+    fmt::print(
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+        "| ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  }
+  std::string speedup = "-";
+  std::string speedup_cpu = "-";
+  std::string makespan_rel = "-";
+  std::string max_rel = "-";
+  std::string mean_rel = "-";
+  bool agree = true;
+  if (dtsim_run && ns3_run) {
+    const Agreement a = compare(*dtsim_run, *ns3_run);  // against ns-3's figures
+    speedup = fmt::format("{:.0f}x", ns3_run->wall_s / dtsim_run->wall_s);
+    speedup_cpu = fmt::format("{:.0f}x", ns3_run->cpu_s / dtsim_run->cpu_s);
+    makespan_rel = fmt::format("{:.3f}%", 100 * a.makespan_rel);
+    max_rel = fmt::format("{:.3f}%", 100 * a.max_rel);
+    mean_rel = fmt::format("{:.3f}%", 100 * a.mean_rel);
+    agree = a.max_rel <= flags.tolerance && a.makespan_rel <= flags.tolerance;
+  }
+  uint64_t packets = 0;
+  for (const network::Transfer& t : flows) {
+    packets += static_cast<uint64_t>((t.bytes.count() + mtu - 1) / mtu);
+  }
+  const auto wall = [](const PeerRun& r) { return r.wall_s; };
+  const auto cpu = [](const PeerRun& r) { return r.cpu_s; };
+  const auto events = [](const PeerRun& r) { return static_cast<double>(r.events); };
+  const auto rate = [](const PeerRun& r) { return static_cast<double>(r.events) / r.wall_s; };
+  const auto makespan_us = [](const PeerRun& r) { return 1e6 * makespan(r); };
+  fmt::print(
+      "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} "
+      "| {} | {} |\n",
+      spec.hosts, flags.pattern, flows.size(), packets, cell(dtsim_run, wall, "{:.4g}"),
+      cell(dtsim_run, cpu, "{:.4g}"), cell(dtsim_run, events, "{:.4g}"),
+      cell(dtsim_run, rate, "{:.3g}"), cell(ns3_run, wall, "{:.4g}"), cell(ns3_run, cpu, "{:.4g}"),
+      cell(ns3_run, events, "{:.4g}"), cell(ns3_run, rate, "{:.3g}"), speedup, speedup_cpu,
+      cell(dtsim_run, makespan_us, "{:.3f}"), cell(ns3_run, makespan_us, "{:.3f}"), makespan_rel,
+      max_rel, mean_rel);
+  return agreement_status("packet_vs_ns3", agree, flags.tolerance);
+}
+
+}  // namespace
+}  // namespace dtsim::bench::peers
+
+int main(int argc, char** argv) {
+  return dtsim::bench::peers::guarded_main("packet_vs_ns3", dtsim::bench::peers::run, argc, argv);
+}
