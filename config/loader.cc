@@ -250,6 +250,13 @@ ClusterSpec read_cluster(MapReader r, const std::string& source_file, std::vecto
   if (preset.scale_up.domain_gpus == preset.gpus_per_node) c.scale_up.domain_gpus = c.gpus_per_node;
   up.read("domain_gpus", c.scale_up.domain_gpus, Range{1, kMaxGpus});
   up.finish();
+  // Bridges join two GPUs directly, so a pair runs at the GPU's own bridged NVLink figure, not
+  // at the figure of the preset's switch (or of the preset's GPU) it replaced.
+  const bool bridge_changed = c.scale_up.kind != preset.scale_up.kind || c.gpu != preset.gpu;
+  if (c.scale_up.kind == topology::ScaleUpKind::nvlink_bridge && bridge_changed &&
+      !c.gpu.nvlink_bandwidth.is_zero() && !find_path(r.node(), "scale_up.bandwidth").whole) {
+    c.scale_up.bandwidth = c.gpu.nvlink_bandwidth;
+  }
 
   MapReader nic = r.map("nic");
   nic.read("kind", c.nic.kind, nic_kind_names());

@@ -33,6 +33,10 @@ const std::vector<GpuSpec>& gpus() {
       // at 1,555 GB/s; NVLink bridge pairs at 600 GB/s bidirectional (3 bridges); PCIe Gen4.
       gpu("a100-pcie-40g", 80, {{Dtype::fp32, 19.5 * T}, {Dtype::tf32, 156 * T}, {Dtype::bf16, 312 * T}, {Dtype::fp16, 312 * T}},
           mib(40'960), Bandwidth::gbytes_per_s(1555), 3, 12, Bandwidth::gbytes_per_s(300), 4),
+      // A100 80GB PCIe (NVIDIA A100 datasheet, 80GB PCIe column): 80 GB HBM2e at 1,935 GB/s;
+      // otherwise as the 40 GB card (NVLink bridge pairs 600 GB/s bidirectional, 3 bridges).
+      gpu("a100-pcie-80g", 80, {{Dtype::fp32, 19.5 * T}, {Dtype::tf32, 156 * T}, {Dtype::bf16, 312 * T}, {Dtype::fp16, 312 * T}},
+          mib(81'920), Bandwidth::gbytes_per_s(1935), 3, 12, Bandwidth::gbytes_per_s(300), 4),
       // A800 SXM4 80 GB, the export variant of A100 80 GB: compute and memory as A100 80 GB;
       // NVLink3 cut to 8 links, 400 GB/s bidirectional (NVIDIA A800 datasheet).
       gpu("a800-sxm-80g", 80, {{Dtype::fp32, 19.5 * T}, {Dtype::tf32, 156 * T}, {Dtype::bf16, 312 * T}, {Dtype::fp16, 312 * T}},
@@ -49,9 +53,14 @@ const std::vector<GpuSpec>& gpus() {
       gpu("h100-sxm", 90, {{Dtype::fp32, 67 * T}, {Dtype::tf32, 494.7 * T}, {Dtype::bf16, 989.4 * T}, {Dtype::fp16, 989.4 * T}, {Dtype::fp8, 1978.9 * T}},
           mib(81'559), Bandwidth::gbytes_per_s(3350), 4, 18, Bandwidth::gbytes_per_s(450), 5),
       // Same datasheet (PCIe): FP32 51, TF32 378, BF16 756.5, FP8 1,513 TFLOP/s dense; 80 GB
-      // HBM2e at 2.0 TB/s; NVLink bridge pairs 600 GB/s bidirectional; PCIe Gen5.
+      // HBM2e at 2.0 TB/s; PCIe Gen5. NVLink: a pair joined by three bridges, 12 links that the
+      // datasheet rates at 600 GB/s bidirectional; the pair sustains half of it, 150 GB/s per
+      // direction, what 6 of an SXM5 module's links carry. NCCL finds all 12 links (24 channels)
+      // yet its all_reduce reaches 116 GB/s busbw (NVIDIA/nccl#1161): 19.4 GB/s for each 25 GB/s
+      // of that figure, as two NVSwitch-attached H100s reach 347 on 18 links (19.3 per link,
+      // validation/extra/h100_2gpu_forced_ring_allreduce.txt). docs/validation-errors.md, "By class".
       gpu("h100-pcie", 90, {{Dtype::fp32, 51 * T}, {Dtype::tf32, 378 * T}, {Dtype::bf16, 756.5 * T}, {Dtype::fp16, 756.5 * T}, {Dtype::fp8, 1513 * T}},
-          mib(81'559), Bandwidth::gbytes_per_s(2000), 4, 12, Bandwidth::gbytes_per_s(300), 5),
+          mib(81'559), Bandwidth::gbytes_per_s(2000), 4, 12, Bandwidth::gbytes_per_s(150), 5),
       // H800 SXM5, the export variant of H100 SXM: compute and memory as H100 SXM; NVLink4 cut to
       // 8 links, 400 GB/s bidirectional (NVIDIA H800 datasheet).
       gpu("h800-sxm", 90, {{Dtype::fp32, 67 * T}, {Dtype::tf32, 494.7 * T}, {Dtype::bf16, 989.4 * T}, {Dtype::fp16, 989.4 * T}, {Dtype::fp8, 1978.9 * T}},
@@ -102,6 +111,12 @@ ClusterSpec node(std::string name, std::string_view gpu_name, int gpus_per_node,
   c.nic = nic;
   c.fabric.link.bandwidth = nic.bandwidth;
   return c;
+}
+
+// A pair joined by NVLink bridges: the GPU's bridged NVLink figure, one hop of NVLink latency
+// as through a switch (NCCL prices both as one NVLink step).
+ScaleUpSpec bridged(std::string_view gpu_name) {
+  return {ScaleUpKind::nvlink_bridge, find_gpu_preset(gpu_name)->nvlink_bandwidth, Time::ns(700), 2};
 }
 
 const std::vector<ClusterSpec>& nodes() {
@@ -169,6 +184,13 @@ const std::vector<ClusterSpec>& nodes() {
       // bridged in pairs (A40, H100 PCIe).
       node("pcie-server", "l40s", 8,
            {ScaleUpKind::pcie, Bandwidth::gbytes_per_s(25), Time::us(1.5), 1},
+           {NicKind::roce, 2, Bandwidth::gbps(200), Time::us(3), Time::ns(800)}),
+      // PCIe servers whose GPUs are joined in pairs by NVLink bridges and have no NVSwitch: a
+      // pair talks over its bridges at the GPU's own bridged NVLink figure; anything wider
+      // crosses PCIe Gen5 (H100) or Gen4 (A100) switches. NICs as pcie-server's.
+      node("pcie-h100-nvlink", "h100-pcie", 8, bridged("h100-pcie"),
+           {NicKind::roce, 2, Bandwidth::gbps(200), Time::us(3), Time::ns(800)}),
+      node("pcie-a100-nvlink", "a100-pcie-80g", 8, bridged("a100-pcie-80g"),
            {NicKind::roce, 2, Bandwidth::gbps(200), Time::us(3), Time::ns(800)}),
   };
   return kNodes;

@@ -146,6 +146,18 @@ TEST(Loader, GpuMapRefinesItsPreset) {
   EXPECT_EQ(s.cluster.gpu.hbm_bandwidth, topology::find_gpu_preset("h100-sxm")->hbm_bandwidth);
 }
 
+TEST(Loader, BridgeSwitchedOntoAnNvswitchPresetTakesTheGpusOwnNvlinkFigure) {
+  // A pair of H100 PCIe on bridges runs at the card's bridged figure, not at HGX H100's switch.
+  Scenario s = load("cluster: {node: hgx-h100, gpu: h100-pcie, gpus_per_node: 2, scale_up: {kind: nvlink-bridge}}\n");
+  EXPECT_EQ(s.cluster.scale_up.bandwidth, topology::find_gpu_preset("h100-pcie")->nvlink_bandwidth);
+  // The bridged preset follows a GPU swapped into it; a stated bandwidth always wins.
+  EXPECT_EQ(load("cluster: {node: pcie-h100-nvlink, gpu: a100-pcie-80g}\n").cluster.scale_up.bandwidth,
+            Bandwidth::gbytes_per_s(300));
+  EXPECT_EQ(load("cluster: {node: hgx-h100, scale_up: {kind: nvlink-bridge, bandwidth: 56GB/s}}\n")
+                .cluster.scale_up.bandwidth,
+            Bandwidth::gbytes_per_s(56));
+}
+
 TEST(Loader, EverySpelledValueOfScenarioMdIsAccepted) {
   Scenario s = load(R"(
 cluster:
