@@ -27,11 +27,13 @@
 //  - A transfer's last link's port (from(last link)): left_last, the packets that left on it.
 //  - A transfer's receiver (the destination GPU): received, last_cnp_sent (the CNP rate limit).
 //  - Immutable from start to completion, read anywhere as a packet header would carry it: paths,
-//    one_last_link, packets (the count), cap, done and payload, generation.
+//    one_last_link, packets (the count), cap, done and payload.
 //  - Packets travel as messages: a packet's fields are written only by the device that holds it.
 // Model-global for now (a partitioned model will split them per partition): the packet, credit
-// and transfer slot pools, and the counters (delivered_, peaks, packets_sent_, ecn_marks_,
-// cnps_, active_, started_).
+// and transfer slot pools, with a transfer slot's generation (bumped by the receiver at
+// completion, compared by the sender when a CNP arrives: the one cross-device read left, which
+// goes with the pool), and the counters (delivered_, peaks, packets_sent_, ecn_marks_, cnps_,
+// active_, started_).
 #pragma once
 
 #include <cstdint>
