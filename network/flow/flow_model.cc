@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "network/flow/progressive_filling.h"
+#include "network/free_list.h"
 
 namespace dtsim::network {
 
@@ -19,18 +20,6 @@ namespace {
 constexpr double kTightSlack = 1e-6;
 
 bool filled(double load, double capacity) { return load >= capacity * (1 - kTightSlack); }
-
-// An index into `items` for a new element: one freed earlier, else a default one appended.
-template <typename T>
-uint32_t take_free(std::vector<T>& items, std::vector<uint32_t>& freed) {
-  if (freed.empty()) {
-    items.emplace_back();
-    return static_cast<uint32_t>(items.size() - 1);
-  }
-  const uint32_t id = freed.back();
-  freed.pop_back();
-  return id;
-}
 
 // The time to drain `bytes` at `rate`, rounded up to the next picosecond with the same slack as
 // Bandwidth::transfer_time, so a lone flow lands on exactly the analytical model's time.

@@ -6,10 +6,12 @@
 #include <stdexcept>
 #include <utility>
 
+#include "network/free_list.h"
+
 namespace dtsim::network {
 
 PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketModelOptions options)
-    : cluster_(cluster), options_(options), rng_(options.dcqcn.seed, sim::stream_id("dcqcn-marking")) {
+    : cluster_(cluster), options_(options) {
   if (options_.mtu.count() <= 0 || options_.mtu.count() > UINT32_MAX) {
     throw std::invalid_argument("packet model: mtu must be between 1 byte and 4 GiB");
   }
@@ -25,9 +27,17 @@ PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketM
         "byte counter and minimum rate");
   }
   const auto links = cluster_.links();
+  // Credits and CNPs travel back over the reverse link, l ^ 1 (topology/cluster.h).
+  for (size_t l = 0; l < links.size(); ++l) {
+    if ((l ^ 1) >= links.size() || links[l ^ 1].from != links[l].to || links[l ^ 1].to != links[l].from) {
+      throw std::invalid_argument("packet model: links must come in pairs (l, l ^ 1), one per direction");
+    }
+  }
   ports_.resize(links.size());
   wires_.resize(links.size());
+  credit_wires_.resize(links.size());
   marks_.resize(links.size());
+  rngs_.reserve(links.size());
   in_index_.resize(links.size());
   in_degree_.assign(cluster_.devices().size(), 0);
   for (size_t l = 0; l < links.size(); ++l) {
@@ -38,6 +48,8 @@ PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketM
     p.mtu_time = p.bandwidth.transfer_time(options_.mtu);
     in_index_[l] = in_degree_[links[l].to]++;
     marks_[l] = cluster_.device(links[l].from).kind == topology::DeviceKind::network_switch;
+    // A stream per port, so that a port's marks depend on its own queue's history alone.
+    rngs_.emplace_back(options_.dcqcn.seed, sim::stream_id("dcqcn-marking") + l);
   }
 }
 
@@ -60,22 +72,16 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
     engine.schedule_in(empty_message_latency(cluster_, t), done, payload);
     return;
   }
-  uint32_t id;
-  if (free_transfers_.empty()) {
-    id = static_cast<uint32_t>(transfers_.size());
-    transfers_.emplace_back();
-  } else {
-    id = free_transfers_.back();
-    free_transfers_.pop_back();
-    ++transfers_[id].generation;
-  }
+  const uint32_t id = take_free(transfers_, free_transfers_);
   TransferState& ts = transfers_[id];
   // Every sprayed route starts on the same injection port (Cluster::sprayed_routes).
   ts.paths = std::move(paths);
   ts.unsent = t.bytes.count();
+  ts.packets = static_cast<uint64_t>((ts.unsent + options_.mtu.count() - 1) / options_.mtu.count());
   ts.cut = 0;
-  ts.in_flight = 0;
-  ts.short_of_last = 0;
+  ts.left_last = 0;
+  ts.received = 0;
+  ts.last_cnp_sent = Time::max();
   const topology::LinkId last_link = ts.paths.front().back();
   ts.one_last_link = std::all_of(ts.paths.begin(), ts.paths.end(),
                                  [&](const auto& path) { return path.back() == last_link; });
@@ -83,7 +89,6 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   ts.payload = payload;
   ts.cap = t.max_rate;
   ++active_;
-  if (ts.cap > 0) ++capped_;
 
   const uint32_t first = ts.paths.front().front();
   const double line = ports_[first].bandwidth.bytes_per_s();
@@ -96,6 +101,7 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   Port& p = ports_[first];
   if (p.injecting.empty()) p.ready.push_back(injection_slot(p));
   p.injecting.push_back(id);
+  if (ts.cap > 0) ++p.capped;
   try_send(engine, first);
 }
 
@@ -113,18 +119,11 @@ void PacketNetworkModel::ensure_inputs(uint32_t port) {
 }
 
 uint32_t PacketNetworkModel::new_packet(uint32_t transfer, uint32_t bytes) {
-  uint32_t id;
-  if (free_packets_.empty()) {
-    id = static_cast<uint32_t>(packets_.size());
-    packets_.emplace_back();
-  } else {
-    id = free_packets_.back();
-    free_packets_.pop_back();
-  }
+  const uint32_t id = take_free(packets_, free_packets_);
   TransferState& ts = transfers_[transfer];
   // Oblivious spraying: the transfer's packets take its routes in turn.
   const auto route = static_cast<uint16_t>(ts.cut++ % ts.paths.size());
-  packets_[id] = Packet{transfer, bytes, kNone, 0, route, false, Time(), 0};
+  packets_[id] = Packet{transfer, bytes, kNone, 0, route, false, false, Time(), 0};
   return id;
 }
 
@@ -152,34 +151,29 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
   const int64_t buffer = options_.buffer_per_port.count();
   const uint32_t inject = injection_slot(p);
   Time ready_at = Time::max();  // the earliest a paced sender here may inject
-  blocked_.clear();
   for (size_t k = 0; k < p.ready.size(); ++k) {
     const uint32_t slot = p.ready[k];
     // The head packet of this input: a queued packet, or the next one cut from the transfer
-    // whose turn it is to inject.
+    // whose turn it is to inject. It needs credits unless its path ends at this link's end (a
+    // GPU, which never backpressures).
     uint32_t bytes;
-    uint32_t next;
+    bool credited;
     uint32_t chosen = 0;  // with slot == inject: the index into p.injecting that sends
     if (slot == inject) {
       chosen = static_cast<uint32_t>(p.inject_next);
-      if (options_.dcqcn.enabled || capped_ > 0) {
+      if (options_.dcqcn.enabled || p.capped > 0) {
         chosen = next_injector(p, engine.now(), ready_at);
         if (chosen == kNone) continue;  // every sender here waits on its rate limiter
       }
       const TransferState& ts = transfers_[p.injecting[chosen]];
       bytes = static_cast<uint32_t>(std::min(ts.unsent, options_.mtu.count()));
-      const auto& path = ts.paths[ts.cut % ts.paths.size()];  // the route of the packet cut next
-      next = path.size() > 1 ? path[1] : kNone;
+      credited = ts.paths[ts.cut % ts.paths.size()].size() > 1;  // the route of the packet cut next
     } else {
       const Packet& head = packets_[p.inputs[slot].head];
       bytes = head.bytes;
-      next = next_port(head);
+      credited = next_port(head) != kNone;
     }
-    if (next != kNone && ports_[next].occupancy + bytes > buffer) {
-      if (std::find(blocked_.begin(), blocked_.end(), next) == blocked_.end())
-        blocked_.push_back(next);
-      continue;
-    }
+    if (credited && p.credits_used + bytes > buffer) continue;  // a credit's arrival retries
 
     p.ready.erase(p.ready.begin() + static_cast<std::ptrdiff_t>(k));
     uint32_t packet;
@@ -188,8 +182,6 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
       TransferState& ts = transfers_[t];
       packet = new_packet(t, bytes);
       ts.unsent -= bytes;
-      ++ts.in_flight;
-      ++ts.short_of_last;
       if (options_.dcqcn.enabled) pace(engine.now(), ts.rp, bytes);
       // A capped sender's next packet leaves once its bytes are written, at the cap, from now.
       if (ts.cap > 0 && ts.unsent > 0) {
@@ -198,6 +190,7 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
       p.inject_next = chosen;
       if (ts.unsent == 0) {
         p.injecting.erase(p.injecting.begin() + static_cast<std::ptrdiff_t>(chosen));
+        if (ts.cap > 0) --p.capped;
       } else {
         ++p.inject_next;
       }
@@ -214,10 +207,9 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
         p.ready.push_back(slot);
       }
     }
-    if (next != kNone) {
-      Port& down = ports_[next];
-      down.occupancy += bytes;
-      peak_occupancy_ = std::max(peak_occupancy_, down.occupancy);
+    if (credited) {
+      p.credits_used += bytes;
+      peak_occupancy_ = std::max(peak_occupancy_, p.credits_used);
     }
     p.busy = true;
     p.on_wire = packet;
@@ -228,15 +220,11 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
     if (serialize != Time::max()) engine.schedule_in(serialize, *this, port);
     return;
   }
-  // Every input waits, on a full port or on its rate limiter: ask for a wake-up from each.
+  // Every input waits, on credits or on its rate limiter: a credit's arrival retries, and a paced
+  // sender asks for a wake-up.
   if (ready_at != Time::max() && ready_at < p.wake_at) {
     p.wake_at = ready_at;
     engine.schedule_at(ready_at, *this, kWake | port);
-  }
-  for (uint32_t b : blocked_) {
-    if (std::find(p.blocked_on.begin(), p.blocked_on.end(), b) != p.blocked_on.end()) continue;
-    p.blocked_on.push_back(b);
-    ports_[b].waiters.push_back(port);
   }
 }
 
@@ -252,11 +240,10 @@ void PacketNetworkModel::on_event(sim::Engine& engine, uint64_t payload) {
       TransferState& ts = transfers_[id];
       const auto generation = static_cast<uint32_t>((payload & ~kKinds) >> 32);
       // The transfer may have finished (and its slot been reused) while the CNP travelled.
-      if (ts.done != nullptr && (ts.generation & kGenerationMask) == generation) {
-        take_cnp(engine.now(), ts.rp);
-      }
+      if ((ts.generation & kGenerationMask) == generation) take_cnp(engine.now(), ts.rp);
       return;
     }
+    case kCredit: credits_arrive(engine, id); return;
     default: finish_transmit(engine, id);
   }
 }
@@ -268,25 +255,59 @@ void PacketNetworkModel::finish_transmit(sim::Engine& engine, uint32_t port) {
   p.busy = false;
   p.on_wire = kNone;
   p.bytes_sent += pk.bytes;
-  const bool reserved = pk.hop > 0;  // injected packets wait in host memory, not in the buffer
+  // The packet has left the receive buffer of the link it came over (its last byte is out, as
+  // store-and-forward frees it): the credits go back to that link's port. An injected packet
+  // waited in host memory and took none.
+  const uint32_t came_over = pk.hop > 0 ? transfers_[pk.transfer].paths[pk.route][pk.hop - 1U] : kNone;
   const int64_t bytes = pk.bytes;
   depart(engine, port, packet);
   try_send(engine, port);
-  if (reserved) release(engine, port, bytes);
+  if (came_over != kNone) return_credits(engine, came_over, bytes);
 }
 
-void PacketNetworkModel::release(sim::Engine& engine, uint32_t port, int64_t bytes) {
-  ports_[port].occupancy -= bytes;
-  if (ports_[port].waiters.empty()) return;
-  // try_send may block a waiter on this port again, which appends to the (now empty) list; it
-  // never releases buffer itself, so wake_ is not reused while this loop runs.
-  wake_.clear();
-  std::swap(wake_, ports_[port].waiters);
-  for (uint32_t w : wake_) {
-    auto& on = ports_[w].blocked_on;
-    on.erase(std::find(on.begin(), on.end(), port));
-    try_send(engine, w);
+void PacketNetworkModel::return_credits(sim::Engine& engine, uint32_t link, int64_t bytes) {
+  const Time at = engine.now() + ports_[link ^ 1].latency;
+  InputQueue& wire = credit_wires_[link];
+  if (wire.tail != kNone && credits_[wire.tail].arrive_at == at) {  // one update carries both
+    credits_[wire.tail].bytes += bytes;
+    return;
   }
+  const uint32_t id = take_free(credits_, free_credits_);
+  credits_[id] = Credit{.arrive_at = at, .key = engine.take_key(), .bytes = bytes, .next = kNone};
+  wire_push(engine, wire, credits_, id, kCredit | link);
+}
+
+template <class Item>
+void PacketNetworkModel::wire_push(sim::Engine& engine, InputQueue& wire, std::vector<Item>& items,
+                                   uint32_t id, uint64_t payload) {
+  items[id].next = kNone;
+  if (wire.tail == kNone) {
+    wire.head = id;
+    engine.schedule_keyed(items[id].arrive_at, items[id].key, *this, payload);
+  } else {
+    items[wire.tail].next = id;
+  }
+  wire.tail = id;
+}
+
+template <class Item>
+uint32_t PacketNetworkModel::wire_pop(sim::Engine& engine, InputQueue& wire, std::vector<Item>& items,
+                                      uint64_t payload) {
+  const uint32_t id = wire.head;
+  wire.head = items[id].next;
+  if (wire.head == kNone) {
+    wire.tail = kNone;
+  } else {
+    engine.schedule_keyed(items[wire.head].arrive_at, items[wire.head].key, *this, payload);
+  }
+  return id;
+}
+
+void PacketNetworkModel::credits_arrive(sim::Engine& engine, uint32_t link) {
+  const uint32_t id = wire_pop(engine, credit_wires_[link], credits_, kCredit | link);
+  ports_[link].credits_used -= credits_[id].bytes;
+  free_credits_.push_back(id);
+  try_send(engine, link);
 }
 
 void PacketNetworkModel::depart(sim::Engine& engine, uint32_t link, uint32_t packet) {
@@ -296,38 +317,22 @@ void PacketNetworkModel::depart(sim::Engine& engine, uint32_t link, uint32_t pac
   // if it sends a CNP or completes the transfer. When every route of the transfer ends on this
   // link, its packets arrive in the order they leave on it, so the last to leave completes the
   // transfer: any other that sends no CNP is counted delivered now, with no event.
-  const bool last_link = size_t{pk.hop} + 1 == ts.paths[pk.route].size();
-  if (last_link) --ts.short_of_last;
-  if (last_link && ts.one_last_link && !pk.marked && (ts.unsent > 0 || ts.short_of_last > 0)) {
-    count_delivered(ts, packet);
-    return;
+  if (ts.one_last_link && size_t{pk.hop} + 1 == ts.paths[pk.route].size()) {
+    pk.completes = ++ts.left_last == ts.packets;
+    if (!pk.completes && !pk.marked) {
+      count_delivered(packet);
+      return;
+    }
   }
   pk.arrive_at = engine.now() + ports_[link].latency;
   // The key of this moment, not of the moment the previous packet arrives: same-time arrivals
   // then run in the order they would run with an event per packet.
-  pk.arrival_key = engine.take_key();
-  pk.next = kNone;
-  InputQueue& wire = wires_[link];
-  if (wire.tail == kNone) {
-    wire.head = packet;
-    engine.schedule_keyed(pk.arrive_at, pk.arrival_key, *this, kArrive | link);
-  } else {
-    packets_[wire.tail].next = packet;
-  }
-  wire.tail = packet;
+  pk.key = engine.take_key();
+  wire_push(engine, wires_[link], packets_, packet, kArrive | link);
 }
 
 void PacketNetworkModel::arrive_head(sim::Engine& engine, uint32_t link) {
-  InputQueue& wire = wires_[link];
-  const uint32_t packet = wire.head;
-  wire.head = packets_[packet].next;
-  if (wire.head == kNone) {
-    wire.tail = kNone;
-  } else {
-    const Packet& next = packets_[wire.head];
-    engine.schedule_keyed(next.arrive_at, next.arrival_key, *this, kArrive | link);
-  }
-  arrive(engine, packet);
+  arrive(engine, wire_pop(engine, wires_[link], packets_, kArrive | link));
 }
 
 void PacketNetworkModel::arrive(sim::Engine& engine, uint32_t packet) {
@@ -339,9 +344,11 @@ void PacketNetworkModel::arrive(sim::Engine& engine, uint32_t packet) {
   if (pk.hop < path.size()) {
     const uint32_t port = path[pk.hop];
     ports_[port].queued += pk.bytes;
+    peak_queued_ = std::max(peak_queued_, ports_[port].queued);
     if (options_.dcqcn.enabled && !pk.marked && marks_[port] && mark(port)) {
       pk.marked = true;
       ++ecn_marks_;
+      ++ports_[port].marked;
     }
     ensure_inputs(port);
     enqueue(port, in_index_[over], packet);
@@ -349,18 +356,20 @@ void PacketNetworkModel::arrive(sim::Engine& engine, uint32_t packet) {
     return;
   }
   if (pk.marked) notify(engine, pk.transfer, path);
-  count_delivered(ts, packet);
-  if (ts.unsent > 0 || ts.in_flight > 0) return;
+  // With one last link, its port marked the last packet to leave on it, which arrives last;
+  // otherwise the receiver counts every packet.
+  const bool complete = ts.one_last_link ? pk.completes : ++ts.received == ts.packets;
+  const uint32_t transfer = pk.transfer;
+  count_delivered(packet);
+  if (!complete) return;
   engine.schedule_in(Time::zero(), *ts.done, ts.payload);
-  ts.done = nullptr;
+  ++ts.generation;
   --active_;
-  if (ts.cap > 0) --capped_;
-  free_transfers_.push_back(pk.transfer);
+  free_transfers_.push_back(transfer);
 }
 
-void PacketNetworkModel::count_delivered(TransferState& ts, uint32_t packet) {
+void PacketNetworkModel::count_delivered(uint32_t packet) {
   delivered_ += Bytes(packets_[packet].bytes);
-  --ts.in_flight;
   free_packets_.push_back(packet);
 }
 
@@ -382,16 +391,15 @@ bool PacketNetworkModel::mark(uint32_t port) {
   if (queued > static_cast<double>(d.kmax.count())) return true;
   const double p = d.pmax * (queued - static_cast<double>(d.kmin.count())) /
                    static_cast<double>(d.kmax.count() - d.kmin.count());
-  return rng_.uniform() < p;
+  return rngs_[port].uniform() < p;
 }
 
 void PacketNetworkModel::notify(sim::Engine& engine, uint32_t transfer,
                                 const std::vector<topology::LinkId>& path) {
   TransferState& ts = transfers_[transfer];
-  ReactionPoint& rp = ts.rp;
   const Time now = engine.now();
-  if (rp.last_cnp_sent != Time::max() && now - rp.last_cnp_sent < options_.dcqcn.cnp_interval) return;
-  rp.last_cnp_sent = now;
+  if (ts.last_cnp_sent != Time::max() && now - ts.last_cnp_sent < options_.dcqcn.cnp_interval) return;
+  ts.last_cnp_sent = now;
   Time back = Time::zero();
   for (topology::LinkId l : path) back += ports_[l ^ 1].latency;  // the reverse links
   engine.schedule_in(back, *this,
