@@ -1,6 +1,9 @@
 #include "sim/engine.h"
 
 #include <stdexcept>
+#include <string>
+
+#include "sim/partitioned_engine.h"
 
 namespace dtsim::sim {
 namespace {
@@ -13,15 +16,51 @@ inline uint64_t fnv1a_word(uint64_t h, uint64_t word) {
   return h;
 }
 
+// SplitMix64's finalizer: every input bit moves about half the output bits.
+inline uint64_t mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  x ^= x >> 31;
+  return x;
+}
+
 }  // namespace
 
-void Engine::schedule_keyed(Time at, uint64_t key, EventHandler& handler, uint64_t payload) {
+uint32_t Engine::partition_of(Site site) const {
+  return partitioned_ != nullptr ? partitioned_->partition_of(site) : 0;
+}
+
+void Engine::grow_sequences() {
+  if (site_ >= kMaxSites) throw std::logic_error("site " + std::to_string(site_) + " out of range");
+  sequence_.resize(size_t{site_} + 1, 0);
+}
+
+void Engine::schedule_keyed(Time at, uint64_t key, Site site, EventHandler& handler,
+                            uint64_t payload, uint32_t aux) {
   if (at < now_) {
     throw std::logic_error("event scheduled in the past: at " + to_string(at) + ", now " +
                            to_string(now_));
   }
-  if (key >= next_key_) throw std::logic_error("event scheduled with a key take_key() did not give");
-  queue_.push(Event{at, key, &handler, payload});
+  if (site >= kMaxSites) throw std::logic_error("site " + std::to_string(site) + " out of range");
+  const Site from = key_site(key);
+  if (from >= sequence_.size() || key_sequence(key) >= sequence_[from]) {
+    throw std::logic_error("event scheduled with a key take_key() did not give");
+  }
+  const Event e{at, key, &handler, payload, site, aux};
+  if (partitioned_ != nullptr) {
+    if (partitioned_->partition_of(from) != partition_) {
+      throw std::logic_error("a key of site " + std::to_string(from) +
+                             " taken outside the partition that owns it");
+    }
+    const uint32_t to = partitioned_->partition_of(site);
+    if (to != partition_) {
+      partitioned_->send(*this, to, e);
+      return;
+    }
+  }
+  queue_.push(e);
 }
 
 uint64_t Engine::run(Time until) {
@@ -30,13 +69,18 @@ uint64_t Engine::run(Time until) {
   Event e;
   while (queue_.pop_until(until, e)) {
     now_ = e.time;
-    fingerprint_ = fnv1a_word(fnv1a_word(fingerprint_, static_cast<uint64_t>(e.time.ps())), e.key);
+    site_ = e.site;
+    aux_ = e.aux;
+    fingerprint_ += mix(mix(static_cast<uint64_t>(e.time.ps()) ^ e.key) + e.site);
     ++executed_;
     ++count;
     e.handler->on_event(*this, e.payload);
-    if (stop_requested_) return count;
-    if (watch_ != nullptr && !watch_->keep_running(*this)) return count;
+    if (stop_requested_ || (watch_ != nullptr && !watch_->keep_running(*this))) {
+      site_ = 0;
+      return count;
+    }
   }
+  site_ = 0;
   if (!queue_.empty() && until > now_ && until != Time::max()) now_ = until;
   return count;
 }

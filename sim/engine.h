@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "sim/radix_event_queue.h"
 
@@ -32,23 +33,46 @@ class EngineWatch {
 class Engine {
  public:
   Time now() const { return now_; }
+  // The site of the event being executed (site 0 outside run()).
+  Site site() const { return site_; }
+  // This engine's partition of a PartitionedEngine (0 for an engine of its own).
+  uint32_t partition() const { return partition_; }
+  bool partitioned() const { return partitioned_ != nullptr; }
+  // The partition that owns `site` (0 for an engine of its own).
+  uint32_t partition_of(Site site) const;
 
-  // Schedules `handler.on_event(payload)` at `at` (>= now()). The tie-break key is the engine's
-  // schedule counter, which is deterministic for a deterministic model.
+  // Schedules `handler.on_event(payload)` at `at` (>= now()), at the current site. The tie-break
+  // key is the current site's schedule counter, which is deterministic for a deterministic model.
   void schedule_at(Time at, EventHandler& handler, uint64_t payload = 0) {
-    schedule_keyed(at, take_key(), handler, payload);
+    schedule_keyed(at, take_key(), site_, handler, payload);
   }
   void schedule_in(Time delay, EventHandler& handler, uint64_t payload = 0) {
     schedule_at(now_ + delay, handler, payload);
   }
+  // The same at another site. In a partitioned run an event for a site of another partition must
+  // lie at least the lookahead after now() (sim/partitioned_engine.h).
+  void schedule_at_site(Time at, Site site, EventHandler& handler, uint64_t payload = 0,
+                        uint32_t aux = 0) {
+    schedule_keyed(at, take_key(), site, handler, payload, aux);
+  }
+  // The aux word of the event being executed (sim/event.h): what a message between partitions
+  // carries beside its payload.
+  uint32_t aux() const { return aux_; }
   // A tie-break key taken now for an event queued later: scheduled with schedule_keyed, the event
   // sorts among events of its time as if schedule_at had queued it when the key was taken. A model
   // that holds a FIFO of future events and queues only its head (a link's packets in flight) keeps
   // the order it would have had with every event queued.
-  uint64_t take_key() { return next_key_++; }
+  uint64_t take_key() {
+    if (site_ >= sequence_.size()) grow_sequences();
+    return make_key(site_, sequence_[site_]++);
+  }
   // Schedules with a key from take_key(). `at` must not lie before now(), nor the event before the
   // one being executed: a key taken earlier goes with a time after now().
-  void schedule_keyed(Time at, uint64_t key, EventHandler& handler, uint64_t payload = 0);
+  void schedule_keyed(Time at, uint64_t key, EventHandler& handler, uint64_t payload = 0) {
+    schedule_keyed(at, key, site_, handler, payload);
+  }
+  void schedule_keyed(Time at, uint64_t key, Site site, EventHandler& handler, uint64_t payload,
+                      uint32_t aux = 0);
 
   // Runs events with time <= until; returns the number executed by this call. Events later than
   // `until` stay queued and now() becomes `until` if the queue still holds events (time never
@@ -61,19 +85,31 @@ class Engine {
 
   bool idle() const { return queue_.empty(); }
   size_t pending() const { return queue_.size(); }
+  // The time of the next queued event; Time::max() when idle.
+  Time next_time() const { return queue_.empty() ? Time::max() : queue_.top().time; }
   uint64_t events_executed() const { return executed_; }
-  // FNV-1a over (time, key) of every executed event, in execution order.
+  // A hash of the (time, key, site) of every executed event. Events run in (time, key) order, so
+  // the set of those triples fixes the trace; the hash is a sum over events, which a partitioned
+  // run can add up across its partitions to the serial run's value.
   uint64_t fingerprint() const { return fingerprint_; }
 
  private:
+  friend class PartitionedEngine;
+  void grow_sequences();  // makes room for the current site's counter
+  friend struct PartitionTable;
   // The radix queue relies on what schedule_at enforces: nothing is scheduled before now().
   RadixEventQueue queue_;
   Time now_;
-  uint64_t next_key_ = 0;
+  Site site_ = 0;
+  uint32_t aux_ = 0;
+  std::vector<uint64_t> sequence_;  // per site: events it has scheduled
   uint64_t executed_ = 0;
   uint64_t fingerprint_ = kEmptyFingerprint;
   bool stop_requested_ = false;
   EngineWatch* watch_ = nullptr;
+  // Set by a PartitionedEngine: which partition this is, and where events for other sites go.
+  struct PartitionTable* partitioned_ = nullptr;
+  uint32_t partition_ = 0;
 };
 
 // One fingerprint for several independent runs, each on its own engine (the rows of a sweep run

@@ -1,7 +1,13 @@
-// An event is a time, a stable ordering key, the handler to call and one word of payload. It is
-// 32 bytes and owns nothing, so queues move events by value and the hot path never allocates.
+// An event is a time, a stable ordering key, the handler to call, one and a half words of payload
+// and the site where it runs (40 bytes). It owns nothing, so queues move events by value and the hot path never allocates.
 // Handlers are objects the caller owns (a GPU stream, a link, a collective in flight); the
 // payload says which of its pending things fired.
+//
+// A site is a place in the model whose state its events own (the packet model's sites are the
+// cluster's devices; models that do not say run everything at site 0). The key is the site that
+// scheduled the event and that site's own count of events it has scheduled, so the order of
+// events at one time depends on what each site did, never on how sites are spread over the
+// partitions of a parallel run (sim/partitioned_engine.h).
 #pragma once
 
 #include <cstdint>
@@ -20,11 +26,27 @@ class EventHandler {
   ~EventHandler() = default;
 };
 
+using Site = uint32_t;
+
+// A key is (scheduling site, that site's sequence number): the site in the top kSiteBits.
+inline constexpr int kSiteBits = 24;
+inline constexpr int kSequenceBits = 64 - kSiteBits;
+inline constexpr Site kMaxSites = Site{1} << kSiteBits;
+inline constexpr uint64_t make_key(Site site, uint64_t sequence) {
+  return (uint64_t{site} << kSequenceBits) | sequence;
+}
+inline constexpr Site key_site(uint64_t key) { return static_cast<Site>(key >> kSequenceBits); }
+inline constexpr uint64_t key_sequence(uint64_t key) {
+  return key & ((uint64_t{1} << kSequenceBits) - 1);
+}
+
 struct Event {
   Time time;
   uint64_t key = 0;  // ties at equal time break by key: a stable, deterministic number
   EventHandler* handler = nullptr;
   uint64_t payload = 0;
+  Site site = 0;  // where it runs: events it schedules are keyed by this site
+  uint32_t aux = 0;  // a second, smaller word of payload (fills what would be padding)
 };
 
 // Strict order used by every queue: time, then key. Keys are unique within one engine.
