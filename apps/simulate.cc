@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
   std::string out_dir;
   std::string model;
   int threads = 0;
+  int partitions = 1;
   bool quiet = false;
   bool dry_run = false;
   bool describe = false;
@@ -77,6 +78,11 @@ int main(int argc, char** argv) {
                  "the distinct collectives of a training or trace run on the flow model (0: all "
                  "cores); other runs use one. Outputs do not depend on it")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--partitions", partitions,
+                 "Spread each size of a collective sweep on the packet model over this many threads, "
+                 "the cluster cut into that many blocks of nodes; outputs and --fingerprint do not "
+                 "depend on it")
+      ->check(CLI::Range(1, 64));
   app.add_flag("--quiet,-q", quiet, "No progress or banners on stderr");
   app.add_flag("--dry-run", dry_run, "Print the fully resolved scenario as YAML and exit");
   app.add_flag("--describe", describe, "Describe what would run (cluster, workload), then stop");
@@ -128,6 +134,7 @@ int main(int argc, char** argv) {
       }
     }
     options.threads = threads;
+    options.partitions = partitions;
     options.describe = describe;
     return dtsim::runner::run_scenario(scenario, options, std::cout);
   } catch (const dtsim::InputError& e) {

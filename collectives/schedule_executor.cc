@@ -1,5 +1,7 @@
 #include "collectives/schedule_executor.h"
 
+#include <stdexcept>
+
 namespace dtsim::collectives {
 namespace {
 
@@ -29,18 +31,36 @@ ScheduleExecutor::ScheduleExecutor(const Schedule& schedule, network::NetworkMod
   }
 }
 
-void ScheduleExecutor::start(sim::Engine& engine) {
-  start_ = finish_ = engine.now();
+bool ScheduleExecutor::hands_off_within(std::span<const uint32_t> partition_of_gpu) const {
   const auto& ts = schedule_.transfers();
   for (uint32_t i = 0; i < ts.size(); ++i) {
-    if (waiting_[i] == 0) engine.schedule_in(options_.launch_latency, *this, kLaunch | i);
+    const uint32_t arrives_in = partition_of_gpu[static_cast<size_t>(ts[i].dst_gpu)];
+    for (uint32_t k = dependents_begin_[i]; k < dependents_begin_[i + 1]; ++k) {
+      if (partition_of_gpu[static_cast<size_t>(ts[dependents_[k]].src_gpu)] != arrives_in) return false;
+    }
+  }
+  return true;
+}
+
+void ScheduleExecutor::start(sim::Engine& engine) {
+  if (on_done_ != nullptr && engine.partitioned()) {
+    throw std::logic_error("schedule executor: no end-of-schedule notice on a partitioned engine");
+  }
+  start_ = engine.now();
+  finish_ps_.store(start_.ps(), std::memory_order_relaxed);
+  const auto& ts = schedule_.transfers();
+  for (uint32_t i = 0; i < ts.size(); ++i) {
+    if (waiting_[i] == 0) {
+      engine.schedule_at_site(engine.now() + options_.launch_latency,
+                              network_.site_of_gpu(ts[i].src_gpu), *this, kLaunch | i);
+    }
   }
   if (ts.empty() && on_done_ != nullptr) engine.schedule_in(options_.launch_latency, *on_done_, done_payload_);
 }
 
 void ScheduleExecutor::launch(sim::Engine& engine, uint32_t i) {
   const auto& t = schedule_.transfers()[i];
-  sent_ += t.bytes;
+  sent_.fetch_add(t.bytes.count(), std::memory_order_relaxed);
   // Each transfer gets its own flow hash so that ECMP spreads concurrent flows in the fabric;
   // its NIC slot picks the NICs at both ends, as NCCL pins a channel to a NIC.
   network_.start(engine,
@@ -50,14 +70,17 @@ void ScheduleExecutor::launch(sim::Engine& engine, uint32_t i) {
 }
 
 void ScheduleExecutor::release(sim::Engine& engine, uint32_t i) {
-  ++completed_;
-  if (engine.now() > finish_) finish_ = engine.now();
+  const size_t completed = completed_.fetch_add(1, std::memory_order_relaxed) + 1;
+  int64_t finish = finish_ps_.load(std::memory_order_relaxed);
+  while (engine.now().ps() > finish &&
+         !finish_ps_.compare_exchange_weak(finish, engine.now().ps(), std::memory_order_relaxed)) {
+  }
   for (uint32_t k = dependents_begin_[i]; k < dependents_begin_[i + 1]; ++k) {
     const uint32_t d = dependents_[k];
     if (--waiting_[d] == 0) launch(engine, d);
   }
   // As an event of its own, so that the handler runs with no executor code under it and may free it.
-  if (on_done_ != nullptr && done()) engine.schedule_in(Time::zero(), *on_done_, done_payload_);
+  if (on_done_ != nullptr && completed == schedule_.transfers().size()) engine.schedule_in(Time::zero(), *on_done_, done_payload_);
 }
 
 void ScheduleExecutor::on_event(sim::Engine& engine, uint64_t payload) {

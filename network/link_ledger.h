@@ -36,6 +36,7 @@ class LinkLedger final : public NetworkModel, private sim::EventHandler {
   void start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done, uint64_t payload) override;
   Bytes bytes_delivered() const override { return inner_.bytes_delivered(); }
   NetworkCounters counters() const override { return inner_.counters(); }
+  sim::Site site_of_gpu(int gpu) const override { return inner_.site_of_gpu(gpu); }
 
   // Links that carried bytes since the last clear(), in link order, with their utilisation over
   // `elapsed` (0 when elapsed is 0).

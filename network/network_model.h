@@ -125,6 +125,12 @@ class NetworkModel {
   // Bytes delivered so far, over all transfers (conservation checks compare it with bytes sent).
   virtual Bytes bytes_delivered() const = 0;
   virtual NetworkCounters counters() const { return {}; }
+  // The engine site (sim/event.h) where `gpu`'s events run; a transfer from it starts in an event
+  // at that site. Models whose state is not kept by site run everything at site 0.
+  virtual sim::Site site_of_gpu(int gpu) const {
+    (void)gpu;
+    return 0;
+  }
 };
 
 }  // namespace dtsim::network

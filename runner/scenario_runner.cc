@@ -30,6 +30,7 @@
 #include "network/flow/flow_model.h"
 #include "network/link_ledger.h"
 #include "network/packet/packet_model.h"
+#include "network/packet/partition.h"
 #include "report/chrome_trace.h"
 #include "report/collective_sweep_writer.h"
 #include "report/html_report.h"
@@ -39,6 +40,7 @@
 #include "sim/engine.h"
 #include "sim/error.h"
 #include "sim/parallel_rows.h"
+#include "sim/partitioned_engine.h"
 #include "sim/run_watch.h"
 #include "topology/catalog.h"
 #include "topology/cluster.h"
@@ -165,9 +167,11 @@ using RowNetwork = std::function<std::unique_ptr<network::NetworkModel>()>;
 struct RunStats {
   uint64_t events = 0;
   network::NetworkCounters net;
+  uint64_t unpartitioned_rows = 0;  // with --partitions: rows whose schedule could not be cut
   RunStats& operator+=(const RunStats& o) {
     events += o.events;
     net += o.net;
+    unpartitioned_rows += o.unpartitioned_rows;
     return *this;
   }
 };
@@ -192,6 +196,7 @@ struct SweepRun : NetworkRun {
 // memory).
 struct RunControl {
   int threads = 0;
+  int partitions = 1;  // a packet sweep row's partitions (sim/partitioned_engine.h); 1: a plain Engine
   bool quiet = true;
   sim::WallDeadline* deadline = nullptr;
   double max_memory_bytes = 0;
@@ -216,6 +221,7 @@ struct RowRun {
 struct RowControl {
   Progress& progress;
   sim::WallDeadline& deadline;
+  int partitions = 1;
 };
 inline constexpr int64_t kRowUnits = 1000;
 
@@ -270,7 +276,6 @@ RowRun run_row(const config::Scenario& s, const SweepPlan& plan, workloads::Swee
   std::optional<network::LinkLedger> ledger;
   if (links) ledger.emplace(cluster, *model_net);
   network::NetworkModel& net = ledger ? static_cast<network::NetworkModel&>(*ledger) : *model_net;
-  sim::Engine engine;
   const collectives::ExecutorOptions launch = collectives::executor_options(plan);
   collectives::ScheduleExecutor exec(plan.schedule, net, launch);
   // With network.background: replicas, copies of the row's communicator on the GPUs after it run
@@ -284,16 +289,43 @@ RowRun run_row(const config::Scenario& s, const SweepPlan& plan, workloads::Swee
   double total_bytes = 0;
   for (const auto& t : plan.schedule.transfers()) total_bytes += t.bytes.as_double();
   RowWatch watch(control, net, total_bytes * static_cast<double>(1 + copies.size()));
-  engine.set_watch(&watch);
-  exec.start(engine);
-  for (auto& n : neighbours) n->start(engine);
-  engine.run();
+  // On packets with partitions, the row runs on a partitioned engine cut by node blocks
+  // (network/packet/partition.h); its events, times and fingerprint are the plain engine's.
+  auto* packet_net = dynamic_cast<network::PacketNetworkModel*>(model_net.get());
+  std::unique_ptr<sim::PartitionedEngine> engines;
+  sim::Engine plain;
   RowRun run;
-  run.stats.events = engine.events_executed();
+  if (packet_net != nullptr && control.partitions > 1) {
+    const network::ClusterPartition cut =
+        network::partition_cluster(cluster, static_cast<uint32_t>(control.partitions));
+    std::vector<uint32_t> partition_of_gpu;
+    for (int g = 0; g < cluster.gpu_count(); ++g) partition_of_gpu.push_back(cut.owner[cluster.gpu_device(g)]);
+    // A schedule whose senders wait on their own sends landing on another node (trees) hands
+    // work across the cut without a message; such a row runs on one thread, with the same result.
+    bool local = exec.hands_off_within(partition_of_gpu);
+    for (const auto& n : neighbours) local = local && n->hands_off_within(partition_of_gpu);
+    if (local) {
+      packet_net->set_partitions(cut.partitions);
+      engines = std::make_unique<sim::PartitionedEngine>(cut.owner, cut.lookahead);
+      engines->set_watch(&watch);
+    } else {
+      run.stats.unpartitioned_rows = 1;
+    }
+  }
+  if (!engines) plain.set_watch(&watch);
+  sim::Engine& setup = engines ? engines->engine_of(0) : plain;
+  exec.start(setup);
+  for (auto& n : neighbours) n->start(setup);
+  if (engines) {
+    engines->run();
+  } else {
+    plain.run();
+  }
+  run.stats.events = engines ? engines->events_executed() : plain.events_executed();
   run.stats.net = net.counters();
   if (!exec.done() && control.deadline.expired()) {
     run.complete = false;
-    run.reached = engine.now();
+    run.reached = engines ? engines->now() : plain.now();
     run.delivered = watch.delivered();
     return run;
   }
@@ -311,7 +343,7 @@ RowRun run_row(const config::Scenario& s, const SweepPlan& plan, workloads::Swee
   row.algbw_gbytes = row.time.ps() > 0 ? row.bytes.as_double() / row.time.seconds() * 1e-9 : 0;
   row.busbw_gbytes = row.algbw_gbytes * collectives::busbw_factor(kind, row.ranks);
   if (ledger) run.links = ledger->loads(row.time);
-  run.fingerprint = engine.fingerprint();
+  run.fingerprint = engines ? engines->fingerprint() : plain.fingerprint();
   return run;
 }
 
@@ -465,9 +497,15 @@ NetworkRun run_sweep_on_network(const config::Scenario& s, std::vector<workloads
   progress.set_units_per_item(kRowUnits);
   const size_t n = rows.size();
   std::vector<RowRun> runs(n);
-  sim::for_each_row(n, control.threads, [&](size_t i) {
+  // A row on partitions takes that many threads itself: rows then share the rest.
+  const int row_threads =
+      control.partitions > 1
+          ? std::max(1, static_cast<int>(sim::worker_count(control.threads)) / control.partitions)
+          : control.threads;
+  sim::for_each_row(n, row_threads, [&](size_t i) {
     const SweepPlan plan = std::move(plans[i]);
-    runs[i] = run_row(s, plan, rows[i], make_net, cluster, links != nullptr, {progress, *control.deadline});
+    runs[i] = run_row(s, plan, rows[i], make_net, cluster, links != nullptr,
+                      {progress, *control.deadline, control.partitions});
   }, control.deadline->has_limit() ? sim::RowOrder::smallest_first : sim::RowOrder::largest_first);
   progress.finish();
   std::vector<uint64_t> fingerprints;
@@ -1350,6 +1388,7 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
   const auto started = std::chrono::steady_clock::now();
   sim::WallDeadline deadline = options.max_wall_s > 0 ? sim::WallDeadline(options.max_wall_s) : sim::WallDeadline();
   const RunControl control{.threads = options.threads,
+                           .partitions = options.partitions,
                            .quiet = options.quiet,
                            .deadline = &deadline,
                            .max_memory_bytes = options.max_memory.as_double()};
@@ -1364,6 +1403,14 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
     throw InputError(SourceLocation{}, "--format", "dot is only for --describe; expected table, csv or json");
   }
   require_supported_model(s);
+  if (options.partitions > 1 && (s.workload.kind != workloads::WorkloadKind::collective_sweep ||
+                                 s.network.model != config::NetworkModelKind::packet)) {
+    throw InputError(where(s), "--partitions",
+                     std::string("cuts a collective sweep's runs on the packet model; this scenario ") +
+                         (s.workload.kind == workloads::WorkloadKind::collective_sweep
+                              ? "runs on another model (--model packet)"
+                              : "is not a collective sweep"));
+  }
   const config::PacketSpec& packet = s.network.packet;
   if (s.network.model == config::NetworkModelKind::packet && (packet.ecn || packet.cc != "none") &&
       s.cluster.nic.kind != topology::NicKind::roce && !options.quiet) {
@@ -1403,6 +1450,11 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
     // the per-link table; the analytical model routes nothing.
     const bool link_table =
         s.network.model != config::NetworkModelKind::analytical && (wants(s, "csv") || wants(s, "json"));
+    if (options.partitions > 1 && link_table) {
+      throw InputError(where(s), "--partitions",
+                       "the per-link table that csv and json outputs carry is not kept on partitions; "
+                       "use output.formats: [table] or leave --partitions out");
+    }
     std::vector<report::SweepLinkLoad> links;
     const SweepRun run = run_sweep(s, model_parameters(s), control, link_table ? &links : nullptr);
     const std::vector<workloads::SweepRow>& rows = run.rows;
@@ -1419,6 +1471,12 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
     }
     write_sweep_views(s, options, rows);
     if (options.fingerprint) out << fmt::format("fingerprint {:016x}\n", run.fingerprint);
+    if (run.stats.unpartitioned_rows > 0 && !options.quiet) {
+      std::cerr << fmt::format("simulate: warning: --partitions: {} of {} sizes ran on one thread: their "
+                               "schedule has senders wait on their own sends landing on another node, "
+                               "which no cut between nodes can carry (results are the same)\n",
+                               run.stats.unpartitioned_rows, rows.size());
+    }
     if (options.stats) print_stats(run.stats, started);
     if (!run.stopped.empty()) {
       out.flush();

@@ -26,6 +26,9 @@ struct RunOptions {
   // or trace run's distinct collectives on the flow model (0: all cores); the analytical model
   // uses one. Outputs do not depend on it.
   int threads = 0;
+  // Partitions for each size of a collective sweep on the packet model: one run spread over that
+  // many threads (sim/partitioned_engine.h); outputs do not depend on it. 1: a plain engine.
+  int partitions = 1;
   bool describe = false;               // print what would run (graph sizes, routes), then stop
   bool stats = false;                  // one line on stderr of what the run did (simulate --stats)
   // Seconds of wall time after which a collective sweep on flows or packets stops: the rows done

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "network/free_list.h"
+#include "sim/partitioned_engine.h"
 
 namespace dtsim::network {
 
@@ -14,6 +15,9 @@ PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketM
     : cluster_(cluster), options_(options) {
   if (options_.mtu.count() <= 0 || options_.mtu.count() > UINT32_MAX) {
     throw std::invalid_argument("packet model: mtu must be between 1 byte and 4 GiB");
+  }
+  if (cluster_.devices().size() > sim::kMaxSites) {
+    throw std::invalid_argument("packet model: more devices than engine sites");
   }
   if (options_.buffer_per_port < options_.mtu) {
     throw std::invalid_argument("packet model: buffer_per_port must hold at least one mtu");
@@ -34,8 +38,7 @@ PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketM
     }
   }
   ports_.resize(links.size());
-  wires_.resize(links.size());
-  credit_wires_.resize(links.size());
+  shards_.resize(1);
   marks_.resize(links.size());
   rngs_.reserve(links.size());
   in_index_.resize(links.size());
@@ -46,11 +49,23 @@ PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketM
                                          options_.link_efficiency.of(links[l].kind));
     p.latency = links[l].latency;
     p.mtu_time = p.bandwidth.transfer_time(options_.mtu);
+    p.site = links[l].from;
     in_index_[l] = in_degree_[links[l].to]++;
     marks_[l] = cluster_.device(links[l].from).kind == topology::DeviceKind::network_switch;
     // A stream per port, so that a port's marks depend on its own queue's history alone.
     rngs_.emplace_back(options_.dcqcn.seed, sim::stream_id("dcqcn-marking") + l);
   }
+}
+
+void PacketNetworkModel::set_partitions(uint32_t partitions) {
+  if (partitions == 0 || partitions > kMaxPartitions) {
+    throw std::invalid_argument("packet model: between 1 and 64 partitions");
+  }
+  if (sum([](const Shard& sh) { return sh.started; }) > 0) {
+    throw std::logic_error("packet model: partitions are set before the first transfer");
+  }
+  shards_.clear();
+  shards_.resize(partitions);
 }
 
 uint64_t PacketNetworkModel::packet_hops(Bytes bytes, size_t hops, Bytes mtu) {
@@ -63,17 +78,69 @@ Bytes PacketNetworkModel::bytes_sent_on(topology::LinkId link) const {
   return Bytes(ports_.at(link).bytes_sent);
 }
 
+Bytes PacketNetworkModel::peak_buffer_occupancy() const {
+  int64_t peak = 0;
+  for (const Shard& sh : shards_) peak = std::max(peak, sh.peak_occupancy);
+  return Bytes(peak);
+}
+
+Bytes PacketNetworkModel::peak_queue() const {
+  int64_t peak = 0;
+  for (const Shard& sh : shards_) peak = std::max(peak, sh.peak_queued);
+  return Bytes(peak);
+}
+
+PacketNetworkModel::Shard& PacketNetworkModel::shard(const sim::Engine& engine) {
+  const uint32_t p = engine.partition();
+  if (p >= shards_.size()) {
+    throw std::logic_error("packet model: run on partition " + std::to_string(p) + " of a model set for " +
+                           std::to_string(shards_.size()) + " (set_partitions)");
+  }
+  return shards_[p];
+}
+
+uint64_t PacketNetworkModel::encode(const Packet& p) {
+  return uint64_t{p.transfer} | (uint64_t{p.hop} << 32) | (uint64_t{p.route} << 40) |
+         (uint64_t{p.marked} << 48) | (uint64_t{p.completes} << 49);
+}
+
+PacketNetworkModel::Packet PacketNetworkModel::decode(uint64_t fields, uint32_t bytes) {
+  return Packet{.transfer = static_cast<uint32_t>(fields),
+                .bytes = bytes,
+                .next = kNone,
+                .hop = static_cast<uint8_t>(fields >> 32),
+                .route = static_cast<uint8_t>(fields >> 40),
+                .marked = ((fields >> 48) & 1) != 0,
+                .completes = ((fields >> 49) & 1) != 0};
+}
+
 void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done,
                                uint64_t payload) {
-  ++started_;
+  Shard& sh = shard(engine);
+  ++sh.started;
   std::vector<std::vector<topology::LinkId>> paths = transfer_paths(cluster_, t);
   if (paths.empty()) {  // to itself, or no bytes: only the route's latency (empty_message_latency)
-    delivered_ += t.bytes;
-    engine.schedule_in(empty_message_latency(cluster_, t), done, payload);
+    sh.delivered += t.bytes.count();
+    ++sh.completed;
+    // Done where the message lands, as a transfer's last packet would be.
+    engine.schedule_at_site(engine.now() + empty_message_latency(cluster_, t),
+                            cluster_.gpu_device(t.dst_gpu), done, payload);
     return;
   }
-  const uint32_t id = take_free(transfers_, free_transfers_);
-  TransferState& ts = transfers_[id];
+  const uint32_t first = paths.front().front();
+  if (engine.partition_of(ports_[first].site) != engine.partition()) {
+    throw std::logic_error("packet model: a transfer from GPU " + std::to_string(t.src_gpu) +
+                           " started in an event of another partition");
+  }
+  for (const auto& path : paths) {
+    if (path.size() > UINT8_MAX || paths.size() > UINT8_MAX) {
+      throw std::invalid_argument("packet model: a route of more than 255 links or 255 routes");
+    }
+  }
+  const uint32_t slot = sh.transfers.take();
+  if (slot > kSlotMask) throw std::length_error("packet model: too many transfers in flight");
+  const uint32_t id = (static_cast<uint32_t>(&sh - shards_.data()) << kSlotBits) | slot;
+  TransferState& ts = sh.transfers[slot];
   // Every sprayed route starts on the same injection port (Cluster::sprayed_routes).
   ts.paths = std::move(paths);
   ts.unsent = t.bytes.count();
@@ -85,12 +152,12 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   const topology::LinkId last_link = ts.paths.front().back();
   ts.one_last_link = std::all_of(ts.paths.begin(), ts.paths.end(),
                                  [&](const auto& path) { return path.back() == last_link; });
+  ts.back = Time::zero();
+  for (topology::LinkId l : ts.paths.front()) ts.back += ports_[l ^ 1].latency;  // the reverse links
   ts.done = &done;
   ts.payload = payload;
   ts.cap = t.max_rate;
-  ++active_;
 
-  const uint32_t first = ts.paths.front().front();
   const double line = ports_[first].bandwidth.bytes_per_s();
   ts.rp = ReactionPoint{.line = line, .current = line, .target = line, .next_send = engine.now(),
                         .last_change = engine.now(), .alpha_from = engine.now()};
@@ -118,29 +185,30 @@ void PacketNetworkModel::ensure_inputs(uint32_t port) {
   if (p.inputs.empty()) p.inputs.resize(in_degree_[cluster_.link(port).from] + 1);
 }
 
-uint32_t PacketNetworkModel::new_packet(uint32_t transfer, uint32_t bytes) {
-  const uint32_t id = take_free(packets_, free_packets_);
-  TransferState& ts = transfers_[transfer];
+uint32_t PacketNetworkModel::new_packet(Shard& sh, uint32_t transfer_id, uint32_t bytes) {
+  const uint32_t id = take_free(sh.packets, sh.free_packets);
+  TransferState& ts = transfer(transfer_id);
   // Oblivious spraying: the transfer's packets take its routes in turn.
-  const auto route = static_cast<uint16_t>(ts.cut++ % ts.paths.size());
-  packets_[id] = Packet{transfer, bytes, kNone, 0, route, false, false, Time(), 0};
+  const auto route = static_cast<uint8_t>(ts.cut++ % ts.paths.size());
+  sh.packets[id] = Packet{transfer_id, bytes, kNone, 0, route, false, false};
+  ++sh.injected;
   return id;
 }
 
-uint32_t PacketNetworkModel::next_port(const Packet& p) const {
-  const auto& path = transfers_[p.transfer].paths[p.route];
+uint32_t PacketNetworkModel::next_port(const Packet& p) {
+  const auto& path = transfer(p.transfer).paths[p.route];
   return size_t{p.hop} + 1 < path.size() ? path[size_t{p.hop} + 1] : kNone;
 }
 
-void PacketNetworkModel::enqueue(uint32_t port, uint32_t slot, uint32_t packet) {
+void PacketNetworkModel::enqueue(Shard& sh, uint32_t port, uint32_t slot, uint32_t packet) {
   Port& p = ports_[port];
   InputQueue& q = p.inputs[slot];
-  packets_[packet].next = kNone;
+  sh.packets[packet].next = kNone;
   if (q.tail == kNone) {
     q.head = packet;
     p.ready.push_back(slot);
   } else {
-    packets_[q.tail].next = packet;
+    sh.packets[q.tail].next = packet;
   }
   q.tail = packet;
 }
@@ -148,6 +216,7 @@ void PacketNetworkModel::enqueue(uint32_t port, uint32_t slot, uint32_t packet) 
 void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
   Port& p = ports_[port];
   if (p.busy || p.ready.empty()) return;
+  Shard& sh = shard(engine);
   const int64_t buffer = options_.buffer_per_port.count();
   const uint32_t inject = injection_slot(p);
   Time ready_at = Time::max();  // the earliest a paced sender here may inject
@@ -165,11 +234,11 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
         chosen = next_injector(p, engine.now(), ready_at);
         if (chosen == kNone) continue;  // every sender here waits on its rate limiter
       }
-      const TransferState& ts = transfers_[p.injecting[chosen]];
+      const TransferState& ts = transfer(p.injecting[chosen]);
       bytes = static_cast<uint32_t>(std::min(ts.unsent, options_.mtu.count()));
       credited = ts.paths[ts.cut % ts.paths.size()].size() > 1;  // the route of the packet cut next
     } else {
-      const Packet& head = packets_[p.inputs[slot].head];
+      const Packet& head = sh.packets[p.inputs[slot].head];
       bytes = head.bytes;
       credited = next_port(head) != kNone;
     }
@@ -179,8 +248,8 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
     uint32_t packet;
     if (slot == inject) {
       const uint32_t t = p.injecting[chosen];
-      TransferState& ts = transfers_[t];
-      packet = new_packet(t, bytes);
+      TransferState& ts = transfer(t);
+      packet = new_packet(sh, t, bytes);
       ts.unsent -= bytes;
       if (options_.dcqcn.enabled) pace(engine.now(), ts.rp, bytes);
       // A capped sender's next packet leaves once its bytes are written, at the cap, from now.
@@ -199,8 +268,8 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
     } else {
       InputQueue& q = p.inputs[slot];
       packet = q.head;
-      p.queued -= packets_[packet].bytes;
-      q.head = packets_[packet].next;
+      p.queued -= sh.packets[packet].bytes;
+      q.head = sh.packets[packet].next;
       if (q.head == kNone) {
         q.tail = kNone;
       } else {
@@ -209,175 +278,149 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
     }
     if (credited) {
       p.credits_used += bytes;
-      peak_occupancy_ = std::max(peak_occupancy_, p.credits_used);
+      sh.peak_occupancy = std::max(sh.peak_occupancy, p.credits_used);
     }
     p.busy = true;
     p.on_wire = packet;
-    ++packets_sent_;
+    ++sh.packets_sent;
     const Time serialize =
         bytes == options_.mtu.count() ? p.mtu_time : p.bandwidth.transfer_time(Bytes(bytes));
     // A zero-bandwidth link never finishes a packet; everything behind it stays put.
-    if (serialize != Time::max()) engine.schedule_in(serialize, *this, port);
+    if (serialize != Time::max()) {
+      engine.schedule_at_site(engine.now() + serialize, p.site, *this, event(kFinish, port));
+    }
     return;
   }
   // Every input waits, on credits or on its rate limiter: a credit's arrival retries, and a paced
   // sender asks for a wake-up.
   if (ready_at != Time::max() && ready_at < p.wake_at) {
     p.wake_at = ready_at;
-    engine.schedule_at(ready_at, *this, kWake | port);
+    engine.schedule_at_site(ready_at, p.site, *this, event(kWake, port));
   }
 }
 
 void PacketNetworkModel::on_event(sim::Engine& engine, uint64_t payload) {
-  const auto id = static_cast<uint32_t>(payload);
-  switch (payload & kKinds) {
-    case kArrive: arrive_head(engine, id); return;
+  const uint64_t fields = payload & kFieldMask;
+  const auto id = static_cast<uint32_t>(fields);
+  switch (payload >> kKindShift) {
+    case kFinish: finish_transmit(engine, id); return;
+    case kArrive: arrive(engine, decode(fields, engine.aux())); return;
     case kWake:
       if (ports_[id].wake_at == engine.now()) ports_[id].wake_at = Time::max();
       try_send(engine, id);
       return;
     case kCnp: {
-      TransferState& ts = transfers_[id];
-      const auto generation = static_cast<uint32_t>((payload & ~kKinds) >> 32);
-      // The transfer may have finished (and its slot been reused) while the CNP travelled.
-      if ((ts.generation & kGenerationMask) == generation) take_cnp(engine.now(), ts.rp);
+      TransferState& ts = transfer(id);
+      // The transfer may have been acknowledged (and its slot reused) while the CNP travelled.
+      if ((ts.generation & kGenerationMask) == (fields >> 32)) {
+        take_cnp(engine.now(), ts.rp);
+        ++shard(engine).cnps;
+      }
       return;
     }
-    case kCredit: credits_arrive(engine, id); return;
-    default: finish_transmit(engine, id);
+    case kAck: {
+      // Every packet has arrived and nothing more comes back for it: the sender's slot is free.
+      ++transfer(id).generation;
+      shards_[id >> kSlotBits].transfers.give_back(id & kSlotMask);
+      return;
+    }
+    case kCredit:
+      ports_[id].credits_used -= engine.aux();
+      try_send(engine, id);
+      return;
+    default: throw std::logic_error("packet model: an event of no kind");
   }
 }
 
 void PacketNetworkModel::finish_transmit(sim::Engine& engine, uint32_t port) {
+  Shard& sh = shard(engine);
   Port& p = ports_[port];
   const uint32_t packet = p.on_wire;
-  const Packet& pk = packets_[packet];
+  const Packet& pk = sh.packets[packet];
   p.busy = false;
   p.on_wire = kNone;
   p.bytes_sent += pk.bytes;
   // The packet has left the receive buffer of the link it came over (its last byte is out, as
   // store-and-forward frees it): the credits go back to that link's port. An injected packet
   // waited in host memory and took none.
-  const uint32_t came_over = pk.hop > 0 ? transfers_[pk.transfer].paths[pk.route][pk.hop - 1U] : kNone;
+  const uint32_t came_over = pk.hop > 0 ? transfer(pk.transfer).paths[pk.route][pk.hop - 1U] : kNone;
   const int64_t bytes = pk.bytes;
-  depart(engine, port, packet);
+  depart(engine, sh, port, packet);
   try_send(engine, port);
   if (came_over != kNone) return_credits(engine, came_over, bytes);
 }
 
 void PacketNetworkModel::return_credits(sim::Engine& engine, uint32_t link, int64_t bytes) {
-  const Time at = engine.now() + ports_[link ^ 1].latency;
-  InputQueue& wire = credit_wires_[link];
-  if (wire.tail != kNone && credits_[wire.tail].arrive_at == at) {  // one update carries both
-    credits_[wire.tail].bytes += bytes;
-    return;
-  }
-  const uint32_t id = take_free(credits_, free_credits_);
-  credits_[id] = Credit{.arrive_at = at, .key = engine.take_key(), .bytes = bytes, .next = kNone};
-  wire_push(engine, wire, credits_, id, kCredit | link);
+  engine.schedule_at_site(engine.now() + ports_[link ^ 1].latency, ports_[link].site, *this,
+                          event(kCredit, link), static_cast<uint32_t>(bytes));
 }
 
-template <class Item>
-void PacketNetworkModel::wire_push(sim::Engine& engine, InputQueue& wire, std::vector<Item>& items,
-                                   uint32_t id, uint64_t payload) {
-  items[id].next = kNone;
-  if (wire.tail == kNone) {
-    wire.head = id;
-    engine.schedule_keyed(items[id].arrive_at, items[id].key, *this, payload);
-  } else {
-    items[wire.tail].next = id;
-  }
-  wire.tail = id;
-}
-
-template <class Item>
-uint32_t PacketNetworkModel::wire_pop(sim::Engine& engine, InputQueue& wire, std::vector<Item>& items,
-                                      uint64_t payload) {
-  const uint32_t id = wire.head;
-  wire.head = items[id].next;
-  if (wire.head == kNone) {
-    wire.tail = kNone;
-  } else {
-    engine.schedule_keyed(items[wire.head].arrive_at, items[wire.head].key, *this, payload);
-  }
-  return id;
-}
-
-void PacketNetworkModel::credits_arrive(sim::Engine& engine, uint32_t link) {
-  const uint32_t id = wire_pop(engine, credit_wires_[link], credits_, kCredit | link);
-  ports_[link].credits_used -= credits_[id].bytes;
-  free_credits_.push_back(id);
-  try_send(engine, link);
-}
-
-void PacketNetworkModel::depart(sim::Engine& engine, uint32_t link, uint32_t packet) {
-  Packet& pk = packets_[packet];
-  TransferState& ts = transfers_[pk.transfer];
+void PacketNetworkModel::depart(sim::Engine& engine, Shard& sh, uint32_t link, uint32_t packet) {
+  Packet& pk = sh.packets[packet];
+  TransferState& ts = transfer(pk.transfer);
   // On its last link, bound for a GPU that never backpressures, a packet's arrival matters only
   // if it sends a CNP or completes the transfer. When every route of the transfer ends on this
   // link, its packets arrive in the order they leave on it, so the last to leave completes the
   // transfer: any other that sends no CNP is counted delivered now, with no event.
-  if (ts.one_last_link && size_t{pk.hop} + 1 == ts.paths[pk.route].size()) {
+  const bool last_link = size_t{pk.hop} + 1 == ts.paths[pk.route].size();
+  if (ts.one_last_link && last_link) {
     pk.completes = ++ts.left_last == ts.packets;
     if (!pk.completes && !pk.marked) {
-      count_delivered(packet);
+      sh.delivered += pk.bytes;
+      ++sh.landed;
+      sh.free_packets.push_back(packet);
       return;
     }
   }
-  pk.arrive_at = engine.now() + ports_[link].latency;
-  // The key of this moment, not of the moment the previous packet arrives: same-time arrivals
-  // then run in the order they would run with an event per packet.
-  pk.key = engine.take_key();
-  wire_push(engine, wires_[link], packets_, packet, kArrive | link);
+  // The packet travels as its arrival event; the device it reaches holds it next.
+  engine.schedule_at_site(engine.now() + ports_[link].latency, cluster_.link(link).to, *this,
+                          event(kArrive, encode(pk)), pk.bytes);
+  sh.free_packets.push_back(packet);
 }
 
-void PacketNetworkModel::arrive_head(sim::Engine& engine, uint32_t link) {
-  arrive(engine, wire_pop(engine, wires_[link], packets_, kArrive | link));
-}
-
-void PacketNetworkModel::arrive(sim::Engine& engine, uint32_t packet) {
-  Packet& pk = packets_[packet];
-  TransferState& ts = transfers_[pk.transfer];
-  const auto& path = ts.paths[pk.route];
-  const topology::LinkId over = path[pk.hop];
-  ++pk.hop;
-  if (pk.hop < path.size()) {
-    const uint32_t port = path[pk.hop];
+void PacketNetworkModel::arrive(sim::Engine& engine, const Packet& arrived) {
+  Shard& sh = shard(engine);
+  TransferState& ts = transfer(arrived.transfer);
+  const auto& path = ts.paths[arrived.route];
+  const topology::LinkId over = path[arrived.hop];
+  const size_t hop = size_t{arrived.hop} + 1;
+  if (hop < path.size()) {
+    const uint32_t port = path[hop];
+    const uint32_t packet = take_free(sh.packets, sh.free_packets);
+    Packet& pk = sh.packets[packet];
+    pk = arrived;
+    pk.hop = static_cast<uint8_t>(hop);
     ports_[port].queued += pk.bytes;
-    peak_queued_ = std::max(peak_queued_, ports_[port].queued);
+    sh.peak_queued = std::max(sh.peak_queued, ports_[port].queued);
     if (options_.dcqcn.enabled && !pk.marked && marks_[port] && mark(port)) {
       pk.marked = true;
-      ++ecn_marks_;
+      ++sh.ecn_marks;
       ++ports_[port].marked;
     }
     ensure_inputs(port);
-    enqueue(port, in_index_[over], packet);
+    enqueue(sh, port, in_index_[over], packet);
     try_send(engine, port);
     return;
   }
-  if (pk.marked) notify(engine, pk.transfer, path);
+  if (arrived.marked) notify(engine, arrived.transfer);
   // With one last link, its port marked the last packet to leave on it, which arrives last;
   // otherwise the receiver counts every packet.
-  const bool complete = ts.one_last_link ? pk.completes : ++ts.received == ts.packets;
-  const uint32_t transfer = pk.transfer;
-  count_delivered(packet);
+  const bool complete = ts.one_last_link ? arrived.completes : ++ts.received == ts.packets;
+  sh.delivered += arrived.bytes;
+  ++sh.landed;
   if (!complete) return;
+  ++sh.completed;
   engine.schedule_in(Time::zero(), *ts.done, ts.payload);
-  ++ts.generation;
-  --active_;
-  free_transfers_.push_back(transfer);
-}
-
-void PacketNetworkModel::count_delivered(uint32_t packet) {
-  delivered_ += Bytes(packets_[packet].bytes);
-  free_packets_.push_back(packet);
+  // The acknowledgement frees the sender's slot, a reverse route's latency from now.
+  engine.schedule_at_site(engine.now() + ts.back, ports_[path.front()].site, *this,
+                          event(kAck, arrived.transfer));
 }
 
 uint32_t PacketNetworkModel::next_injector(const Port& p, Time now, Time& ready_at) {
   const size_t n = p.injecting.size();
   for (size_t i = 0; i < n; ++i) {
     const size_t k = (p.inject_next + i) % n;
-    const Time at = transfers_[p.injecting[k]].rp.next_send;
+    const Time at = transfer(p.injecting[k]).rp.next_send;
     if (at <= now) return static_cast<uint32_t>(k);
     ready_at = std::min(ready_at, at);
   }
@@ -394,16 +437,13 @@ bool PacketNetworkModel::mark(uint32_t port) {
   return rngs_[port].uniform() < p;
 }
 
-void PacketNetworkModel::notify(sim::Engine& engine, uint32_t transfer,
-                                const std::vector<topology::LinkId>& path) {
-  TransferState& ts = transfers_[transfer];
+void PacketNetworkModel::notify(sim::Engine& engine, uint32_t transfer_id) {
+  TransferState& ts = transfer(transfer_id);
   const Time now = engine.now();
   if (ts.last_cnp_sent != Time::max() && now - ts.last_cnp_sent < options_.dcqcn.cnp_interval) return;
   ts.last_cnp_sent = now;
-  Time back = Time::zero();
-  for (topology::LinkId l : path) back += ports_[l ^ 1].latency;  // the reverse links
-  engine.schedule_in(back, *this,
-                     kCnp | (uint64_t{ts.generation & kGenerationMask} << 32) | transfer);
+  engine.schedule_at_site(now + ts.back, ports_[ts.paths.front().front()].site, *this,
+                          event(kCnp, (uint64_t{ts.generation & kGenerationMask} << 32) | transfer_id));
 }
 
 void PacketNetworkModel::take_cnp(Time now, ReactionPoint& rp) {
@@ -417,7 +457,6 @@ void PacketNetworkModel::take_cnp(Time now, ReactionPoint& rp) {
   rp.timer_events = 0;
   rp.byte_events = 0;
   rp.bytes_since = 0;
-  ++cnps_;
 }
 
 void PacketNetworkModel::catch_up(Time now, ReactionPoint& rp) const {

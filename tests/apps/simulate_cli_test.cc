@@ -189,6 +189,35 @@ TEST(Simulate, ThreadsChangeNothingInTheOutput) {
   }
 }
 
+// One size's run on packets spread over partitions: the plain run's rows and fingerprint on four
+// nodes cut into 2 and 4 (more than this machine may have cores), on a RoCE fabric with DCQCN.
+TEST(Simulate, PartitionsChangeNothingInTheOutput) {
+  std::vector<std::string> args = {"scenarios/default.yaml", "--model", "packet", "--set", "cluster.nodes=4",
+                                   "--set", "workload.max_bytes=4MiB", "--set", "cluster.nic.kind=roce",
+                                   "--fingerprint", "-q", "--partitions"};
+  args.push_back("1");
+  const RunResult one = run_simulate(args);
+  ASSERT_EQ(one.status, 0) << one.err;
+  EXPECT_NE(one.out.find("fingerprint "), std::string::npos) << one.out;
+  for (const char* partitions : {"2", "4"}) {
+    args.back() = partitions;
+    const RunResult cut = run_simulate(args);
+    ASSERT_EQ(cut.status, 0) << cut.err;
+    EXPECT_EQ(cut.out, one.out) << partitions << " partitions";
+  }
+}
+
+TEST(Simulate, PartitionsAreRefusedWhereTheyDoNotApply) {
+  const RunResult flow = run_simulate({"scenarios/default.yaml", "--model", "flow", "--partitions", "2", "-q"});
+  EXPECT_EQ(flow.status, 2);
+  EXPECT_NE(flow.err.find("--partitions"), std::string::npos) << flow.err;
+  EXPECT_NE(flow.err.find("--model packet"), std::string::npos) << flow.err;
+  const RunResult csv = run_simulate({"scenarios/default.yaml", "--model", "packet", "--partitions", "2", "-q",
+                                      "--set", "output.formats=[table,csv]"});
+  EXPECT_EQ(csv.status, 2);
+  EXPECT_NE(csv.err.find("per-link table"), std::string::npos) << csv.err;
+}
+
 TEST(Simulate, EveryExampleScenarioPassesDryRun) {
   for (const auto& e : fs::directory_iterator(fs::path(DTSIM_SOURCE_DIR) / "scenarios")) {
     if (e.path().extension() != ".yaml") continue;

@@ -2,6 +2,8 @@
 // and a recorder of completion times.
 #pragma once
 
+#include <algorithm>
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,6 +55,12 @@ struct Recorder final : sim::EventHandler {
       if (p == payload) return t;
     }
     return Time::max();
+  }
+  // When the last transfer completed (the engine may run on: the packet model's acknowledgements).
+  Time last() const {
+    Time t;
+    for (const auto& d : done) t = std::max(t, d.second);
+    return t;
   }
 };
 

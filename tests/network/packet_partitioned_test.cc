@@ -1,0 +1,170 @@
+// The packet model on a partitioned engine (sim/partitioned_engine.h): for any cut of the cluster
+// and any number of partitions, a run gives the serial run's fingerprint, event count, times and
+// counters. And the cut itself (network/packet/partition.h).
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "collectives/schedule.h"
+#include "collectives/schedule_executor.h"
+#include "network/packet/packet_model.h"
+#include "network/packet/partition.h"
+#include "sim/partitioned_engine.h"
+#include "tests/topology/spec_helpers.h"
+#include "topology/catalog.h"
+
+namespace dtsim::network {
+namespace {
+
+struct Outcome {
+  uint64_t fingerprint = 0;
+  uint64_t events = 0;
+  Time finish;
+  Bytes delivered;
+  uint64_t packets = 0;
+  uint64_t marks = 0;
+  uint64_t cnps = 0;
+  Bytes peak;
+  bool operator==(const Outcome&) const = default;
+};
+
+std::ostream& operator<<(std::ostream& os, const Outcome& o) {
+  return os << "fingerprint " << o.fingerprint << ", " << o.events << " events, finish " << o.finish.us()
+            << " us, " << o.delivered.count() << " bytes, " << o.packets << " packets, " << o.marks
+            << " marks, " << o.cnps << " CNPs, peak " << o.peak.count();
+}
+
+collectives::Schedule schedule_for(const topology::Cluster& cluster, collectives::Algorithm algorithm,
+                                   collectives::CollectiveKind kind, Bytes bytes, int channels) {
+  collectives::Communicator comm;
+  for (int r = 0; r < cluster.gpu_count(); ++r) comm.ranks.push_back(r);
+  return collectives::build_schedule(algorithm, kind, bytes, comm, channels,
+                                     cluster.spec().gpus_per_node);
+}
+
+// partitions == 0: a plain Engine.
+Outcome run(const topology::Cluster& cluster, const collectives::Schedule& schedule,
+            const PacketModelOptions& options, uint32_t partitions) {
+  PacketNetworkModel net(cluster, options);
+  collectives::ScheduleExecutor exec(schedule, net);
+  Outcome o;
+  if (partitions == 0) {
+    sim::Engine engine;
+    exec.start(engine);
+    engine.run();
+    o.fingerprint = engine.fingerprint();
+    o.events = engine.events_executed();
+  } else {
+    const ClusterPartition cut = partition_cluster(cluster, partitions);
+    net.set_partitions(cut.partitions);
+    sim::PartitionedEngine engines(cut.owner, cut.lookahead);
+    exec.start(engines.engine_of(0));
+    engines.run();
+    o.fingerprint = engines.fingerprint();
+    o.events = engines.events_executed();
+  }
+  EXPECT_TRUE(exec.done());
+  EXPECT_EQ(net.active_transfers(), 0u);
+  EXPECT_EQ(net.packets_in_flight(), 0u);
+  o.finish = exec.finish_time();
+  o.delivered = net.bytes_delivered();
+  o.packets = net.packets_sent();
+  o.marks = net.ecn_marks();
+  o.cnps = net.cnps();
+  o.peak = net.peak_buffer_occupancy();
+  return o;
+}
+
+void expect_every_cut_is_serial(const topology::Cluster& cluster, const collectives::Schedule& schedule,
+                                const PacketModelOptions& options) {
+  const Outcome serial = run(cluster, schedule, options, 0);
+  ASSERT_GT(serial.events, 1000u);
+  for (uint32_t partitions : {1u, 2u, 3u, 4u, 8u}) {
+    EXPECT_EQ(run(cluster, schedule, options, partitions), serial) << partitions << " partitions";
+  }
+}
+
+// A ring all_reduce over 64 GPUs, 8 HGX nodes on a 3-tier fat-tree of radix 16.
+TEST(PartitionedPacketModel, RingAllReduceOnAThreeTierFatTreeIsTheSerialRun) {
+  const auto cluster = topology::build_cluster(topology::testing::hgx(8, topology::FabricKind::fat_tree, 16, 3));
+  const auto schedule = schedule_for(*cluster, collectives::Algorithm::ring,
+                                     collectives::CollectiveKind::all_reduce, Bytes::mib(8), 8);
+  expect_every_cut_is_serial(*cluster, schedule, {});
+}
+
+// An all_to_all on RoCE with DCQCN and shallow buffers: marks, CNPs and paced senders, all of
+// which must come out the same however the cluster is cut.
+TEST(PartitionedPacketModel, DcqcnAllToAllIsTheSerialRun) {
+  topology::ClusterSpec spec = topology::testing::hgx(4, topology::FabricKind::fat_tree, 8, 2);
+  spec.nic.kind = topology::NicKind::roce;
+  const auto cluster = topology::build_cluster(spec);
+  const auto schedule = schedule_for(*cluster, collectives::Algorithm::pairwise,
+                                     collectives::CollectiveKind::all_to_all, Bytes::mib(8), 2);
+  PacketModelOptions options;
+  options.buffer_per_port = Bytes::kib(64);
+  options.dcqcn.enabled = true;
+  const Outcome serial = run(*cluster, schedule, options, 0);
+  EXPECT_GT(serial.marks, 0u);
+  EXPECT_GT(serial.cnps, 0u);
+  expect_every_cut_is_serial(*cluster, schedule, options);
+}
+
+// Adaptive routing sprays a transfer's packets over several routes that end on different links.
+TEST(PartitionedPacketModel, SprayedTransfersAreTheSerialRun) {
+  topology::ClusterSpec spec = topology::testing::hgx(4, topology::FabricKind::fat_tree, 8, 2);
+  spec.nic.kind = topology::NicKind::efa;
+  const auto cluster = topology::build_cluster(spec);
+  ASSERT_TRUE(cluster->spec().adaptive_routing());
+  const auto schedule = schedule_for(*cluster, collectives::Algorithm::ring,
+                                     collectives::CollectiveKind::all_gather, Bytes::mib(4), 4);
+  expect_every_cut_is_serial(*cluster, schedule, {});
+}
+
+TEST(PartitionCluster, KeepsEachNodeWholeAndLeavesWithTheirNodes) {
+  const auto cluster = topology::build_cluster(topology::testing::hgx(8, topology::FabricKind::fat_tree, 16, 3));
+  const ClusterPartition cut = partition_cluster(*cluster, 4);
+  ASSERT_EQ(cut.partitions, 4u);
+  const auto devices = cluster->devices();
+  std::vector<int> nodes_in(cut.partitions, 0);
+  for (size_t d = 0; d < devices.size(); ++d) {
+    if (devices[d].node < 0) continue;
+    EXPECT_EQ(cut.owner[d], static_cast<uint32_t>(devices[d].node * 4 / 8)) << devices[d].name;
+    if (devices[d].kind == topology::DeviceKind::gpu && devices[d].local == 0) ++nodes_in[cut.owner[d]];
+  }
+  EXPECT_EQ(nodes_in, std::vector<int>(4, 2));
+  // The lookahead is the least latency of a link between partitions, and every such link has it.
+  Time least = Time::max();
+  for (const topology::Link& l : cluster->links()) {
+    if (cut.owner[l.from] != cut.owner[l.to]) least = std::min(least, l.latency);
+  }
+  EXPECT_EQ(cut.lookahead, least);
+  EXPECT_GT(cut.lookahead, Time::zero());
+}
+
+TEST(PartitionCluster, NeverMorePartitionsThanNodes) {
+  const auto cluster = topology::build_cluster(topology::testing::hgx(2, topology::FabricKind::fat_tree));
+  EXPECT_EQ(partition_cluster(*cluster, 16).partitions, 2u);
+  EXPECT_EQ(partition_cluster(*cluster, 1).lookahead, Time::max());
+  EXPECT_THROW(partition_cluster(*cluster, 0), std::invalid_argument);
+}
+
+// A transfer must start in an event of its source GPU's partition: the executor's do, a stray
+// start from elsewhere is refused rather than run on the wrong thread.
+TEST(PartitionedPacketModel, ATransferStartedInAnotherPartitionIsRefused) {
+  const auto cluster = topology::build_cluster(topology::testing::hgx(2, topology::FabricKind::fat_tree));
+  const ClusterPartition cut = partition_cluster(*cluster, 2);
+  PacketNetworkModel net(*cluster);
+  net.set_partitions(cut.partitions);
+  sim::PartitionedEngine engines(cut.owner, cut.lookahead);
+  struct Done final : sim::EventHandler {
+    void on_event(sim::Engine&, uint64_t) override {}
+  } done;
+  // GPU 8 is on node 1, in partition 1; site 0 is node 0's.
+  EXPECT_THROW(net.start(engines.engine_of(0), {.src_gpu = 8, .dst_gpu = 0, .bytes = Bytes::mib(1)}, done, 0),
+               std::logic_error);
+}
+
+}  // namespace
+}  // namespace dtsim::network
