@@ -45,8 +45,16 @@ void Engine::schedule_keyed(Time at, uint64_t key, Site site, EventHandler& hand
   }
   if (site >= kMaxSites) throw std::logic_error("site " + std::to_string(site) + " out of range");
   const Site from = key_site(key);
-  if (from >= sequence_.size() || key_sequence(key) >= sequence_[from]) {
+  if (key_generation(key) != 0 || from >= sequence_.size() || key_sequence(key) >= sequence_[from]) {
     throw std::logic_error("event scheduled with a key take_key() did not give");
+  }
+  if (at == now_) {  // caused by the event running now: after it and its whole generation
+    const uint64_t generation = generation_ + 1;
+    if (generation > kMaxGeneration) {
+      throw std::logic_error("more than " + std::to_string(kMaxGeneration) +
+                             " generations of zero-delay events at " + to_string(at));
+    }
+    key = with_generation(key, generation);
   }
   const Event e{at, key, &handler, payload, site, aux};
   if (partitioned_ != nullptr) {
@@ -71,6 +79,7 @@ uint64_t Engine::run(Time until) {
     now_ = e.time;
     site_ = e.site;
     aux_ = e.aux;
+    generation_ = key_generation(e.key);
     fingerprint_ += mix(mix(static_cast<uint64_t>(e.time.ps()) ^ e.key) + e.site);
     ++executed_;
     ++count;

@@ -66,8 +66,8 @@ class Engine {
     if (site_ >= sequence_.size()) grow_sequences();
     return make_key(site_, sequence_[site_]++);
   }
-  // Schedules with a key from take_key(). `at` must not lie before now(), nor the event before the
-  // one being executed: a key taken earlier goes with a time after now().
+  // Schedules with a key from take_key(). `at` must not lie before now(); at now() the event is
+  // of the next generation (sim/event.h), so it runs after the one being executed.
   void schedule_keyed(Time at, uint64_t key, EventHandler& handler, uint64_t payload = 0) {
     schedule_keyed(at, key, site_, handler, payload);
   }
@@ -102,6 +102,7 @@ class Engine {
   Time now_;
   Site site_ = 0;
   uint32_t aux_ = 0;
+  uint64_t generation_ = 0;  // of the event being executed, or the last one
   std::vector<uint64_t> sequence_;  // per site: events it has scheduled
   uint64_t executed_ = 0;
   uint64_t fingerprint_ = kEmptyFingerprint;

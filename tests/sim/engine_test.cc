@@ -77,6 +77,28 @@ TEST(Engine, KeyNotTakenIsRefused) {
   EXPECT_THROW(engine.schedule_keyed(Time::ns(5), 0, r), std::logic_error);
 }
 
+// An event scheduled for the running instant comes after the event that scheduled it and every
+// other event of that instant already queued, whatever the sites: site 9 queues A (at site 3) and
+// C (at site 5) for 1 us; A, running, queues B for the same instant from site 3, whose key's site
+// is below A's and C's. The order is A, C, B.
+TEST(Engine, AZeroDelayEventRunsAfterItsCauseWhateverTheSites) {
+  struct Chain final : EventHandler {
+    void on_event(Engine& engine, uint64_t payload) override {
+      order.push_back(payload);
+      if (payload == 0) {
+        engine.schedule_at_site(Time::us(1), 3, *this, 'A');
+        engine.schedule_at_site(Time::us(1), 5, *this, 'C');
+      }
+      if (payload == 'A') engine.schedule_in(Time::zero(), *this, 'B');
+    }
+    std::vector<uint64_t> order;
+  } chain;
+  Engine engine;
+  engine.schedule_at_site(Time::zero(), 9, chain, 0);
+  engine.run();
+  EXPECT_EQ(chain.order, (std::vector<uint64_t>{0, 'A', 'C', 'B'}));
+}
+
 TEST(Engine, RunUntilLeavesLaterEventsQueued) {
   Engine engine;
   Recorder r;

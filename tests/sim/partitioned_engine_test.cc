@@ -13,8 +13,9 @@ namespace dtsim::sim {
 namespace {
 
 // A randomized model whose state is kept per site: each site, when one of its events fires,
-// draws from its own stream and sends one or two messages, to itself after a delay that is often
-// zero (so events tie) or to another site after at least kLink. It folds what it sees (time,
+// draws from its own stream and sends one or two messages: to itself or its twin (sites 2k and
+// 2k + 1, always in one partition, as a node's devices are) after a delay that is often zero, so
+// events tie and chains of zero-delay events cross sites; or to any site after at least kLink. It folds what it sees (time,
 // payload) into a trace of its own, so the test can compare what every site saw, not only the
 // engine's fingerprint.
 const Time kLink = Time::ns(1);
@@ -30,10 +31,11 @@ class SiteModel final : public EventHandler {
     if (payload == 0) return;  // a message's hop budget is spent
     const uint64_t fanout = 1 + rng_.below(2);
     for (uint64_t i = 0; i < fanout; ++i) {
-      const auto to = static_cast<sim::Site>(rng_.below(sites_->size()));
+      auto to = static_cast<sim::Site>(rng_.below(sites_->size()));
       Time delay = Time::ps(static_cast<int64_t>(rng_.below(3'000)));
-      if (to == id_) {
-        if (rng_.below(3) == 0) delay = Time::zero();
+      if (rng_.below(3) == 0) {
+        to = id_ ^ static_cast<sim::Site>(rng_.below(2));  // itself or its twin
+        if (rng_.below(2) == 0) delay = Time::zero();
       } else {
         delay += kLink;
       }
@@ -112,14 +114,19 @@ TEST(PartitionedEngine, EveryCutAndThreadCountGivesTheSerialRun) {
     const Outcome serial = run_serial(seed);
     ASSERT_GT(serial.executed, 10'000u);
     for (uint32_t partitions : {1u, 2u, 3u, 4u, 8u}) {
-      std::vector<uint32_t> blocks(kSites);  // contiguous blocks of sites
-      std::vector<uint32_t> striped(kSites);  // site i in partition i mod n
+      // Cuts of the twin pairs: contiguous blocks, pair k in partition k mod n, at random.
+      std::vector<uint32_t> blocks(kSites);
+      std::vector<uint32_t> striped(kSites);
       Rng shuffle(seed, partitions);
-      std::vector<uint32_t> scattered(kSites);  // at random
-      for (uint32_t i = 0; i < kSites; ++i) {
-        blocks[i] = i * partitions / kSites;
-        striped[i] = i % partitions;
-        scattered[i] = static_cast<uint32_t>(shuffle.below(partitions));
+      std::vector<uint32_t> scattered(kSites);
+      for (uint32_t i = 0; i < kSites; i += 2) {
+        const uint32_t pair = i / 2;
+        const uint32_t random = static_cast<uint32_t>(shuffle.below(partitions));
+        for (uint32_t twin : {i, i + 1}) {
+          blocks[twin] = pair * partitions / (kSites / 2);
+          striped[twin] = pair % partitions;
+          scattered[twin] = random;
+        }
       }
       for (const auto* owner : {&blocks, &striped, &scattered}) {
         SCOPED_TRACE(testing::Message() << "seed " << seed << ", " << partitions << " partitions");
