@@ -107,9 +107,9 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   uint64_t ecn_marks_at(topology::LinkId port) const { return ports_.at(port).marked; }
   uint64_t cnps() const { return sum([](const Shard& sh) { return sh.cnps; }); }
 
-  // Packet hops a transfer of `bytes` over `hops` links costs: roughly two engine events each.
+  // Packet hops a transfer of `bytes` over `hops` links costs: two to three engine events each
+  // (docs/packet-model.md, Speed).
   static uint64_t packet_hops(Bytes bytes, size_t hops, Bytes mtu);
-
 
  private:
   static constexpr uint32_t kNone = UINT32_MAX;
