@@ -57,6 +57,9 @@ AlgoCost hierarchical_cost(const HardwareView& hw, const CostQuery& q);
 double exchange_latency_us(const HardwareView& hw, const CostQuery& q);
 AlgoCost all_to_all_cost(const HardwareView& hw, const CostQuery& q);
 AlgoCost send_recv_cost(const HardwareView& hw, const CostQuery& q);
+// What a send/recv of `bytes` moving at `bytes_per_us` costs beyond its bandwidth term: one FIFO
+// slot (p2p_net_chunk_bytes) across nodes, the fitted p2p_pipeline_bytes inside a node.
+double p2p_fill_us(const ModelParameters& p, bool remote, double bytes, double bytes_per_us);
 AlgoCost gather_scatter_cost(const HardwareView& hw, const CostQuery& q);
 AlgoCost hypercube_cost(const HardwareView& hw, const CostQuery& q);
 

@@ -56,7 +56,7 @@ AlgoCost hypercube_cost(const HardwareView& hw, const CostQuery& q) {
     c.latency_us +=
         p.p2p_latency + (remote ? inter_step_us(hw, q.protocol) : intra_step_us(hw, q.protocol));
     bw_time_us += bytes / bw;
-    c.fill_us += std::min(bytes, p.p2p_pipeline_bytes) / bw;  // each round's FIFO, as send_recv
+    c.fill_us += p2p_fill_us(p, remote, bytes, bw);  // each round's fill, as send_recv
   }
   c.algbw_gbytes = bw_time_us > 0 ? q.bytes / (bw_time_us * 1e3) : 1e30;
   return c;

@@ -19,9 +19,16 @@ AlgoCost send_recv_cost(const HardwareView& hw, const CostQuery& q) {
   const double link = remote ? std::min({hw.single_nic_bw, hw.gpu_net_bw, hw.fabric_rates(q.shape).ring})
                              : (g == 2 ? hw.intra_pair_bw : hw.intra_bw) * p.p2p_efficiency;
   c.algbw_gbytes = link * p.bandwidth_fraction(q.protocol);
-  // The copy out of the connection's FIFO starts once it holds data: one FIFO's worth of time.
-  c.fill_us = std::min(q.bytes, p.p2p_pipeline_bytes) / (c.algbw_gbytes * 1e3);
+  c.fill_us = p2p_fill_us(p, remote, q.bytes, c.algbw_gbytes * 1e3);
   return c;
+}
+
+double p2p_fill_us(const ModelParameters& p, bool remote, double bytes, double bytes_per_us) {
+  if (bytes_per_us <= 0) return 0;
+  // Across nodes the receiver copies each chunk out of its FIFO slot as soon as it lands, so the
+  // transfer runs at the wire's rate after one chunk. Inside a node: the fitted intercept.
+  const double held = remote ? p.p2p_net_chunk_bytes : p.p2p_pipeline_bytes;
+  return std::min(bytes, held) / bytes_per_us;
 }
 
 }  // namespace dtsim::collectives

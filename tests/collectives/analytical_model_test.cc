@@ -55,6 +55,26 @@ TEST(AnalyticalModel, TimeNeverDecreasesWithSize) {
   }
 }
 
+// A send/recv across nodes streams through the p2p FIFO chunk by chunk: its closed form is the
+// wire time plus one NCCL_P2P_NET_CHUNKSIZE chunk (and the latency), not plus a whole FIFO. Inside
+// a node it keeps the fitted intercept of 8 x A100 sendrecv_perf (p2p_pipeline_bytes).
+TEST(AnalyticalModel, SendRecvAcrossNodesPaysOneChunkNotAFifo) {
+  const ModelParameters p;
+  const AnalyticalCollectiveModel two(preset("hgx-h100", 2), {}, p);
+  const Communicator pair{{0, 8}};
+  const auto cost = two.price(CollectiveKind::send_recv, Bytes(10'000'000), pair, Algorithm::p2p,
+                              Protocol::simple);
+  const double bytes_per_us = cost.algbw_gbytes * 1e3;
+  EXPECT_NEAR(cost.fill_us, p.p2p_net_chunk_bytes / bytes_per_us, 1e-9);
+  EXPECT_LT(cost.fill_us, 0.02 * 10'000'000 / bytes_per_us);
+
+  const AnalyticalCollectiveModel one(preset("hgx-h100", 1), {}, p);
+  const Communicator mates{{0, 1}};
+  const auto inside = one.price(CollectiveKind::send_recv, Bytes(10'000'000), mates, Algorithm::p2p,
+                                Protocol::simple);
+  EXPECT_NEAR(inside.fill_us, p.p2p_pipeline_bytes / (inside.algbw_gbytes * 1e3), 1e-9);
+}
+
 TEST(AnalyticalModel, LargeRingAllReduceApproachesTheNvlinkBound) {
   CollectiveOptions o;
   o.algorithm = Algorithm::ring;
