@@ -105,8 +105,7 @@ struct ModelParameters {
   // term: the intercept of 8 x A100 sendrecv_perf over NVLink (about 45 us at 197 GB/s), fitted,
   // not derived. Across nodes it is not charged: there NCCL moves p2p data in chunks of
   // p2p_net_chunk_bytes through an 8-slot FIFO whose receiver copies out each slot as it lands,
-  // so the fill is one chunk, not a FIFO (8.9 MB at one 100 Gb/s NIC was 757 us, 2x the wire
-  // time of a 10 MB transfer).
+  // so the fill is one chunk, not a FIFO.
   double p2p_pipeline_bytes = 8.9e6;
   double p2p_net_chunk_bytes = 131072;  // NCCL_P2P_NET_CHUNKSIZE: one p2p FIFO slot across nodes
   // The fill is measured on rings of 8-16 ranks; longer pipelines are not charged more than this

@@ -80,7 +80,9 @@ void ScheduleExecutor::release(sim::Engine& engine, uint32_t i) {
     if (--waiting_[d] == 0) launch(engine, d);
   }
   // As an event of its own, so that the handler runs with no executor code under it and may free it.
-  if (on_done_ != nullptr && completed == schedule_.transfers().size()) engine.schedule_in(Time::zero(), *on_done_, done_payload_);
+  if (on_done_ != nullptr && completed == schedule_.transfers().size()) {
+    engine.schedule_in(Time::zero(), *on_done_, done_payload_);
+  }
 }
 
 void ScheduleExecutor::on_event(sim::Engine& engine, uint64_t payload) {

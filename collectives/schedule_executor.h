@@ -38,7 +38,9 @@ class ScheduleExecutor final : public sim::EventHandler {
 
   // Starts every transfer with no dependencies at engine.now() + launch_latency.
   void start(sim::Engine& engine);
-  bool done() const { return completed_.load(std::memory_order_relaxed) == schedule_.transfers().size(); }
+  bool done() const {
+    return completed_.load(std::memory_order_relaxed) == schedule_.transfers().size();
+  }
   // Calls done.on_event(engine, payload) in an event at the moment the last transfer has landed
   // (after the launch latency, for a schedule of no transfers); the handler may then destroy this
   // executor. Set before start(); not on a partitioned engine, where which partition completes

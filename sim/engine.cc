@@ -37,17 +37,21 @@ void Engine::grow_sequences() {
   sequence_.resize(size_t{site_} + 1, 0);
 }
 
-void Engine::schedule_keyed(Time at, uint64_t key, Site site, EventHandler& handler,
-                            uint64_t payload, uint32_t aux) {
+void Engine::schedule_keyed(Time at, uint64_t key, EventHandler& handler, uint64_t payload) {
+  const Site from = key_site(key);
+  if (key_generation(key) != 0 || from >= sequence_.size() || key_sequence(key) >= sequence_[from]) {
+    throw std::logic_error("event scheduled with a key take_key() did not give");
+  }
+  enqueue(at, key, site_, handler, payload, 0);
+}
+
+void Engine::enqueue(Time at, uint64_t key, Site site, EventHandler& handler, uint64_t payload,
+                     uint32_t aux) {
   if (at < now_) {
     throw std::logic_error("event scheduled in the past: at " + to_string(at) + ", now " +
                            to_string(now_));
   }
   if (site >= kMaxSites) throw std::logic_error("site " + std::to_string(site) + " out of range");
-  const Site from = key_site(key);
-  if (key_generation(key) != 0 || from >= sequence_.size() || key_sequence(key) >= sequence_[from]) {
-    throw std::logic_error("event scheduled with a key take_key() did not give");
-  }
   if (at == now_) {  // caused by the event running now: after it and its whole generation
     const uint64_t generation = generation_ + 1;
     if (generation > kMaxGeneration) {
@@ -58,7 +62,7 @@ void Engine::schedule_keyed(Time at, uint64_t key, Site site, EventHandler& hand
   }
   const Event e{at, key, &handler, payload, site, aux};
   if (partitioned_ != nullptr) {
-    if (partitioned_->partition_of(from) != partition_) {
+    if (const Site from = key_site(key); partitioned_->partition_of(from) != partition_) {
       throw std::logic_error("a key of site " + std::to_string(from) +
                              " taken outside the partition that owns it");
     }

@@ -44,7 +44,7 @@ class Engine {
   // Schedules `handler.on_event(payload)` at `at` (>= now()), at the current site. The tie-break
   // key is the current site's schedule counter, which is deterministic for a deterministic model.
   void schedule_at(Time at, EventHandler& handler, uint64_t payload = 0) {
-    schedule_keyed(at, take_key(), site_, handler, payload);
+    enqueue(at, take_key(), site_, handler, payload, 0);
   }
   void schedule_in(Time delay, EventHandler& handler, uint64_t payload = 0) {
     schedule_at(now_ + delay, handler, payload);
@@ -53,26 +53,23 @@ class Engine {
   // lie at least the lookahead after now() (sim/partitioned_engine.h).
   void schedule_at_site(Time at, Site site, EventHandler& handler, uint64_t payload = 0,
                         uint32_t aux = 0) {
-    schedule_keyed(at, take_key(), site, handler, payload, aux);
+    enqueue(at, take_key(), site, handler, payload, aux);
   }
   // The aux word of the event being executed (sim/event.h): what a message between partitions
   // carries beside its payload.
   uint32_t aux() const { return aux_; }
   // A tie-break key taken now for an event queued later: scheduled with schedule_keyed, the event
-  // sorts among events of its time as if schedule_at had queued it when the key was taken. A model
-  // that holds a FIFO of future events and queues only its head (a link's packets in flight) keeps
-  // the order it would have had with every event queued.
+  // sorts among events of its time as if schedule_at had queued it when the key was taken, so a
+  // model that holds a FIFO of future events and queues only its head keeps the order it would
+  // have had with every event queued.
   uint64_t take_key() {
     if (site_ >= sequence_.size()) grow_sequences();
     return make_key(site_, sequence_[site_]++);
   }
-  // Schedules with a key from take_key(). `at` must not lie before now(); at now() the event is
-  // of the next generation (sim/event.h), so it runs after the one being executed.
-  void schedule_keyed(Time at, uint64_t key, EventHandler& handler, uint64_t payload = 0) {
-    schedule_keyed(at, key, site_, handler, payload);
-  }
-  void schedule_keyed(Time at, uint64_t key, Site site, EventHandler& handler, uint64_t payload,
-                      uint32_t aux = 0);
+  // Schedules with a key from take_key() (checked: std::logic_error otherwise). `at` must not lie
+  // before now(); at now() the event is of the next generation (sim/event.h), so it runs after the
+  // one being executed.
+  void schedule_keyed(Time at, uint64_t key, EventHandler& handler, uint64_t payload = 0);
 
   // Runs events with time <= until; returns the number executed by this call. Events later than
   // `until` stay queued and now() becomes `until` if the queue still holds events (time never
@@ -95,8 +92,12 @@ class Engine {
 
  private:
   friend class PartitionedEngine;
-  void grow_sequences();  // makes room for the current site's counter
   friend struct PartitionTable;
+  void grow_sequences();  // makes room for the current site's counter
+  // Queues an event whose key this engine took: stamps its generation and hands it to the
+  // partition that owns `site`.
+  void enqueue(Time at, uint64_t key, Site site, EventHandler& handler, uint64_t payload,
+               uint32_t aux);
   // The radix queue relies on what schedule_at enforces: nothing is scheduled before now().
   RadixEventQueue queue_;
   Time now_;

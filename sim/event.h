@@ -1,5 +1,6 @@
 // An event is a time, a stable ordering key, the handler to call, one and a half words of payload
-// and the site where it runs (40 bytes). It owns nothing, so queues move events by value and the hot path never allocates.
+// and the site where it runs (40 bytes). It owns nothing, so queues move events by value and the
+// hot path never allocates.
 // Handlers are objects the caller owns (a GPU stream, a link, a collective in flight); the
 // payload says which of its pending things fired.
 //

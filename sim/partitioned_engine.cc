@@ -14,8 +14,8 @@ namespace {
 
 // The windows' barrier: a generation count under a mutex, which a waiter first polls for a while
 // (windows are short, and a thread that sleeps at every barrier pays a wake-up each time) and then
-// sleeps on. Written with std primitives so that ThreadSanitizer sees its ordering; libstdc++ 12's
-// std::barrier hung here now and then.
+// sleeps on. Written with a mutex and a condition variable so that ThreadSanitizer sees its
+// ordering, and in place of libstdc++ 12's std::barrier, which can hang.
 class WindowBarrier {
  public:
   explicit WindowBarrier(uint32_t threads) : threads_(threads) {}
@@ -80,35 +80,35 @@ PartitionedEngine::PartitionedEngine(std::vector<uint32_t> owner, Time lookahead
   table_.lookahead = lookahead;
   table_.outbox.resize(size_t{partitions} * partitions);
   for (uint32_t p = 0; p < partitions; ++p) {
-    engines_.push_back(std::make_unique<Engine>());
-    engines_.back()->partitioned_ = &table_;
-    engines_.back()->partition_ = p;
-    table_.engines.push_back(engines_.back().get());
+    auto engine = std::make_unique<Engine>();
+    engine->partitioned_ = &table_;
+    engine->partition_ = p;
+    table_.engines.push_back(std::move(engine));
   }
 }
 
 uint64_t PartitionedEngine::run() {
   const uint32_t n = table_.partitions;
+  const auto& engines = table_.engines;
   if (n == 1) {
-    engines_[0]->set_watch(watch_);
-    return engines_[0]->run();
+    engines[0]->set_watch(watch_);
+    return engines[0]->run();
   }
 
+  const uint64_t executed_before = events_executed();
   std::vector<Time> next(n);
-  std::vector<uint64_t> executed(n, 0);
   std::vector<std::exception_ptr> errors(n);  // written by its own partition any time
   std::vector<char> failing(n, 0);            // errors[p] as published before the barrier
   bool stop = false;  // partition 0's watch said so; written before a barrier, read after
   WindowBarrier sync(n);
-  uint64_t windows = 0;  // counted by partition 0
   const Time last_ps = Time::ps(1);
 
   // Each window: publish the next pending time and whether this partition failed; after the
-  // barrier every thread computes the same window start (the least of them) and failure state from
-  // what was published (never from `errors`, which a fast partition may set meanwhile); run up to the window's end; after the
-  // second barrier take in the events the others sent here.
+  // barrier every thread computes the same window start (the least of them) and failure state
+  // from what was published (never from `errors`, which a fast partition may set meanwhile); run
+  // up to the window's end; after the second barrier take in the events the others sent here.
   auto work = [&](uint32_t p) {
-    Engine& engine = *engines_[p];
+    Engine& engine = *engines[p];
     for (;;) {
       next[p] = engine.next_time();
       failing[p] = errors[p] != nullptr;
@@ -120,9 +120,8 @@ uint64_t PartitionedEngine::run() {
         failed = failed || failing[q] != 0;
       }
       if (failed || stop || start == Time::max()) return;
-      if (p == 0) ++windows;
       try {
-        executed[p] += engine.run(start + table_.lookahead - last_ps);
+        engine.run(start + table_.lookahead - last_ps);
       } catch (...) {
         errors[p] = std::current_exception();
       }
@@ -148,34 +147,32 @@ uint64_t PartitionedEngine::run() {
     work(0);
   }
   table_.running = false;
-  windows_ += windows;
   for (const auto& error : errors) {
     if (error) std::rethrow_exception(error);
   }
-  uint64_t total = 0;
-  for (uint64_t e : executed) total += e;
-  return total;
+  return events_executed() - executed_before;
 }
 
 bool PartitionedEngine::idle() const {
-  return std::all_of(engines_.begin(), engines_.end(), [](const auto& e) { return e->idle(); });
+  return std::all_of(table_.engines.begin(), table_.engines.end(),
+                     [](const auto& e) { return e->idle(); });
 }
 
 Time PartitionedEngine::now() const {
   Time t;
-  for (const auto& e : engines_) t = std::max(t, e->now());
+  for (const auto& e : table_.engines) t = std::max(t, e->now());
   return t;
 }
 
 uint64_t PartitionedEngine::events_executed() const {
   uint64_t total = 0;
-  for (const auto& e : engines_) total += e->events_executed();
+  for (const auto& e : table_.engines) total += e->events_executed();
   return total;
 }
 
 uint64_t PartitionedEngine::fingerprint() const {
   uint64_t f = kEmptyFingerprint;
-  for (const auto& e : engines_) f += e->fingerprint() - kEmptyFingerprint;
+  for (const auto& e : table_.engines) f += e->fingerprint() - kEmptyFingerprint;
   return f;
 }
 

@@ -32,7 +32,7 @@ struct PartitionTable {
   std::vector<uint32_t> owner;  // per site; sites past the end belong to partition 0
   uint32_t partitions = 1;
   Time lookahead;
-  std::vector<Engine*> engines;
+  std::vector<std::unique_ptr<Engine>> engines;  // one per partition
   bool running = false;
   // outbox[from * partitions + to]: the events partition `from` sent to `to` this window. Only
   // `from` writes it while a window runs, and only `to` reads and empties it between windows.
@@ -53,7 +53,7 @@ class PartitionedEngine {
   PartitionedEngine& operator=(const PartitionedEngine&) = delete;
 
   uint32_t partitions() const { return table_.partitions; }
-  Engine& engine(uint32_t partition) { return *engines_.at(partition); }
+  Engine& engine(uint32_t partition) { return *table_.engines.at(partition); }
   Engine& engine_of(Site site) { return engine(table_.partition_of(site)); }
   Time lookahead() const { return table_.lookahead; }
 
@@ -69,12 +69,9 @@ class PartitionedEngine {
   Time now() const;  // the latest time any partition has reached
   uint64_t events_executed() const;
   uint64_t fingerprint() const;  // the serial run's: kEmptyFingerprint plus every partition's sum
-  uint64_t windows() const { return windows_; }
 
  private:
   PartitionTable table_;
-  std::vector<std::unique_ptr<Engine>> engines_;
-  uint64_t windows_ = 0;
   EngineWatch* watch_ = nullptr;
 };
 

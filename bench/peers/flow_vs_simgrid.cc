@@ -59,17 +59,7 @@ int run(int argc, char** argv) {
         "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
         "|\n");
   }
-  std::string speedup = "-";
-  std::string max_rel = "-";
-  std::string mean_rel = "-";
-  bool agree = true;
-  if (dtsim_run && simgrid_run) {
-    const Agreement a = compare(*dtsim_run, *simgrid_run);  // against SimGrid's figures
-    speedup = fmt::format("{:.1f}x", simgrid_run->wall_s / dtsim_run->wall_s);
-    max_rel = fmt::format("{:.3f}%", 100 * a.max_rel);
-    mean_rel = fmt::format("{:.3f}%", 100 * a.mean_rel);
-    agree = a.max_rel <= flags.tolerance && a.makespan_rel <= flags.tolerance;
-  }
+  const ComparisonCells c = compare_runs(dtsim_run, simgrid_run, flags.tolerance, "{:.1f}x");
   const auto wall = [](const PeerRun& r) { return r.wall_s; };
   const auto cpu = [](const PeerRun& r) { return r.cpu_s; };
   const auto solves = [](const PeerRun& r) { return static_cast<double>(r.solves); };
@@ -77,10 +67,10 @@ int run(int argc, char** argv) {
   fmt::print("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", spec.hosts,
              flags.pattern, flows.size(), cell(dtsim_run, wall, "{:.4g}"),
              cell(dtsim_run, cpu, "{:.4g}"), cell(simgrid_run, wall, "{:.4g}"),
-             cell(simgrid_run, cpu, "{:.4g}"), speedup, cell(dtsim_run, makespan_ms, "{:.4f}"),
-             cell(simgrid_run, makespan_ms, "{:.4f}"), max_rel, mean_rel,
+             cell(simgrid_run, cpu, "{:.4g}"), c.speedup_wall, cell(dtsim_run, makespan_ms, "{:.4f}"),
+             cell(simgrid_run, makespan_ms, "{:.4f}"), c.max_rel, c.mean_rel,
              cell(dtsim_run, solves, "{:.0f}"));
-  return agreement_status("flow_vs_simgrid", agree, flags.tolerance);
+  return agreement_status("flow_vs_simgrid", c.agree, flags.tolerance);
 }
 
 }  // namespace

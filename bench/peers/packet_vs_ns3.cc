@@ -20,6 +20,7 @@
 #include "bench/peers/peer_case.h"
 #include "bench/peers/peer_report.h"
 #include "bench/peers/peer_run.h"
+#include "network/packet/packet_model.h"
 #include "topology/cluster.h"
 
 namespace dtsim::bench::peers {
@@ -61,24 +62,10 @@ int run(int argc, char** argv) {
         "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
         "| ---: | ---: | ---: | ---: | ---: | ---: |\n");
   }
-  std::string speedup = "-";
-  std::string speedup_cpu = "-";
-  std::string makespan_rel = "-";
-  std::string max_rel = "-";
-  std::string mean_rel = "-";
-  bool agree = true;
-  if (dtsim_run && ns3_run) {
-    const Agreement a = compare(*dtsim_run, *ns3_run);  // against ns-3's figures
-    speedup = fmt::format("{:.0f}x", ns3_run->wall_s / dtsim_run->wall_s);
-    speedup_cpu = fmt::format("{:.0f}x", ns3_run->cpu_s / dtsim_run->cpu_s);
-    makespan_rel = fmt::format("{:.3f}%", 100 * a.makespan_rel);
-    max_rel = fmt::format("{:.3f}%", 100 * a.max_rel);
-    mean_rel = fmt::format("{:.3f}%", 100 * a.mean_rel);
-    agree = a.max_rel <= flags.tolerance && a.makespan_rel <= flags.tolerance;
-  }
+  const ComparisonCells c = compare_runs(dtsim_run, ns3_run, flags.tolerance, "{:.0f}x");
   uint64_t packets = 0;
   for (const network::Transfer& t : flows) {
-    packets += static_cast<uint64_t>((t.bytes.count() + mtu - 1) / mtu);
+    packets += network::PacketNetworkModel::packet_hops(t.bytes, 1, Bytes(mtu));
   }
   const auto wall = [](const PeerRun& r) { return r.wall_s; };
   const auto cpu = [](const PeerRun& r) { return r.cpu_s; };
@@ -91,10 +78,10 @@ int run(int argc, char** argv) {
       spec.hosts, flags.pattern, flows.size(), packets, cell(dtsim_run, wall, "{:.4g}"),
       cell(dtsim_run, cpu, "{:.4g}"), cell(dtsim_run, events, "{:.4g}"),
       cell(dtsim_run, rate, "{:.3g}"), cell(ns3_run, wall, "{:.4g}"), cell(ns3_run, cpu, "{:.4g}"),
-      cell(ns3_run, events, "{:.4g}"), cell(ns3_run, rate, "{:.3g}"), speedup, speedup_cpu,
-      cell(dtsim_run, makespan_us, "{:.3f}"), cell(ns3_run, makespan_us, "{:.3f}"), makespan_rel,
-      max_rel, mean_rel);
-  return agreement_status("packet_vs_ns3", agree, flags.tolerance);
+      cell(ns3_run, events, "{:.4g}"), cell(ns3_run, rate, "{:.3g}"), c.speedup_wall,
+      c.speedup_cpu, cell(dtsim_run, makespan_us, "{:.3f}"), cell(ns3_run, makespan_us, "{:.3f}"),
+      c.makespan_rel, c.max_rel, c.mean_rel);
+  return agreement_status("packet_vs_ns3", c.agree, flags.tolerance);
 }
 
 }  // namespace

@@ -37,6 +37,21 @@ std::string cell(const std::optional<PeerRun>& r, double (*figure)(const PeerRun
   return r ? fmt::format(fmt::runtime(format), figure(*r)) : "-";
 }
 
+ComparisonCells compare_runs(const std::optional<PeerRun>& dtsim,
+                             const std::optional<PeerRun>& peer, double tolerance,
+                             const char* speedup_format) {
+  ComparisonCells c;
+  if (!dtsim || !peer) return c;
+  const Agreement a = compare(*dtsim, *peer);  // against the peer's figures
+  c.speedup_wall = fmt::format(fmt::runtime(speedup_format), peer->wall_s / dtsim->wall_s);
+  c.speedup_cpu = fmt::format(fmt::runtime(speedup_format), peer->cpu_s / dtsim->cpu_s);
+  c.makespan_rel = fmt::format("{:.3f}%", 100 * a.makespan_rel);
+  c.max_rel = fmt::format("{:.3f}%", 100 * a.max_rel);
+  c.mean_rel = fmt::format("{:.3f}%", 100 * a.mean_rel);
+  c.agree = a.max_rel <= tolerance && a.makespan_rel <= tolerance;
+  return c;
+}
+
 int agreement_status(std::string_view program, bool agree, double tolerance) {
   if (agree) return 0;
   fmt::print(stderr, "{}: completion times differ by more than {:.1f}%\n", program,

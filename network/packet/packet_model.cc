@@ -4,10 +4,10 @@
 #include <climits>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "network/free_list.h"
-#include "sim/partitioned_engine.h"
 
 namespace dtsim::network {
 
@@ -78,18 +78,6 @@ Bytes PacketNetworkModel::bytes_sent_on(topology::LinkId link) const {
   return Bytes(ports_.at(link).bytes_sent);
 }
 
-Bytes PacketNetworkModel::peak_buffer_occupancy() const {
-  int64_t peak = 0;
-  for (const Shard& sh : shards_) peak = std::max(peak, sh.peak_occupancy);
-  return Bytes(peak);
-}
-
-Bytes PacketNetworkModel::peak_queue() const {
-  int64_t peak = 0;
-  for (const Shard& sh : shards_) peak = std::max(peak, sh.peak_queued);
-  return Bytes(peak);
-}
-
 PacketNetworkModel::Shard& PacketNetworkModel::shard(const sim::Engine& engine) {
   const uint32_t p = engine.partition();
   if (p >= shards_.size()) {
@@ -132,10 +120,10 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
     throw std::logic_error("packet model: a transfer from GPU " + std::to_string(t.src_gpu) +
                            " started in an event of another partition");
   }
-  for (const auto& path : paths) {
-    if (path.size() > UINT8_MAX || paths.size() > UINT8_MAX) {
-      throw std::invalid_argument("packet model: a route of more than 255 links or 255 routes");
-    }
+  // A packet carries its hop and route in a byte each (encode).
+  if (paths.size() > UINT8_MAX ||
+      std::any_of(paths.begin(), paths.end(), [](const auto& path) { return path.size() > UINT8_MAX; })) {
+    throw std::invalid_argument("packet model: a route of more than 255 links or 255 routes");
   }
   const uint32_t slot = sh.transfers.take();
   if (slot > kSlotMask) throw std::length_error("packet model: too many transfers in flight");
@@ -144,7 +132,7 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   // Every sprayed route starts on the same injection port (Cluster::sprayed_routes).
   ts.paths = std::move(paths);
   ts.unsent = t.bytes.count();
-  ts.packets = static_cast<uint64_t>((ts.unsent + options_.mtu.count() - 1) / options_.mtu.count());
+  ts.packets = packet_hops(t.bytes, 1, options_.mtu);
   ts.cut = 0;
   ts.left_last = 0;
   ts.received = 0;

@@ -35,6 +35,7 @@
 // with one partition the model runs on a plain Engine.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <vector>
@@ -81,19 +82,23 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
 
   // Transfers started and not yet complete.
   size_t active_transfers() const {
-    return sum([](const Shard& sh) { return sh.started; }) - sum([](const Shard& sh) { return sh.completed; });
+    return sum([](const Shard& sh) { return sh.started; }) -
+           sum([](const Shard& sh) { return sh.completed; });
   }
   // Packets injected and not yet delivered.
   size_t packets_in_flight() const {
-    return sum([](const Shard& sh) { return sh.injected; }) - sum([](const Shard& sh) { return sh.landed; });
+    return sum([](const Shard& sh) { return sh.injected; }) -
+           sum([](const Shard& sh) { return sh.landed; });
   }
   // Most credits any link has had in use: bytes sent on it towards its receive buffer and not yet
   // returned (on the wire, in that buffer, or as credits on their way back); never above
   // buffer_per_port.
-  Bytes peak_buffer_occupancy() const;
+  Bytes peak_buffer_occupancy() const {
+    return Bytes(peak([](const Shard& sh) { return sh.peak_occupancy; }));
+  }
   // Most bytes any output port has had waiting to be sent (arrived, not yet serialized), over
   // all its inputs: the queue that DCQCN marks by.
-  Bytes peak_queue() const;
+  Bytes peak_queue() const { return Bytes(peak([](const Shard& sh) { return sh.peak_queued; })); }
   // Bytes serialized onto `link` so far.
   Bytes bytes_sent_on(topology::LinkId link) const;
   uint64_t packets_sent() const { return sum([](const Shard& sh) { return sh.packets_sent; }); }
@@ -254,11 +259,18 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // Index into p.injecting of the next transfer whose pacing lets it send at `now`, from
   // inject_next round robin; kNone when none, with the earliest ready time in `ready_at`.
   uint32_t next_injector(const Port& p, Time now, Time& ready_at);
+  // A counter over the shards: their sum, or the largest of their peaks.
   template <class F>
   uint64_t sum(F f) const {
     uint64_t total = 0;
     for (const Shard& s : shards_) total += static_cast<uint64_t>(f(s));
     return total;
+  }
+  template <class F>
+  int64_t peak(F f) const {
+    int64_t most = 0;
+    for (const Shard& s : shards_) most = std::max(most, f(s));
+    return most;
   }
 
   const topology::Cluster& cluster_;

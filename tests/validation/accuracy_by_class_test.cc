@@ -1,7 +1,6 @@
 // Mean error per class of published runs (issue 30's classes; docs/validation-errors.md, "By
 // class"): each class's sets from validation/extra/, their mean |error| of time over every size,
-// held to what the model reaches now, with what it was before the class's mechanism was modelled
-// said beside the bound.
+// held to a bound; the figures before and after each class's mechanism are in that document.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -44,17 +43,15 @@ const Set kH100PcieBridge{"scenarios/validation_extra/h100_pcie_2gpu_nvlink_brid
 const Set kA100PcieBridge{"scenarios/validation_extra/a100_pcie_2gpu_nvlink_bridge_allreduce.yaml",
                           "validation/extra/a100_pcie_2gpu_nvlink_bridge_allreduce.txt"};
 
-// Before: the bridge took the node preset's NVSwitch figure (hgx-h100's 450 GB/s: 357 GB/s busbw
-// predicted, 116 measured, -67.7%; the A100 pair 19.3%, hgx-a100's 300 GB/s being the A100
-// bridge's own): class mean 43.5%.
+// A bridged pair runs at its GPU's own bridged NVLink figure, not at an NVSwitch's.
 TEST(AccuracyByClass, TwoPcieGpusJoinedByNvlinkBridgesWithin12Percent) {
   EXPECT_LE(class_mean_error({kH100PcieBridge, kA100PcieBridge}), 12.0);
   EXPECT_LE(class_mean_error({kH100PcieBridge}), 5.0);
 }
 
-// The form the class was first run in: an HGX preset with the PCIe GPU and its scale-up switched to
-// bridges (67.7% before). The bridge now takes the GPU's own bridged figure, as the bridged node
-// preset does; what remains between the two is the channel count, which follows the faster NICs.
+// An HGX preset with the PCIe GPU and its scale-up switched to bridges: the bridge takes the GPU's
+// own bridged figure, as the bridged node preset does; what remains between the two is the
+// channel count, which follows the faster NICs.
 TEST(AccuracyByClass, ABridgeSwitchedOntoAnNvswitchPresetTakesTheGpusFigure) {
   const std::vector<config::Override> hgx = {{"cluster.node", "hgx-h100"},
                                              {"cluster.gpu", "h100-pcie"},
