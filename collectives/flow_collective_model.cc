@@ -10,15 +10,13 @@
 
 #include "collectives/algorithm_cost.h"
 #include "collectives/schedule.h"
+#include "collectives/schedule_executor.h"
 #include "network/network_model.h"
+#include "sim/engine.h"
 #include "sim/error.h"
 #include "sim/parallel_rows.h"
 
 namespace dtsim::collectives {
-namespace {
-constexpr uint32_t kNoLink = UINT32_MAX;
-}  // namespace
-
 double flow_channel_cap(const ModelParameters& p, Algorithm algo, Protocol protocol,
                         bool spans_nodes, double cap_scale) {
   if (algo == Algorithm::nvls_tree) return std::numeric_limits<double>::infinity();
@@ -112,59 +110,43 @@ FlowCollectiveModel::FlowCollectiveModel(const topology::ClusterSpec& spec,
                                          const CollectiveOptions& options,
                                          const ModelParameters& params,
                                          std::shared_ptr<network::flow::FlowSolver> accelerator,
-                                         int threads, int job_gpus)
-    : spec_(spec),
-      analytical_(spec, options, params),
+                                         int threads, int job_gpus, Time completion_window)
+    : analytical_(spec, options, params),
       cluster_(topology::build_cluster(spec)),
       accelerator_(std::move(accelerator)),
       threads_(threads),
-      replica_shifts_(replica_shifts(job_gpus, spec.gpus_per_node, cluster_->gpu_count())) {
-  // Links at the efficiency NCCL's kernels and NICs reach on them; a GPU-GPU peer copy's own limit
-  // over PCIe (pcie_efficiency) is a cap on that flow (bandwidth_seconds).
-  const network::LinkEfficiency efficiency = link_efficiency(params, spec.nic.kind);
-  for (const topology::Link& l : cluster_->links())
-    link_capacity_.push_back(l.bandwidth.bytes_per_s() * efficiency.of(l.kind));
+      replica_shifts_(replica_shifts(job_gpus, spec.gpus_per_node, cluster_->gpu_count())),
+      flow_options_(flow_model_options(analytical_, spec.nic.kind)) {
+  flow_options_.completion_window = completion_window;
 }
 
 network::LinkEfficiency link_efficiency(const ModelParameters& params, topology::NicKind nic) {
   return {.nvlink = params.nvlink_efficiency, .pcie = 1.0, .network = params.net_efficiency(nic)};
 }
 
-FlowCollectiveModel::FlowSet FlowCollectiveModel::flow_set(Algorithm algo, CollectiveKind kind, Bytes bytes,
-                                                          const Communicator& comm, int channels) const {
-  const int per_node = analytical_.hardware().shape_of(comm).ranks_per_node;
-  // Rings and trees pin channel c to NIC slot (c / per_node) mod the NICs each GPU has
-  // (schedule.h); NVLS-tree's rail trees, one rank a node, pin channel c to slot c mod the NICs.
-  const int nics_per_gpu = spec_.nics_per_gpu();
-  const bool pinned =
-      algo == Algorithm::ring || algo == Algorithm::tree || algo == Algorithm::nvls_tree;
-  // Bytes each (sender, receiver, channel) moves over the whole collective, every group at once.
-  struct Key {
-    int src, dst, channel;
-    bool operator==(const Key&) const = default;
-  };
-  struct KeyHash {
-    size_t operator()(const Key& k) const {
-      return (static_cast<size_t>(k.src) * 1'000'003u + static_cast<size_t>(k.dst)) * 131u +
-             static_cast<size_t>(k.channel);
-    }
-  };
-  std::unordered_map<Key, double, KeyHash> pair_bytes;
-  std::vector<Key> order;  // first-seen order keeps the flow set (and the solve) deterministic
-  auto add = [&](int src, int dst, int channel, double b) {
-    if (src == dst || b <= 0) return;
-    auto [it, fresh] = pair_bytes.try_emplace(Key{src, dst, channel}, 0.0);
-    if (fresh) order.push_back(it->first);
-    it->second += b;
-  };
+network::FlowModelOptions flow_model_options(const AnalyticalCollectiveModel& model, topology::NicKind nic) {
+  network::FlowModelOptions options;
+  options.link_efficiency = link_efficiency(model.parameters(), nic);
+  if (model.hardware().host_staged_intra) options.host_staged_rate = model.hardware().intra_bw * 1e9;
+  options.pcie_peer_efficiency = model.parameters().pcie_efficiency;
+  return options;
+}
+
+NetworkPlan FlowCollectiveModel::plan(CollectiveKind kind, Bytes bytes, const Communicator& comm,
+                                      const CollectiveEstimate& tuned) const {
+  return plan_on_network(analytical_, *cluster_, kind, bytes, comm, tuned, /*coalesce=*/true);
+}
+
+Schedule FlowCollectiveModel::with_groups(const Schedule& own, const Communicator& comm) const {
   // Siblings fill the NVLink domain (an NVL72 rack of trays is one node of the graph and of the
   // closed form's network figures).
-  std::vector<Communicator> groups = sibling_groups(comm, analytical_.hardware().domain_gpus, cluster_->gpu_count());
+  std::vector<Communicator> groups =
+      sibling_groups(comm, analytical_.hardware().domain_gpus, cluster_->gpu_count());
   // The job's copies run theirs at the same moment; inside one node they share no link with it.
   if (!replica_shifts_.empty() && analytical_.hardware().shape_of(comm).nodes > 1) {
-    const size_t own = groups.size();
+    const size_t siblings = groups.size();
     for (const int shift : replica_shifts_) {
-      for (size_t i = 0; i < own; ++i) {
+      for (size_t i = 0; i < siblings; ++i) {
         Communicator copy = groups[i];
         bool fits = true;
         for (int& r : copy.ranks) fits = fits && (r += shift) < cluster_->gpu_count();
@@ -172,81 +154,55 @@ FlowCollectiveModel::FlowSet FlowCollectiveModel::flow_set(Algorithm algo, Colle
       }
     }
   }
-  FlowSet set;
-  if (algo == Algorithm::ring) {
-    // Every edge of every channel's ring carries the same bytes; no need to lower each step.
-    const int n = comm.size();
-    const bool chain = kind == CollectiveKind::broadcast || kind == CollectiveKind::reduce;
-    const double factor = kind == CollectiveKind::all_reduce ? 2.0 * (n - 1) / n : chain ? 1.0 : (n - 1.0) / n;
-    const int rings = spread_channels(channels, n, per_node, nics_per_gpu);
-    set.lowered_channels = rings;
-    const double per_edge = bytes.as_double() * factor / rings;
-    for (const Communicator& group : groups) {
-      for (int c = 0; c < rings; ++c) {
-        const std::vector<int> ring = ring_order(group, c, per_node);
-        for (int i = 0; i + (chain ? 1 : 0) < n; ++i) {
-          add(ring[static_cast<size_t>(i)], ring[static_cast<size_t>((i + 1) % n)], c, per_edge);
-        }
-      }
-    }
-  } else {
-    // Lower once; each sibling runs the same transfers on its own GPUs (position i of the
-    // communicator maps to position i of the sibling).
-    const Schedule s = build_schedule(algo, kind, bytes, comm, channels, per_node, nics_per_gpu);
-    // A tree spread over the NICs runs more channels than tuned.
-    set.lowered_channels = std::max(channels, s.channels());
-    std::unordered_map<int, size_t> position;
-    for (size_t i = 0; i < comm.ranks.size(); ++i) position.emplace(comm.ranks[i], i);
-    for (const Communicator& group : groups) {
-      for (const ScheduledTransfer& t : s.transfers()) {
-        add(group.ranks[position.at(t.src_gpu)], group.ranks[position.at(t.dst_gpu)], t.channel,
-            t.bytes.as_double());
-      }
+  if (groups.size() == 1) return own;
+  std::unordered_map<int, size_t> position;
+  for (size_t i = 0; i < comm.ranks.size(); ++i) position.emplace(comm.ranks[i], i);
+  Schedule all;
+  std::vector<uint32_t> deps;
+  for (const Communicator& group : groups) {
+    const auto offset = static_cast<uint32_t>(all.transfers().size());
+    for (const ScheduledTransfer& t : own.transfers()) {
+      deps.clear();
+      for (uint32_t d : own.deps_of(t)) deps.push_back(d + offset);
+      all.add(group.ranks[position.at(t.src_gpu)], group.ranks[position.at(t.dst_gpu)], t.bytes, deps,
+              t.reduce_bytes, t.step, t.channel, t.nic);
     }
   }
-  for (size_t i = 0; i < order.size(); ++i) {
-    const Key& k = order[i];
-    const uint64_t hash = (static_cast<uint64_t>(k.channel) * 0x9e3779b97f4a7c15ull) & 0xffff;
-    const int nic = !pinned                        ? -1
-                    : algo == Algorithm::nvls_tree ? nic_slot(k.channel, 1, nics_per_gpu)
-                                                   : nic_slot(k.channel, per_node, nics_per_gpu);
-    // One route, or with adaptive routing a sub-flow of an equal share on each sprayed route.
-    std::vector<std::vector<topology::LinkId>> paths =
-        network::transfer_routes(*cluster_, {.src_gpu = k.src, .dst_gpu = k.dst, .bytes = Bytes(0), .flow_hash = hash, .nic = nic});
-    const bool staged = analytical_.hardware().host_staged_intra && cluster_->node_of(k.src) == cluster_->node_of(k.dst);
-    for (std::vector<topology::LinkId>& path : paths) {
-      set.bytes.push_back(pair_bytes[k] / static_cast<double>(paths.size()));
-      set.links.insert(set.links.end(), path.begin(), path.end());
-      set.first.push_back(set.links.size());
-      set.staged_pair.push_back(staged ? int64_t{k.src} * cluster_->gpu_count() + k.dst : -1);
-      set.origin.push_back(static_cast<uint32_t>(i));
-      set.weight.push_back(1.0 / static_cast<double>(paths.size()));
-    }
+  return all;
+}
+
+Schedule FlowCollectiveModel::priced_schedule(CollectiveKind kind, Bytes bytes, const Communicator& comm) const {
+  if (comm.size() <= 1 || bytes.count() <= 0) return {};
+  CollectiveEstimate tuned = analytical_.estimate(kind, bytes, comm);
+  if (tuned.algorithm == Algorithm::nvls) {
+    const FlowChoice run = flow_choice(analytical_, kind, bytes, comm, tuned);
+    tuned.algorithm = run.algorithm;
+    tuned.protocol = run.protocol;
   }
-  return set;
+  return with_groups(plan(kind, bytes, comm, tuned).schedule, comm);
 }
 
 std::vector<std::pair<topology::LinkId, double>> FlowCollectiveModel::link_bytes(CollectiveKind kind, Bytes bytes,
                                                                                  const Communicator& comm) const {
-  if (comm.size() <= 1 || bytes.count() <= 0) return {};
-  const CollectiveEstimate e = analytical_.estimate(kind, bytes, comm);
-  // An NVLS collective, priced in closed form (price), is counted here as the ring or tree
-  // flow_choice gives: its NVLink bytes as those move them (a ring 2(n-1)/n of the buffer, where
-  // NVLS moves (n+1)/n), so the table shows which links it used, not NVLS's exact volume.
-  // NVLS-tree is counted by its network part alone (its NICs and PCIe, no NVLink bytes).
-  const FlowSet set = flow_set(flow_choice(analytical_, kind, bytes, comm, e).algorithm, kind,
-                               bytes, comm, e.channels);
-  // Summed by link in flow order, then listed in link order.
+  const Schedule schedule = priced_schedule(kind, bytes, comm);
+  // Summed by link in transfer order, then listed in link order.
   std::vector<double> on(cluster_->links().size(), 0.0);
   std::vector<char> seen(on.size(), 0);
   std::vector<topology::LinkId> touched;
-  for (size_t f = 0; f < set.size(); ++f) {
-    for (topology::LinkId l : set.path(f)) {
-      if (!seen[l]) {
-        seen[l] = 1;
-        touched.push_back(l);
+  const std::vector<ScheduledTransfer>& ts = schedule.transfers();
+  for (uint32_t i = 0; i < ts.size(); ++i) {
+    const ScheduledTransfer& t = ts[i];
+    const std::vector<std::vector<topology::LinkId>> paths = network::transfer_routes(
+        *cluster_, {.src_gpu = t.src_gpu, .dst_gpu = t.dst_gpu, .bytes = t.bytes, .flow_hash = transfer_hash(i),
+                    .nic = t.nic});
+    for (const std::vector<topology::LinkId>& path : paths) {
+      for (topology::LinkId l : path) {
+        if (!seen[l]) {
+          seen[l] = 1;
+          touched.push_back(l);
+        }
+        on[l] += t.bytes.as_double() / static_cast<double>(paths.size());
       }
-      on[l] += set.bytes[f];
     }
   }
   std::sort(touched.begin(), touched.end());
@@ -254,84 +210,6 @@ std::vector<std::pair<topology::LinkId, double>> FlowCollectiveModel::link_bytes
   out.reserve(touched.size());
   for (topology::LinkId l : touched) out.emplace_back(l, on[l]);
   return out;
-}
-
-double FlowCollectiveModel::bandwidth_seconds(Algorithm algo, CollectiveKind kind, Bytes bytes,
-                                              const Communicator& comm, Protocol protocol, int channels) const {
-  const FlowSet set = flow_set(algo, kind, bytes, comm, channels);
-  if (set.size() == 0) return 0;
-
-  const ModelParameters& p = analytical_.parameters();
-  // A channel moves at most its bandwidth of payload, as in the closed form (flow_channel_cap).
-  // An LL channel of a communicator that spans nodes moves at LL's network rate on every hop.
-  const bool spans_nodes = analytical_.hardware().shape_of(comm).nodes > 1;
-  // The tuned channels' bandwidth, spread over the channels the lowering runs.
-  const double cap_scale = static_cast<double>(channels) / set.lowered_channels;
-  double channel_cap = flow_channel_cap(p, algo, protocol, spans_nodes, cap_scale);
-  if (copies_pairwise(algo, kind)) {
-    channel_cap = std::min(
-        channel_cap, flow_p2p_cap(analytical_.hardware(), analytical_.hardware().shape_of(comm),
-                                  set.lowered_channels));
-  }
-  network::flow::FlowProblem problem;
-  std::vector<uint32_t> dense(cluster_->links().size(), kNoLink);  // graph link -> problem link
-  std::unordered_map<int64_t, uint32_t> staged;          // host-staged GPU pair -> problem link
-  std::vector<uint32_t> links;
-  constexpr uint32_t kUncapped = UINT32_MAX;
-  // The channel cap of the current original flow, shared by its sub-flows.
-  uint32_t cap_link = kUncapped;
-  for (size_t f = 0; f < set.size(); ++f) {
-    const std::span<const topology::LinkId> path = set.path(f);
-    links.clear();
-    double pcie_peer = std::numeric_limits<double>::infinity();
-    bool network = false;
-    for (topology::LinkId l : path) {
-      if (dense[l] == kNoLink) {
-        dense[l] = static_cast<uint32_t>(problem.capacity.size());
-        problem.capacity.push_back(link_capacity_[l]);
-      }
-      links.push_back(dense[l]);
-      const topology::Link& link = cluster_->link(l);
-      network = network || link.kind == topology::LinkKind::network;
-      if (link.kind == topology::LinkKind::pcie) pcie_peer = std::min(pcie_peer, link.bandwidth.bytes_per_s());
-    }
-    // Without peer access a GPU pair's copies, every channel's, share the closed form's
-    // host-staged rate (latency bound: bytes in flight over the host round trip).
-    if (set.staged_pair[f] >= 0) {
-      auto [it, fresh] = staged.try_emplace(set.staged_pair[f], static_cast<uint32_t>(problem.capacity.size()));
-      if (fresh) problem.capacity.push_back(analytical_.hardware().intra_bw * 1e9);
-      links.push_back(it->second);
-    }
-    // The flow's own limit: one channel (thread block) moves at most channel_bandwidth, and a
-    // GPU-GPU copy over PCIe reaches pcie_efficiency of the slowest PCIe link it crosses. It
-    // limits the channel, so the sub-flows of one sprayed flow share it.
-    // No cap at all (NVLS-tree's network part, no PCIe peer copy): no link for it; the solver
-    // takes only finite capacities.
-    if (f == 0 || set.origin[f] != set.origin[f - 1]) {
-      const double cap = network ? channel_cap : std::min(channel_cap, pcie_peer * p.pcie_efficiency);
-      cap_link = std::isinf(cap) ? kUncapped : static_cast<uint32_t>(problem.capacity.size());
-      if (cap_link != kUncapped) problem.capacity.push_back(cap);
-    }
-    if (cap_link != kUncapped) links.push_back(cap_link);
-    problem.add_flow(links, set.weight[f]);
-  }
-  problem.build_link_index();
-  std::vector<double> rates(problem.flow_count());
-  ++solves_;
-  flows_ += problem.flow_count();
-  if (accelerator_ && problem.flow_count() >= network::flow::kAcceleratorMinFlows) {
-    const std::lock_guard lock(accelerator_mutex_);
-    accelerator_->solve(problem, rates);
-  } else {
-    network::flow::CpuMaxMinSolver().solve(problem, rates);
-  }
-  double seconds = 0;
-  for (size_t f = 0; f < set.bytes.size(); ++f) {
-    const double rate = rates[f] * p.bandwidth_fraction(protocol);
-    if (rate <= 0) throw InputError({}, "network.model", "a collective's flow crosses a link with no capacity");
-    seconds = std::max(seconds, set.bytes[f] / rate);
-  }
-  return seconds;
 }
 
 FlowCollectiveModel::CacheKey FlowCollectiveModel::cache_key(CollectiveKind kind, Bytes bytes,
@@ -383,20 +261,33 @@ CollectiveEstimate FlowCollectiveModel::price(CollectiveKind kind, Bytes bytes,
                                               const Communicator& comm) const {
   const ScheduleBudget budget(max_transfers_);
   CollectiveEstimate e = analytical_.estimate(kind, bytes, comm);
-  // NVLS reduces in the NVSwitch, which flows between GPUs cannot express; inside one NVLink
-  // domain its traffic meets no other communicator's, so it keeps the closed form's price.
-  if (e.algorithm == Algorithm::nvls) return e;
-  if (comm.size() > 1 && bytes.count() > 0) {
-    const FlowChoice run = flow_choice(analytical_, kind, bytes, comm, e);
-    const AlgoCost closed = analytical_.price(kind, bytes, comm, run.algorithm, run.protocol);
-    const double bw = bandwidth_seconds(run.algorithm, kind, bytes, comm, run.protocol, e.channels);
-    const Time flows = Time::us(closed.latency_us + closed.fill_us + bw * 1e6);
-    // NVLS-tree's flows are its network part; the in-switch part inside each node keeps the
-    // closed form's price, and the slower of the two sets the time.
-    e.time = run.algorithm == Algorithm::nvls_tree ? std::max(e.time, flows) : flows;
-    e.algorithm = run.algorithm;
-    e.protocol = run.protocol;
+  if (comm.size() <= 1 || bytes.count() <= 0) return e;
+  const NetworkPlan p = plan(kind, bytes, comm, e);
+  e.algorithm = p.algorithm;
+  e.protocol = p.protocol;
+  if (p.closed_form) {
+    e.time = p.time;
+    return e;
   }
+  const Schedule schedule = with_groups(p.schedule, comm);
+  network::FlowModelOptions options = flow_options_;
+  std::unique_lock<std::mutex> accelerated;
+  if (accelerator_) {
+    options.accelerator = accelerator_;
+    accelerated = std::unique_lock(accelerator_mutex_);
+  }
+  network::FlowNetworkModel network(*cluster_, std::move(options));
+  sim::Engine engine;
+  ScheduleExecutor run(schedule, network, executor_options(p));
+  run.start(engine);
+  engine.run();
+  const network::NetworkCounters counted = network.counters();
+  solves_ += counted.solves;
+  flows_ += counted.flows;
+  if (network.bytes_delivered() != schedule.total_bytes()) {
+    throw InputError({}, "network.model", "a collective's flow crosses a link with no capacity");
+  }
+  e.time = std::max(run.finish_time() - run.start_time(), p.floor);
   return e;
 }
 

@@ -1,30 +1,27 @@
 // FlowCollectiveModel: prices a collective on the routed cluster graph with max-min fair flows,
-// for workloads (training, traces) run under `network.model: flow`. The tuner's algorithm is
-// lowered to its point-to-point transfers (the cheaper of ring and tree where the tuner's choice,
-// NVLS, CollNet or PAT, has no lowering), the transfers are summed per (sender, receiver,
-// channel) into one flow each, and every flow is routed (ECMP by channel; under adaptive routing
-// sprayed as sub-flows over equal-cost routes, sharing the channel's cap) and given its max-min
-// fair rate among all of them at once: NCCL's rings and trees keep every edge busy for the whole
-// collective, so the slowest flow sets the bandwidth term. Link capacities are scaled by the same
-// efficiencies the analytical model uses, each channel is capped at its channel bandwidth and the
-// protocol's payload fraction applies; latency and pipeline fill stay the analytical model's.
+// for workloads (training, traces) run under `network.model: flow` with `network.execution:
+// per_collective`. It prices by the one policy every run on flows shares (plan_on_network,
+// network_plan.h, coalesced as online execution plans it): the collective's schedule runs,
+// together with its sibling groups' copies, on an idle FlowNetworkModel, and takes as long as the
+// last of them, or the plan's floor. So a collective priced here costs what the same collective
+// costs online where nothing is in flight beside it but its siblings.
 //
 // Symmetry: a training graph simulates one GPU per pipeline stage, so when its data-parallel
-// group all-reduces, the groups of every other GPU of the same nodes do too. The flows of those
-// sibling groups (the communicator shifted within each node onto GPUs it does not use) are
-// solved together with the communicator's own, which is what makes them share NICs and leaf
-// uplinks. Collectives of different kinds in flight at the same time (a TP reduce-scatter beside
-// a DP all-gather) are priced apart.
+// group all-reduces, the groups of every other GPU of the same nodes do too. Their schedules
+// (the communicator's, shifted within each node onto GPUs it does not use) run beside its own,
+// which is what makes them share NICs and leaf uplinks. Collectives of different kinds in flight
+// at the same time (a TP reduce-scatter beside a DP all-gather) are priced apart.
 //
 // Background (`job_gpus`): a job on the first job_gpus GPUs of a larger cluster may have
 // neighbours. With job_gpus > 0, the GPUs beyond the job run copies of it (replica_shifts,
 // schedule.h: node-aligned, as many whole copies as fit), and each copy's collective runs at the
-// same moment as the job's: a communicator spanning nodes is priced with its copies' flows (and
-// their siblings') too, so they contend where they share switches and uplinks. Everyone's
+// same moment as the job's: a communicator spanning nodes is priced with its copies' schedules
+// (and their siblings') too, so they contend where they share switches and uplinks. Everyone's
 // traffic peaks together: the pessimistic neighbourhood.
 //
-// Distinct (collective, size, communicator) prices are cached; prepare() prices a workload's distinct collectives on `threads` threads at once, each on its
-// own flow set and solver, so the prices do not depend on the thread count.
+// Distinct (collective, size, communicator) prices are cached; prepare() prices a workload's
+// distinct collectives on `threads` threads at once, each on its own network model, so the prices
+// do not depend on the thread count.
 //   FlowCollectiveModel model(scenario.cluster, scenario.collectives, ModelParameters{});
 //   CollectiveEstimate e = model.estimate(CollectiveKind::all_reduce, Bytes::mib(64), comm);
 #pragma once
@@ -42,6 +39,9 @@
 #include <vector>
 
 #include "collectives/analytical_model.h"
+#include "collectives/network_plan.h"
+#include "collectives/schedule.h"
+#include "network/flow/flow_model.h"
 #include "network/flow/max_min_solver.h"
 #include "network/network_model.h"
 #include "topology/cluster.h"
@@ -53,6 +53,11 @@ namespace dtsim::collectives {
 // GPUDirect RDMA reaches the NIC's rate through it (a GPU-GPU peer copy's own limit,
 // pcie_efficiency, is a cap on that copy, not on the link).
 network::LinkEfficiency link_efficiency(const ModelParameters& params, topology::NicKind nic);
+
+// The options a FlowNetworkModel moves NCCL's traffic with: links at link_efficiency, a GPU pair
+// without peer access at the closed form's host-staged rate, PCIe peer copies at pcie_efficiency
+// of their slowest PCIe link (the closed form's in-node PCIe rate).
+network::FlowModelOptions flow_model_options(const AnalyticalCollectiveModel& model, topology::NicKind nic);
 
 // Bytes per second on the wire one channel of `algo` moves at most, as the closed form caps a
 // ring's: channel_bandwidth, or LL's rate inside a node or across it (channel_rate), times
@@ -110,25 +115,29 @@ class PricingStopped : public std::runtime_error {
 class FlowCollectiveModel final : public CollectiveCostModel {
  public:
   // Builds the cluster graph (InputError when the fabric cannot hold the nodes). `accelerator`
-  // solves large flow sets (gpu_accel::make_cuda_max_min_solver()), one at a time; null: the CPU
-  // solver. prepare() prices on `threads` threads (0: all cores). `job_gpus` > 0: the job's GPUs,
-  // the first of the cluster; the rest run copies of it (background, above). 0: no neighbours.
+  // solves large flow sets (gpu_accel::make_cuda_max_min_solver()), one collective at a time;
+  // null: the CPU solver. prepare() prices on `threads` threads (0: all cores). `job_gpus` > 0:
+  // the job's GPUs, the first of the cluster; the rest run copies of it (background, above). 0:
+  // no neighbours. `completion_window`: the flow model's (FlowModelOptions).
   FlowCollectiveModel(const topology::ClusterSpec& spec, const CollectiveOptions& options,
                       const ModelParameters& params,
                       std::shared_ptr<network::flow::FlowSolver> accelerator = nullptr,
-                      int threads = 1, int job_gpus = 0);
+                      int threads = 1, int job_gpus = 0,
+                      Time completion_window = network::kDefaultCompletionWindow);
 
   CollectiveEstimate estimate(CollectiveKind kind, Bytes bytes, const Communicator& comm) const override;
   void prepare(std::span<const CollectiveQuery> collectives) const override;
 
-  // The bandwidth term alone (seconds): the slowest flow of the lowered schedule and its
-  // siblings' at their max-min fair rates. For tests and reports.
-  double bandwidth_seconds(Algorithm algo, CollectiveKind kind, Bytes bytes, const Communicator& comm,
-                           Protocol protocol, int channels) const;
+  // The schedule estimate() runs: the plan's for `comm`, then each sibling group's and neighbour
+  // copy's, the same transfers on their GPUs (position i of the communicator maps to position i
+  // of the group). NVLS, which keeps the closed form's price, is lowered here as the ring or tree
+  // flow_choice gives. Empty for one rank or no bytes.
+  Schedule priced_schedule(CollectiveKind kind, Bytes bytes, const Communicator& comm) const;
 
-  // The bytes each link carries while this collective runs as estimate() prices it: its flows and
-  // its sibling groups' (sibling_groups), by link, in link order. Empty for one rank or no bytes.
-  // For the per-link table of a training run on flows.
+  // The bytes each link carries while this collective runs as estimate() prices it: its
+  // priced_schedule's transfers on their routes (sprayed shares on theirs), on the wire (each
+  // protocol's line format), by link, in link order. For the per-link table of a training run on
+  // flows.
   std::vector<std::pair<topology::LinkId, double>> link_bytes(CollectiveKind kind, Bytes bytes,
                                                                const Communicator& comm) const;
 
@@ -145,50 +154,34 @@ class FlowCollectiveModel final : public CollectiveCostModel {
   void set_max_transfers(uint64_t max_transfers) { max_transfers_ = max_transfers; }
   // How many copies of the job run beside it (background); 0 without.
   int neighbour_copies() const { return static_cast<int>(replica_shifts_.size()); }
-  // Max-min problems solved so far (one a distinct collective priced), and the flows in them.
+  // Max-min problems solved so far, and the flows those solves covered, summed.
   uint64_t solves() const { return solves_; }
   uint64_t flows() const { return flows_; }
   const topology::Cluster& cluster() const { return *cluster_; }
 
  private:
-  // A collective's flows: one per (sender, receiver, channel) of it and its sibling groups, with
-  // the bytes it moves and its routed path, or with adaptive routing (network::transfer_paths)
-  // one sub-flow per sprayed route with an equal share of the bytes, and the channels the lowering
-  // runs (a ring or tree spread over the NICs runs more than were tuned).
-  struct FlowSet {
-    std::vector<double> bytes;
-    std::vector<topology::LinkId> links;  // every flow's route, one after another
-    std::vector<size_t> first{0};         // flow f's route is links[first[f], first[f + 1])
-    std::vector<int64_t> staged_pair;  // src * gpus + dst of a host-staged copy in one node, else -1
-    std::vector<uint32_t> origin;      // the (sender, receiver, channel) flow it is (a share of)
-    std::vector<double> weight;        // 1 / that flow's sub-flows: the flow gets one share in all
-    int lowered_channels = 1;
-
-    size_t size() const { return bytes.size(); }
-    std::span<const topology::LinkId> path(size_t f) const {
-      return std::span<const topology::LinkId>(links).subspan(first[f], first[f + 1] - first[f]);
-    }
-  };
-  FlowSet flow_set(Algorithm algo, CollectiveKind kind, Bytes bytes, const Communicator& comm, int channels) const;
+  // The plan estimate() runs for `comm` alone, with `tuned` the tuner's choice.
+  NetworkPlan plan(CollectiveKind kind, Bytes bytes, const Communicator& comm, const CollectiveEstimate& tuned) const;
+  // `plan`'s schedule, then each sibling group's and neighbour copy's copy of it.
+  Schedule with_groups(const Schedule& own, const Communicator& comm) const;
   // estimate() without the cache.
   CollectiveEstimate price(CollectiveKind kind, Bytes bytes, const Communicator& comm) const;
 
   using CacheKey = std::tuple<int, int64_t, std::vector<int>>;  // (kind, bytes, ranks)
   static CacheKey cache_key(CollectiveKind kind, Bytes bytes, const Communicator& comm);
 
-  topology::ClusterSpec spec_;
   AnalyticalCollectiveModel analytical_;
   std::unique_ptr<topology::Cluster> cluster_;
   std::shared_ptr<network::flow::FlowSolver> accelerator_;
   int threads_ = 1;
   OnPriced on_priced_;
   uint64_t max_transfers_ = UINT64_MAX;
-  std::vector<int> replica_shifts_;    // where the job's copies sit (background)
-  std::vector<double> link_capacity_;  // bytes/s after the link class's efficiency
-  mutable std::atomic<uint64_t> solves_{0};  // max-min problems solved (one a distinct collective)
-  mutable std::atomic<uint64_t> flows_{0};   // flows in them
-  mutable std::mutex accelerator_mutex_;  // the accelerator solves one problem at a time
-  mutable std::mutex mutex_;              // guards the cache
+  std::vector<int> replica_shifts_;  // where the job's copies sit (background)
+  network::FlowModelOptions flow_options_;
+  mutable std::atomic<uint64_t> solves_{0};  // max-min problems solved
+  mutable std::atomic<uint64_t> flows_{0};   // flows those solves covered
+  mutable std::mutex accelerator_mutex_;     // the accelerator runs one collective at a time
+  mutable std::mutex mutex_;                 // guards the cache
   mutable std::map<CacheKey, CollectiveEstimate> cache_;
 };
 

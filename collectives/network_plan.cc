@@ -16,7 +16,7 @@ Time link_latency_path(const Schedule& schedule, const topology::Cluster& cluste
   for (size_t i = 0; i < ts.size(); ++i) {
     int64_t start = 0;
     for (uint32_t d : schedule.deps_of(ts[i])) start = std::max(start, done[d]);
-    const network::Transfer t{ts[i].src_gpu, ts[i].dst_gpu, ts[i].bytes, uint64_t{i} * 0x9e3779b97f4a7c15ULL,
+    const network::Transfer t{ts[i].src_gpu, ts[i].dst_gpu, ts[i].bytes, transfer_hash(static_cast<uint32_t>(i)),
                               ts[i].nic};
     int64_t latency = 0;
     for (topology::LinkId l : network::transfer_route(cluster, t)) latency += cluster.link(l).latency.ps();

@@ -61,11 +61,9 @@ void ScheduleExecutor::start(sim::Engine& engine) {
 void ScheduleExecutor::launch(sim::Engine& engine, uint32_t i) {
   const auto& t = schedule_.transfers()[i];
   sent_.fetch_add(t.bytes.count(), std::memory_order_relaxed);
-  // Each transfer gets its own flow hash so that ECMP spreads concurrent flows in the fabric;
-  // its NIC slot picks the NICs at both ends, as NCCL pins a channel to a NIC.
-  network_.start(engine,
-                 {t.src_gpu, t.dst_gpu, t.bytes, uint64_t{i} * 0x9e3779b97f4a7c15ULL + options_.flow_salt, t.nic,
-                  options_.channel_rate},
+  // Each transfer its own flow hash (transfer_hash); its NIC slot picks the NICs at both ends, as
+  // NCCL pins a channel to a NIC.
+  network_.start(engine, {t.src_gpu, t.dst_gpu, t.bytes, transfer_hash(i, options_.flow_salt), t.nic, options_.channel_rate},
                  *this, i);
 }
 

@@ -31,6 +31,12 @@ struct ExecutorOptions {
   uint64_t flow_salt = 0;
 };
 
+// The ECMP flow hash the executor gives transfer `index` of its schedule: its own, so that ECMP
+// spreads concurrent transfers in the fabric, plus the executor's `salt` (ExecutorOptions).
+inline uint64_t transfer_hash(uint32_t index, uint64_t salt = 0) {
+  return uint64_t{index} * 0x9e3779b97f4a7c15ULL + salt;
+}
+
 class ScheduleExecutor final : public sim::EventHandler {
  public:
   ScheduleExecutor(const Schedule& schedule, network::NetworkModel& network,

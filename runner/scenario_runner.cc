@@ -547,10 +547,8 @@ NetworkRun run_sweep_on_network(const config::Scenario& s, std::vector<workloads
 // completion window, and without peer access, copies inside a node through host memory at the
 // closed form's rate.
 network::FlowModelOptions flow_options(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model) {
-  network::FlowModelOptions options;
-  options.link_efficiency = collectives::link_efficiency(model.parameters(), s.cluster.nic.kind);
+  network::FlowModelOptions options = collectives::flow_model_options(model, s.cluster.nic.kind);
   options.completion_window = s.network.flow.completion_window;
-  if (model.hardware().host_staged_intra) options.host_staged_rate = model.hardware().intra_bw * 1e9;
   return options;
 }
 
@@ -675,7 +673,8 @@ std::unique_ptr<collectives::CollectiveCostModel> workload_comm_model(const conf
     const workloads::ParallelSpec& p = s.workload.training.parallel;
     const int job_gpus = s.network.background == config::Background::replicas ? p.tp * p.pp * p.cp * p.dp : 0;
     return std::make_unique<collectives::FlowCollectiveModel>(
-        s.cluster, s.collectives, model_parameters(s), flow_accelerator(), threads, job_gpus);
+        s.cluster, s.collectives, model_parameters(s), flow_accelerator(), threads, job_gpus,
+        s.network.flow.completion_window);
   }
   return std::make_unique<collectives::AnalyticalCollectiveModel>(s.cluster, s.collectives, model_parameters(s));
 }

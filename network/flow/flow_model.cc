@@ -57,6 +57,21 @@ void FlowNetworkModel::attach(uint32_t slot, uint32_t link) {
   on.push_back(slot);
 }
 
+double FlowNetworkModel::capped_rate(const Transfer& t, std::span<const topology::LinkId> path) const {
+  if (options_.pcie_peer_efficiency <= 0) return t.max_rate;
+  double pcie = 0;
+  for (topology::LinkId l : path) {
+    const topology::Link& link = cluster_.link(l);
+    if (link.kind == topology::LinkKind::network) return t.max_rate;
+    if (link.kind == topology::LinkKind::pcie) {
+      const double rate = link.bandwidth.bytes_per_s() * options_.pcie_peer_efficiency;
+      pcie = pcie > 0 ? std::min(pcie, rate) : rate;
+    }
+  }
+  if (pcie <= 0) return t.max_rate;
+  return t.max_rate > 0 ? std::min(t.max_rate, pcie) : pcie;
+}
+
 void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done,
                              uint64_t payload) {
   std::vector<std::vector<topology::LinkId>> paths = transfer_paths(cluster_, t);
@@ -72,6 +87,7 @@ void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventH
   const int64_t staged_pair = staged ? int64_t{t.src_gpu} * cluster_.gpu_count() + t.dst_gpu : -1;
   const uint32_t no_link = UINT32_MAX;
   uint32_t cap_link = no_link;
+  const double max_rate = capped_rate(t, paths.front());
   for (size_t i = 0; i < paths.size(); ++i) {
     const uint32_t slot = take_free(slots_, free_slots_);
     ActiveFlow& f = slots_[slot];
@@ -83,9 +99,9 @@ void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventH
       if (fresh) it->second = add_virtual_link(options_.host_staged_rate, staged_pair);
       attach(slot, it->second);
     }
-    if (t.max_rate > 0) {
+    if (max_rate > 0) {
       // The sender's channel moves at most max_rate: a virtual link its transfer's sub-flows share.
-      if (cap_link == no_link) cap_link = add_virtual_link(t.max_rate, -1);
+      if (cap_link == no_link) cap_link = add_virtual_link(max_rate, -1);
       attach(slot, cap_link);
     }
     f.latency = route_latency(cluster_, paths[i]);

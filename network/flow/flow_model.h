@@ -48,6 +48,10 @@ struct FlowModelOptions {
   double host_staged_rate = 0;
   // Links carry line rate x this (NetworkModel's LinkEfficiency).
   LinkEfficiency link_efficiency;
+  // A copy between two GPUs of one node over PCIe (peer access, no network link on its route)
+  // moves at most this share of the slowest PCIe link it crosses: a GPU's peer writes carry more
+  // protocol overhead than a NIC's DMA, which keeps the link's own efficiency. 0: no such cap.
+  double pcie_peer_efficiency = 0;
   // Flows that start or drain within this of each other share one solve: a flow that would drain
   // within it of an event leaves the solve there (its transfer still completes when it drains),
   // and a start waits at most this long for the solve that gives it a rate, credited from its
@@ -190,6 +194,9 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   bool cross_filled_links(int attempt);
   void schedule_next_completion(sim::Engine& engine);
 
+  // The most a transfer on `path` moves: Transfer::max_rate, and a PCIe peer copy's share
+  // (FlowModelOptions::pcie_peer_efficiency); 0: no limit.
+  double capped_rate(const Transfer& t, std::span<const topology::LinkId> path) const;
   uint32_t add_virtual_link(double capacity, int64_t staged_pair);
   void attach(uint32_t slot, uint32_t link);
   void remove_flow(uint32_t slot);

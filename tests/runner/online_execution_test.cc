@@ -38,7 +38,7 @@ double iteration_s(const config::Scenario& s) {
 struct Models {
   explicit Models(const config::Scenario& s)
       : analytical(s.cluster, s.collectives, {}), cluster(topology::build_cluster(s.cluster)) {
-    options.link_efficiency = collectives::link_efficiency(analytical.parameters(), s.cluster.nic.kind);
+    options = collectives::flow_model_options(analytical, s.cluster.nic.kind);
   }
   collectives::AnalyticalCollectiveModel analytical;
   std::unique_ptr<topology::Cluster> cluster;
@@ -142,7 +142,48 @@ TEST(OnlineExecution, EqualsEachCollectivePricedAloneWhereNoLinkIsShared) {
     const double alone = priced_alone_s(s);
 
     EXPECT_NEAR(online / alone, 1.0, 0.01) << "online " << online << " s, priced alone " << alone << " s";
+    // Priced per collective (one GPU a stage, its siblings' collectives run beside its own), the
+    // same collectives cost the same, and so does the iteration.
+    sets.push_back({"network.execution", "per_collective"});
+    const double per_collective = iteration_s(config::load_scenario(kScenarios + c.file, sets));
+    EXPECT_NEAR(per_collective / online, 1.0, 0.01) << "per collective " << per_collective << " s, online " << online
+                                                    << " s";
   }
+}
+
+// One semantics on flows: a collective priced per collective (FlowCollectiveModel) costs what its
+// plan costs run on an idle flow network (the oracle online execution is held to), for every kind,
+// at sizes from latency- to bandwidth-bound, on communicators that fill their nodes (no siblings)
+// and, for send/recv, a pair.
+TEST(OnlineExecution, PerCollectivePricesEachCollectiveAsItRunsAloneOnAnIdleNetwork) {
+  const auto s = config::load_scenario(kScenarios + "llama3-8b-64gpu.yaml",
+                                       {{"cluster.nodes", "2"}, {"network.model", "flow"}});
+  const Models m(s);
+  const collectives::FlowCollectiveModel per_collective(s.cluster, s.collectives, {});
+  collectives::Communicator node, both, pair;
+  for (int r = 0; r < 16; ++r) (r < 8 ? node : both).ranks.push_back(r);
+  both.ranks.insert(both.ranks.begin(), node.ranks.begin(), node.ranks.end());
+  pair.ranks = {0, 8};
+  using K = collectives::CollectiveKind;
+  int checked = 0;
+  for (const collectives::Communicator* comm : {&node, &both}) {
+    for (K kind : {K::all_reduce, K::all_gather, K::reduce_scatter, K::all_to_all, K::broadcast, K::reduce}) {
+      for (const Bytes bytes : {Bytes::kib(64), Bytes::mib(4), Bytes::mib(256)}) {
+        SCOPED_TRACE(std::string(collectives::name(kind)) + " on " + std::to_string(comm->size()) + " GPUs, " +
+                     std::to_string(bytes.count()) + " bytes");
+        const collectives::CollectiveEstimate a = per_collective.estimate(kind, bytes, *comm);
+        const collectives::CollectiveEstimate b = m.alone.estimate(kind, bytes, *comm);
+        EXPECT_EQ(a.time, b.time);
+        EXPECT_EQ(a.algorithm, b.algorithm);
+        EXPECT_EQ(a.protocol, b.protocol);
+        ++checked;
+      }
+    }
+  }
+  for (const Bytes bytes : {Bytes::kib(64), Bytes::mib(256)}) {
+    EXPECT_EQ(per_collective.estimate(K::send_recv, bytes, pair).time, m.alone.estimate(K::send_recv, bytes, pair).time);
+  }
+  EXPECT_EQ(checked, 36);
 }
 
 // DeepSeek-V3's expert all_to_all crosses nodes while the pipeline's sends of other microbatches
