@@ -48,6 +48,24 @@ bool is_power_of_two(int n) {
   return n > 0 && std::has_single_bit(static_cast<unsigned>(n));
 }
 
+// NCCL's ring search keeps at most MAXCHANNELS / 2 = 16 ring paths (init.cc:
+// ringGraph->maxChannels) and ncclTopoDupChannels doubles them only up to that bound, so a ring
+// that crosses nodes runs 16 channels, each leaving a domain through its own NIC, however many
+// NICs the domain has (a GB200 NVL72 rack has 72).
+constexpr int kRingSearchMaxChannels = 16;
+
+// Across more than two rack-scale NVLink domains (MNNVL, more than 8 GPUs a domain) NCCL runs the
+// ring where it has one, not NVLS-tree or the tree. CoreWeave's GB200 NVL72 all_reduce over 20
+// racks costs 4.4-5.2 ms more than its bytes at every size from 512 MB to 16 GB: 2(n - 1) = 2,878
+// ring steps at 1.6-1.8 us (NCCL's LL128 NVLink step is 1.9 us), where NVLS-tree's five tree
+// levels cost tens of microseconds; over 2 racks the same system runs NVLS-tree, as NCCL's model
+// prices NVLS-tree's inter-node rate double on at most two nodes (tuning.cc) and switches its
+// per-channel tables to the N4+ column beyond (docs/validation-errors.md, "By class"). Named
+// explicitly, either still runs there.
+bool nccl_runs_ring_across_racks(const HardwareView& hw, const CommShape& shape) {
+  return hw.domain_gpus > 8 && shape.nodes > 2;
+}
+
 }  // namespace
 
 std::string algorithm_unsupported(const HardwareView& hw, CollectiveKind kind, Algorithm algo,
@@ -230,8 +248,15 @@ TunerChoice Tuner::choose(CollectiveKind kind, double bytes, const CommShape& sh
   bool tried = false;
   // NCCL runs CollNet only with NCCL_COLLNET_ENABLE=1, unless the algorithm was named.
   const bool collnet_off = !options_.algorithm && options_.algorithms.empty() && !options_.collnet;
+  // Where NCCL's tuner would weigh the ring against NVLS-tree (no single algorithm named).
+  const bool ring_weighed =
+      !options_.algorithm && std::find(algos.begin(), algos.end(), Algorithm::ring) != algos.end();
+  const int tuned_channels = q.channels;
   for (Algorithm a : algos) {
     if (collnet_off && (a == Algorithm::collnet_direct || a == Algorithm::collnet_chain)) continue;
+    if (ring_weighed && (a == Algorithm::nvls_tree || a == Algorithm::tree) &&
+        nccl_runs_ring_across_racks(hw_, shape))
+      continue;
     if (!options_.algorithm || p2p_like) {
       const auto why = algorithm_unsupported(hw_, kind, a, shape);
       if (!why.empty()) {
@@ -240,6 +265,9 @@ TunerChoice Tuner::choose(CollectiveKind kind, double bytes, const CommShape& sh
       }
     }
     tried = true;
+    q.channels = a == Algorithm::ring && shape.nodes > 1 && options_.channels == 0
+                     ? std::min(tuned_channels, kRingSearchMaxChannels)
+                     : tuned_channels;
     for (Protocol p : protos) {
       const auto why = protocol_unsupported(hw_, a, p, shape);
       if (!why.empty()) {

@@ -45,6 +45,41 @@ TEST(Tuner, NvlsTreeAcrossNodesRunsBelowItsSlowerPart) {
   EXPECT_LT(busbw, 480);
 }
 
+// GB200 NVL72 racks (MNNVL): over two racks NVLS-tree, over more the ring, as CoreWeave's 2- and
+// 20-rack all_reduce runs show (validation/extra); named, NVLS-tree still runs across 20 racks.
+TEST(Tuner, RunsTheRingNotNvlsTreeAcrossMoreThanTwoNvl72Racks) {
+  EXPECT_EQ(run(preset("gb200-nvl72", 2), {}, CollectiveKind::all_reduce, Bytes::gib(4)).algorithm,
+            Algorithm::nvls_tree);
+  for (int racks : {3, 20}) {
+    EXPECT_EQ(
+        run(preset("gb200-nvl72", racks), {}, CollectiveKind::all_reduce, Bytes::gib(4)).algorithm,
+        Algorithm::ring)
+        << racks;
+  }
+  CollectiveOptions named;
+  named.algorithm = Algorithm::nvls_tree;
+  EXPECT_EQ(
+      run(preset("gb200-nvl72", 20), named, CollectiveKind::all_reduce, Bytes::gib(4)).algorithm,
+      Algorithm::nvls_tree);
+  // 8-GPU domains keep NVLS-tree across many nodes.
+  EXPECT_EQ(run(preset("hgx-h100", 8), {}, CollectiveKind::all_reduce, Bytes::mib(8)).algorithm,
+            Algorithm::nvls_tree);
+}
+
+// NCCL's ring search keeps at most 16 ring paths (MAXCHANNELS / 2): a ring across 72-NIC racks runs
+// 16 channels, where one rack alone is priced on as many as its NVLink rate asks for.
+TEST(Tuner, ARingAcrossNodesRunsAtMostSixteenChannels) {
+  CollectiveOptions ring;
+  ring.algorithm = Algorithm::ring;
+  EXPECT_EQ(
+      run(preset("gb200-nvl72", 20), ring, CollectiveKind::all_reduce, Bytes::gib(4)).channels, 16);
+  EXPECT_GT(run(preset("gb200-nvl72", 1), ring, CollectiveKind::all_reduce, Bytes::gib(4)).channels,
+            16);
+  ring.channels = 24;  // stated by the scenario: honoured
+  EXPECT_EQ(
+      run(preset("gb200-nvl72", 20), ring, CollectiveKind::all_reduce, Bytes::gib(4)).channels, 24);
+}
+
 // NCCL_ALGO=Ring,Tree / NCCL_PROTO=^LL128: auto chooses among what is left, at every size.
 TEST(Tuner, ChoosesOnlyAmongTheAllowedAlgorithmsAndProtocols) {
   CollectiveOptions o;

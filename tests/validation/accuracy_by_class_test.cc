@@ -38,10 +38,14 @@ double class_mean_error(const std::vector<Set>& sets,
   return n > 0 ? sum / n : 0;
 }
 
-const Set kH100PcieBridge{"scenarios/validation_extra/h100_pcie_2gpu_nvlink_bridge_allreduce.yaml",
-                          "validation/extra/h100_pcie_2gpu_nvlink_bridge_allreduce.txt"};
-const Set kA100PcieBridge{"scenarios/validation_extra/a100_pcie_2gpu_nvlink_bridge_allreduce.yaml",
-                          "validation/extra/a100_pcie_2gpu_nvlink_bridge_allreduce.txt"};
+// A pair of validation/extra/datasets.txt by its stem: the scenario and the measurement file.
+Set extra_set(const std::string& stem, const std::string& measured_ext) {
+  return {"scenarios/validation_extra/" + stem + ".yaml",
+          "validation/extra/" + stem + "." + measured_ext};
+}
+
+const Set kH100PcieBridge = extra_set("h100_pcie_2gpu_nvlink_bridge_allreduce", "txt");
+const Set kA100PcieBridge = extra_set("a100_pcie_2gpu_nvlink_bridge_allreduce", "txt");
 
 // A bridged pair runs at its GPU's own bridged NVLink figure, not at an NVSwitch's.
 TEST(AccuracyByClass, TwoPcieGpusJoinedByNvlinkBridgesWithin12Percent) {
@@ -57,6 +61,24 @@ TEST(AccuracyByClass, ABridgeSwitchedOntoAnNvswitchPresetTakesTheGpusFigure) {
                                              {"cluster.gpu", "h100-pcie"},
                                              {"cluster.scale_up.kind", "nvlink-bridge"}};
   EXPECT_LE(class_mean_error({kH100PcieBridge}, hgx), 5.0);
+}
+
+// GB200 NVL72 racks, all_reduce over 2 and 20 racks: NVLS-tree over two, the ring over twenty,
+// on the 16 channels NCCL's ring search keeps (before: 30.2%, 20 racks 55.4% on NVLS-tree).
+TEST(AccuracyByClass, Nvl72RacksAllReduceWithin10Point5Percent) {
+  const Set two = extra_set("coreweave_gb200_nvl72_2rack_allreduce", "csv");
+  const Set twenty = extra_set("coreweave_gb200_nvl72_20rack_allreduce", "csv");
+  EXPECT_LE(class_mean_error({two, twenty}), 10.5);
+  EXPECT_LE(class_mean_error({twenty}), 15.5);
+  EXPECT_LE(class_mean_error({two}), 5.5);
+}
+
+// GB200 partitions of 4 and 8 GPUs in three racks, NVLS off: the ring runs at the partition's
+// NICs (before: 4.9% and 5.1%).
+TEST(AccuracyByClass, RingsAcrossGb200PartitionsInThreeRacksWithin5Point5Percent) {
+  EXPECT_LE(class_mean_error({extra_set("gb200_nvl4x3_racks_ring_allreduce", "csv"),
+                              extra_set("gb200_nvl8x3_racks_ring_allreduce", "csv")}),
+            5.5);
 }
 
 }  // namespace
