@@ -390,7 +390,7 @@ CollectiveEstimate FlowCollectiveModel::price(CollectiveKind kind, Bytes bytes,
     const FlowChoice run = flow_choice(analytical_, kind, bytes, comm, e);
     const AlgoCost closed = analytical_.price(kind, bytes, comm, run.algorithm, run.protocol);
     const double bw = bandwidth_seconds(run.algorithm, kind, bytes, comm, run.protocol, e.channels);
-    const Time flows = Time::us(closed.latency_us + closed.fill_us + bw * 1e6);
+    const Time flows = Time::us(closed.latency_us + closed.fill_us + std::max(bw * 1e6, closed.window_us));
     // NVLS-tree's flows are its network part; the in-switch part inside each node keeps the
     // closed form's price, and the slower of the two sets the time.
     e.time = run.algorithm == Algorithm::nvls_tree ? std::max(e.time, flows) : flows;
