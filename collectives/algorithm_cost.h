@@ -7,6 +7,7 @@
 //   double us = c.time_us(bytes);
 #pragma once
 
+#include <algorithm>
 #include <string>
 
 #include "collectives/collective.h"
@@ -26,14 +27,26 @@ struct AlgoCost {
   double latency_us = 0;
   double algbw_gbytes = 0;  // GB/s, nccl-tests algbw
   double fill_us = 0;
+  // The least time the sends across nodes take when each waits for a free FIFO slot (a slot is
+  // held for the NIC kind's send completion): the bandwidth term is at least this.
+  double window_us = 0;
 
-  double time_us(double bytes) const { return latency_us + bytes / (algbw_gbytes * 1e3) + fill_us; }
+  double time_us(double bytes) const {
+    return latency_us + std::max(bytes / (algbw_gbytes * 1e3), window_us) + fill_us;
+  }
 };
 
 // Pipeline fill: `hops` store-and-forward stages, each holding min(bytes per hop, one slice per
 // channel) before passing it on, at `busbw` (GB/s summed over channels).
 double pipeline_fill_us(const HardwareView& hw, Protocol p, int hops, double bytes_per_hop,
                         int channels, double busbw);
+// The slot waits of `messages` sends in a row over one channel's connection across nodes: NCCL's
+// FIFO holds NCCL_STEPS (8) of them, and the ninth waits for the first one's completion
+// (HardwareView::send_completion_us), so every further eight cost one completion.
+double net_window_us(const HardwareView& hw, double messages);
+// Sends one connection makes for `steps` steps of `chunk_bytes` each under protocol p: a step
+// larger than one FIFO slot (NCCL's buffer for p over its 8 steps) is sent as several.
+double net_messages(Protocol p, int steps, double chunk_bytes);
 // The rate `channels` channels of protocol p reach over links of bandwidth `bw`; `network`: the
 // channels' path crosses the network (LL then moves at its network rate).
 double channel_capped(const HardwareView& hw, Protocol p, int channels, double bw, bool network);

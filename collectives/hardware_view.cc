@@ -115,6 +115,7 @@ HardwareView::HardwareView(const topology::ClusterSpec& s, const ModelParameters
       nic.latency.us() + hops * spec.fabric.link.latency.us() + p.nic_latency_us(nic.kind, compute_capability);
   net_wire_latency_us = nic.latency.us() + hops * spec.fabric.link.latency.us();
   message_overhead_us = nic.message_overhead.us();
+  send_completion_us = p.send_completion_us(nic.kind);
 
   net_efficiency_ = eff;
   // A ring's or a tree's traffic between neighbouring nodes mostly stays under one leaf, so an

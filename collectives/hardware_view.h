@@ -62,6 +62,7 @@ struct HardwareView {
   double net_step_latency_us = 0;  // NIC, stack and fabric hops of one inter-node step
   double net_wire_latency_us = 0;  // its NIC and fabric part (the stack's excluded)
   double message_overhead_us = 0;  // per message posted to the NIC
+  double send_completion_us = 0;   // a send's FIFO slot held past its step (ModelParameters)
   bool ll128_net_ok = true;        // LL128 needs a GPUDirect path to the NIC
 
   int compute_capability = 90;

@@ -90,6 +90,10 @@ constexpr P::Descriptor kDescriptors[] = {
      "stack latency per inter-node step, EFA v2 and later (Hopper-era instances and newer)"},
     {"nic_latency_tcp", U::microseconds, &P::nic_latency_tcp, 0, 150,
      "stack latency per inter-node step, TCP"},
+    {"nic_latency_tcpx", U::microseconds, &P::nic_latency_tcpx, 0, 2000,
+     "stack latency per inter-node step, GPUDirect-TCPX"},
+    {"tcpx_send_completion", U::microseconds, &P::tcpx_send_completion, 0, 2000,
+     "FIFO slot held past its step until a zero-copy send completes, GPUDirect-TCPX"},
     {"nvls_latency", U::microseconds, &P::nvls_latency, 1, 80, "NVLS multicast round"},
     {"collnet_latency", U::microseconds, &P::collnet_latency, 1, 80,
      "SHARP aggregation round trip"},
@@ -220,6 +224,7 @@ double ModelParameters::net_efficiency(topology::NicKind k) const {
     case topology::NicKind::efa:
       return net_efficiency_efa;
     case topology::NicKind::tcp:
+    case topology::NicKind::tcpx:
       return net_efficiency_tcp;
   }
   return net_efficiency_infiniband;
@@ -235,8 +240,14 @@ double ModelParameters::nic_latency_us(topology::NicKind k, int compute_capabili
       return compute_capability >= 90 ? nic_latency_efa_v2 : nic_latency_efa;
     case topology::NicKind::tcp:
       return nic_latency_tcp;
+    case topology::NicKind::tcpx:
+      return nic_latency_tcpx;
   }
   return nic_latency_infiniband;
+}
+
+double ModelParameters::send_completion_us(topology::NicKind k) const {
+  return k == topology::NicKind::tcpx ? tcpx_send_completion : 0.0;
 }
 
 double ModelParameters::nvls_efficiency(int compute_capability) const {

@@ -81,6 +81,15 @@ struct ModelParameters {
   double nic_latency_efa = 69.0;     // EFA v1 (p4de, 2 nodes: 164 us small all_reduce floor)
   double nic_latency_efa_v2 = 25.0;  // EFA v2+ (p5, 2 nodes: 70 us floor; validation/extra)
   double nic_latency_tcp = 0.9;
+  // GPUDirect-TCPX runs TCP in both hosts' kernels: the payload lands in GPU memory (devmem TCP)
+  // and is unpacked there by NCCL's kernel. One step across nodes costs nic_latency_tcpx, and a
+  // zero-copy send completes (its FIFO slot is free again) only when the peer's ACK has come back
+  // through the hosts' stacks, tcpx_send_completion after the step. Both show on 2 x a3-highgpu-8g
+  // (validation/extra): a flat ~1 ms all_gather floor up to 32 MiB (one step plus one wait for the
+  // FIFO's eight slots) and a 72 GB/s busbw plateau (8 channels x 8 slots of 512 KiB per
+  // completion). Fitted on those runs (docs/validation-errors.md, By class).
+  double nic_latency_tcpx = 300.0;
+  double tcpx_send_completion = 455.0;
   double nvls_latency = 27.0;     // NVLS multicast setup and switch reduction round
   double collnet_latency = 10.0;  // SHARP aggregation-tree round trip
   double pat_rank_latency = 2.8;  // PAT per-rank bookkeeping
@@ -137,6 +146,10 @@ struct ModelParameters {
   // EFA's stack latency by generation, which follows the instance's GPU: EFA v1 with A100
   // (p4d/p4de), v2 and later with Hopper and newer (p5 onwards).
   double nic_latency_us(topology::NicKind k, int compute_capability = 0) const;
+  // How long after a send across nodes its FIFO slot stays held beyond the step itself: 0 where
+  // the NIC completes the send in hardware (RDMA, TCPXO), tcpx_send_completion for TCPX, whose
+  // zero-copy sends complete on the peer's ACK.
+  double send_completion_us(topology::NicKind k) const;
   // One host launch when a thread drives several GPUs, by the GPUs' generation (its hosts').
   double host_launch_per_gpu_us(int compute_capability) const {
     return compute_capability >= 90 ? host_launch_per_gpu_sm90 : host_launch_per_gpu;

@@ -26,7 +26,9 @@ struct NetworkPlan {
   bool closed_form = false;
   Time time;
   // The least the collective takes: NVLS-tree's closed-form time (the schedule is its network
-  // part; the closed form prices the in-switch part inside each node). Zero otherwise.
+  // part; the closed form prices the in-switch part inside each node), or, where sends hold their
+  // FIFO slots until they complete (TCPX), its latency, fill and slot waits (AlgoCost::window_us).
+  // Zero otherwise.
   Time floor;
   double channel_rate = 0;  // bytes/s on the wire one channel's transfer moves at most; 0: none
 };

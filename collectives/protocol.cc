@@ -3,6 +3,7 @@
 // steps are cheap and its rate low; LL128 uses 128-byte lines with one flag word; Simple moves
 // large slices behind a memory fence, with the highest rate and the costliest step.
 #include <algorithm>
+#include <cmath>
 
 #include "collectives/algorithm_cost.h"
 
@@ -19,6 +20,36 @@ double inter_step_us(const HardwareView& hw, Protocol p) {
   const double stack =
       hw.net_step_latency_us + (p == Protocol::simple ? hw.net_wire_latency_us : 0.0);
   return step_latency_us(hw.params, LinkClass::net, p) + stack;
+}
+
+namespace {
+
+constexpr int kNcclSteps = 8;  // NCCL_STEPS: slots in every connection's FIFO
+
+// Payload bytes of one FIFO slot, NCCL's default buffers over its 8 steps: Simple's NCCL_BUFFSIZE
+// (4 MiB), LL's 512 KiB of 16-byte lines (half of them flags), LL128's 120 x 640 x 8 x 8 bytes
+// (120 of every 128 carry data).
+double slot_bytes(Protocol p) {
+  switch (p) {
+    case Protocol::ll:
+      return 524288.0 / 2 / kNcclSteps;
+    case Protocol::ll128:
+      return 4915200.0 * 120 / 128 / kNcclSteps;
+    case Protocol::simple:
+      break;
+  }
+  return 4194304.0 / kNcclSteps;
+}
+
+}  // namespace
+
+double net_messages(Protocol p, int steps, double chunk_bytes) {
+  return std::max(0, steps) * std::max(1.0, std::ceil(chunk_bytes / slot_bytes(p)));
+}
+
+double net_window_us(const HardwareView& hw, double messages) {
+  if (hw.send_completion_us <= 0 || messages <= kNcclSteps) return 0;
+  return (std::ceil(messages / kNcclSteps) - 1) * hw.send_completion_us;
 }
 
 double channel_rate(const ModelParameters& params, Protocol p, bool network) {

@@ -45,6 +45,14 @@ AlgoCost ring_cost(const HardwareView& hw, const CostQuery& q) {
   c.algbw_gbytes = busbw / busbw_factor(q.kind, n);
   const double per_hop = chain ? q.bytes : q.bytes / n;
   c.fill_us = pipeline_fill_us(hw, q.protocol, steps, per_hop, q.channels, busbw);
+  // Across nodes each channel's connection sends every step's chunk (a chain sends its whole
+  // share down it once, in slots).
+  if (nodes > 1) {
+    const int channels = std::max(1, q.channels);
+    c.window_us = net_window_us(
+        hw, chain ? net_messages(q.protocol, 1, q.bytes / channels)
+                  : net_messages(q.protocol, steps, q.bytes / (static_cast<double>(n) * channels)));
+  }
   return c;
 }
 

@@ -15,7 +15,7 @@ EnumNames<topology::ScaleUpKind> scale_up_kind_names() {
 
 EnumNames<topology::NicKind> nic_kind_names() {
   using K = topology::NicKind;
-  return {{"infiniband", K::infiniband}, {"roce", K::roce}, {"efa", K::efa}, {"tcp", K::tcp},
+  return {{"infiniband", K::infiniband}, {"roce", K::roce}, {"efa", K::efa}, {"tcp", K::tcp}, {"tcpx", K::tcpx},
           {"ib", K::infiniband}};
 }
 

@@ -240,6 +240,7 @@ std::string_view name(NicKind k) {
     case NicKind::roce: return "roce";
     case NicKind::efa: return "efa";
     case NicKind::tcp: return "tcp";
+    case NicKind::tcpx: return "tcpx";
   }
   return "?";
 }

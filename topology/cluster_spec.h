@@ -14,7 +14,9 @@
 namespace dtsim::topology {
 
 enum class ScaleUpKind { nvswitch, nvlink_bridge, pcie, none };
-enum class NicKind { infiniband, roce, efa, tcp };
+// tcp: GPUDirect-TCPXO (FasTrak, the NIC runs the transport) on NVSwitch nodes, plain sockets
+// elsewhere; tcpx: first-generation GPUDirect-TCPX, whose TCP runs in the hosts' kernels.
+enum class NicKind { infiniband, roce, efa, tcp, tcpx };
 enum class FabricKind { single_switch, fat_tree, rail_optimized, dragonfly, torus };
 // How a transfer that crosses the fabric uses its equal-cost routes: ECMP hashes it onto one;
 // adaptive routing sprays it over many; automatic is ClusterSpec::adaptive_routing()'s choice.

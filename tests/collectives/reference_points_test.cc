@@ -171,3 +171,47 @@ TEST(ReferencePoints, B200NvlsAllReduceIsNear830GBpsBusBandwidth) {
 
 }  // namespace
 }  // namespace dtsim::collectives
+
+namespace dtsim::collectives {
+namespace {
+
+// 2 x GCP a3-highgpu-8g, 4 x 200 Gb/s NICs each.
+topology::ClusterSpec a3_high_pair(topology::NicKind kind) {
+  auto spec = node("hgx-h100", 2);
+  spec.nic = {kind, 4, Bandwidth::gbps(200), Time::us(10), spec.nic.message_overhead};
+  return spec;
+}
+
+// The source's NCCL settings: ring, Simple, 8 channels.
+CollectiveOptions ring_simple_8_channels() {
+  CollectiveOptions o;
+  o.algorithm = Algorithm::ring;
+  o.protocol = Protocol::simple;
+  o.channels = 8;
+  return o;
+}
+
+// GPUDirect-TCPX's all_gather sits on a flat ~1 ms from 1 to 32 MiB (validation/extra): one step
+// across nodes, then the ninth of its fifteen sends waits for the first one's completion.
+TEST(ReferencePoints, TcpxAllGatherSitsOnAboutOneMillisecondUpTo32MiB) {
+  const AnalyticalCollectiveModel m(a3_high_pair(topology::NicKind::tcpx), ring_simple_8_channels(), {});
+  for (const Bytes b : {Bytes::mib(1), Bytes::mib(16)}) {
+    EXPECT_NEAR(m.estimate(CollectiveKind::all_gather, b, m.world()).time.us(), 1000, 1000 * 0.16);
+  }
+}
+
+// ... and its large sizes reach ~71 GB/s busbw of the 100 GB/s line: 8 channels of 8 slots of
+// 512 KiB, each held one completion.
+TEST(ReferencePoints, TcpxBusBandwidthIsBoundByItsSlotsPerSendCompletion) {
+  const AnalyticalCollectiveModel m(a3_high_pair(topology::NicKind::tcpx), ring_simple_8_channels(), {});
+  EXPECT_NEAR(busbw(m, CollectiveKind::all_gather, Bytes::mib(512)), 71, 71 * 0.08);
+}
+
+// TCPXO (and RDMA) complete a send in the NIC: the same pair on it has no such floor.
+TEST(ReferencePoints, TcpxoDoesNotWaitForItsSendsToComplete) {
+  const AnalyticalCollectiveModel m(a3_high_pair(topology::NicKind::tcp), ring_simple_8_channels(), {});
+  EXPECT_LT(m.estimate(CollectiveKind::all_gather, Bytes::mib(1), m.world()).time.us(), 150);
+}
+
+}  // namespace
+}  // namespace dtsim::collectives
