@@ -10,6 +10,14 @@
 #include "network/free_list.h"
 
 namespace dtsim::network {
+namespace {
+
+// The rate a link's port serializes at: line rate at the options' efficiency.
+Bandwidth port_rate(const topology::Link& link, const PacketModelOptions& options) {
+  return Bandwidth::bytes_per_s(link.bandwidth.bytes_per_s() * options.link_efficiency.of(link.kind));
+}
+
+}  // namespace
 
 PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketModelOptions options)
     : cluster_(cluster), options_(options) {
@@ -45,8 +53,7 @@ PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketM
   in_degree_.assign(cluster_.devices().size(), 0);
   for (size_t l = 0; l < links.size(); ++l) {
     Port& p = ports_[l];
-    p.bandwidth = Bandwidth::bytes_per_s(links[l].bandwidth.bytes_per_s() *
-                                         options_.link_efficiency.of(links[l].kind));
+    p.bandwidth = port_rate(links[l], options_);
     p.latency = links[l].latency;
     p.mtu_time = p.bandwidth.transfer_time(options_.mtu);
     p.site = links[l].from;
@@ -55,6 +62,53 @@ PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketM
     // A stream per port, so that a port's marks depend on its own queue's history alone.
     rngs_.emplace_back(options_.dcqcn.seed, sim::stream_id("dcqcn-marking") + l);
   }
+  if (options_.flow_control == FlowControl::pfc) {
+    if (const std::string shortfall = pfc_shortfall(cluster_, options_); !shortfall.empty()) {
+      throw std::invalid_argument("packet model: " + shortfall);
+    }
+    const int64_t buffer = options_.buffer_per_port.count();
+    const int64_t mtu = options_.mtu.count();
+    ingress_.resize(links.size());
+    for (size_t l = 0; l < links.size(); ++l) {
+      IngressQueue& q = ingress_[l];
+      q.xoff = buffer - pfc_headroom(cluster_, static_cast<topology::LinkId>(l), options_).count();
+      // Two packets of hysteresis, so that a queue near Xoff does not pause at every packet.
+      q.xon = std::max<int64_t>(0, q.xoff - 2 * mtu);
+      q.back = ports_[l ^ 1].latency + ports_[l ^ 1].bandwidth.transfer_time(kPauseFrame);
+    }
+  }
+}
+
+Bytes PacketNetworkModel::pfc_headroom(const topology::Cluster& cluster, topology::LinkId link,
+                                       const PacketModelOptions& options) {
+  const topology::Link& there = cluster.link(link);
+  const topology::Link& back = cluster.link(link ^ 1);
+  return network::pfc_headroom({.rate = port_rate(there, options),
+                                .latency = there.latency,
+                                .back_latency = back.latency,
+                                .pause_time = port_rate(back, options).transfer_time(kPauseFrame)},
+                               options.mtu);
+}
+
+std::string PacketNetworkModel::pfc_shortfall(const topology::Cluster& cluster, const PacketModelOptions& options) {
+  if (options.flow_control != FlowControl::pfc) return {};
+  const auto links = cluster.links();
+  for (size_t l = 0; l < links.size(); ++l) {
+    const topology::Link& link = links[l];
+    const std::string name = "link " + std::to_string(l) + " (" + cluster.device(link.from).name + " -> " +
+                             cluster.device(link.to).name + ", " + to_string(link.latency) + ", " +
+                             to_string_bits(port_rate(link, options)) + ")";
+    if (port_rate(cluster.link(static_cast<topology::LinkId>(l ^ 1)), options).is_zero()) {
+      return "PFC: " + name + " has no reverse bandwidth to carry its pause frames";
+    }
+    const Bytes need = pfc_headroom(cluster, static_cast<topology::LinkId>(l), options);
+    if (options.buffer_per_port < need) {
+      return "PFC: " + name + " needs a buffer of at least " + std::to_string(need.count()) +
+             " bytes, its headroom (rate x (latency there and back + a 64-byte pause frame) + 2 x mtu); "
+             "buffer_per_port is " + std::to_string(options.buffer_per_port.count()) + " bytes";
+    }
+  }
+  return {};
 }
 
 void PacketNetworkModel::set_partitions(uint32_t partitions) {
@@ -203,9 +257,11 @@ void PacketNetworkModel::enqueue(Shard& sh, uint32_t port, uint32_t slot, uint32
 
 void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
   Port& p = ports_[port];
-  if (p.busy || p.ready.empty()) return;
+  // A paused port finishes the packet on its serializer but starts no other.
+  if (p.busy || p.paused || p.ready.empty()) return;
   Shard& sh = shard(engine);
   const int64_t buffer = options_.buffer_per_port.count();
+  const bool credits = options_.flow_control == FlowControl::credits;
   const uint32_t inject = injection_slot(p);
   Time ready_at = Time::max();  // the earliest a paced sender here may inject
   for (size_t k = 0; k < p.ready.size(); ++k) {
@@ -224,11 +280,11 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
       }
       const TransferState& ts = transfer(p.injecting[chosen]);
       bytes = static_cast<uint32_t>(std::min(ts.unsent, options_.mtu.count()));
-      credited = ts.paths[ts.cut % ts.paths.size()].size() > 1;  // the route of the packet cut next
+      credited = credits && ts.paths[ts.cut % ts.paths.size()].size() > 1;  // the route of the packet cut next
     } else {
       const Packet& head = sh.packets[p.inputs[slot].head];
       bytes = head.bytes;
-      credited = next_port(head) != kNone;
+      credited = credits && next_port(head) != kNone;
     }
     if (credited && p.credits_used + bytes > buffer) continue;  // a credit's arrival retries
 
@@ -316,6 +372,15 @@ void PacketNetworkModel::on_event(sim::Engine& engine, uint64_t payload) {
       ports_[id].credits_used -= engine.aux();
       try_send(engine, id);
       return;
+    case kPause:
+      ports_[id].paused = true;
+      ports_[id].paused_since = engine.now();
+      return;
+    case kResume:
+      ports_[id].paused = false;
+      shard(engine).paused_ps += (engine.now() - ports_[id].paused_since).ps();
+      try_send(engine, id);
+      return;
     default: throw std::logic_error("packet model: an event of no kind");
   }
 }
@@ -329,13 +394,37 @@ void PacketNetworkModel::finish_transmit(sim::Engine& engine, uint32_t port) {
   p.on_wire = kNone;
   p.bytes_sent += pk.bytes;
   // The packet has left the receive buffer of the link it came over (its last byte is out, as
-  // store-and-forward frees it): the credits go back to that link's port. An injected packet
-  // waited in host memory and took none.
+  // store-and-forward frees it): the credits go back to that link's port, or with PFC the ingress
+  // queue drains. An injected packet waited in host memory and took none.
   const uint32_t came_over = pk.hop > 0 ? transfer(pk.transfer).paths[pk.route][pk.hop - 1U] : kNone;
   const int64_t bytes = pk.bytes;
   depart(engine, sh, port, packet);
   try_send(engine, port);
-  if (came_over != kNone) return_credits(engine, came_over, bytes);
+  if (came_over == kNone) return;
+  if (options_.flow_control == FlowControl::pfc) {
+    drain_ingress(engine, came_over, bytes);
+  } else {
+    return_credits(engine, came_over, bytes);
+  }
+}
+
+void PacketNetworkModel::fill_ingress(sim::Engine& engine, Shard& sh, uint32_t link, int64_t bytes) {
+  IngressQueue& q = ingress_[link];
+  q.bytes += bytes;
+  sh.peak_ingress = std::max(sh.peak_ingress, q.bytes);
+  if (q.pausing || q.bytes <= q.xoff) return;
+  q.pausing = true;
+  ++sh.pause_frames;
+  engine.schedule_at_site(engine.now() + q.back, ports_[link].site, *this, event(kPause, link));
+}
+
+void PacketNetworkModel::drain_ingress(sim::Engine& engine, uint32_t link, int64_t bytes) {
+  IngressQueue& q = ingress_[link];
+  q.bytes -= bytes;
+  if (!q.pausing || q.bytes > q.xon) return;
+  q.pausing = false;
+  // The same trip as the PAUSE's, sent later by the same device: it arrives after it.
+  engine.schedule_at_site(engine.now() + q.back, ports_[link].site, *this, event(kResume, link));
 }
 
 void PacketNetworkModel::return_credits(sim::Engine& engine, uint32_t link, int64_t bytes) {
@@ -380,6 +469,7 @@ void PacketNetworkModel::arrive(sim::Engine& engine, const Packet& arrived) {
     pk.hop = static_cast<uint8_t>(hop);
     ports_[port].queued += pk.bytes;
     sh.peak_queued = std::max(sh.peak_queued, ports_[port].queued);
+    if (options_.flow_control == FlowControl::pfc) fill_ingress(engine, sh, over, pk.bytes);
     if (options_.dcqcn.enabled && !pk.marked && marks_[port] && mark(port)) {
       pk.marked = true;
       ++sh.ecn_marks;
