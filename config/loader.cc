@@ -387,6 +387,7 @@ NetworkSpec read_network(MapReader r) {
          "expected at least one MTU (" + dtsim::to_string(n.packet.mtu) + ") of buffer per port");
   }
   p.read("pfc", n.packet.pfc);
+  p.read("flow_control", n.packet.flow_control, flow_control_names());
   p.read("ecn", n.packet.ecn);
   if (const YamlNode* cc = p.get("cc")) {
     n.packet.cc = std::string(to_preset(*cc, p.key("cc"), {"dcqcn", "none"}));

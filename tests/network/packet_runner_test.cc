@@ -129,6 +129,28 @@ TEST(PacketRunner, LossyEthernetIsRefusedButInfinibandWithoutPfcRuns) {
   EXPECT_EQ(busbw_column(run_csv(ib)).size(), 14u);
 }
 
+// PFC runs where the buffers cover every link's headroom and gives the same rows as credits on a
+// sweep that never fills a buffer; a buffer below a link's headroom is refused in one line naming
+// the link, and so is PFC with pfc: false.
+TEST(PacketRunner, PfcRunsAndABufferBelowItsHeadroomIsRefused) {
+  const std::vector<config::Override> small = {{"network.model", "packet"}, {"workload.max_bytes", "64KiB"}};
+  auto credits = config::load_scenario(kScenarios + "default.yaml", small);
+  auto pfc = small;
+  pfc.push_back({"network.packet.flow_control", "pfc"});
+  EXPECT_EQ(run_csv(config::load_scenario(kScenarios + "default.yaml", pfc)), run_csv(credits));
+
+  auto shallow = pfc;
+  shallow.push_back({"network.packet.buffer_per_port", "64KiB"});
+  const std::string message = refusal(config::load_scenario(kScenarios + "default.yaml", shallow),
+                                      "network.packet.buffer_per_port");
+  EXPECT_NE(message.find("needs a buffer of at least"), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+
+  auto off = pfc;
+  off.push_back({"network.packet.pfc", "false"});
+  refusal(config::load_scenario(kScenarios + "default.yaml", off), "network.packet.flow_control");
+}
+
 TEST(PacketRunner, SweepTooLargeForPacketsIsRefusedBeforeItRuns) {
   // Rings to 8 GiB: every byte crosses NVLink and the network 2(n-1)/n times.
   auto s = config::load_scenario(kScenarios + "default.yaml",
