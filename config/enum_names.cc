@@ -116,7 +116,9 @@ EnumNames<Execution> execution_names() {
 }
 
 EnumNames<network::FlowControl> flow_control_names() {
-  return {{"credits", network::FlowControl::credits}, {"pfc", network::FlowControl::pfc}};
+  return {{"credits", network::FlowControl::credits},
+          {"pfc", network::FlowControl::pfc},
+          {"lossy", network::FlowControl::lossy}};
 }
 
 EnumNames<Background> background_names() {

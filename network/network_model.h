@@ -112,6 +112,9 @@ struct NetworkCounters {
   uint64_t pause_frames = 0;
   Time paused{};
   Bytes peak_ingress{};
+  // Its lossy mode: packets dropped at full buffers, and packets sent again.
+  uint64_t drops = 0;
+  uint64_t retransmitted = 0;
   NetworkCounters& operator+=(const NetworkCounters& o) {
     transfers += o.transfers;
     solves += o.solves;
@@ -120,6 +123,8 @@ struct NetworkCounters {
     pause_frames += o.pause_frames;
     paused += o.paused;
     peak_ingress = std::max(peak_ingress, o.peak_ingress);
+    drops += o.drops;
+    retransmitted += o.retransmitted;
     return *this;
   }
 };

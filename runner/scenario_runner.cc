@@ -93,10 +93,10 @@ void require_supported_model(const config::Scenario& s) {
   }
   if (s.network.model != config::NetworkModelKind::packet) return;
   const config::PacketSpec& p = s.network.packet;
-  if (!p.pfc && s.cluster.nic.kind != topology::NicKind::infiniband) {
+  if (!p.pfc && s.cluster.nic.kind != topology::NicKind::infiniband && p.flow_control != network::FlowControl::lossy) {
     throw InputError(where(s), "network.packet.pfc",
-                     "a lossy fabric (drops and retransmission) is not modelled; the packet model is "
-                     "lossless, expected true");
+                     "a lossy fabric (drops and go-back-N retransmission) runs with network.packet.flow_control: "
+                     "lossy; with credits or pfc the packet model is lossless, expected true");
   }
   if (!p.pfc && p.flow_control == network::FlowControl::pfc) {
     throw InputError(where(s), "network.packet.flow_control",
@@ -1375,11 +1375,14 @@ void print_stats(const RunStats& st, std::chrono::steady_clock::time_point start
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  // PFC's counters, on a run with flow_control: pfc only (an ingress queue held something).
+  // PFC's counters, or the lossy mode's, on a run with flow_control: pfc or lossy only (an ingress
+  // queue held something).
   const std::string pfc =
       st.net.peak_ingress.count() > 0
-          ? fmt::format(", {} PFC pauses, {:.3f} us paused over all ports, peak ingress queue {} bytes",
-                        st.net.pause_frames, st.net.paused.us(), st.net.peak_ingress.count())
+          ? fmt::format(", {} PFC pauses, {:.3f} us paused over all ports, {} packets dropped, {} sent again, "
+                        "peak ingress queue {} bytes",
+                        st.net.pause_frames, st.net.paused.us(), st.net.drops, st.net.retransmitted,
+                        st.net.peak_ingress.count())
           : std::string();
   std::cerr << fmt::format("simulate: stats: {} engine events, {} transfers, {} max-min solves of {} flows, {} "
                            "packet hops{}; peak memory {:.0f} MiB; wall {:.3f} s{}\n",

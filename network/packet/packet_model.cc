@@ -77,6 +77,12 @@ PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketM
       q.back = ports_[l ^ 1].latency + ports_[l ^ 1].bandwidth.transfer_time(kPauseFrame);
     }
   }
+  if (options_.flow_control == FlowControl::lossy) {
+    if (options_.mtu.count() >= (int64_t{1} << kAuxBytesBits) || options_.retransmit_timeout <= Time::zero()) {
+      throw std::invalid_argument("packet model: lossy needs an mtu below 2 MiB and a positive retransmit timeout");
+    }
+    ingress_.resize(links.size());
+  }
 }
 
 Bytes PacketNetworkModel::pfc_headroom(const topology::Cluster& cluster, topology::LinkId link,
@@ -141,19 +147,29 @@ PacketNetworkModel::Shard& PacketNetworkModel::shard(const sim::Engine& engine) 
   return shards_[p];
 }
 
-uint64_t PacketNetworkModel::encode(const Packet& p) {
+uint64_t PacketNetworkModel::encode(const Packet& p) const {
+  const uint64_t seq_low = options_.flow_control == FlowControl::lossy ? p.seq & ((1U << kSeqLowBits) - 1) : 0;
   return uint64_t{p.transfer} | (uint64_t{p.hop} << 32) | (uint64_t{p.route} << 40) |
-         (uint64_t{p.marked} << 48) | (uint64_t{p.completes} << 49);
+         (uint64_t{p.marked} << 48) | (uint64_t{p.completes} << 49) | (seq_low << 50);
 }
 
-PacketNetworkModel::Packet PacketNetworkModel::decode(uint64_t fields, uint32_t bytes) {
+uint32_t PacketNetworkModel::aux_of(const Packet& p) const {
+  if (options_.flow_control != FlowControl::lossy) return p.bytes;
+  return p.bytes | ((p.seq >> kSeqLowBits) << kAuxBytesBits);
+}
+
+PacketNetworkModel::Packet PacketNetworkModel::decode(uint64_t fields, uint32_t aux) const {
+  const bool lossy = options_.flow_control == FlowControl::lossy;
   return Packet{.transfer = static_cast<uint32_t>(fields),
-                .bytes = bytes,
+                .bytes = lossy ? aux & ((1U << kAuxBytesBits) - 1) : aux,
                 .next = kNone,
                 .hop = static_cast<uint8_t>(fields >> 32),
                 .route = static_cast<uint8_t>(fields >> 40),
                 .marked = ((fields >> 48) & 1) != 0,
-                .completes = ((fields >> 49) & 1) != 0};
+                .completes = ((fields >> 49) & 1) != 0,
+                .seq = lossy ? static_cast<uint32_t>((fields >> 50) & ((1U << kSeqLowBits) - 1)) |
+                                   ((aux >> kAuxBytesBits) << kSeqLowBits)
+                             : 0};
 }
 
 void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done,
@@ -187,6 +203,19 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   ts.paths = std::move(paths);
   ts.unsent = t.bytes.count();
   ts.packets = packet_hops(t.bytes, 1, options_.mtu);
+  if (options_.flow_control == FlowControl::lossy && ts.packets > kMaxLossyPackets) {
+    sh.transfers.give_back(slot);
+    throw std::invalid_argument("packet model: a lossy transfer of more than 2^21 packets");
+  }
+  ts.total = t.bytes.count();
+  ts.acked = 0;
+  ts.high = 0;
+  ts.rto_at = Time::max();
+  ts.finished = false;
+  ts.went_back_to = UINT64_MAX;
+  ts.backoff = Time::zero();
+  ts.last_seq = 0;
+  ts.nak_pending = false;
   ts.cut = 0;
   ts.left_last = 0;
   ts.received = 0;
@@ -231,9 +260,12 @@ uint32_t PacketNetworkModel::new_packet(Shard& sh, uint32_t transfer_id, uint32_
   const uint32_t id = take_free(sh.packets, sh.free_packets);
   TransferState& ts = transfer(transfer_id);
   // Oblivious spraying: the transfer's packets take its routes in turn.
+  const auto seq = static_cast<uint32_t>(ts.cut);
   const auto route = static_cast<uint8_t>(ts.cut++ % ts.paths.size());
-  sh.packets[id] = Packet{transfer_id, bytes, kNone, 0, route, false, false};
+  sh.packets[id] = Packet{transfer_id, bytes, kNone, 0, route, false, false, seq};
   ++sh.injected;
+  if (seq < ts.high) ++sh.retransmitted;
+  ts.high = std::max(ts.high, ts.cut);
   return id;
 }
 
@@ -274,7 +306,7 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
     uint32_t chosen = 0;  // with slot == inject: the index into p.injecting that sends
     if (slot == inject) {
       chosen = static_cast<uint32_t>(p.inject_next);
-      if (options_.dcqcn.enabled || p.capped > 0) {
+      if (options_.dcqcn.enabled || p.capped > 0 || options_.flow_control == FlowControl::lossy) {
         chosen = next_injector(p, engine.now(), ready_at);
         if (chosen == kNone) continue;  // every sender here waits on its rate limiter
       }
@@ -304,6 +336,11 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
       if (ts.unsent == 0) {
         p.injecting.erase(p.injecting.begin() + static_cast<std::ptrdiff_t>(chosen));
         if (ts.cap > 0) --p.capped;
+        // Lossy: the last packet is out; without the completion by then, the sender goes back.
+        if (options_.flow_control == FlowControl::lossy) {
+          ts.rto_at = engine.now() + options_.retransmit_timeout;
+          engine.schedule_at_site(ts.rto_at, p.site, *this, event(kRto, t));
+        }
       } else {
         ++p.inject_next;
       }
@@ -363,6 +400,11 @@ void PacketNetworkModel::on_event(sim::Engine& engine, uint64_t payload) {
       return;
     }
     case kAck: {
+      if (options_.flow_control == FlowControl::lossy) {
+        // Packets sent again may still be on their way to the receiver: the record stays.
+        transfer(id).finished = true;
+        return;
+      }
       // Every packet has arrived and nothing more comes back for it: the sender's slot is free.
       ++transfer(id).generation;
       shards_[id >> kSlotBits].transfers.give_back(id & kSlotMask);
@@ -381,6 +423,15 @@ void PacketNetworkModel::on_event(sim::Engine& engine, uint64_t payload) {
       shard(engine).paused_ps += (engine.now() - ports_[id].paused_since).ps();
       try_send(engine, id);
       return;
+    case kNak: go_back(engine, id, fields >> 32); return;
+    case kRto: {
+      TransferState& ts = transfer(id);
+      if (ts.finished || ts.rto_at != engine.now()) return;  // completed, or the timer was set again
+      ts.rto_at = Time::max();
+      ++shard(engine).timeouts;
+      go_back(engine, id, ts.acked);
+      return;
+    }
     default: throw std::logic_error("packet model: an event of no kind");
   }
 }
@@ -401,7 +452,7 @@ void PacketNetworkModel::finish_transmit(sim::Engine& engine, uint32_t port) {
   depart(engine, sh, port, packet);
   try_send(engine, port);
   if (came_over == kNone) return;
-  if (options_.flow_control == FlowControl::pfc) {
+  if (options_.flow_control != FlowControl::credits) {
     drain_ingress(engine, came_over, bytes);
   } else {
     return_credits(engine, came_over, bytes);
@@ -412,7 +463,7 @@ void PacketNetworkModel::fill_ingress(sim::Engine& engine, Shard& sh, uint32_t l
   IngressQueue& q = ingress_[link];
   q.bytes += bytes;
   sh.peak_ingress = std::max(sh.peak_ingress, q.bytes);
-  if (q.pausing || q.bytes <= q.xoff) return;
+  if (options_.flow_control != FlowControl::pfc || q.pausing || q.bytes <= q.xoff) return;
   q.pausing = true;
   ++sh.pause_frames;
   engine.schedule_at_site(engine.now() + q.back, ports_[link].site, *this, event(kPause, link));
@@ -440,7 +491,7 @@ void PacketNetworkModel::depart(sim::Engine& engine, Shard& sh, uint32_t link, u
   // link, its packets arrive in the order they leave on it, so the last to leave completes the
   // transfer: any other that sends no CNP is counted delivered now, with no event.
   const bool last_link = size_t{pk.hop} + 1 == ts.paths[pk.route].size();
-  if (ts.one_last_link && last_link) {
+  if (ts.one_last_link && last_link && options_.flow_control != FlowControl::lossy) {
     pk.completes = ++ts.left_last == ts.packets;
     if (!pk.completes && !pk.marked) {
       sh.delivered += pk.bytes;
@@ -451,7 +502,7 @@ void PacketNetworkModel::depart(sim::Engine& engine, Shard& sh, uint32_t link, u
   }
   // The packet travels as its arrival event; the device it reaches holds it next.
   engine.schedule_at_site(engine.now() + ports_[link].latency, cluster_.link(link).to, *this,
-                          event(kArrive, encode(pk)), pk.bytes);
+                          event(kArrive, encode(pk)), aux_of(pk));
   sh.free_packets.push_back(packet);
 }
 
@@ -463,13 +514,20 @@ void PacketNetworkModel::arrive(sim::Engine& engine, const Packet& arrived) {
   const size_t hop = size_t{arrived.hop} + 1;
   if (hop < path.size()) {
     const uint32_t port = path[hop];
+    // Lossy: a packet that finds the buffer of the link it came over full is dropped.
+    if (options_.flow_control == FlowControl::lossy &&
+        ingress_[over].bytes + arrived.bytes > options_.buffer_per_port.count()) {
+      ++sh.drops;
+      ++sh.landed;
+      return;
+    }
     const uint32_t packet = take_free(sh.packets, sh.free_packets);
     Packet& pk = sh.packets[packet];
     pk = arrived;
     pk.hop = static_cast<uint8_t>(hop);
     ports_[port].queued += pk.bytes;
     sh.peak_queued = std::max(sh.peak_queued, ports_[port].queued);
-    if (options_.flow_control == FlowControl::pfc) fill_ingress(engine, sh, over, pk.bytes);
+    if (options_.flow_control != FlowControl::credits) fill_ingress(engine, sh, over, pk.bytes);
     if (options_.dcqcn.enabled && !pk.marked && marks_[port] && mark(port)) {
       pk.marked = true;
       ++sh.ecn_marks;
@@ -481,6 +539,10 @@ void PacketNetworkModel::arrive(sim::Engine& engine, const Packet& arrived) {
     return;
   }
   if (arrived.marked) notify(engine, arrived.transfer);
+  if (options_.flow_control == FlowControl::lossy) {
+    receive_in_order(engine, sh, arrived);
+    return;
+  }
   // With one last link, its port marked the last packet to leave on it, which arrives last;
   // otherwise the receiver counts every packet.
   const bool complete = ts.one_last_link ? arrived.completes : ++ts.received == ts.packets;
@@ -492,6 +554,57 @@ void PacketNetworkModel::arrive(sim::Engine& engine, const Packet& arrived) {
   // The acknowledgement frees the sender's slot, a reverse route's latency from now.
   engine.schedule_at_site(engine.now() + ts.back, ports_[path.front()].site, *this,
                           event(kAck, arrived.transfer));
+}
+
+void PacketNetworkModel::receive_in_order(sim::Engine& engine, Shard& sh, const Packet& arrived) {
+  TransferState& ts = transfer(arrived.transfer);
+  ++sh.landed;
+  const uint64_t seq = arrived.seq;
+  const bool new_round = seq <= ts.last_seq;  // the sender has gone back since the last arrival
+  ts.last_seq = seq;
+  if (seq == ts.received) {
+    ++ts.received;
+    ts.nak_pending = false;
+    sh.delivered += arrived.bytes;
+    if (ts.received < ts.packets) return;
+    ++sh.completed;
+    const uint32_t first = ts.paths.front().front();
+    engine.schedule_in(Time::zero(), *ts.done, ts.payload);
+    engine.schedule_at_site(engine.now() + ts.back, ports_[first].site, *this, event(kAck, arrived.transfer));
+    return;
+  }
+  // A gap (go-back-N discards what follows it), or a packet sent again after it had arrived: the
+  // NAK says where the sender is to go on from, once a round of the sender's.
+  if (ts.nak_pending && !new_round) return;
+  ts.nak_pending = true;
+  ++sh.naks;
+  engine.schedule_at_site(engine.now() + ts.back, ports_[ts.paths.front().front()].site, *this,
+                          event(kNak, (ts.received << 32) | arrived.transfer));
+}
+
+void PacketNetworkModel::go_back(sim::Engine& engine, uint32_t transfer_id, uint64_t seq) {
+  TransferState& ts = transfer(transfer_id);
+  // Completed, a NAK older than one taken, or the next packet it cuts anyway.
+  if (ts.finished || seq < ts.acked || seq == ts.cut) return;
+  ts.acked = seq;
+  const uint32_t first = ts.paths.front().front();
+  Port& p = ports_[first];
+  if (ts.unsent == 0) {  // it had cut its last packet: it injects again
+    if (p.injecting.empty()) p.ready.push_back(injection_slot(p));
+    p.injecting.push_back(transfer_id);
+    if (ts.cap > 0) ++p.capped;
+  }
+  ts.cut = seq;
+  ts.unsent = ts.total - static_cast<int64_t>(seq) * options_.mtu.count();
+  ts.rto_at = Time::max();  // set again when the last packet leaves again
+  if (seq == ts.went_back_to) {
+    ts.backoff = std::min(ts.backoff == Time::zero() ? ts.back * 2 : ts.backoff * 2, Time::s(1));
+    ts.rp.next_send = std::max(ts.rp.next_send, engine.now() + ts.backoff);
+  } else {
+    ts.backoff = Time::zero();
+  }
+  ts.went_back_to = seq;
+  try_send(engine, first);
 }
 
 uint32_t PacketNetworkModel::next_injector(const Port& p, Time now, Time& ready_at) {

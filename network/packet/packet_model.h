@@ -67,6 +67,9 @@ struct PacketModelOptions {
   // Credits (lossless by construction) or PFC's pause frames; with PFC every link's buffer must
   // cover its headroom (pfc_headroom), and Xoff = buffer_per_port - headroom.
   FlowControl flow_control = FlowControl::credits;
+  // Lossy: a sender whose last packet left this long ago without the transfer's completion
+  // reaching it goes back to the first packet the receiver has not confirmed.
+  Time retransmit_timeout = Time::us(100);
 };
 
 class PacketNetworkModel final : public NetworkModel, private sim::EventHandler {
@@ -117,7 +120,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   NetworkCounters counters() const override {
     return {.transfers = sum([](const Shard& sh) { return sh.started; }), .solves = 0, .flows = 0,
             .packets = packets_sent(), .pause_frames = pause_frames(), .paused = paused_time(),
-            .peak_ingress = peak_ingress_queue()};
+            .peak_ingress = peak_ingress_queue(), .drops = drops(), .retransmitted = retransmitted()};
   }
   // DCQCN: packets marked ECN, and CNPs the senders took.
   uint64_t ecn_marks() const { return sum([](const Shard& sh) { return sh.ecn_marks; }); }
@@ -142,6 +145,12 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   Bytes peak_ingress_queue() const { return Bytes(peak([](const Shard& sh) { return sh.peak_ingress; })); }
   // Whether `port` is paused now (a PAUSE has reached it and its RESUME has not).
   bool is_paused(topology::LinkId port) const { return ports_.at(port).paused; }
+  // Lossy: packets dropped at a full ingress buffer, NAKs the receivers sent, retransmission
+  // timeouts the senders took, and packets sent again (cut with a sequence number sent before).
+  uint64_t drops() const { return sum([](const Shard& sh) { return sh.drops; }); }
+  uint64_t naks() const { return sum([](const Shard& sh) { return sh.naks; }); }
+  uint64_t timeouts() const { return sum([](const Shard& sh) { return sh.timeouts; }); }
+  uint64_t retransmitted() const { return sum([](const Shard& sh) { return sh.retransmitted; }); }
 
   // Packet hops a transfer of `bytes` over `hops` links costs: two to three engine events each
   // (docs/packet-model.md, Speed).
@@ -162,6 +171,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     uint8_t route = 0;      // which of the transfer's routes it takes
     bool marked = false;    // ECN congestion experienced
     bool completes = false; // the last of its transfer to leave on the transfer's one last link
+    uint32_t seq = 0;       // lossy: its index in the transfer
   };
   // A DCQCN sender's state (DcqcnOptions); rates in bytes per second.
   struct ReactionPoint {
@@ -191,11 +201,27 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     int64_t unsent = 0;       // bytes not yet cut into packets
     uint64_t cut = 0;         // packets cut so far: the next takes route cut mod paths
     ReactionPoint rp;
+    // The lossy sender's: its size, the packets the receiver has confirmed (a NAK says all below
+    // it arrived), the most it has cut, when its retransmission timer fires, and whether the
+    // completion has reached it (its record is then kept, so late packets find it).
+    // Going back to the same packet again, it first waits a backoff that doubles each time, from a
+    // round trip, so that its own packets of the round before have left the buffers it overflowed.
+    int64_t total = 0;
+    uint64_t acked = 0;
+    uint64_t high = 0;
+    uint64_t went_back_to = UINT64_MAX;
+    Time backoff;
+    Time rto_at = Time::max();
+    bool finished = false;
     // Its last link's port's (with one_last_link).
     uint64_t left_last = 0;   // packets that left on the last link
     // The receiver's.
     uint64_t received = 0;    // packets arrived (counted when the routes end on several links)
     Time last_cnp_sent = Time::max();  // when it last sent a CNP
+    // Lossy: received is the next packet it takes in order; the last arrival's index, and
+    // whether a NAK is out for this round of the sender's.
+    uint64_t last_seq = 0;
+    bool nak_pending = false;
   };
   // A FIFO of packets that entered a device over one link and leave over one port.
   struct InputQueue {
@@ -255,23 +281,35 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     uint64_t pause_frames = 0;  // sent by this partition's ingress queues
     int64_t paused_ps = 0;      // this partition's ports' time paused
     int64_t peak_ingress = 0;
+    uint64_t drops = 0;
+    uint64_t naks = 0;
+    uint64_t timeouts = 0;
+    uint64_t retransmitted = 0;
   };
 
   // Event kinds, in the payload's top bits: a port finishing a packet (the port), a packet
   // arriving over a link (its fields, below), a port's paced sender becoming ready (the port), a
   // CNP or the acknowledgement reaching its sender (generation << 32 | transfer), credits reaching
-  // a link's port (the link; the bytes in aux), a PAUSE or RESUME reaching a link's port (the link).
-  static constexpr int kKindShift = 61;
+  // a link's port (the link; the bytes in aux), a PAUSE or RESUME reaching a link's port (the
+  // link), a NAK reaching its sender (seq << 32 | transfer), a sender's retransmission timer (the
+  // transfer).
+  static constexpr int kKindShift = 60;
   enum Kind : uint64_t {
-    kFinish = 0, kArrive = 1, kWake = 2, kCnp = 3, kAck = 4, kCredit = 5, kPause = 6, kResume = 7
+    kFinish = 0, kArrive = 1, kWake = 2, kCnp = 3, kAck = 4, kCredit = 5, kPause = 6, kResume = 7,
+    kNak = 8, kRto = 9
   };
   static constexpr uint64_t kFieldMask = (uint64_t{1} << kKindShift) - 1;
   static constexpr uint32_t kGenerationMask = (uint32_t{1} << 28) - 1;
   static uint64_t event(Kind kind, uint64_t fields) { return (uint64_t{kind} << kKindShift) | fields; }
-  // An arriving packet's fields: transfer (32 bits), hop (8), route (8), marked, completes; its
-  // bytes ride in the event's aux word.
-  static uint64_t encode(const Packet& p);
-  static Packet decode(uint64_t fields, uint32_t bytes);
+  // An arriving packet's fields: transfer (32 bits), hop (8), route (8), marked, completes, and
+  // when lossy its seq's low 10 bits; its bytes ride in the event's aux word, lossy in its low 21
+  // bits with the seq's high 11 above them.
+  static constexpr int kSeqLowBits = 10;
+  static constexpr int kAuxBytesBits = 21;
+  static constexpr uint64_t kMaxLossyPackets = uint64_t{1} << (kSeqLowBits + 32 - kAuxBytesBits);
+  uint64_t encode(const Packet& p) const;
+  uint32_t aux_of(const Packet& p) const;
+  Packet decode(uint64_t fields, uint32_t aux) const;
 
   void on_event(sim::Engine& engine, uint64_t payload) override;
   Shard& shard(const sim::Engine& engine);
@@ -291,6 +329,11 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // falling to Xon after one a RESUME, each an event at the link's port a frame's trip later.
   void fill_ingress(sim::Engine& engine, Shard& sh, uint32_t link, int64_t bytes);
   void drain_ingress(sim::Engine& engine, uint32_t link, int64_t bytes);
+  // Lossy: the receiver takes a packet in order or discards it, NAKing a gap once per round.
+  void receive_in_order(sim::Engine& engine, Shard& sh, const Packet& arrived);
+  // Lossy: the sender cuts its packets from `seq` on (a NAK's: back to a lost one, or past those
+  // it sent again that had arrived; or on a timeout, the last a NAK gave).
+  void go_back(sim::Engine& engine, uint32_t transfer, uint64_t seq);
   void enqueue(Shard& sh, uint32_t port, uint32_t slot, uint32_t packet);
   // How long a capped transfer's sender takes to write its next packet's bytes at its cap.
   Time capped_write_time(const TransferState& ts) const;

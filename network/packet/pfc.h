@@ -1,7 +1,9 @@
 // Link-level flow control choices of the packet model, and PFC's headroom. With `credits` a port
 // sends only with credits for its link's receive buffer (InfiniBand); with `pfc` (priority flow
 // control, IEEE 802.1Qbb, one priority) the receiver counts what its ingress queue holds and
-// sends a PAUSE frame upstream above Xoff and a RESUME below Xon (docs/packet-model.md, PFC).
+// sends a PAUSE frame upstream above Xoff and a RESUME below Xon (docs/packet-model.md, PFC);
+// `lossy` (RoCE without PFC) drops a packet that finds its ingress buffer full, and the sender
+// goes back N on the receiver's NAK or its own retransmission timeout.
 //   const Bytes need = network::pfc_headroom({.rate = Bandwidth::gbps(400), .latency = Time::us(1),
 //                                             .back_latency = Time::us(1), .pause_time = Time::ps(1280)},
 //                                            Bytes(4096));   // 100,000 + 64 + 2 x 4096 bytes
@@ -14,7 +16,7 @@
 
 namespace dtsim::network {
 
-enum class FlowControl { credits, pfc };
+enum class FlowControl { credits, pfc, lossy };
 
 // A PAUSE (or RESUME) frame: a minimum Ethernet frame.
 inline constexpr Bytes kPauseFrame{64};

@@ -230,6 +230,8 @@ network: {packet: {mtu: 4096, buffer_per_port: 32MiB}}
 TEST(Loader, PacketFlowControlIsCreditsUnlessPfcIsAsked) {
   EXPECT_EQ(load("network: {model: packet}\n").network.packet.flow_control, network::FlowControl::credits);
   EXPECT_EQ(load("network: {packet: {flow_control: pfc}}\n").network.packet.flow_control, network::FlowControl::pfc);
+  EXPECT_EQ(load("network: {packet: {flow_control: lossy}}\n").network.packet.flow_control,
+            network::FlowControl::lossy);
   EXPECT_NE(error_of("network: {packet: {flow_control: pause}}\n").find("network.packet.flow_control"),
             std::string::npos);
 }

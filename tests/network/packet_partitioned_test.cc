@@ -32,6 +32,10 @@ struct Outcome {
   uint64_t pauses = 0;
   Time paused;
   Bytes peak_ingress;
+  uint64_t drops = 0;
+  uint64_t naks = 0;
+  uint64_t timeouts = 0;
+  uint64_t retransmitted = 0;
   bool operator==(const Outcome&) const = default;
 };
 
@@ -39,7 +43,8 @@ std::ostream& operator<<(std::ostream& os, const Outcome& o) {
   return os << "fingerprint " << o.fingerprint << ", " << o.events << " events, finish " << o.finish.us()
             << " us, " << o.delivered.count() << " bytes, " << o.packets << " packets, " << o.marks
             << " marks, " << o.cnps << " CNPs, peak " << o.peak.count() << ", " << o.pauses << " pauses, "
-            << o.paused.ps() << " ps paused, peak ingress " << o.peak_ingress.count();
+            << o.paused.ps() << " ps paused, peak ingress " << o.peak_ingress.count() << ", " << o.drops
+            << " drops, " << o.naks << " NAKs, " << o.timeouts << " timeouts, " << o.retransmitted << " sent again";
 }
 
 collectives::Schedule schedule_for(const topology::Cluster& cluster, collectives::Algorithm algorithm,
@@ -83,6 +88,10 @@ Outcome run(const topology::Cluster& cluster, const collectives::Schedule& sched
   o.pauses = net.pause_frames();
   o.paused = net.paused_time();
   o.peak_ingress = net.peak_ingress_queue();
+  o.drops = net.drops();
+  o.naks = net.naks();
+  o.timeouts = net.timeouts();
+  o.retransmitted = net.retransmitted();
   return o;
 }
 
@@ -142,6 +151,21 @@ TEST(PartitionedPacketModel, PfcAllToAllIsTheSerialRun) {
   EXPECT_GT(serial.pauses, 0u);
   EXPECT_GT(serial.paused, Time::zero());
   EXPECT_LE(serial.peak_ingress, options.buffer_per_port);
+  expect_every_cut_is_serial(*cluster, schedule, options);
+}
+
+// Lossy RoCE: drops at full buffers, NAKs, timeouts and packets sent again, the same however the
+// cluster is cut.
+TEST(PartitionedPacketModel, LossyAllToAllIsTheSerialRun) {
+  const auto [cluster, schedule] = roce_all_to_all();
+  PacketModelOptions options;
+  options.flow_control = FlowControl::lossy;
+  options.buffer_per_port = Bytes::kib(16);
+  options.retransmit_timeout = Time::us(20);
+  const Outcome serial = run(*cluster, schedule, options, 0);
+  EXPECT_GT(serial.drops, 0u);
+  EXPECT_GT(serial.retransmitted, 0u);
+  EXPECT_EQ(serial.delivered, Bytes::mib(8) * (cluster->gpu_count() - 1));
   expect_every_cut_is_serial(*cluster, schedule, options);
 }
 

@@ -1,6 +1,7 @@
 // The packet model with PFC (flow_control = pfc, network/packet/pfc.h): a pause's round trip to
 // the picosecond and its overshoot to the byte, a lossless incast at the bottleneck's closed-form
-// time, and the headroom that a cable's length sets.
+// time, and the headroom that a cable's length sets. And lossy RoCE without PFC: drops at full
+// buffers, go-back-N on NAKs and timeouts, and every byte restored.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -31,6 +32,18 @@ PacketModelOptions pfc_options(Bytes buffer) {
   o.buffer_per_port = buffer;
   o.flow_control = FlowControl::pfc;
   return o;
+}
+
+// Runs `senders` transfers of `size` from GPUs 0, 1, ... into GPU `senders`, all started at time
+// zero; every one completes and every byte arrives.
+Recorder run_incast(PacketNetworkModel& net, int senders, Bytes size) {
+  sim::Engine engine;
+  Recorder r;
+  for (int i = 0; i < senders; ++i) net.start(engine, {.src_gpu = i, .dst_gpu = senders, .bytes = size}, r, i);
+  engine.run();
+  EXPECT_EQ(r.done.size(), static_cast<size_t>(senders));
+  EXPECT_EQ(net.bytes_delivered(), size * senders);
+  return r;
 }
 
 // gpu0 sends to gpu2 through gpu1 at 400 Gb/s; gpu1 forwards at 150 Gb/s, so its ingress queue
@@ -114,12 +127,7 @@ TEST(PacketPfc, SixteenToOneIncastIsLosslessAndEndsAtTheBottlenecksTime) {
   StarCluster star(senders + 1, kBw, lat);
   const Bytes buffer = PacketNetworkModel::pfc_headroom(star, 0, pfc_options(kMtu)) + Bytes::kib(64);
   PacketNetworkModel net(star, pfc_options(buffer));
-  sim::Engine engine;
-  Recorder r;
-  for (int i = 0; i < senders; ++i) net.start(engine, {.src_gpu = i, .dst_gpu = senders, .bytes = size}, r, i);
-  engine.run();
-  ASSERT_EQ(r.done.size(), static_cast<size_t>(senders));
-  EXPECT_EQ(net.bytes_delivered(), size * senders);
+  const Recorder r = run_incast(net, senders, size);
   EXPECT_EQ(net.bytes_sent_on(2 * senders + 1), size * senders);
   EXPECT_LE(net.peak_ingress_queue(), buffer);
   EXPECT_GT(net.pause_frames(), 0u);
@@ -137,14 +145,7 @@ TEST(PacketPfc, TheLeastBufferStillHoldsEveryQueue) {
   StarCluster star(senders + 1, kBw, Time::us(1));
   const Bytes buffer = PacketNetworkModel::pfc_headroom(star, 0, pfc_options(kMtu));
   PacketNetworkModel net(star, pfc_options(buffer));
-  sim::Engine engine;
-  Recorder r;
-  for (int i = 0; i < senders; ++i) {
-    net.start(engine, {.src_gpu = i, .dst_gpu = senders, .bytes = Bytes::kib(256) + Bytes(100)}, r, i);
-  }
-  engine.run();
-  ASSERT_EQ(r.done.size(), static_cast<size_t>(senders));
-  EXPECT_EQ(net.bytes_delivered(), (Bytes::kib(256) + Bytes(100)) * senders);
+  run_incast(net, senders, Bytes::kib(256) + Bytes(100));
   EXPECT_LE(net.peak_ingress_queue(), buffer);
   EXPECT_GT(net.pause_frames(), 0u);
 }
@@ -180,6 +181,85 @@ TEST(PacketPfc, HeadroomGrowsWithTheCableAndTooSmallABufferIsRefused) {
   credits.flow_control = FlowControl::credits;
   EXPECT_NO_THROW({ PacketNetworkModel net(longer, credits); });
   EXPECT_EQ(PacketNetworkModel::pfc_shortfall(longer, credits), "");
+}
+
+PacketModelOptions lossy_options(Bytes buffer) {
+  PacketModelOptions o = pfc_options(buffer);
+  o.flow_control = FlowControl::lossy;
+  return o;
+}
+
+// Where no buffer fills, nothing is dropped and a lossy fabric gives the credits' closed form:
+// S/B + 2L + one packet's store-and-forward, to the picosecond.
+TEST(PacketLossy, WithoutDropsItIsTheLosslessTime) {
+  const Time lat = Time::us(1);
+  StarCluster star(2, kBw, lat);
+  const Bytes size = Bytes::mib(4) + Bytes(1000);
+  PacketNetworkModel net(star, lossy_options(Bytes::mib(1)));
+  sim::Engine engine;
+  Recorder r;
+  net.start(engine, {.src_gpu = 0, .dst_gpu = 1, .bytes = size}, r, 0);
+  engine.run();
+  EXPECT_EQ(r.time_of(0), kBw.transfer_time(size) + lat * 2 + kMtuTime);
+  EXPECT_EQ(net.drops(), 0u);
+  EXPECT_EQ(net.naks(), 0u);
+  EXPECT_EQ(net.retransmitted(), 0u);
+  EXPECT_EQ(net.bytes_delivered(), size);
+}
+
+// 16 senders into one GPU with buffers of 8 packets per ingress link: the switch drops, the
+// receiver NAKs the gaps, the senders go back N (and on a lost tail, time out), and in the end
+// every transfer completes with every byte delivered once, in order; nothing is left in flight,
+// and no queue ever held more than its buffer. Slower than the lossless bottleneck, never faster.
+TEST(PacketLossy, RetransmissionsRestoreEveryByte) {
+  const int senders = 16;
+  const Time lat = Time::us(1);
+  const Bytes size = Bytes::kib(256) + Bytes(100);
+  const Bytes buffer(8 * 4096);
+  StarCluster star(senders + 1, kBw, lat);
+  PacketNetworkModel net(star, lossy_options(buffer));
+  const Recorder r = run_incast(net, senders, size);
+  EXPECT_EQ(net.active_transfers(), 0u);
+  EXPECT_EQ(net.packets_in_flight(), 0u);
+  EXPECT_GT(net.drops(), 0u);
+  EXPECT_GT(net.naks(), 0u);
+  EXPECT_GE(net.retransmitted(), net.drops());
+  EXPECT_LE(net.peak_ingress_queue(), buffer);
+  EXPECT_GT(net.bytes_sent_on(2 * senders + 1), size * senders);  // the down link carried repeats
+  EXPECT_GT(r.last(), kMtuTime + lat + kBw.transfer_time(size * senders) + lat);
+}
+
+// A lost tail has no later packet to reveal its gap: the sender's timer brings it back. gpu0 sends
+// 3 packets to gpu2 through gpu1, which forwards at 150 Gb/s with room for 2: the third is
+// dropped. At the timeout (from when the last packet left) the sender goes back to packet 0;
+// the third is dropped again, but the receiver answers the repeated packet 0 with NAK(2), and
+// packet 2 alone then gets through. So the transfer ends at
+//   2 s + timeout               the second round starts
+//   + s + L + s' + L            its packet 0 reaches gpu2, which sends NAK(2)
+//   + 2 L                       the NAK's way back
+//   + s + L + s' + L            packet 2 alone,
+// s and s' a packet's serialization at 400 and 150 Gb/s.
+TEST(PacketLossy, ALostTailComesBackOnTheTimeout) {
+  const Time lat = Time::us(1);
+  const Bandwidth slow = Bandwidth::gbps(150);
+  LineCluster line({{kBw, lat}, {slow, lat}});
+  PacketModelOptions o = lossy_options(Bytes(2 * 4096));
+  o.retransmit_timeout = Time::us(20);
+  PacketNetworkModel net(line, o);
+  sim::Engine engine;
+  Recorder r;
+  net.start(engine, {.src_gpu = 0, .dst_gpu = 2, .bytes = Bytes(3 * 4096)}, r, 0);
+  engine.run();
+  ASSERT_EQ(r.done.size(), 1u);
+  const Time s = kMtuTime;
+  const Time s_slow = slow.transfer_time(kMtu);
+  EXPECT_EQ(r.time_of(0), s * 4 + s_slow * 2 + lat * 6 + o.retransmit_timeout);
+  EXPECT_EQ(net.timeouts(), 1u);
+  EXPECT_EQ(net.drops(), 2u);
+  EXPECT_EQ(net.naks(), 1u);
+  EXPECT_EQ(net.retransmitted(), 4u);
+  EXPECT_EQ(net.bytes_delivered(), Bytes(3 * 4096));
+  EXPECT_EQ(net.packets_in_flight(), 0u);
 }
 
 }  // namespace

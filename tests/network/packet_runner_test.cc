@@ -122,6 +122,12 @@ TEST(PacketRunner, LossyEthernetIsRefusedButInfinibandWithoutPfcRuns) {
                                     {{"network.model", "packet"}, {"network.packet.cc", "none"},
                                      {"network.packet.ecn", "false"}, {"network.packet.pfc", "false"}});
   EXPECT_NE(refusal(roce, "network.packet.pfc").find("lossless"), std::string::npos);
+  // The lossy mode runs it: drops and go-back-N retransmission.
+  auto lossy = config::load_scenario(kScenarios + "a100-2node-roce.yaml",
+                                     {{"network.model", "packet"}, {"network.packet.cc", "none"},
+                                      {"network.packet.ecn", "false"}, {"network.packet.pfc", "false"},
+                                      {"network.packet.flow_control", "lossy"}, {"workload.max_bytes", "64KiB"}});
+  EXPECT_EQ(busbw_column(run_csv(lossy)).size(), 7u);
   // InfiniBand is lossless through its credits whatever pfc says.
   auto ib = config::load_scenario(kScenarios + "default.yaml",
                                   {{"network.model", "packet"}, {"network.packet.pfc", "false"},
