@@ -195,6 +195,10 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
       std::any_of(paths.begin(), paths.end(), [](const auto& path) { return path.size() > UINT8_MAX; })) {
     throw std::invalid_argument("packet model: a route of more than 255 links or 255 routes");
   }
+  // A lossy packet carries its index in 21 bits (encode).
+  if (options_.flow_control == FlowControl::lossy && packet_hops(t.bytes, 1, options_.mtu) > kMaxLossyPackets) {
+    throw std::invalid_argument("packet model: a lossy transfer of more than 2^21 packets");
+  }
   const uint32_t slot = sh.transfers.take();
   if (slot > kSlotMask) throw std::length_error("packet model: too many transfers in flight");
   const uint32_t id = (static_cast<uint32_t>(&sh - shards_.data()) << kSlotBits) | slot;
@@ -203,10 +207,6 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   ts.paths = std::move(paths);
   ts.unsent = t.bytes.count();
   ts.packets = packet_hops(t.bytes, 1, options_.mtu);
-  if (options_.flow_control == FlowControl::lossy && ts.packets > kMaxLossyPackets) {
-    sh.transfers.give_back(slot);
-    throw std::invalid_argument("packet model: a lossy transfer of more than 2^21 packets");
-  }
   ts.total = t.bytes.count();
   ts.acked = 0;
   ts.high = 0;

@@ -11,7 +11,9 @@
 // With flow_control = pfc the credits give way to PFC (network/packet/pfc.h): each ingress queue
 // (the receive buffer at a link's far end) counts its bytes, and above Xoff = buffer - headroom
 // its device sends a PAUSE back over the reverse link that stops the upstream port from starting
-// packets until a RESUME follows below Xon.
+// packets until a RESUME follows below Xon. With flow_control = lossy (RoCE without PFC) a packet
+// that finds that buffer full is dropped, and its transfer's sender goes back N on the
+// receiver's NAK or on its own retransmission timeout.
 // With DCQCN on (RoCE), switch egress ports mark packets ECN by their queue, the receiving NIC
 // returns congestion notifications, and each transfer's sender paces its packets at a rate that
 // falls on a notification and recovers without one (DcqcnOptions).
@@ -30,8 +32,12 @@
 //  - A transfer's sender (the source GPU): unsent, cut, its ReactionPoint (pacing, DCQCN rate),
 //    and its slot, which lives in the sender's partition and is given back when the receiver's
 //    acknowledgement arrives (a route's reverse latency after the last packet).
-//  - Ingress queue l (device to(l), PFC): its bytes and whether it has paused l's port; the port
-//    itself (device from(l)) holds whether it is paused, which only PAUSE and RESUME events set.
+//  - Ingress queue l (device to(l), PFC and lossy): its bytes and whether it has paused l's port;
+//    the port itself (device from(l)) holds whether it is paused, which only PAUSE and RESUME
+//    events set.
+//  - Lossy: the sender's go-back state (acked, high, backoff, its timer) is the source GPU's, the
+//    receiver's order (received, last_seq, nak_pending) the destination's; NAKs travel the
+//    reverse route as events, as CNPs do.
 //  - A transfer's last link's port (from(last link)): left_last, the packets that left on it.
 //  - A transfer's receiver (the destination GPU): received, last_cnp_sent (the CNP rate limit).
 //  - Immutable from start to acknowledgement, read anywhere as a packet header would carry it:
