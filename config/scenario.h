@@ -29,6 +29,8 @@ struct PacketSpec {
   // How the packet model keeps a link lossless: its receive buffer's credits, or PFC's pause
   // frames (network/packet/pfc.h).
   network::FlowControl flow_control = network::FlowControl::credits;
+  // flow_control: lossy: how long a sender waits after its last packet before going back.
+  Time retransmit_timeout = Time::us(100);
   bool ecn = true;
   std::string cc = "dcqcn";
   // DCQCN's settings (network.packet.dcqcn); `enabled` and `seed` are not read: DCQCN runs on RoCE

@@ -596,7 +596,8 @@ network::PacketModelOptions packet_options(const config::Scenario& s, const coll
                                       .buffer_per_port = p.buffer_per_port,
                                       .dcqcn = settings,
                                       .link_efficiency = collectives::link_efficiency(params, s.cluster.nic.kind),
-                                      .flow_control = p.flow_control};
+                                      .flow_control = p.flow_control,
+                                      .retransmit_timeout = p.retransmit_timeout};
   if (const std::string shortfall = network::PacketNetworkModel::pfc_shortfall(cluster, options); !shortfall.empty()) {
     throw InputError(where(s), "network.packet.buffer_per_port", shortfall);
   }

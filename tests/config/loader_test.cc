@@ -234,6 +234,9 @@ TEST(Loader, PacketFlowControlIsCreditsUnlessPfcIsAsked) {
             network::FlowControl::lossy);
   EXPECT_NE(error_of("network: {packet: {flow_control: pause}}\n").find("network.packet.flow_control"),
             std::string::npos);
+  EXPECT_EQ(load("network: {packet: {retransmit_timeout: 20us}}\n").network.packet.retransmit_timeout, Time::us(20));
+  EXPECT_NE(error_of("network: {packet: {retransmit_timeout: 0us}}\n").find("network.packet.retransmit_timeout"),
+            std::string::npos);
 }
 
 TEST(Loader, FabricLinkFollowsTheNicBandwidthUnlessGiven) {
