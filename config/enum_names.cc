@@ -115,6 +115,12 @@ EnumNames<Execution> execution_names() {
   return {{"online", Execution::online}, {"per_collective", Execution::per_collective}};
 }
 
+EnumNames<network::FlowControl> flow_control_names() {
+  return {{"credits", network::FlowControl::credits},
+          {"pfc", network::FlowControl::pfc},
+          {"lossy", network::FlowControl::lossy}};
+}
+
 EnumNames<Background> background_names() {
   return {{"none", Background::none}, {"replicas", Background::replicas}};
 }

@@ -387,6 +387,12 @@ NetworkSpec read_network(MapReader r) {
          "expected at least one MTU (" + dtsim::to_string(n.packet.mtu) + ") of buffer per port");
   }
   p.read("pfc", n.packet.pfc);
+  p.read("flow_control", n.packet.flow_control, flow_control_names());
+  p.read("retransmit_timeout", n.packet.retransmit_timeout);
+  if (n.packet.retransmit_timeout <= Time::zero()) {
+    fail(*p.node().find("retransmit_timeout"), p.key("retransmit_timeout"),
+         "expected a positive time, got " + describe(*p.node().find("retransmit_timeout")));
+  }
   p.read("ecn", n.packet.ecn);
   if (const YamlNode* cc = p.get("cc")) {
     n.packet.cc = std::string(to_preset(*cc, p.key("cc"), {"dcqcn", "none"}));

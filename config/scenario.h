@@ -10,6 +10,7 @@
 #include "collectives/collective.h"
 #include "network/flow/flow_model.h"
 #include "network/packet/dcqcn.h"
+#include "network/packet/pfc.h"
 #include "sim/units.h"
 #include "topology/cluster_spec.h"
 #include "workloads/jobs.h"
@@ -25,6 +26,11 @@ struct PacketSpec {
   Bytes mtu{4096};
   Bytes buffer_per_port = Bytes::mib(32);
   bool pfc = true;
+  // How the packet model keeps a link lossless: its receive buffer's credits, or PFC's pause
+  // frames (network/packet/pfc.h).
+  network::FlowControl flow_control = network::FlowControl::credits;
+  // flow_control: lossy: how long a sender waits after its last packet before going back.
+  Time retransmit_timeout = Time::us(100);
   bool ecn = true;
   std::string cc = "dcqcn";
   // DCQCN's settings (network.packet.dcqcn); `enabled` and `seed` are not read: DCQCN runs on RoCE

@@ -6,6 +6,7 @@
 //   model.start(engine, {.src_gpu = 0, .dst_gpu = 8, .bytes = Bytes::mib(4)}, handler, tag);
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -106,11 +107,24 @@ struct NetworkCounters {
   uint64_t solves = 0;
   uint64_t flows = 0;
   uint64_t packets = 0;
+  // The packet model's PFC (network/packet/pfc.h): PAUSE frames sent, time ports spent paused
+  // (summed over ports), the most bytes an ingress queue held; zero with credits.
+  uint64_t pause_frames = 0;
+  Time paused{};
+  Bytes peak_ingress{};
+  // Its lossy mode: packets dropped at full buffers, and packets sent again.
+  uint64_t drops = 0;
+  uint64_t retransmitted = 0;
   NetworkCounters& operator+=(const NetworkCounters& o) {
     transfers += o.transfers;
     solves += o.solves;
     flows += o.flows;
     packets += o.packets;
+    pause_frames += o.pause_frames;
+    paused += o.paused;
+    peak_ingress = std::max(peak_ingress, o.peak_ingress);
+    drops += o.drops;
+    retransmitted += o.retransmitted;
     return *this;
   }
 };

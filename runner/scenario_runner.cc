@@ -93,10 +93,14 @@ void require_supported_model(const config::Scenario& s) {
   }
   if (s.network.model != config::NetworkModelKind::packet) return;
   const config::PacketSpec& p = s.network.packet;
-  if (!p.pfc && s.cluster.nic.kind != topology::NicKind::infiniband) {
+  if (!p.pfc && s.cluster.nic.kind != topology::NicKind::infiniband && p.flow_control != network::FlowControl::lossy) {
     throw InputError(where(s), "network.packet.pfc",
-                     "a lossy fabric (drops and retransmission) is not modelled; the packet model is "
-                     "lossless, expected true");
+                     "a lossy fabric (drops and go-back-N retransmission) runs with network.packet.flow_control: "
+                     "lossy; with credits or pfc the packet model is lossless, expected true");
+  }
+  if (!p.pfc && p.flow_control == network::FlowControl::pfc) {
+    throw InputError(where(s), "network.packet.flow_control",
+                     "pfc runs priority flow control, which network.packet.pfc: false turns off; expected credits");
   }
 }
 
@@ -578,17 +582,24 @@ NetworkRun run_sweep_on_flows(const config::Scenario& s, const collectives::Anal
 
 // DCQCN runs where RoCE runs it: on RoCE NICs with ECN marking and cc: dcqcn (the defaults).
 // Links serialize at the share of line rate NCCL's traffic reaches, as on flows.
-network::PacketModelOptions packet_options(const config::Scenario& s,
-                                           const collectives::ModelParameters& params) {
+// With PFC every link's buffer must cover its headroom, or the run is refused in one line.
+network::PacketModelOptions packet_options(const config::Scenario& s, const collectives::ModelParameters& params,
+                                           const topology::Cluster& cluster) {
   const config::PacketSpec& p = s.network.packet;
   const bool dcqcn = s.cluster.nic.kind == topology::NicKind::roce && p.ecn && p.cc == "dcqcn";
   network::DcqcnOptions settings = p.dcqcn;
   settings.enabled = dcqcn;
   settings.seed = s.seed;
-  return {.mtu = p.mtu,
-          .buffer_per_port = p.buffer_per_port,
-          .dcqcn = settings,
-          .link_efficiency = collectives::link_efficiency(params, s.cluster.nic.kind)};
+  network::PacketModelOptions options{.mtu = p.mtu,
+                                      .buffer_per_port = p.buffer_per_port,
+                                      .dcqcn = settings,
+                                      .link_efficiency = collectives::link_efficiency(params, s.cluster.nic.kind),
+                                      .flow_control = p.flow_control,
+                                      .retransmit_timeout = p.retransmit_timeout};
+  if (const std::string shortfall = network::PacketNetworkModel::pfc_shortfall(cluster, options); !shortfall.empty()) {
+    throw InputError(where(s), "network.packet.buffer_per_port", shortfall);
+  }
+  return options;
 }
 
 // The packet model runs the same schedules as the flow model, packet by packet; a sweep whose
@@ -599,9 +610,9 @@ NetworkRun run_sweep_on_packets(const config::Scenario& s, const collectives::An
   if (rows.empty()) return {};
   auto cluster = topology::build_cluster(s.cluster);
   SweepCost cost = plan_sweep(s, model, *cluster, rows, control);
+  const network::PacketModelOptions options = packet_options(s, model.parameters(), *cluster);
   const RowNetwork make_net = [&]() -> std::unique_ptr<network::NetworkModel> {
-    return std::make_unique<network::PacketNetworkModel>(*cluster,
-                                                         packet_options(s, model.parameters()));
+    return std::make_unique<network::PacketNetworkModel>(*cluster, options);
   };
   return run_sweep_on_network(s, rows, make_net, *cluster, control, links, std::move(cost.plans));
 }
@@ -715,7 +726,8 @@ bool runs_online(const config::Scenario& s) {
          (s.network.model == config::NetworkModelKind::flow && s.network.execution == config::Execution::online);
 }
 
-network::PacketModelOptions packet_options(const config::Scenario& s, const collectives::ModelParameters& params);
+network::PacketModelOptions packet_options(const config::Scenario& s, const collectives::ModelParameters& params,
+                                           const topology::Cluster& cluster);
 network::FlowModelOptions flow_options(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model);
 
 // What an online run holds per op of every rank, a bound from measured peaks (bench/README.md,
@@ -792,7 +804,7 @@ std::unique_ptr<network::NetworkModel> online_network_model(const config::Scenar
                                                             const collectives::AnalyticalCollectiveModel& model,
                                                             const topology::Cluster& cluster) {
   if (s.network.model == config::NetworkModelKind::packet) {
-    return std::make_unique<network::PacketNetworkModel>(cluster, packet_options(s, model.parameters()));
+    return std::make_unique<network::PacketNetworkModel>(cluster, packet_options(s, model.parameters(), cluster));
   }
   return std::make_unique<network::FlowNetworkModel>(cluster, flow_options(s, model));
 }
@@ -1363,9 +1375,18 @@ void print_stats(const RunStats& st, std::chrono::steady_clock::time_point start
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  // PFC's counters, or the lossy mode's, on a run with flow_control: pfc or lossy only (an ingress
+  // queue held something).
+  const std::string pfc =
+      st.net.peak_ingress.count() > 0
+          ? fmt::format(", {} PFC pauses, {:.3f} us paused over all ports, {} packets dropped, {} sent again, "
+                        "peak ingress queue {} bytes",
+                        st.net.pause_frames, st.net.paused.us(), st.net.drops, st.net.retransmitted,
+                        st.net.peak_ingress.count())
+          : std::string();
   std::cerr << fmt::format("simulate: stats: {} engine events, {} transfers, {} max-min solves of {} flows, {} "
-                           "packet hops; peak memory {:.0f} MiB; wall {:.3f} s{}\n",
-                           st.events, st.net.transfers, st.net.solves, st.net.flows, st.net.packets,
+                           "packet hops{}; peak memory {:.0f} MiB; wall {:.3f} s{}\n",
+                           st.events, st.net.transfers, st.net.solves, st.net.flows, st.net.packets, pfc,
                            static_cast<double>(usage.ru_maxrss) / 1024.0, wall,
                            wall > 0 && st.events > 0 ? fmt::format(" ({:.3g} events/s)", static_cast<double>(st.events) / wall)
                                                      : std::string());

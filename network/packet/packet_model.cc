@@ -10,6 +10,14 @@
 #include "network/free_list.h"
 
 namespace dtsim::network {
+namespace {
+
+// The rate a link's port serializes at: line rate at the options' efficiency.
+Bandwidth port_rate(const topology::Link& link, const PacketModelOptions& options) {
+  return Bandwidth::bytes_per_s(link.bandwidth.bytes_per_s() * options.link_efficiency.of(link.kind));
+}
+
+}  // namespace
 
 PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketModelOptions options)
     : cluster_(cluster), options_(options) {
@@ -45,8 +53,7 @@ PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketM
   in_degree_.assign(cluster_.devices().size(), 0);
   for (size_t l = 0; l < links.size(); ++l) {
     Port& p = ports_[l];
-    p.bandwidth = Bandwidth::bytes_per_s(links[l].bandwidth.bytes_per_s() *
-                                         options_.link_efficiency.of(links[l].kind));
+    p.bandwidth = port_rate(links[l], options_);
     p.latency = links[l].latency;
     p.mtu_time = p.bandwidth.transfer_time(options_.mtu);
     p.site = links[l].from;
@@ -55,6 +62,59 @@ PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketM
     // A stream per port, so that a port's marks depend on its own queue's history alone.
     rngs_.emplace_back(options_.dcqcn.seed, sim::stream_id("dcqcn-marking") + l);
   }
+  if (options_.flow_control == FlowControl::pfc) {
+    if (const std::string shortfall = pfc_shortfall(cluster_, options_); !shortfall.empty()) {
+      throw std::invalid_argument("packet model: " + shortfall);
+    }
+    const int64_t buffer = options_.buffer_per_port.count();
+    const int64_t mtu = options_.mtu.count();
+    ingress_.resize(links.size());
+    for (size_t l = 0; l < links.size(); ++l) {
+      IngressQueue& q = ingress_[l];
+      q.xoff = buffer - pfc_headroom(cluster_, static_cast<topology::LinkId>(l), options_).count();
+      // Two packets of hysteresis, so that a queue near Xoff does not pause at every packet.
+      q.xon = std::max<int64_t>(0, q.xoff - 2 * mtu);
+      q.back = ports_[l ^ 1].latency + ports_[l ^ 1].bandwidth.transfer_time(kPauseFrame);
+    }
+  }
+  if (options_.flow_control == FlowControl::lossy) {
+    if (options_.mtu.count() >= (int64_t{1} << kAuxBytesBits) || options_.retransmit_timeout <= Time::zero()) {
+      throw std::invalid_argument("packet model: lossy needs an mtu below 2 MiB and a positive retransmit timeout");
+    }
+    ingress_.resize(links.size());
+  }
+}
+
+Bytes PacketNetworkModel::pfc_headroom(const topology::Cluster& cluster, topology::LinkId link,
+                                       const PacketModelOptions& options) {
+  const topology::Link& there = cluster.link(link);
+  const topology::Link& back = cluster.link(link ^ 1);
+  return network::pfc_headroom({.rate = port_rate(there, options),
+                                .latency = there.latency,
+                                .back_latency = back.latency,
+                                .pause_time = port_rate(back, options).transfer_time(kPauseFrame)},
+                               options.mtu);
+}
+
+std::string PacketNetworkModel::pfc_shortfall(const topology::Cluster& cluster, const PacketModelOptions& options) {
+  if (options.flow_control != FlowControl::pfc) return {};
+  const auto links = cluster.links();
+  for (size_t l = 0; l < links.size(); ++l) {
+    const topology::Link& link = links[l];
+    const std::string name = "link " + std::to_string(l) + " (" + cluster.device(link.from).name + " -> " +
+                             cluster.device(link.to).name + ", " + to_string(link.latency) + ", " +
+                             to_string_bits(port_rate(link, options)) + ")";
+    if (port_rate(cluster.link(static_cast<topology::LinkId>(l ^ 1)), options).is_zero()) {
+      return "PFC: " + name + " has no reverse bandwidth to carry its pause frames";
+    }
+    const Bytes need = pfc_headroom(cluster, static_cast<topology::LinkId>(l), options);
+    if (options.buffer_per_port < need) {
+      return "PFC: " + name + " needs a buffer of at least " + std::to_string(need.count()) +
+             " bytes, its headroom (rate x (latency there and back + a 64-byte pause frame) + 2 x mtu); "
+             "buffer_per_port is " + std::to_string(options.buffer_per_port.count()) + " bytes";
+    }
+  }
+  return {};
 }
 
 void PacketNetworkModel::set_partitions(uint32_t partitions) {
@@ -87,19 +147,29 @@ PacketNetworkModel::Shard& PacketNetworkModel::shard(const sim::Engine& engine) 
   return shards_[p];
 }
 
-uint64_t PacketNetworkModel::encode(const Packet& p) {
+uint64_t PacketNetworkModel::encode(const Packet& p) const {
+  const uint64_t seq_low = options_.flow_control == FlowControl::lossy ? p.seq & ((1U << kSeqLowBits) - 1) : 0;
   return uint64_t{p.transfer} | (uint64_t{p.hop} << 32) | (uint64_t{p.route} << 40) |
-         (uint64_t{p.marked} << 48) | (uint64_t{p.completes} << 49);
+         (uint64_t{p.marked} << 48) | (uint64_t{p.completes} << 49) | (seq_low << 50);
 }
 
-PacketNetworkModel::Packet PacketNetworkModel::decode(uint64_t fields, uint32_t bytes) {
+uint32_t PacketNetworkModel::aux_of(const Packet& p) const {
+  if (options_.flow_control != FlowControl::lossy) return p.bytes;
+  return p.bytes | ((p.seq >> kSeqLowBits) << kAuxBytesBits);
+}
+
+PacketNetworkModel::Packet PacketNetworkModel::decode(uint64_t fields, uint32_t aux) const {
+  const bool lossy = options_.flow_control == FlowControl::lossy;
   return Packet{.transfer = static_cast<uint32_t>(fields),
-                .bytes = bytes,
+                .bytes = lossy ? aux & ((1U << kAuxBytesBits) - 1) : aux,
                 .next = kNone,
                 .hop = static_cast<uint8_t>(fields >> 32),
                 .route = static_cast<uint8_t>(fields >> 40),
                 .marked = ((fields >> 48) & 1) != 0,
-                .completes = ((fields >> 49) & 1) != 0};
+                .completes = ((fields >> 49) & 1) != 0,
+                .seq = lossy ? static_cast<uint32_t>((fields >> 50) & ((1U << kSeqLowBits) - 1)) |
+                                   ((aux >> kAuxBytesBits) << kSeqLowBits)
+                             : 0};
 }
 
 void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done,
@@ -125,6 +195,10 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
       std::any_of(paths.begin(), paths.end(), [](const auto& path) { return path.size() > UINT8_MAX; })) {
     throw std::invalid_argument("packet model: a route of more than 255 links or 255 routes");
   }
+  // A lossy packet carries its index in 21 bits (encode).
+  if (options_.flow_control == FlowControl::lossy && packet_hops(t.bytes, 1, options_.mtu) > kMaxLossyPackets) {
+    throw std::invalid_argument("packet model: a lossy transfer of more than 2^21 packets");
+  }
   const uint32_t slot = sh.transfers.take();
   if (slot > kSlotMask) throw std::length_error("packet model: too many transfers in flight");
   const uint32_t id = (static_cast<uint32_t>(&sh - shards_.data()) << kSlotBits) | slot;
@@ -133,6 +207,15 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   ts.paths = std::move(paths);
   ts.unsent = t.bytes.count();
   ts.packets = packet_hops(t.bytes, 1, options_.mtu);
+  ts.total = t.bytes.count();
+  ts.acked = 0;
+  ts.high = 0;
+  ts.rto_at = Time::max();
+  ts.finished = false;
+  ts.went_back_to = UINT64_MAX;
+  ts.backoff = Time::zero();
+  ts.last_seq = 0;
+  ts.nak_pending = false;
   ts.cut = 0;
   ts.left_last = 0;
   ts.received = 0;
@@ -177,9 +260,12 @@ uint32_t PacketNetworkModel::new_packet(Shard& sh, uint32_t transfer_id, uint32_
   const uint32_t id = take_free(sh.packets, sh.free_packets);
   TransferState& ts = transfer(transfer_id);
   // Oblivious spraying: the transfer's packets take its routes in turn.
+  const auto seq = static_cast<uint32_t>(ts.cut);
   const auto route = static_cast<uint8_t>(ts.cut++ % ts.paths.size());
-  sh.packets[id] = Packet{transfer_id, bytes, kNone, 0, route, false, false};
+  sh.packets[id] = Packet{transfer_id, bytes, kNone, 0, route, false, false, seq};
   ++sh.injected;
+  if (seq < ts.high) ++sh.retransmitted;
+  ts.high = std::max(ts.high, ts.cut);
   return id;
 }
 
@@ -203,9 +289,11 @@ void PacketNetworkModel::enqueue(Shard& sh, uint32_t port, uint32_t slot, uint32
 
 void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
   Port& p = ports_[port];
-  if (p.busy || p.ready.empty()) return;
+  // A paused port finishes the packet on its serializer but starts no other.
+  if (p.busy || p.paused || p.ready.empty()) return;
   Shard& sh = shard(engine);
   const int64_t buffer = options_.buffer_per_port.count();
+  const bool credits = options_.flow_control == FlowControl::credits;
   const uint32_t inject = injection_slot(p);
   Time ready_at = Time::max();  // the earliest a paced sender here may inject
   for (size_t k = 0; k < p.ready.size(); ++k) {
@@ -218,17 +306,17 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
     uint32_t chosen = 0;  // with slot == inject: the index into p.injecting that sends
     if (slot == inject) {
       chosen = static_cast<uint32_t>(p.inject_next);
-      if (options_.dcqcn.enabled || p.capped > 0) {
+      if (options_.dcqcn.enabled || p.capped > 0 || options_.flow_control == FlowControl::lossy) {
         chosen = next_injector(p, engine.now(), ready_at);
         if (chosen == kNone) continue;  // every sender here waits on its rate limiter
       }
       const TransferState& ts = transfer(p.injecting[chosen]);
       bytes = static_cast<uint32_t>(std::min(ts.unsent, options_.mtu.count()));
-      credited = ts.paths[ts.cut % ts.paths.size()].size() > 1;  // the route of the packet cut next
+      credited = credits && ts.paths[ts.cut % ts.paths.size()].size() > 1;  // the route of the packet cut next
     } else {
       const Packet& head = sh.packets[p.inputs[slot].head];
       bytes = head.bytes;
-      credited = next_port(head) != kNone;
+      credited = credits && next_port(head) != kNone;
     }
     if (credited && p.credits_used + bytes > buffer) continue;  // a credit's arrival retries
 
@@ -248,6 +336,11 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
       if (ts.unsent == 0) {
         p.injecting.erase(p.injecting.begin() + static_cast<std::ptrdiff_t>(chosen));
         if (ts.cap > 0) --p.capped;
+        // Lossy: the last packet is out; without the completion by then, the sender goes back.
+        if (options_.flow_control == FlowControl::lossy) {
+          ts.rto_at = engine.now() + options_.retransmit_timeout;
+          engine.schedule_at_site(ts.rto_at, p.site, *this, event(kRto, t));
+        }
       } else {
         ++p.inject_next;
       }
@@ -307,6 +400,11 @@ void PacketNetworkModel::on_event(sim::Engine& engine, uint64_t payload) {
       return;
     }
     case kAck: {
+      if (options_.flow_control == FlowControl::lossy) {
+        // Packets sent again may still be on their way to the receiver: the record stays.
+        transfer(id).finished = true;
+        return;
+      }
       // Every packet has arrived and nothing more comes back for it: the sender's slot is free.
       ++transfer(id).generation;
       shards_[id >> kSlotBits].transfers.give_back(id & kSlotMask);
@@ -316,6 +414,24 @@ void PacketNetworkModel::on_event(sim::Engine& engine, uint64_t payload) {
       ports_[id].credits_used -= engine.aux();
       try_send(engine, id);
       return;
+    case kPause:
+      ports_[id].paused = true;
+      ports_[id].paused_since = engine.now();
+      return;
+    case kResume:
+      ports_[id].paused = false;
+      shard(engine).paused_ps += (engine.now() - ports_[id].paused_since).ps();
+      try_send(engine, id);
+      return;
+    case kNak: go_back(engine, id, fields >> 32); return;
+    case kRto: {
+      TransferState& ts = transfer(id);
+      if (ts.finished || ts.rto_at != engine.now()) return;  // completed, or the timer was set again
+      ts.rto_at = Time::max();
+      ++shard(engine).timeouts;
+      go_back(engine, id, ts.acked);
+      return;
+    }
     default: throw std::logic_error("packet model: an event of no kind");
   }
 }
@@ -329,13 +445,37 @@ void PacketNetworkModel::finish_transmit(sim::Engine& engine, uint32_t port) {
   p.on_wire = kNone;
   p.bytes_sent += pk.bytes;
   // The packet has left the receive buffer of the link it came over (its last byte is out, as
-  // store-and-forward frees it): the credits go back to that link's port. An injected packet
-  // waited in host memory and took none.
+  // store-and-forward frees it): the credits go back to that link's port, or with PFC the ingress
+  // queue drains. An injected packet waited in host memory and took none.
   const uint32_t came_over = pk.hop > 0 ? transfer(pk.transfer).paths[pk.route][pk.hop - 1U] : kNone;
   const int64_t bytes = pk.bytes;
   depart(engine, sh, port, packet);
   try_send(engine, port);
-  if (came_over != kNone) return_credits(engine, came_over, bytes);
+  if (came_over == kNone) return;
+  if (options_.flow_control != FlowControl::credits) {
+    drain_ingress(engine, came_over, bytes);
+  } else {
+    return_credits(engine, came_over, bytes);
+  }
+}
+
+void PacketNetworkModel::fill_ingress(sim::Engine& engine, Shard& sh, uint32_t link, int64_t bytes) {
+  IngressQueue& q = ingress_[link];
+  q.bytes += bytes;
+  sh.peak_ingress = std::max(sh.peak_ingress, q.bytes);
+  if (options_.flow_control != FlowControl::pfc || q.pausing || q.bytes <= q.xoff) return;
+  q.pausing = true;
+  ++sh.pause_frames;
+  engine.schedule_at_site(engine.now() + q.back, ports_[link].site, *this, event(kPause, link));
+}
+
+void PacketNetworkModel::drain_ingress(sim::Engine& engine, uint32_t link, int64_t bytes) {
+  IngressQueue& q = ingress_[link];
+  q.bytes -= bytes;
+  if (!q.pausing || q.bytes > q.xon) return;
+  q.pausing = false;
+  // The same trip as the PAUSE's, sent later by the same device: it arrives after it.
+  engine.schedule_at_site(engine.now() + q.back, ports_[link].site, *this, event(kResume, link));
 }
 
 void PacketNetworkModel::return_credits(sim::Engine& engine, uint32_t link, int64_t bytes) {
@@ -351,7 +491,7 @@ void PacketNetworkModel::depart(sim::Engine& engine, Shard& sh, uint32_t link, u
   // link, its packets arrive in the order they leave on it, so the last to leave completes the
   // transfer: any other that sends no CNP is counted delivered now, with no event.
   const bool last_link = size_t{pk.hop} + 1 == ts.paths[pk.route].size();
-  if (ts.one_last_link && last_link) {
+  if (ts.one_last_link && last_link && options_.flow_control != FlowControl::lossy) {
     pk.completes = ++ts.left_last == ts.packets;
     if (!pk.completes && !pk.marked) {
       sh.delivered += pk.bytes;
@@ -362,7 +502,7 @@ void PacketNetworkModel::depart(sim::Engine& engine, Shard& sh, uint32_t link, u
   }
   // The packet travels as its arrival event; the device it reaches holds it next.
   engine.schedule_at_site(engine.now() + ports_[link].latency, cluster_.link(link).to, *this,
-                          event(kArrive, encode(pk)), pk.bytes);
+                          event(kArrive, encode(pk)), aux_of(pk));
   sh.free_packets.push_back(packet);
 }
 
@@ -374,12 +514,20 @@ void PacketNetworkModel::arrive(sim::Engine& engine, const Packet& arrived) {
   const size_t hop = size_t{arrived.hop} + 1;
   if (hop < path.size()) {
     const uint32_t port = path[hop];
+    // Lossy: a packet that finds the buffer of the link it came over full is dropped.
+    if (options_.flow_control == FlowControl::lossy &&
+        ingress_[over].bytes + arrived.bytes > options_.buffer_per_port.count()) {
+      ++sh.drops;
+      ++sh.landed;
+      return;
+    }
     const uint32_t packet = take_free(sh.packets, sh.free_packets);
     Packet& pk = sh.packets[packet];
     pk = arrived;
     pk.hop = static_cast<uint8_t>(hop);
     ports_[port].queued += pk.bytes;
     sh.peak_queued = std::max(sh.peak_queued, ports_[port].queued);
+    if (options_.flow_control != FlowControl::credits) fill_ingress(engine, sh, over, pk.bytes);
     if (options_.dcqcn.enabled && !pk.marked && marks_[port] && mark(port)) {
       pk.marked = true;
       ++sh.ecn_marks;
@@ -391,6 +539,10 @@ void PacketNetworkModel::arrive(sim::Engine& engine, const Packet& arrived) {
     return;
   }
   if (arrived.marked) notify(engine, arrived.transfer);
+  if (options_.flow_control == FlowControl::lossy) {
+    receive_in_order(engine, sh, arrived);
+    return;
+  }
   // With one last link, its port marked the last packet to leave on it, which arrives last;
   // otherwise the receiver counts every packet.
   const bool complete = ts.one_last_link ? arrived.completes : ++ts.received == ts.packets;
@@ -402,6 +554,57 @@ void PacketNetworkModel::arrive(sim::Engine& engine, const Packet& arrived) {
   // The acknowledgement frees the sender's slot, a reverse route's latency from now.
   engine.schedule_at_site(engine.now() + ts.back, ports_[path.front()].site, *this,
                           event(kAck, arrived.transfer));
+}
+
+void PacketNetworkModel::receive_in_order(sim::Engine& engine, Shard& sh, const Packet& arrived) {
+  TransferState& ts = transfer(arrived.transfer);
+  ++sh.landed;
+  const uint64_t seq = arrived.seq;
+  const bool new_round = seq <= ts.last_seq;  // the sender has gone back since the last arrival
+  ts.last_seq = seq;
+  if (seq == ts.received) {
+    ++ts.received;
+    ts.nak_pending = false;
+    sh.delivered += arrived.bytes;
+    if (ts.received < ts.packets) return;
+    ++sh.completed;
+    const uint32_t first = ts.paths.front().front();
+    engine.schedule_in(Time::zero(), *ts.done, ts.payload);
+    engine.schedule_at_site(engine.now() + ts.back, ports_[first].site, *this, event(kAck, arrived.transfer));
+    return;
+  }
+  // A gap (go-back-N discards what follows it), or a packet sent again after it had arrived: the
+  // NAK says where the sender is to go on from, once a round of the sender's.
+  if (ts.nak_pending && !new_round) return;
+  ts.nak_pending = true;
+  ++sh.naks;
+  engine.schedule_at_site(engine.now() + ts.back, ports_[ts.paths.front().front()].site, *this,
+                          event(kNak, (ts.received << 32) | arrived.transfer));
+}
+
+void PacketNetworkModel::go_back(sim::Engine& engine, uint32_t transfer_id, uint64_t seq) {
+  TransferState& ts = transfer(transfer_id);
+  // Completed, a NAK older than one taken, or the next packet it cuts anyway.
+  if (ts.finished || seq < ts.acked || seq == ts.cut) return;
+  ts.acked = seq;
+  const uint32_t first = ts.paths.front().front();
+  Port& p = ports_[first];
+  if (ts.unsent == 0) {  // it had cut its last packet: it injects again
+    if (p.injecting.empty()) p.ready.push_back(injection_slot(p));
+    p.injecting.push_back(transfer_id);
+    if (ts.cap > 0) ++p.capped;
+  }
+  ts.cut = seq;
+  ts.unsent = ts.total - static_cast<int64_t>(seq) * options_.mtu.count();
+  ts.rto_at = Time::max();  // set again when the last packet leaves again
+  if (seq == ts.went_back_to) {
+    ts.backoff = std::min(ts.backoff == Time::zero() ? ts.back * 2 : ts.backoff * 2, Time::s(1));
+    ts.rp.next_send = std::max(ts.rp.next_send, engine.now() + ts.backoff);
+  } else {
+    ts.backoff = Time::zero();
+  }
+  ts.went_back_to = seq;
+  try_send(engine, first);
 }
 
 uint32_t PacketNetworkModel::next_injector(const Port& p, Time now, Time& ready_at) {

@@ -8,6 +8,12 @@
 // back over the reverse link, a latency after the packet has left that buffer. An output port
 // serves its input ports round robin. A transfer completes when its last packet arrives. Pick it
 // with `--model packet`.
+// With flow_control = pfc the credits give way to PFC (network/packet/pfc.h): each ingress queue
+// (the receive buffer at a link's far end) counts its bytes, and above Xoff = buffer - headroom
+// its device sends a PAUSE back over the reverse link that stops the upstream port from starting
+// packets until a RESUME follows below Xon. With flow_control = lossy (RoCE without PFC) a packet
+// that finds that buffer full is dropped, and its transfer's sender goes back N on the
+// receiver's NAK or on its own retransmission timeout.
 // With DCQCN on (RoCE), switch egress ports mark packets ECN by their queue, the receiving NIC
 // returns congestion notifications, and each transfer's sender paces its packets at a rate that
 // falls on a notification and recovers without one (DcqcnOptions).
@@ -26,6 +32,12 @@
 //  - A transfer's sender (the source GPU): unsent, cut, its ReactionPoint (pacing, DCQCN rate),
 //    and its slot, which lives in the sender's partition and is given back when the receiver's
 //    acknowledgement arrives (a route's reverse latency after the last packet).
+//  - Ingress queue l (device to(l), PFC and lossy): its bytes and whether it has paused l's port;
+//    the port itself (device from(l)) holds whether it is paused, which only PAUSE and RESUME
+//    events set.
+//  - Lossy: the sender's go-back state (acked, high, backoff, its timer) is the source GPU's, the
+//    receiver's order (received, last_seq, nak_pending) the destination's; NAKs travel the
+//    reverse route as events, as CNPs do.
 //  - A transfer's last link's port (from(last link)): left_last, the packets that left on it.
 //  - A transfer's receiver (the destination GPU): received, last_cnp_sent (the CNP rate limit).
 //  - Immutable from start to acknowledgement, read anywhere as a packet header would carry it:
@@ -38,10 +50,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <string>
 #include <vector>
 
 #include "network/network_model.h"
 #include "network/packet/dcqcn.h"
+#include "network/packet/pfc.h"
 #include "sim/rng.h"
 #include "sim/stable_pool.h"
 #include "topology/cluster.h"
@@ -56,13 +70,20 @@ struct PacketModelOptions {
   DcqcnOptions dcqcn;
   // Ports serialize at line rate x this (NetworkModel's LinkEfficiency).
   LinkEfficiency link_efficiency;
+  // Credits (lossless by construction) or PFC's pause frames; with PFC every link's buffer must
+  // cover its headroom (pfc_headroom), and Xoff = buffer_per_port - headroom.
+  FlowControl flow_control = FlowControl::credits;
+  // Lossy: a sender whose last packet left this long ago without the transfer's completion
+  // reaching it goes back to the first packet the receiver has not confirmed.
+  Time retransmit_timeout = Time::us(100);
 };
 
 class PacketNetworkModel final : public NetworkModel, private sim::EventHandler {
  public:
   // `cluster` must outlive the model. The model is the handler of its own events, so it neither
   // copies nor moves. Throws std::invalid_argument when mtu is not positive, a buffer cannot
-  // hold one mtu, or the links do not come in pairs (l, l ^ 1) of the two directions.
+  // hold one mtu, the links do not come in pairs (l, l ^ 1) of the two directions, or (PFC) a
+  // link's buffer is below its headroom (pfc_shortfall's line).
   PacketNetworkModel(const topology::Cluster& cluster, PacketModelOptions options = {});
   PacketNetworkModel(const PacketNetworkModel&) = delete;
   PacketNetworkModel& operator=(const PacketNetworkModel&) = delete;
@@ -104,13 +125,38 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   uint64_t packets_sent() const { return sum([](const Shard& sh) { return sh.packets_sent; }); }
   NetworkCounters counters() const override {
     return {.transfers = sum([](const Shard& sh) { return sh.started; }), .solves = 0, .flows = 0,
-            .packets = packets_sent()};
+            .packets = packets_sent(), .pause_frames = pause_frames(), .paused = paused_time(),
+            .peak_ingress = peak_ingress_queue(), .drops = drops(), .retransmitted = retransmitted()};
   }
   // DCQCN: packets marked ECN, and CNPs the senders took.
   uint64_t ecn_marks() const { return sum([](const Shard& sh) { return sh.ecn_marks; }); }
   // Packets marked ECN at one switch egress port.
   uint64_t ecn_marks_at(topology::LinkId port) const { return ports_.at(port).marked; }
   uint64_t cnps() const { return sum([](const Shard& sh) { return sh.cnps; }); }
+
+  // PFC: the headroom `link`'s ingress buffer needs (network/packet/pfc.h), from its rate at the
+  // options' efficiency, its latency and its reverse link's.
+  static Bytes pfc_headroom(const topology::Cluster& cluster, topology::LinkId link,
+                            const PacketModelOptions& options);
+  // PFC: one line naming the first link (by id) whose buffer_per_port is below its headroom and
+  // how much it needs; empty when every link's buffer covers it, or with credits.
+  static std::string pfc_shortfall(const topology::Cluster& cluster, const PacketModelOptions& options);
+  // PFC: PAUSE frames the ingress queues sent (each is followed by one RESUME), the time ports
+  // spent paused (summed over ports, a pause counted once it has been resumed), and the most
+  // bytes any ingress queue has held (never above buffer_per_port when the headroom holds).
+  uint64_t pause_frames() const { return sum([](const Shard& sh) { return sh.pause_frames; }); }
+  Time paused_time() const {
+    return Time::ps(static_cast<int64_t>(sum([](const Shard& sh) { return sh.paused_ps; })));
+  }
+  Bytes peak_ingress_queue() const { return Bytes(peak([](const Shard& sh) { return sh.peak_ingress; })); }
+  // Whether `port` is paused now (a PAUSE has reached it and its RESUME has not).
+  bool is_paused(topology::LinkId port) const { return ports_.at(port).paused; }
+  // Lossy: packets dropped at a full ingress buffer, NAKs the receivers sent, retransmission
+  // timeouts the senders took, and packets sent again (cut with a sequence number sent before).
+  uint64_t drops() const { return sum([](const Shard& sh) { return sh.drops; }); }
+  uint64_t naks() const { return sum([](const Shard& sh) { return sh.naks; }); }
+  uint64_t timeouts() const { return sum([](const Shard& sh) { return sh.timeouts; }); }
+  uint64_t retransmitted() const { return sum([](const Shard& sh) { return sh.retransmitted; }); }
 
   // Packet hops a transfer of `bytes` over `hops` links costs: two to three engine events each
   // (docs/packet-model.md, Speed).
@@ -131,6 +177,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     uint8_t route = 0;      // which of the transfer's routes it takes
     bool marked = false;    // ECN congestion experienced
     bool completes = false; // the last of its transfer to leave on the transfer's one last link
+    uint32_t seq = 0;       // lossy: its index in the transfer
   };
   // A DCQCN sender's state (DcqcnOptions); rates in bytes per second.
   struct ReactionPoint {
@@ -160,11 +207,27 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     int64_t unsent = 0;       // bytes not yet cut into packets
     uint64_t cut = 0;         // packets cut so far: the next takes route cut mod paths
     ReactionPoint rp;
+    // The lossy sender's: its size, the packets the receiver has confirmed (a NAK says all below
+    // it arrived), the most it has cut, when its retransmission timer fires, and whether the
+    // completion has reached it (its record is then kept, so late packets find it).
+    // Going back to the same packet again, it first waits a backoff that doubles each time, from a
+    // round trip, so that its own packets of the round before have left the buffers it overflowed.
+    int64_t total = 0;
+    uint64_t acked = 0;
+    uint64_t high = 0;
+    uint64_t went_back_to = UINT64_MAX;
+    Time backoff;
+    Time rto_at = Time::max();
+    bool finished = false;
     // Its last link's port's (with one_last_link).
     uint64_t left_last = 0;   // packets that left on the last link
     // The receiver's.
     uint64_t received = 0;    // packets arrived (counted when the routes end on several links)
     Time last_cnp_sent = Time::max();  // when it last sent a CNP
+    // Lossy: received is the next packet it takes in order; the last arrival's index, and
+    // whether a NAK is out for this round of the sender's.
+    uint64_t last_seq = 0;
+    bool nak_pending = false;
   };
   // A FIFO of packets that entered a device over one link and leave over one port.
   struct InputQueue {
@@ -193,6 +256,16 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     std::deque<uint32_t> ready;
     int64_t bytes_sent = 0;
     uint64_t marked = 0;  // DCQCN: packets it marked ECN
+    bool paused = false;  // PFC: a PAUSE has arrived and its RESUME not yet
+    Time paused_since;
+  };
+  // PFC: the receive buffer at link l's far end, kept by device to(l).
+  struct IngressQueue {
+    int64_t bytes = 0;     // arrived over l, not yet sent on (the packet on the next serializer too)
+    int64_t xoff = 0;      // a PAUSE goes out when bytes rise above this
+    int64_t xon = 0;       // and a RESUME when they fall to this
+    Time back;             // a pause frame's trip to l's port: the reverse latency and its serialization
+    bool pausing = false;  // a PAUSE went out and no RESUME since
   };
   // What one partition's events write besides its devices' ports: its packets and the slots of
   // the transfers its GPUs send, and its share of the counters. Transfers and packets are counted
@@ -211,21 +284,38 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     uint64_t packets_sent = 0;
     uint64_t ecn_marks = 0;
     uint64_t cnps = 0;
+    uint64_t pause_frames = 0;  // sent by this partition's ingress queues
+    int64_t paused_ps = 0;      // this partition's ports' time paused
+    int64_t peak_ingress = 0;
+    uint64_t drops = 0;
+    uint64_t naks = 0;
+    uint64_t timeouts = 0;
+    uint64_t retransmitted = 0;
   };
 
   // Event kinds, in the payload's top bits: a port finishing a packet (the port), a packet
   // arriving over a link (its fields, below), a port's paced sender becoming ready (the port), a
   // CNP or the acknowledgement reaching its sender (generation << 32 | transfer), credits reaching
-  // a link's port (the link; the bytes in aux).
-  static constexpr int kKindShift = 61;
-  enum Kind : uint64_t { kFinish = 0, kArrive = 1, kWake = 2, kCnp = 3, kAck = 4, kCredit = 5 };
+  // a link's port (the link; the bytes in aux), a PAUSE or RESUME reaching a link's port (the
+  // link), a NAK reaching its sender (seq << 32 | transfer), a sender's retransmission timer (the
+  // transfer).
+  static constexpr int kKindShift = 60;
+  enum Kind : uint64_t {
+    kFinish = 0, kArrive = 1, kWake = 2, kCnp = 3, kAck = 4, kCredit = 5, kPause = 6, kResume = 7,
+    kNak = 8, kRto = 9
+  };
   static constexpr uint64_t kFieldMask = (uint64_t{1} << kKindShift) - 1;
   static constexpr uint32_t kGenerationMask = (uint32_t{1} << 28) - 1;
   static uint64_t event(Kind kind, uint64_t fields) { return (uint64_t{kind} << kKindShift) | fields; }
-  // An arriving packet's fields: transfer (32 bits), hop (8), route (8), marked, completes; its
-  // bytes ride in the event's aux word.
-  static uint64_t encode(const Packet& p);
-  static Packet decode(uint64_t fields, uint32_t bytes);
+  // An arriving packet's fields: transfer (32 bits), hop (8), route (8), marked, completes, and
+  // when lossy its seq's low 10 bits; its bytes ride in the event's aux word, lossy in its low 21
+  // bits with the seq's high 11 above them.
+  static constexpr int kSeqLowBits = 10;
+  static constexpr int kAuxBytesBits = 21;
+  static constexpr uint64_t kMaxLossyPackets = uint64_t{1} << (kSeqLowBits + 32 - kAuxBytesBits);
+  uint64_t encode(const Packet& p) const;
+  uint32_t aux_of(const Packet& p) const;
+  Packet decode(uint64_t fields, uint32_t aux) const;
 
   void on_event(sim::Engine& engine, uint64_t payload) override;
   Shard& shard(const sim::Engine& engine);
@@ -241,6 +331,15 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // Sends `bytes` of credits back to `link`'s port over the reverse link; they arrive its
   // latency later.
   void return_credits(sim::Engine& engine, uint32_t link, int64_t bytes);
+  // PFC: a packet of `bytes` joins or leaves link's ingress queue; crossing Xoff sends a PAUSE,
+  // falling to Xon after one a RESUME, each an event at the link's port a frame's trip later.
+  void fill_ingress(sim::Engine& engine, Shard& sh, uint32_t link, int64_t bytes);
+  void drain_ingress(sim::Engine& engine, uint32_t link, int64_t bytes);
+  // Lossy: the receiver takes a packet in order or discards it, NAKing a gap once per round.
+  void receive_in_order(sim::Engine& engine, Shard& sh, const Packet& arrived);
+  // Lossy: the sender cuts its packets from `seq` on (a NAK's: back to a lost one, or past those
+  // it sent again that had arrived; or on a timeout, the last a NAK gave).
+  void go_back(sim::Engine& engine, uint32_t transfer, uint64_t seq);
   void enqueue(Shard& sh, uint32_t port, uint32_t slot, uint32_t packet);
   // How long a capped transfer's sender takes to write its next packet's bytes at its cap.
   Time capped_write_time(const TransferState& ts) const;
@@ -276,6 +375,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   const topology::Cluster& cluster_;
   PacketModelOptions options_;
   std::vector<Port> ports_;             // one per directed link, by LinkId
+  std::vector<IngressQueue> ingress_;   // PFC: one per directed link, by LinkId
   std::vector<uint32_t> in_index_;      // link -> its index among the links into its `to` device
   std::vector<uint32_t> in_degree_;     // device -> links into it
   std::vector<Shard> shards_;           // one per partition

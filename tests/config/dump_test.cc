@@ -91,6 +91,14 @@ TEST(Dump, BackgroundReplicasRoundTrip) {
   EXPECT_EQ(again.network.execution, Execution::per_collective);
 }
 
+TEST(Dump, PfcFlowControlRoundTrips) {
+  const Scenario s = load_scenario_text("network: {model: packet, packet: {flow_control: pfc}}\n", "pfc.yaml");
+  const std::string dumped = dump_scenario(s);
+  EXPECT_NE(dumped.find("    flow_control: pfc\n"), std::string::npos) << dumped;
+  EXPECT_NE(dumped.find("    retransmit_timeout: 100us\n"), std::string::npos) << dumped;
+  EXPECT_EQ(load_scenario_text(dumped, "pfc.yaml").network.packet.flow_control, network::FlowControl::pfc);
+}
+
 TEST(Dump, ListsEveryTopLevelSection) {
   std::string d = dump_scenario(load_scenario_text("name: x\n", "x.yaml"));
   for (const char* key : {"\nseed:", "\ncluster:", "\nnetwork:", "\ncollectives:", "\ncalibration:",

@@ -227,6 +227,18 @@ network: {packet: {mtu: 4096, buffer_per_port: 32MiB}}
   EXPECT_EQ(s.network.packet.buffer_per_port, Bytes::mib(32));
 }
 
+TEST(Loader, PacketFlowControlIsCreditsUnlessPfcIsAsked) {
+  EXPECT_EQ(load("network: {model: packet}\n").network.packet.flow_control, network::FlowControl::credits);
+  EXPECT_EQ(load("network: {packet: {flow_control: pfc}}\n").network.packet.flow_control, network::FlowControl::pfc);
+  EXPECT_EQ(load("network: {packet: {flow_control: lossy}}\n").network.packet.flow_control,
+            network::FlowControl::lossy);
+  EXPECT_NE(error_of("network: {packet: {flow_control: pause}}\n").find("network.packet.flow_control"),
+            std::string::npos);
+  EXPECT_EQ(load("network: {packet: {retransmit_timeout: 20us}}\n").network.packet.retransmit_timeout, Time::us(20));
+  EXPECT_NE(error_of("network: {packet: {retransmit_timeout: 0us}}\n").find("network.packet.retransmit_timeout"),
+            std::string::npos);
+}
+
 TEST(Loader, FabricLinkFollowsTheNicBandwidthUnlessGiven) {
   EXPECT_EQ(load("cluster: {nic: {bandwidth: 200Gbps}}\n").cluster.fabric.link.bandwidth, Bandwidth::gbps(200));
   EXPECT_EQ(load("cluster: {nic: {bandwidth: 200Gbps}, fabric: {link: {bandwidth: 800Gbps}}}\n")

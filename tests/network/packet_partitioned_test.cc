@@ -3,8 +3,10 @@
 // counters. And the cut itself (network/packet/partition.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "collectives/schedule.h"
@@ -27,13 +29,22 @@ struct Outcome {
   uint64_t marks = 0;
   uint64_t cnps = 0;
   Bytes peak;
+  uint64_t pauses = 0;
+  Time paused;
+  Bytes peak_ingress;
+  uint64_t drops = 0;
+  uint64_t naks = 0;
+  uint64_t timeouts = 0;
+  uint64_t retransmitted = 0;
   bool operator==(const Outcome&) const = default;
 };
 
 std::ostream& operator<<(std::ostream& os, const Outcome& o) {
   return os << "fingerprint " << o.fingerprint << ", " << o.events << " events, finish " << o.finish.us()
             << " us, " << o.delivered.count() << " bytes, " << o.packets << " packets, " << o.marks
-            << " marks, " << o.cnps << " CNPs, peak " << o.peak.count();
+            << " marks, " << o.cnps << " CNPs, peak " << o.peak.count() << ", " << o.pauses << " pauses, "
+            << o.paused.ps() << " ps paused, peak ingress " << o.peak_ingress.count() << ", " << o.drops
+            << " drops, " << o.naks << " NAKs, " << o.timeouts << " timeouts, " << o.retransmitted << " sent again";
 }
 
 collectives::Schedule schedule_for(const topology::Cluster& cluster, collectives::Algorithm algorithm,
@@ -74,6 +85,13 @@ Outcome run(const topology::Cluster& cluster, const collectives::Schedule& sched
   o.marks = net.ecn_marks();
   o.cnps = net.cnps();
   o.peak = net.peak_buffer_occupancy();
+  o.pauses = net.pause_frames();
+  o.paused = net.paused_time();
+  o.peak_ingress = net.peak_ingress_queue();
+  o.drops = net.drops();
+  o.naks = net.naks();
+  o.timeouts = net.timeouts();
+  o.retransmitted = net.retransmitted();
   return o;
 }
 
@@ -84,6 +102,16 @@ void expect_every_cut_is_serial(const topology::Cluster& cluster, const collecti
   for (uint32_t partitions : {1u, 2u, 3u, 4u, 8u}) {
     EXPECT_EQ(run(cluster, schedule, options, partitions), serial) << partitions << " partitions";
   }
+}
+
+// A pairwise all_to_all of 8 MiB on 2 channels over 4 RoCE HGX nodes on a 2-tier fat-tree.
+std::pair<std::unique_ptr<topology::Cluster>, collectives::Schedule> roce_all_to_all() {
+  topology::ClusterSpec spec = topology::testing::hgx(4, topology::FabricKind::fat_tree, 8, 2);
+  spec.nic.kind = topology::NicKind::roce;
+  auto cluster = topology::build_cluster(spec);
+  auto schedule = schedule_for(*cluster, collectives::Algorithm::pairwise, collectives::CollectiveKind::all_to_all,
+                               Bytes::mib(8), 2);
+  return {std::move(cluster), std::move(schedule)};
 }
 
 // A ring all_reduce over 64 GPUs, 8 HGX nodes on a 3-tier fat-tree of radix 16.
@@ -97,17 +125,47 @@ TEST(PartitionedPacketModel, RingAllReduceOnAThreeTierFatTreeIsTheSerialRun) {
 // An all_to_all on RoCE with DCQCN and shallow buffers: marks, CNPs and paced senders, all of
 // which must come out the same however the cluster is cut.
 TEST(PartitionedPacketModel, DcqcnAllToAllIsTheSerialRun) {
-  topology::ClusterSpec spec = topology::testing::hgx(4, topology::FabricKind::fat_tree, 8, 2);
-  spec.nic.kind = topology::NicKind::roce;
-  const auto cluster = topology::build_cluster(spec);
-  const auto schedule = schedule_for(*cluster, collectives::Algorithm::pairwise,
-                                     collectives::CollectiveKind::all_to_all, Bytes::mib(8), 2);
+  const auto [cluster, schedule] = roce_all_to_all();
   PacketModelOptions options;
   options.buffer_per_port = Bytes::kib(64);
   options.dcqcn.enabled = true;
   const Outcome serial = run(*cluster, schedule, options, 0);
   EXPECT_GT(serial.marks, 0u);
   EXPECT_GT(serial.cnps, 0u);
+  expect_every_cut_is_serial(*cluster, schedule, options);
+}
+
+// PFC instead of credits, with buffers a little above the largest headroom (an NVLink's): pause
+// and resume frames cross between partitions over the reverse links, as packets do.
+TEST(PartitionedPacketModel, PfcAllToAllIsTheSerialRun) {
+  const auto [cluster, schedule] = roce_all_to_all();
+  PacketModelOptions options;
+  options.flow_control = FlowControl::pfc;
+  Bytes headroom;
+  for (size_t l = 0; l < cluster->links().size(); ++l) {
+    headroom =
+        std::max(headroom, PacketNetworkModel::pfc_headroom(*cluster, static_cast<topology::LinkId>(l), options));
+  }
+  options.buffer_per_port = headroom + Bytes::kib(16);
+  const Outcome serial = run(*cluster, schedule, options, 0);
+  EXPECT_GT(serial.pauses, 0u);
+  EXPECT_GT(serial.paused, Time::zero());
+  EXPECT_LE(serial.peak_ingress, options.buffer_per_port);
+  expect_every_cut_is_serial(*cluster, schedule, options);
+}
+
+// Lossy RoCE: drops at full buffers, NAKs, timeouts and packets sent again, the same however the
+// cluster is cut.
+TEST(PartitionedPacketModel, LossyAllToAllIsTheSerialRun) {
+  const auto [cluster, schedule] = roce_all_to_all();
+  PacketModelOptions options;
+  options.flow_control = FlowControl::lossy;
+  options.buffer_per_port = Bytes::kib(16);
+  options.retransmit_timeout = Time::us(20);
+  const Outcome serial = run(*cluster, schedule, options, 0);
+  EXPECT_GT(serial.drops, 0u);
+  EXPECT_GT(serial.retransmitted, 0u);
+  EXPECT_EQ(serial.delivered, Bytes::mib(8) * (cluster->gpu_count() - 1));
   expect_every_cut_is_serial(*cluster, schedule, options);
 }
 

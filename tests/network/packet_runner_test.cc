@@ -122,11 +122,39 @@ TEST(PacketRunner, LossyEthernetIsRefusedButInfinibandWithoutPfcRuns) {
                                     {{"network.model", "packet"}, {"network.packet.cc", "none"},
                                      {"network.packet.ecn", "false"}, {"network.packet.pfc", "false"}});
   EXPECT_NE(refusal(roce, "network.packet.pfc").find("lossless"), std::string::npos);
+  // The lossy mode runs it: drops and go-back-N retransmission.
+  auto lossy = config::load_scenario(kScenarios + "a100-2node-roce.yaml",
+                                     {{"network.model", "packet"}, {"network.packet.cc", "none"},
+                                      {"network.packet.ecn", "false"}, {"network.packet.pfc", "false"},
+                                      {"network.packet.flow_control", "lossy"}, {"workload.max_bytes", "64KiB"}});
+  EXPECT_EQ(busbw_column(run_csv(lossy)).size(), 7u);
   // InfiniBand is lossless through its credits whatever pfc says.
   auto ib = config::load_scenario(kScenarios + "default.yaml",
                                   {{"network.model", "packet"}, {"network.packet.pfc", "false"},
                                    {"workload.max_bytes", "64KiB"}});
   EXPECT_EQ(busbw_column(run_csv(ib)).size(), 14u);
+}
+
+// PFC runs where the buffers cover every link's headroom and gives the same rows as credits on a
+// sweep that never fills a buffer; a buffer below a link's headroom is refused in one line naming
+// the link, and so is PFC with pfc: false.
+TEST(PacketRunner, PfcRunsAndABufferBelowItsHeadroomIsRefused) {
+  const std::vector<config::Override> small = {{"network.model", "packet"}, {"workload.max_bytes", "64KiB"}};
+  auto credits = config::load_scenario(kScenarios + "default.yaml", small);
+  auto pfc = small;
+  pfc.push_back({"network.packet.flow_control", "pfc"});
+  EXPECT_EQ(run_csv(config::load_scenario(kScenarios + "default.yaml", pfc)), run_csv(credits));
+
+  auto shallow = pfc;
+  shallow.push_back({"network.packet.buffer_per_port", "64KiB"});
+  const std::string message = refusal(config::load_scenario(kScenarios + "default.yaml", shallow),
+                                      "network.packet.buffer_per_port");
+  EXPECT_NE(message.find("needs a buffer of at least"), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+
+  auto off = pfc;
+  off.push_back({"network.packet.pfc", "false"});
+  refusal(config::load_scenario(kScenarios + "default.yaml", off), "network.packet.flow_control");
 }
 
 TEST(PacketRunner, SweepTooLargeForPacketsIsRefusedBeforeItRuns) {
