@@ -322,6 +322,24 @@ class StageBuilder {
     return x;
   }
 
+  // Per-op selective checkpointing (Recompute::every_other_matmul): before a layer's backward,
+  // the matmuls it did not keep (K, the output projection, FC1's up half) and the elementwise ops
+  // between them run again. The attention core and the TP reduce-scatters are kept; the TP
+  // all-gathers feeding the recomputed matmuls are not repeated here.
+  uint32_t block_op_recompute(uint32_t x, int rep, bool moe) {
+    recompute_ = true;
+    x = elem("ln1.fwd", x, rep, 2 * Tsp_ * z_.h * B_);
+    if (!z_.mla()) x = gemm("attn.k.fwd", x, rep, T_, z_.kd / tp_, z_.h);
+    x = gemm("attn.proj.fwd", x, rep, T_, z_.h, z_.a * z_.dv / tp_);
+    x = elem("ln2.fwd", x, rep, 5 * Tsp_ * z_.h * B_);
+    if (!moe) {
+      x = gemm("mlp.fc1_up.fwd", x, rep, T_, z_.f / tp_, z_.h);
+      x = elem("mlp.act.fwd", x, rep, (z_.gated ? 3 : 2) * T_ * z_.f / tp_ * B_);
+    }
+    recompute_ = false;
+    return x;
+  }
+
   uint32_t block_bwd(uint32_t x, int rep, bool moe) {
     x = elem("residual.bwd", x, rep, 3 * Tsp_ * z_.h * B_);
     if (!moe) {
@@ -469,6 +487,9 @@ class StageBuilder {
   void build(const std::vector<Item>& order, int microbatches, int vstages, const Sizes* known = nullptr) {
     const int zero = t_.parallel.zero;
     const bool fsdp = zero >= 3 && dp_comm_ >= 0;
+    // FSDP without resharding after forward: a block's parameters are gathered before the first
+    // microbatch's forward and kept, and its gradients reduced after the last one's backward.
+    const bool keep_unsharded = fsdp && !t_.fsdp_reshard_after_forward;
     const bool zero12 = zero >= 1 && zero <= 2 && dp_comm_ >= 0;
     const int64_t act_bytes = Tsp_ * z_.h * B_;
     const int64_t grad_B = B_;  // gradients reduced at the training precision
@@ -500,7 +521,10 @@ class StageBuilder {
     } else {
       size_t blocks = 0;
       for (const Chunk& ch : chunks_) blocks += ch.blocks.size();
-      const size_t per_block = (t_.activation_recompute == Recompute::full ? 60 : 40) + (fsdp ? 6 : 0);
+      const size_t per_block = (t_.activation_recompute == Recompute::full                 ? 60
+                                : t_.activation_recompute == Recompute::every_other_matmul ? 48
+                                                                                           : 40) +
+                               (fsdp ? 6 : 0);
       const size_t estimate = order.size() * (blocks / chunks_.size() * per_block + 12) + 64;
       r_.ops.reserve(estimate);
       r_.deps.reserve(estimate + estimate / 4);
@@ -524,7 +548,7 @@ class StageBuilder {
         for (size_t bi = 0; bi < ch.blocks.size(); ++bi) {
           const Block& b = ch.blocks[bi];
           if (bi >= 2 && to_host[bi - 2] != kNone) x = after_both(x, to_host[bi - 2]);
-          if (fsdp) x = fsdp_gather(x, b, prev_block_first);
+          if (fsdp && (!keep_unsharded || it.mb == 0)) x = fsdp_gather(x, b, prev_block_first);
           const uint32_t before = static_cast<uint32_t>(r_.ops.size());
           gemms_in(b);
           if (zero12 && it.mb == 0 && !param_ag[it.chunk].empty()) {
@@ -543,7 +567,7 @@ class StageBuilder {
           x = tp_enter("head.ag.fwd", x, 1);
           x = elem("final_ln.fwd", x, 1, 2 * Tsp_ * z_.h * B_);
           x = gemm("logits.fwd", x, 1, T_, z_.V / tp_, z_.h);
-          x = elem("cross_entropy.fwd", x, 1, 2 * T_ * z_.V / tp_ * 4);
+          x = elem("cross_entropy.fwd", x, 1, T_ * z_.V / tp_ * (t_.fused_cross_entropy ? 8 : 18));
           for (int64_t k = 0; k < z_.mtp; ++k) x = mtp_fwd(x);
         }
         last_compute = x;
@@ -554,11 +578,11 @@ class StageBuilder {
         }
         if (ch.head) {
           for (int64_t k = 0; k < z_.mtp; ++k) x = mtp_bwd(x);
-          x = elem("cross_entropy.bwd", x, 1, 2 * T_ * z_.V / tp_ * 4);
+          x = elem("cross_entropy.bwd", x, 1, T_ * z_.V / tp_ * (t_.fused_cross_entropy ? 8 : 22));
           x = gemm("logits.bwd", x, 1, T_, z_.V / tp_, z_.h, 1, 2);
           x = tp_exit("head.rs.bwd", x, 1);
         }
-        double bucket = 0, bucket_expert = 0;
+        double bucket = 0, bucket_expert = 0, deferred = 0, deferred_expert = 0;
         const bool sync_now = it.mb == last_mb && t_.overlap_grad_reduce && !fsdp && dp_comm_ >= 0;
         uint32_t next_block_first = kNone;
         // Offloaded blocks come back one ahead: block bi-1's copy starts with block bi's backward.
@@ -570,7 +594,7 @@ class StageBuilder {
           if (bi > 0 && offloaded(ch.blocks[bi - 1]) > 0) {
             from_host[bi - 1] = offload_copy("offload.h2d", x, ch.blocks[bi - 1]);
           }
-          if (fsdp) x = fsdp_gather(x, b, next_block_first);
+          if (fsdp && !keep_unsharded) x = fsdp_gather(x, b, next_block_first);
           const uint32_t before = static_cast<uint32_t>(r_.ops.size());
           gemms_in(b);
           // The last microbatch's backward hands gradients to the reduction bucket by bucket as
@@ -580,11 +604,17 @@ class StageBuilder {
           const int rep = sync_now ? 1 : b.rep;
           for (int k = 0; k < steps; ++k) {
             if (t_.activation_recompute == Recompute::full) x = block_fwd(x, rep, b.moe, true);
+            if (t_.activation_recompute == Recompute::every_other_matmul) x = block_op_recompute(x, rep, b.moe);
             x = block_bwd(x, rep, b.moe);
             const double dense = dense_params(b.moe) * rep;
             const double expert = expert_params(b.moe) * rep;
             const bool last = bi == 0 && k == steps - 1;
-            if (fsdp) {
+            if (keep_unsharded) {
+              if (it.mb == last_mb) {
+                deferred += dense;
+                deferred_expert += expert;
+              }
+            } else if (fsdp) {
               dp_ops.push_back(
                   replica_sync(coll("grad.rs", x, 1, Stream::dp, CollectiveKind::reduce_scatter,
                                     shard_comm_, static_cast<int64_t>(dense) * grad_B),
@@ -613,6 +643,18 @@ class StageBuilder {
         gemms_in_run_precision();
         if (ch.embedding) {
           x = elem("embedding.bwd", x, 1, 3 * T_ * z_.h * B_);
+        }
+        // Kept unsharded: the chunk's accumulated gradients are reduce-scattered once its last
+        // backward is done (PyTorch's pipelining runs FSDP's post-backward for the whole stage).
+        if (deferred > 0) {
+          dp_ops.push_back(replica_sync(coll("grad.rs", x, 1, Stream::dp, CollectiveKind::reduce_scatter, shard_comm_,
+                                             static_cast<int64_t>(deferred) * grad_B),
+                                        deferred, grad_B));
+        }
+        if (deferred_expert > 0) {
+          const uint32_t e = coll("expert_grad.rs", x, 1, Stream::dp, CollectiveKind::reduce_scatter, edp_comm_,
+                                  static_cast<int64_t>(deferred_expert) * grad_B);
+          if (e != x) dp_ops.push_back(e);
         }
         last_compute = x;
         if (v > 0) send(static_cast<uint64_t>(it.mb) * vstages + v - 1, 1, x, act_bytes, prev_rank_);

@@ -162,6 +162,33 @@ TEST(MegatronGenerator, FsdpGathersParametersForEveryMicrobatchForwardAndBackwar
   EXPECT_EQ(count_label(w.ranks[0], "grad.rs"), 4 * 4 + 1);  // + embedding and head, once
 }
 
+// Without resharding after forward (torchtitan under PP): one gather a block per step, before the
+// first microbatch's forward, and one reduce-scatter of the chunk's gradients after the last
+// microbatch's backward, of all its layers' bytes.
+TEST(MegatronGenerator, FsdpWithoutReshardingGathersOnceAStepAndReducesOnceAfterTheLastBackward) {
+  TrainingSpec t = gpt(1, 1, 1, 32, 4);
+  t.parallel.zero = 3;
+  const Workload every = generate_megatron(t, cluster(1));
+  t.fsdp_reshard_after_forward = false;
+  const Workload once = generate_megatron(t, cluster(1));  // dp 8: 4 microbatches
+  EXPECT_EQ(count_label(once.ranks[0], "fsdp.param.ag"), 4);
+  EXPECT_EQ(count_label(once.ranks[0], "grad.rs"), 1 + 1);  // the layers, then embedding and head
+  auto scattered = [](const RankGraph& r) {
+    std::vector<double> bytes;
+    for (const Op& op : r.ops) {
+      if (r.labels[op.label] == "grad.rs") bytes.push_back(static_cast<double>(op.bytes.count()));
+    }
+    return bytes;
+  };
+  // The layers' gradients once (the first reduction, the embedding and head's last), against
+  // every microbatch's: 4 x 4 reductions of a layer's bytes.
+  const std::vector<double> o = scattered(once.ranks[0]), e = scattered(every.ranks[0]);
+  ASSERT_EQ(o.size(), 2u);
+  ASSERT_EQ(e.size(), 4u * 4 + 1);
+  EXPECT_NEAR(o[0], 4 * e[0], 4);
+  EXPECT_EQ(o[1], e.back());
+}
+
 // HSDP (shard_group 8 of a DP group of 16, two nodes): parameters are gathered and gradients
 // reduce-scattered inside the node's 8 GPUs, and the shard's gradients (1/8 of them) all-reduced
 // with the other node's copy.
