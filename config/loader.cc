@@ -636,6 +636,7 @@ workloads::WorkloadSpec read_workload(MapReader r, const ClusterSpec& cluster) {
   r.read("moe_imbalance", t.moe_imbalance, 1.0, 1024.0);
   r.read("fp8_fused_casts", t.fp8_fused_casts);
   r.read("fused_cross_entropy", t.fused_cross_entropy);
+  r.read("fused_elementwise", t.fused_elementwise);
   r.read("bf16_layers_at_start", t.bf16_layers_at_start, Range{0, kMaxCount});
   r.read("bf16_layers_at_end", t.bf16_layers_at_end, Range{0, kMaxCount});
   r.read("cpu_offload_layers", t.cpu_offload_layers, Range{0, kMaxCount});

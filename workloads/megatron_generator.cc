@@ -295,23 +295,52 @@ class StageBuilder {
                 tp_comm_, T_ * z_.h * B_);
   }
 
+  // --- elementwise work ----------------------------------------------------------------------
+  // Bytes an element of a layer norm moves. Fused: read and write once. PyTorch eager (Llama's
+  // RMSNorm as torchtitan writes it): a cast to FP32, the square, the mean, the scaling, the cast
+  // back and the weight's product, each a kernel reading and writing HBM. A backward moves twice
+  // its forward's bytes (the gradient and the saved input in, a gradient out).
+  int64_t norm_bytes(bool fwd) const {
+    const int64_t f = t_.fused_elementwise ? 2 * B_ : 4 * B_ + 28;
+    return fwd ? f : (t_.fused_elementwise ? 3 * B_ : 2 * f);
+  }
+  // The FFN's activation, all its elements: fused, read the one or two inputs and write the output;
+  // eager and gated, SiLU (read, write) and the gate's product (read two, write one) apart.
+  int64_t act_bytes(bool fwd) const {
+    const int64_t passes = t_.fused_elementwise || !z_.gated ? (fwd ? (z_.gated ? 3 : 2) : (z_.gated ? 5 : 3))
+                                                             : (fwd ? 5 : 10);
+    return passes * T_ * z_.f / tp_ * B_;
+  }
+  // Eager only: rotary embedding of Q and K in FP32 through a complex product (cast in, multiply,
+  // cast out), and grouped-query attention's K and V repeated to every query head as copies.
+  // Fused stacks apply the rotation inside a neighbouring kernel and attend the shared heads.
+  uint32_t eager_attention_prep(bool fwd, uint32_t x, int rep) {
+    if (t_.fused_elementwise || z_.mla()) return x;
+    const int64_t rope = (2 * B_ + 16) * T_ * (z_.qd + z_.kd) / tp_ * (fwd ? 1 : 2);
+    x = elem(fwd ? "attn.rope.fwd" : "attn.rope.bwd", x, rep, rope);
+    if (z_.qd <= z_.kd) return x;
+    return elem(fwd ? "attn.repeat_kv.fwd" : "attn.repeat_kv.bwd", x, rep,
+                B_ * T_ * (z_.kd + z_.vd + 2 * z_.qd) / tp_);
+  }
+
   // --- one block of identical layers --------------------------------------------------------
   uint32_t block_fwd(uint32_t x, int rep, bool moe, bool recompute) {
     recompute_ = recompute;
     auto L = [](const char* base) { return std::string_view(base); };
-    x = elem(L("ln1.fwd"), x, rep, 2 * Tsp_ * z_.h * B_);
+    x = elem(L("ln1.fwd"), x, rep, Tsp_ * z_.h * norm_bytes(true));
     x = tp_enter(L("attn.ag.fwd"), x, rep);
     x = qkv(true, x, rep);
+    x = eager_attention_prep(true, x, rep);
     x = coll(L("attn.cp_kv.fwd"), x, rep, Stream::cp, CollectiveKind::all_gather, cp_comm_,
              T_ * cp_ * (z_.kd + z_.vd) / tp_ * B_);
     x = attention(true, x, rep);
     x = gemm(L("attn.proj.fwd"), x, rep, T_, z_.h, z_.a * z_.dv / tp_);
     x = tp_exit(L("attn.rs.fwd"), x, rep);
-    x = elem(L("ln2.fwd"), x, rep, 5 * Tsp_ * z_.h * B_);
+    x = elem(L("ln2.fwd"), x, rep, Tsp_ * z_.h * (3 * B_ + norm_bytes(true)));
     if (!moe) {
       x = tp_enter(L("mlp.ag.fwd"), x, rep);
       x = gemm(L("mlp.fc1.fwd"), x, rep, T_, (z_.gated ? 2 : 1) * z_.f / tp_, z_.h);
-      x = elem(L("mlp.act.fwd"), x, rep, (z_.gated ? 3 : 2) * T_ * z_.f / tp_ * B_);
+      x = elem(L("mlp.act.fwd"), x, rep, act_bytes(true));
       x = gemm(L("mlp.fc2.fwd"), x, rep, T_, z_.h, z_.f / tp_);
       x = tp_exit(L("mlp.rs.fwd"), x, rep);
     } else {
@@ -328,13 +357,14 @@ class StageBuilder {
   // all-gathers feeding the recomputed matmuls are not repeated here.
   uint32_t block_op_recompute(uint32_t x, int rep, bool moe) {
     recompute_ = true;
-    x = elem("ln1.fwd", x, rep, 2 * Tsp_ * z_.h * B_);
+    x = elem("ln1.fwd", x, rep, Tsp_ * z_.h * norm_bytes(true));
     if (!z_.mla()) x = gemm("attn.k.fwd", x, rep, T_, z_.kd / tp_, z_.h);
+    x = eager_attention_prep(true, x, rep);
     x = gemm("attn.proj.fwd", x, rep, T_, z_.h, z_.a * z_.dv / tp_);
-    x = elem("ln2.fwd", x, rep, 5 * Tsp_ * z_.h * B_);
+    x = elem("ln2.fwd", x, rep, Tsp_ * z_.h * (3 * B_ + norm_bytes(true)));
     if (!moe) {
       x = gemm("mlp.fc1_up.fwd", x, rep, T_, z_.f / tp_, z_.h);
-      x = elem("mlp.act.fwd", x, rep, (z_.gated ? 3 : 2) * T_ * z_.f / tp_ * B_);
+      x = elem("mlp.act.fwd", x, rep, act_bytes(true));
     }
     recompute_ = false;
     return x;
@@ -345,13 +375,13 @@ class StageBuilder {
     if (!moe) {
       x = tp_enter("mlp.ag.bwd", x, rep);
       x = gemm("mlp.fc2.bwd", x, rep, T_, z_.h, z_.f / tp_, 1, 2);
-      x = elem("mlp.act.bwd", x, rep, (z_.gated ? 5 : 3) * T_ * z_.f / tp_ * B_);
+      x = elem("mlp.act.bwd", x, rep, act_bytes(false));
       x = gemm("mlp.fc1.bwd", x, rep, T_, (z_.gated ? 2 : 1) * z_.f / tp_, z_.h, 1, 2);
       x = tp_exit("mlp.rs.bwd", x, rep);
     } else {
       x = moe_mlp(x, rep, false);
     }
-    x = elem("ln2.bwd", x, rep, 6 * Tsp_ * z_.h * B_);
+    x = elem("ln2.bwd", x, rep, Tsp_ * z_.h * (3 * B_ + norm_bytes(false)));
     x = tp_enter("attn.ag.bwd", x, rep);
     x = gemm("attn.proj.bwd", x, rep, T_, z_.h, z_.a * z_.dv / tp_, 1, 2);
     if (t_.activation_recompute == Recompute::selective && t_.attention == Attention::unfused) {
@@ -360,11 +390,12 @@ class StageBuilder {
       recompute_ = false;
     }
     x = attention(false, x, rep);
+    x = eager_attention_prep(false, x, rep);
     x = coll("attn.cp_kv.bwd", x, rep, Stream::cp, CollectiveKind::reduce_scatter, cp_comm_,
              T_ * cp_ * (z_.kd + z_.vd) / tp_ * B_);
     x = qkv(false, x, rep);
     x = tp_exit("attn.rs.bwd", x, rep);
-    return elem("ln1.bwd", x, rep, 3 * Tsp_ * z_.h * B_);
+    return elem("ln1.bwd", x, rep, Tsp_ * z_.h * norm_bytes(false));
   }
 
   // Routed experts: tokens of this rank's sequence shard go to top_k experts over the EP group

@@ -133,6 +133,9 @@ struct TrainingSpec {
   // logits (torchtitan): cast, log-softmax kept for the backward, its incoming gradient and the
   // one it returns, each a pass over the logits.
   bool fused_cross_entropy = true;
+  // A layer's elementwise work: true runs it fused (Transformer Engine, torch.compile); false is
+  // PyTorch eager, one kernel and one pass over HBM per operator (docs/training.md, "FSDP stacks").
+  bool fused_elementwise = true;
   // FP8/FP4 only: the first and last decoder layers whose GEMMs stay in BF16 (Megatron's
   // --first-last-layers-bf16 with --num-layers-at-start/end-in-bf16; Megatron-Bridge's NVFP4
   // recipe for Nemotron 3 Super keeps its last 14 so). Their saved GEMM inputs stay BF16 too.

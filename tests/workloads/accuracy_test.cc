@@ -143,24 +143,24 @@ TEST(PublishedRuns, RunsOutsideTheDevSetPredictedWithinFifteenPercent) {
   check_runs(std::string(DTSIM_SOURCE_DIR) + "/tests/workloads/data/training_runs_extra.csv", known_extra_miss);
 }
 
-// torchtitan rows more than 20% off, by mechanism (docs/training.md, "FSDP stacks").
+// torchtitan rows more than 20% off (docs/training.md, "FSDP stacks"): ring attention over 4-8 CP
+// ranks at 128K-256K tokens, -26% to -30%.
 bool known_torchtitan_miss(const std::string& id) {
-  return id.ends_with("_fsdp_eager") ||   // eager PyTorch: unfused elementwise kernels, not modelled
-         id.find("_cp4_") != std::string::npos ||  // ring attention over 4-8 CP ranks at
-         id.find("_cp8_") != std::string::npos;    //   128K-256K tokens: -25% to -30%
+  return id.find("_cp4_") != std::string::npos || id.find("_cp8_") != std::string::npos;
 }
 
 // The "FSDP stacks" class of issue 30: every row of torchtitan's December 2024 Llama 3.1 page
 // (tests/workloads/data/training_runs_torchtitan.csv; FSDP2 alone and with CP, TP, PP, on 8-512
 // H100s of 96 GB HBM2e at 500 W). Each row within 20%, a named miss within 35%. Before the class's
 // mechanisms (the 700 W, 80 GB h100-sxm; torchtitan's per-op checkpointing read as Megatron's
-// selective, Float8 casts as fused, a fused loss, FSDP resharding every microbatch under PP) its
-// mean |error| was 23.3% of time and 41% of peak memory; both are held where they are now.
-TEST(PublishedRuns, TorchtitanFsdpStacksWithinTwentyPercentAndElevenOnAverage) {
+// selective, Float8 casts as fused, a fused loss, fused elementwise work without torch.compile,
+// FSDP resharding every microbatch under PP) its mean |error| was 23.3% of time and 41% of peak
+// memory; both are held where they are now.
+TEST(PublishedRuns, TorchtitanFsdpStacksWithinTwentyPercentAndTenOnAverage) {
   double memory_error = 1;
   const double mean = check_runs(std::string(DTSIM_SOURCE_DIR) + "/tests/workloads/data/training_runs_torchtitan.csv",
                                  known_torchtitan_miss, false, 0.20, 0.35, nullptr, &memory_error);
-  EXPECT_LE(mean, 0.11);
+  EXPECT_LE(mean, 0.095);
   EXPECT_LE(memory_error, 0.17);
 }
 

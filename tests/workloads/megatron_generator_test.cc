@@ -189,6 +189,31 @@ TEST(MegatronGenerator, FsdpWithoutReshardingGathersOnceAStepAndReducesOnceAfter
   EXPECT_EQ(o[1], e.back());
 }
 
+// PyTorch eager (fused_elementwise false): a Llama layer's RMSNorms move 4B + 28 bytes an element
+// forward instead of 2B, its SwiGLU 5B per FFN element instead of 3B, and the rotary embedding
+// (in FP32) and GQA's repeated K and V become kernels of their own; GEMMs do not change.
+TEST(MegatronGenerator, EagerElementwiseRunsAKernelPerOperator) {
+  TrainingSpec t = gpt(1, 1, 1, 8, 2);
+  t.model.kv_heads = 4;
+  t.model.gated_ffn = true;
+  t.model.ffn_hidden = 2816;
+  const Workload fused = generate_megatron(t, cluster(1));
+  t.fused_elementwise = false;
+  const Workload eager = generate_megatron(t, cluster(1));
+  auto bytes = [](const RankGraph& r, std::string_view label) {
+    int64_t b = 0;
+    for (const Op& op : r.ops) b += r.labels[op.label] == label ? op.bytes.count() : 0;
+    return b;
+  };
+  const RankGraph &f = fused.ranks[0], &e = eager.ranks[0];
+  EXPECT_EQ(bytes(e, "ln1.fwd") * 2 * 2, bytes(f, "ln1.fwd") * (4 * 2 + 28));
+  EXPECT_EQ(bytes(e, "mlp.act.fwd") * 3, bytes(f, "mlp.act.fwd") * 5);
+  EXPECT_EQ(count_label(f, "attn.rope.fwd"), 0);
+  EXPECT_EQ(count_label(e, "attn.rope.fwd"), count_label(e, "attn.qkv.fwd"));
+  EXPECT_EQ(count_label(e, "attn.repeat_kv.bwd"), count_label(e, "attn.qkv.bwd"));
+  EXPECT_EQ(bytes(e, "mlp.fc1.fwd"), bytes(f, "mlp.fc1.fwd"));
+}
+
 // HSDP (shard_group 8 of a DP group of 16, two nodes): parameters are gathered and gradients
 // reduce-scattered inside the node's 8 GPUs, and the shard's gradients (1/8 of them) all-reduced
 // with the other node's copy.

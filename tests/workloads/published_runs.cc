@@ -132,6 +132,8 @@ std::vector<PublishedRun> read_published_runs(const std::string& path) {
     r.spec.fp8_fused_casts = !foundry && !contains(r.framework, "torchtitan");
     // torchtitan's loss is PyTorch's cross-entropy on an FP32 copy of the logits.
     r.spec.fused_cross_entropy = !contains(r.framework, "torchtitan");
+    // Without torch.compile torchtitan's layers run eagerly: a kernel per elementwise operator.
+    r.spec.fused_elementwise = !contains(r.framework, "eager");
     r.spec.overlap_grad_reduce = !old_stack;
     p.sequence_parallel = !old_stack && !contains(notes, "no sequence parallel");
     // NeMo's and Megatron-Bridge's performance recipes for dense models turn on userbuffers TP
