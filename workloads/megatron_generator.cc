@@ -277,9 +277,10 @@ class StageBuilder {
   // With overlap_tp_comm (Megatron's --tp-comm-overlap, SP only) the all-gather runs beside the
   // GEMM that consumes it and the reduce-scatter beside the GEMM that produces it, chunk by chunk:
   // the pair takes about the longer of the two (plus the overlap slowdown on the GEMM).
-  uint32_t tp_enter(std::string_view label, uint32_t prev, int rep) {
+  uint32_t tp_enter(std::string_view label, uint32_t prev, int rep, bool fp8_input = false) {
     if (!sp_) return prev;
-    const uint32_t ag = coll(label, prev, rep, Stream::tp, CollectiveKind::all_gather, tp_comm_, T_ * z_.h * B_);
+    const int64_t element = fp8_input && t_.fp8_tp_all_gather && gemm_dtype_ == topology::Dtype::fp8 ? 1 : B_;
+    const uint32_t ag = coll(label, prev, rep, Stream::tp, CollectiveKind::all_gather, tp_comm_, T_ * z_.h * element);
     if (!t_.overlap_tp_comm) return ag;
     pending_gather_ = ag;
     return prev;
@@ -328,7 +329,7 @@ class StageBuilder {
     recompute_ = recompute;
     auto L = [](const char* base) { return std::string_view(base); };
     x = elem(L("ln1.fwd"), x, rep, Tsp_ * z_.h * norm_bytes(true));
-    x = tp_enter(L("attn.ag.fwd"), x, rep);
+    x = tp_enter(L("attn.ag.fwd"), x, rep, true);
     x = qkv(true, x, rep);
     x = eager_attention_prep(true, x, rep);
     x = coll(L("attn.cp_kv.fwd"), x, rep, Stream::cp, CollectiveKind::all_gather, cp_comm_,
@@ -338,7 +339,7 @@ class StageBuilder {
     x = tp_exit(L("attn.rs.fwd"), x, rep);
     x = elem(L("ln2.fwd"), x, rep, Tsp_ * z_.h * (3 * B_ + norm_bytes(true)));
     if (!moe) {
-      x = tp_enter(L("mlp.ag.fwd"), x, rep);
+      x = tp_enter(L("mlp.ag.fwd"), x, rep, true);
       x = gemm(L("mlp.fc1.fwd"), x, rep, T_, (z_.gated ? 2 : 1) * z_.f / tp_, z_.h);
       x = elem(L("mlp.act.fwd"), x, rep, act_bytes(true));
       x = gemm(L("mlp.fc2.fwd"), x, rep, T_, z_.h, z_.f / tp_);

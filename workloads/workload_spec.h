@@ -136,6 +136,10 @@ struct TrainingSpec {
   // A layer's elementwise work: true runs it fused (Transformer Engine, torch.compile); false is
   // PyTorch eager, one kernel and one pass over HBM per operator (docs/training.md, "FSDP stacks").
   bool fused_elementwise = true;
+  // FP8 only: the sequence-parallel all-gathers before the column-parallel GEMMs carry their FP8
+  // inputs, a byte an element (torchtitan's Float8ColwiseParallel under tensorwise scaling); the
+  // reduce-scatters and every backward collective stay BF16.
+  bool fp8_tp_all_gather = false;
   // FP8/FP4 only: the first and last decoder layers whose GEMMs stay in BF16 (Megatron's
   // --first-last-layers-bf16 with --num-layers-at-start/end-in-bf16; Megatron-Bridge's NVFP4
   // recipe for Nemotron 3 Super keeps its last 14 so). Their saved GEMM inputs stay BF16 too.

@@ -214,6 +214,26 @@ TEST(MegatronGenerator, EagerElementwiseRunsAKernelPerOperator) {
   EXPECT_EQ(bytes(e, "mlp.fc1.fwd"), bytes(f, "mlp.fc1.fwd"));
 }
 
+// Float8 TP (torchtitan): the forward's sequence-parallel all-gathers carry the FP8 GEMM inputs,
+// a byte an element; the backward's collectives stay BF16, as does a BF16 run's.
+TEST(MegatronGenerator, Fp8TensorParallelAllGathersMoveOneByteAnElementForward) {
+  TrainingSpec t = gpt(8, 1, 1, 8, 2);
+  t.precision = topology::Dtype::fp8;
+  t.fp8_tp_all_gather = true;
+  auto bytes = [](const RankGraph& r, std::string_view label) {
+    for (const Op& op : r.ops) {
+      if (r.labels[op.label] == label) return op.bytes.count();
+    }
+    return int64_t{0};
+  };
+  const RankGraph r = generate_megatron(t, cluster(1)).ranks[0];
+  EXPECT_EQ(2 * bytes(r, "attn.ag.fwd"), bytes(r, "attn.ag.bwd"));
+  EXPECT_EQ(2 * bytes(r, "mlp.ag.fwd"), bytes(r, "mlp.ag.bwd"));
+  t.precision = topology::Dtype::bf16;
+  const RankGraph b = generate_megatron(t, cluster(1)).ranks[0];
+  EXPECT_EQ(bytes(b, "attn.ag.fwd"), bytes(b, "attn.ag.bwd"));
+}
+
 // HSDP (shard_group 8 of a DP group of 16, two nodes): parameters are gathered and gradients
 // reduce-scattered inside the node's 8 GPUs, and the shard's gradients (1/8 of them) all-reduced
 // with the other node's copy.
