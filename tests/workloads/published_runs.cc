@@ -165,7 +165,7 @@ std::vector<PublishedRun> read_published_runs(const std::string& path) {
     }
     // torchtitan's "selective" is its per-op policy (selective_ac_option "op"), not Megatron's.
     r.spec.activation_recompute =
-        full_recompute                    ? Recompute::full
+        full_recompute                  ? Recompute::full
         : contains(notes, "per-op SAC") ? Recompute::every_other_matmul
         : contains(notes, "selective recompute") || contains(r.framework, "--recompute-activations")
             ? Recompute::selective
