@@ -155,12 +155,16 @@ void write_workload(Writer& w, int d, const workloads::WorkloadSpec& wl) {
   w.key(d, "activation_recompute", std::string(enum_name(wl.training.activation_recompute, recompute_names())));
   w.key(d, "attention", std::string(enum_name(wl.training.attention, attention_names())));
   w.key(d, "fp8_fused_casts", boolean(wl.training.fp8_fused_casts));
+  w.key(d, "fused_cross_entropy", boolean(wl.training.fused_cross_entropy));
+  w.key(d, "fused_elementwise", boolean(wl.training.fused_elementwise));
+  w.key(d, "fp8_tp_all_gather", boolean(wl.training.fp8_tp_all_gather));
   w.key(d, "bf16_layers_at_start", std::to_string(wl.training.bf16_layers_at_start));
   w.key(d, "bf16_layers_at_end", std::to_string(wl.training.bf16_layers_at_end));
   w.key(d, "cpu_offload_layers", std::to_string(wl.training.cpu_offload_layers));
   w.key(d, "overlap_grad_reduce", boolean(wl.training.overlap_grad_reduce));
   w.key(d, "overlap_param_gather", boolean(wl.training.overlap_param_gather));
   w.key(d, "overlap_tp_comm", boolean(wl.training.overlap_tp_comm));
+  w.key(d, "fsdp_reshard_after_forward", boolean(wl.training.fsdp_reshard_after_forward));
   w.key(d, "overlap_ep_comm", boolean(wl.training.overlap_ep_comm));
   w.key(d, "moe_dispatch", std::string(enum_name(wl.training.moe_dispatch, moe_dispatch_names())));
   w.key(d, "moe_imbalance", number(wl.training.moe_imbalance));

@@ -39,7 +39,7 @@ EnumNames<Dtype> precision_names() {
 
 EnumNames<workloads::Recompute> recompute_names() {
   using R = workloads::Recompute;
-  return {{"none", R::none}, {"selective", R::selective}, {"full", R::full}, {"auto", R::fit},
+  return {{"none", R::none}, {"selective", R::selective}, {"full", R::full}, {"auto", R::fit}, {"op", R::every_other_matmul},
           {"false", R::none}, {"true", R::full}};
 }
 

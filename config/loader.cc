@@ -641,12 +641,16 @@ workloads::WorkloadSpec read_workload(MapReader r, const ClusterSpec& cluster) {
   r.read("moe_dispatch", t.moe_dispatch, moe_dispatch_names());
   r.read("moe_imbalance", t.moe_imbalance, 1.0, 1024.0);
   r.read("fp8_fused_casts", t.fp8_fused_casts);
+  r.read("fused_cross_entropy", t.fused_cross_entropy);
+  r.read("fused_elementwise", t.fused_elementwise);
+  r.read("fp8_tp_all_gather", t.fp8_tp_all_gather);
   r.read("bf16_layers_at_start", t.bf16_layers_at_start, Range{0, kMaxCount});
   r.read("bf16_layers_at_end", t.bf16_layers_at_end, Range{0, kMaxCount});
   r.read("cpu_offload_layers", t.cpu_offload_layers, Range{0, kMaxCount});
   r.read("overlap_grad_reduce", t.overlap_grad_reduce);
   r.read("overlap_param_gather", t.overlap_param_gather);
   r.read("overlap_tp_comm", t.overlap_tp_comm);
+  r.read("fsdp_reshard_after_forward", t.fsdp_reshard_after_forward);
   int bucket_millions = static_cast<int>(t.dp_bucket_params / 1'000'000);
   r.read("dp_bucket_mparams", bucket_millions, Range{1, 1'000'000});
   t.dp_bucket_params = int64_t{bucket_millions} * 1'000'000;

@@ -52,6 +52,17 @@ const std::vector<GpuSpec>& gpus() {
       // dense; 80 GB HBM3 at 3.35 TB/s; NVLink4 18 links, 900 GB/s bidirectional; PCIe Gen5.
       gpu("h100-sxm", 90, {{Dtype::fp32, 67 * T}, {Dtype::tf32, 494.7 * T}, {Dtype::bf16, 989.4 * T}, {Dtype::fp16, 989.4 * T}, {Dtype::fp8, 1978.9 * T}},
           mib(81'559), Bandwidth::gbytes_per_s(3350), 4, 18, Bandwidth::gbytes_per_s(450), 5),
+      // H100 SXM5 with 96 GB of HBM2e at 2.4 TB/s, run at a 500 W power limit: Meta's Grand Teton
+      // hosts, which torchtitan's published runs used (pytorch/torchtitan
+      // benchmarks/llama3_h100_202412_torchtitan.md: "96GB HBM2e with 2.4 TB/sec", "the default
+      // 500W power limit"; its footnote puts the peak between the SXM's and the NVL's). The
+      // datasheets quote tensor peaks at the clock each part sustains within its power limit,
+      // on the same 132 SMs: SXM5 989.4 TFLOP/s BF16 dense at 700 W (1.83 GHz), H100 NVL 835.5
+      // (1,671 sparse) at 400 W (1.55 GHz). Through those two points the peak goes as
+      // power^0.302 (clock^3 ~ power near the top of the voltage curve gives 1/3); at 500 W that
+      // is 0.903 of the SXM's, every dtype alike. NVLink4 as the SXM5 (18 links, 900 GB/s).
+      gpu("h100-sxm-96g-500w", 90, {{Dtype::fp32, 60.5 * T}, {Dtype::tf32, 446.9 * T}, {Dtype::bf16, 893.8 * T}, {Dtype::fp16, 893.8 * T}, {Dtype::fp8, 1787.6 * T}},
+          mib(96 * 1024), Bandwidth::gbytes_per_s(2400), 4, 18, Bandwidth::gbytes_per_s(450), 5),
       // Same datasheet (PCIe): FP32 51, TF32 378, BF16 756.5, FP8 1,513 TFLOP/s dense; 80 GB
       // HBM2e at 2.0 TB/s; PCIe Gen5. NVLink: a pair joined by three bridges, 12 links that the
       // datasheet rates at 600 GB/s bidirectional; the pair sustains half of it, 150 GB/s per

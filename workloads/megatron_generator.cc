@@ -277,9 +277,10 @@ class StageBuilder {
   // With overlap_tp_comm (Megatron's --tp-comm-overlap, SP only) the all-gather runs beside the
   // GEMM that consumes it and the reduce-scatter beside the GEMM that produces it, chunk by chunk:
   // the pair takes about the longer of the two (plus the overlap slowdown on the GEMM).
-  uint32_t tp_enter(std::string_view label, uint32_t prev, int rep) {
+  uint32_t tp_enter(std::string_view label, uint32_t prev, int rep, bool fp8_input = false) {
     if (!sp_) return prev;
-    const uint32_t ag = coll(label, prev, rep, Stream::tp, CollectiveKind::all_gather, tp_comm_, T_ * z_.h * B_);
+    const int64_t element = fp8_input && t_.fp8_tp_all_gather && gemm_dtype_ == topology::Dtype::fp8 ? 1 : B_;
+    const uint32_t ag = coll(label, prev, rep, Stream::tp, CollectiveKind::all_gather, tp_comm_, T_ * z_.h * element);
     if (!t_.overlap_tp_comm) return ag;
     pending_gather_ = ag;
     return prev;
@@ -295,23 +296,52 @@ class StageBuilder {
                 tp_comm_, T_ * z_.h * B_);
   }
 
+  // --- elementwise work ----------------------------------------------------------------------
+  // Bytes an element of a layer norm moves. Fused: read and write once. PyTorch eager (Llama's
+  // RMSNorm as torchtitan writes it): a cast to FP32, the square, the mean, the scaling, the cast
+  // back and the weight's product, each a kernel reading and writing HBM. A backward moves twice
+  // its forward's bytes (the gradient and the saved input in, a gradient out).
+  int64_t norm_bytes(bool fwd) const {
+    const int64_t f = t_.fused_elementwise ? 2 * B_ : 4 * B_ + 28;
+    return fwd ? f : (t_.fused_elementwise ? 3 * B_ : 2 * f);
+  }
+  // The FFN's activation, all its elements: fused, read the one or two inputs and write the output;
+  // eager and gated, SiLU (read, write) and the gate's product (read two, write one) apart.
+  int64_t act_bytes(bool fwd) const {
+    const int64_t passes = t_.fused_elementwise || !z_.gated ? (fwd ? (z_.gated ? 3 : 2) : (z_.gated ? 5 : 3))
+                                                             : (fwd ? 5 : 10);
+    return passes * T_ * z_.f / tp_ * B_;
+  }
+  // Eager only: rotary embedding of Q and K in FP32 through a complex product (cast in, multiply,
+  // cast out), and grouped-query attention's K and V repeated to every query head as copies.
+  // Fused stacks apply the rotation inside a neighbouring kernel and attend the shared heads.
+  uint32_t eager_attention_prep(bool fwd, uint32_t x, int rep) {
+    if (t_.fused_elementwise || z_.mla()) return x;
+    const int64_t rope = (2 * B_ + 16) * T_ * (z_.qd + z_.kd) / tp_ * (fwd ? 1 : 2);
+    x = elem(fwd ? "attn.rope.fwd" : "attn.rope.bwd", x, rep, rope);
+    if (z_.qd <= z_.kd) return x;
+    return elem(fwd ? "attn.repeat_kv.fwd" : "attn.repeat_kv.bwd", x, rep,
+                B_ * T_ * (z_.kd + z_.vd + 2 * z_.qd) / tp_);
+  }
+
   // --- one block of identical layers --------------------------------------------------------
   uint32_t block_fwd(uint32_t x, int rep, bool moe, bool recompute) {
     recompute_ = recompute;
     auto L = [](const char* base) { return std::string_view(base); };
-    x = elem(L("ln1.fwd"), x, rep, 2 * Tsp_ * z_.h * B_);
-    x = tp_enter(L("attn.ag.fwd"), x, rep);
+    x = elem(L("ln1.fwd"), x, rep, Tsp_ * z_.h * norm_bytes(true));
+    x = tp_enter(L("attn.ag.fwd"), x, rep, true);
     x = qkv(true, x, rep);
+    x = eager_attention_prep(true, x, rep);
     x = coll(L("attn.cp_kv.fwd"), x, rep, Stream::cp, CollectiveKind::all_gather, cp_comm_,
              T_ * cp_ * (z_.kd + z_.vd) / tp_ * B_);
     x = attention(true, x, rep);
     x = gemm(L("attn.proj.fwd"), x, rep, T_, z_.h, z_.a * z_.dv / tp_);
     x = tp_exit(L("attn.rs.fwd"), x, rep);
-    x = elem(L("ln2.fwd"), x, rep, 5 * Tsp_ * z_.h * B_);
+    x = elem(L("ln2.fwd"), x, rep, Tsp_ * z_.h * (3 * B_ + norm_bytes(true)));
     if (!moe) {
-      x = tp_enter(L("mlp.ag.fwd"), x, rep);
+      x = tp_enter(L("mlp.ag.fwd"), x, rep, true);
       x = gemm(L("mlp.fc1.fwd"), x, rep, T_, (z_.gated ? 2 : 1) * z_.f / tp_, z_.h);
-      x = elem(L("mlp.act.fwd"), x, rep, (z_.gated ? 3 : 2) * T_ * z_.f / tp_ * B_);
+      x = elem(L("mlp.act.fwd"), x, rep, act_bytes(true));
       x = gemm(L("mlp.fc2.fwd"), x, rep, T_, z_.h, z_.f / tp_);
       x = tp_exit(L("mlp.rs.fwd"), x, rep);
     } else {
@@ -322,18 +352,37 @@ class StageBuilder {
     return x;
   }
 
+  // Per-op selective checkpointing (Recompute::every_other_matmul): before a layer's backward,
+  // the matmuls it did not keep (K, the output projection, FC1's up half) and the elementwise ops
+  // between them run again. The attention core and the TP reduce-scatters are kept; the TP
+  // all-gathers feeding the recomputed matmuls are not repeated here.
+  uint32_t block_op_recompute(uint32_t x, int rep, bool moe) {
+    recompute_ = true;
+    x = elem("ln1.fwd", x, rep, Tsp_ * z_.h * norm_bytes(true));
+    if (!z_.mla()) x = gemm("attn.k.fwd", x, rep, T_, z_.kd / tp_, z_.h);
+    x = eager_attention_prep(true, x, rep);
+    x = gemm("attn.proj.fwd", x, rep, T_, z_.h, z_.a * z_.dv / tp_);
+    x = elem("ln2.fwd", x, rep, Tsp_ * z_.h * (3 * B_ + norm_bytes(true)));
+    if (!moe) {
+      x = gemm("mlp.fc1_up.fwd", x, rep, T_, z_.f / tp_, z_.h);
+      x = elem("mlp.act.fwd", x, rep, act_bytes(true));
+    }
+    recompute_ = false;
+    return x;
+  }
+
   uint32_t block_bwd(uint32_t x, int rep, bool moe) {
     x = elem("residual.bwd", x, rep, 3 * Tsp_ * z_.h * B_);
     if (!moe) {
       x = tp_enter("mlp.ag.bwd", x, rep);
       x = gemm("mlp.fc2.bwd", x, rep, T_, z_.h, z_.f / tp_, 1, 2);
-      x = elem("mlp.act.bwd", x, rep, (z_.gated ? 5 : 3) * T_ * z_.f / tp_ * B_);
+      x = elem("mlp.act.bwd", x, rep, act_bytes(false));
       x = gemm("mlp.fc1.bwd", x, rep, T_, (z_.gated ? 2 : 1) * z_.f / tp_, z_.h, 1, 2);
       x = tp_exit("mlp.rs.bwd", x, rep);
     } else {
       x = moe_mlp(x, rep, false);
     }
-    x = elem("ln2.bwd", x, rep, 6 * Tsp_ * z_.h * B_);
+    x = elem("ln2.bwd", x, rep, Tsp_ * z_.h * (3 * B_ + norm_bytes(false)));
     x = tp_enter("attn.ag.bwd", x, rep);
     x = gemm("attn.proj.bwd", x, rep, T_, z_.h, z_.a * z_.dv / tp_, 1, 2);
     if (t_.activation_recompute == Recompute::selective && t_.attention == Attention::unfused) {
@@ -342,11 +391,12 @@ class StageBuilder {
       recompute_ = false;
     }
     x = attention(false, x, rep);
+    x = eager_attention_prep(false, x, rep);
     x = coll("attn.cp_kv.bwd", x, rep, Stream::cp, CollectiveKind::reduce_scatter, cp_comm_,
              T_ * cp_ * (z_.kd + z_.vd) / tp_ * B_);
     x = qkv(false, x, rep);
     x = tp_exit("attn.rs.bwd", x, rep);
-    return elem("ln1.bwd", x, rep, 3 * Tsp_ * z_.h * B_);
+    return elem("ln1.bwd", x, rep, Tsp_ * z_.h * norm_bytes(false));
   }
 
   // Routed experts: tokens of this rank's sequence shard go to top_k experts over the EP group
@@ -469,6 +519,9 @@ class StageBuilder {
   void build(const std::vector<Item>& order, int microbatches, int vstages, const Sizes* known = nullptr) {
     const int zero = t_.parallel.zero;
     const bool fsdp = zero >= 3 && dp_comm_ >= 0;
+    // FSDP without resharding after forward: a block's parameters are gathered before the first
+    // microbatch's forward and kept, and its gradients reduced after the last one's backward.
+    const bool keep_unsharded = fsdp && !t_.fsdp_reshard_after_forward;
     const bool zero12 = zero >= 1 && zero <= 2 && dp_comm_ >= 0;
     const int64_t act_bytes = Tsp_ * z_.h * B_;
     const int64_t grad_B = B_;  // gradients reduced at the training precision
@@ -500,7 +553,10 @@ class StageBuilder {
     } else {
       size_t blocks = 0;
       for (const Chunk& ch : chunks_) blocks += ch.blocks.size();
-      const size_t per_block = (t_.activation_recompute == Recompute::full ? 60 : 40) + (fsdp ? 6 : 0);
+      const size_t per_block = (t_.activation_recompute == Recompute::full                 ? 60
+                                : t_.activation_recompute == Recompute::every_other_matmul ? 48
+                                                                                           : 40) +
+                               (fsdp ? 6 : 0);
       const size_t estimate = order.size() * (blocks / chunks_.size() * per_block + 12) + 64;
       r_.ops.reserve(estimate);
       r_.deps.reserve(estimate + estimate / 4);
@@ -524,7 +580,7 @@ class StageBuilder {
         for (size_t bi = 0; bi < ch.blocks.size(); ++bi) {
           const Block& b = ch.blocks[bi];
           if (bi >= 2 && to_host[bi - 2] != kNone) x = after_both(x, to_host[bi - 2]);
-          if (fsdp) x = fsdp_gather(x, b, prev_block_first);
+          if (fsdp && (!keep_unsharded || it.mb == 0)) x = fsdp_gather(x, b, prev_block_first);
           const uint32_t before = static_cast<uint32_t>(r_.ops.size());
           gemms_in(b);
           if (zero12 && it.mb == 0 && !param_ag[it.chunk].empty()) {
@@ -543,7 +599,7 @@ class StageBuilder {
           x = tp_enter("head.ag.fwd", x, 1);
           x = elem("final_ln.fwd", x, 1, 2 * Tsp_ * z_.h * B_);
           x = gemm("logits.fwd", x, 1, T_, z_.V / tp_, z_.h);
-          x = elem("cross_entropy.fwd", x, 1, 2 * T_ * z_.V / tp_ * 4);
+          x = elem("cross_entropy.fwd", x, 1, T_ * z_.V / tp_ * (t_.fused_cross_entropy ? 8 : 18));
           for (int64_t k = 0; k < z_.mtp; ++k) x = mtp_fwd(x);
         }
         last_compute = x;
@@ -554,11 +610,11 @@ class StageBuilder {
         }
         if (ch.head) {
           for (int64_t k = 0; k < z_.mtp; ++k) x = mtp_bwd(x);
-          x = elem("cross_entropy.bwd", x, 1, 2 * T_ * z_.V / tp_ * 4);
+          x = elem("cross_entropy.bwd", x, 1, T_ * z_.V / tp_ * (t_.fused_cross_entropy ? 8 : 22));
           x = gemm("logits.bwd", x, 1, T_, z_.V / tp_, z_.h, 1, 2);
           x = tp_exit("head.rs.bwd", x, 1);
         }
-        double bucket = 0, bucket_expert = 0;
+        double bucket = 0, bucket_expert = 0, deferred = 0, deferred_expert = 0;
         const bool sync_now = it.mb == last_mb && t_.overlap_grad_reduce && !fsdp && dp_comm_ >= 0;
         uint32_t next_block_first = kNone;
         // Offloaded blocks come back one ahead: block bi-1's copy starts with block bi's backward.
@@ -570,7 +626,7 @@ class StageBuilder {
           if (bi > 0 && offloaded(ch.blocks[bi - 1]) > 0) {
             from_host[bi - 1] = offload_copy("offload.h2d", x, ch.blocks[bi - 1]);
           }
-          if (fsdp) x = fsdp_gather(x, b, next_block_first);
+          if (fsdp && !keep_unsharded) x = fsdp_gather(x, b, next_block_first);
           const uint32_t before = static_cast<uint32_t>(r_.ops.size());
           gemms_in(b);
           // The last microbatch's backward hands gradients to the reduction bucket by bucket as
@@ -580,11 +636,17 @@ class StageBuilder {
           const int rep = sync_now ? 1 : b.rep;
           for (int k = 0; k < steps; ++k) {
             if (t_.activation_recompute == Recompute::full) x = block_fwd(x, rep, b.moe, true);
+            if (t_.activation_recompute == Recompute::every_other_matmul) x = block_op_recompute(x, rep, b.moe);
             x = block_bwd(x, rep, b.moe);
             const double dense = dense_params(b.moe) * rep;
             const double expert = expert_params(b.moe) * rep;
             const bool last = bi == 0 && k == steps - 1;
-            if (fsdp) {
+            if (keep_unsharded) {
+              if (it.mb == last_mb) {
+                deferred += dense;
+                deferred_expert += expert;
+              }
+            } else if (fsdp) {
               dp_ops.push_back(
                   replica_sync(coll("grad.rs", x, 1, Stream::dp, CollectiveKind::reduce_scatter,
                                     shard_comm_, static_cast<int64_t>(dense) * grad_B),
@@ -613,6 +675,18 @@ class StageBuilder {
         gemms_in_run_precision();
         if (ch.embedding) {
           x = elem("embedding.bwd", x, 1, 3 * T_ * z_.h * B_);
+        }
+        // Kept unsharded: the chunk's accumulated gradients are reduce-scattered once its last
+        // backward is done (PyTorch's pipelining runs FSDP's post-backward for the whole stage).
+        if (deferred > 0) {
+          dp_ops.push_back(replica_sync(coll("grad.rs", x, 1, Stream::dp, CollectiveKind::reduce_scatter, shard_comm_,
+                                             static_cast<int64_t>(deferred) * grad_B),
+                                        deferred, grad_B));
+        }
+        if (deferred_expert > 0) {
+          const uint32_t e = coll("expert_grad.rs", x, 1, Stream::dp, CollectiveKind::reduce_scatter, edp_comm_,
+                                  static_cast<int64_t>(deferred_expert) * grad_B);
+          if (e != x) dp_ops.push_back(e);
         }
         last_compute = x;
         if (v > 0) send(static_cast<uint64_t>(it.mb) * vstages + v - 1, 1, x, act_bytes, prev_rank_);

@@ -16,6 +16,12 @@ double element_bytes(topology::Dtype d) {
   return d == topology::Dtype::fp32 || d == topology::Dtype::tf32 ? 4 : 2;  // FP8 keeps BF16 copies
 }
 
+// Bytes an element of a saved GEMM input: FP8 training keeps the FP8 copy, NVFP4 the FP4 one
+// with an FP8 scale per 16 elements.
+double gemm_input_bytes(topology::Dtype d) {
+  return d == topology::Dtype::fp8 ? 1 : d == topology::Dtype::fp4 ? 9.0 / 16 : element_bytes(d);
+}
+
 // Parameters of one layer held by one GPU: dense (split by tp) and routed experts (split by ep).
 struct LayerParams {
   double dense = 0, expert = 0;
@@ -42,7 +48,7 @@ LayerActivations layer_activations(const TrainingSpec& t, bool moe) {
   // FP8 training keeps the FP8 copy of each GEMM's input for its weight gradient (Transformer
   // Engine's linear layers): a byte an element for the four GEMM inputs. NVFP4 keeps the
   // Hadamard-transformed FP4 copy: half a byte, plus an FP8 scale per 16 elements.
-  const double G = t.precision == topology::Dtype::fp8 ? 1 : t.precision == topology::Dtype::fp4 ? 9.0 / 16 : B;
+  const double G = gemm_input_bytes(t.precision);
   LayerActivations a;
   // Inputs of the two layer norms and of the two input projections (QKV, FC1), and the two
   // dropout masks (a byte per element): what sequence parallelism shards and TP alone replicates.
@@ -81,9 +87,28 @@ int in_flight(int stage, int P, int M, int vp) {
 }  // namespace
 
 double activation_bytes_per_token(const TrainingSpec& t, bool moe_layer) {
+  const bool sp = t.parallel.sequence_parallel && t.parallel.tp > 1;
   if (t.activation_recompute == Recompute::full) {
-    const bool sp = t.parallel.sequence_parallel && t.parallel.tp > 1;
     return element_bytes(t.precision) * t.model.hidden / (sp ? t.parallel.tp : 1);
+  }
+  if (t.activation_recompute == Recompute::every_other_matmul) {
+    // Per-op selective checkpointing keeps the layer's input and FC2's output, Q, V and the
+    // attention output, and FC1's gate half (FC1's output without a gate); an MoE layer keeps
+    // its expert activations whole, as the generator does not recompute them. PyTorch's
+    // checkpointing saves operator outputs as they are, BF16 also under Float8 linears.
+    const ModelShape z = model_shape(t);
+    const double B = 2;
+    const int tp = t.parallel.tp;
+    double split = B * static_cast<double>(z.qd + z.vd + z.a * z.dv);
+    if (moe_layer) {
+      const LayerActivations whole = layer_activations(t, true);
+      const double attention = B * static_cast<double>(z.qd + z.kd + z.vd) +
+                               gemm_input_bytes(t.precision) * static_cast<double>(z.a * z.dv + z.q_lora + z.kv_lora);
+      split += std::max(0.0, whole.split - attention);
+    } else {
+      split += B * static_cast<double>(z.f);
+    }
+    return split / tp + 2 * B * static_cast<double>(z.h) / (sp ? tp : 1);
   }
   return per_token(layer_activations(t, moe_layer), t.parallel);
 }
@@ -177,9 +202,18 @@ MemoryEstimate estimate_memory(const TrainingSpec& t, const topology::ClusterSpe
     if (embedding) e.activations += e.microbatches_in_flight * tokens * B * static_cast<double>(z.h) / (sp ? p.tp : 1) / vp;
 
     // Working set on top of what is stored, all at once at the stage's worst moment.
-    if (fsdp) e.transient += 3 * B * largest_layer;  // this layer and the prefetched one, this one's gradients
-    if (t.activation_recompute == Recompute::full) e.transient += largest_working * tokens;
-    if (head) e.transient += (B + 4.0) * tokens * static_cast<double>(z.V) / p.tp;  // the logits, and their fp32 copy for the loss
+    if (fsdp && !t.fsdp_reshard_after_forward) {
+      e.transient += 2 * B * (dense + expert);  // the stage's gathered parameters and their accumulated gradients
+    } else if (fsdp) {
+      e.transient += 3 * B * largest_layer;  // this layer and the prefetched one, this one's gradients
+    }
+    if (t.activation_recompute == Recompute::full || t.activation_recompute == Recompute::every_other_matmul) {
+      e.transient += largest_working * tokens;  // the layer being recomputed, whole
+    }
+    // The logits and their FP32 copy for a fused loss; unfused (PyTorch's cross-entropy on an FP32
+    // copy), at the backward's start: the kept FP32 log-softmax, its gradient and the one it returns.
+    const double per_logit = t.fused_cross_entropy ? B + 4.0 : 12.0;
+    if (head) e.transient += per_logit * tokens * static_cast<double>(z.V) / p.tp;
     if (s == 0 || e.total() > best.total()) best = e;
   }
   return best;

@@ -81,16 +81,21 @@ struct BatchSpec {
 
 // Activation recomputation: none keeps every activation; selective recomputes only the attention
 // core in the backward pass (Megatron's --recompute-activations; free with flash attention, which
-// recomputes the scores anyway); full reruns each layer's forward pass before its backward.
+// recomputes the scores anyway); full reruns each layer's forward pass before its backward;
+// every_other_matmul (scenario value `op`) is torchtitan's per-op selective checkpointing: a layer
+// keeps its input, the attention output and every second matmul's output in forward order (Q, V,
+// FC1's gate half, FC2), and reruns the others (K, the output projection, FC1's up half) and its
+// elementwise ops before its backward.
 // fit (scenario value `auto`) takes the first of none, selective, full whose memory estimate fits
 // the GPU's HBM (full when none does); resolve_training replaces it with the one it took.
-enum class Recompute { none, selective, full, fit };
+enum class Recompute { none, selective, full, fit, every_other_matmul };
 inline std::string_view name(Recompute r) {
   switch (r) {
     case Recompute::none: return "none";
     case Recompute::selective: return "selective";
     case Recompute::full: return "full";
     case Recompute::fit: return "auto";
+    case Recompute::every_other_matmul: return "op";
   }
   return "none";
 }
@@ -123,6 +128,18 @@ struct TrainingSpec {
   // LayerNormLinear and fused activations, 2024 on); false runs a cast (and for the backward a
   // transpose) kernel per GEMM input, as the 2023 recipes that wrapped only the linear layers did.
   bool fp8_fused_casts = true;
+  // The loss: true is a fused (vocab-parallel) cross-entropy kernel, as Megatron's, reading the
+  // logits and keeping one FP32 copy; false is PyTorch's F.cross_entropy on an FP32 copy of the
+  // logits (torchtitan): cast, log-softmax kept for the backward, its incoming gradient and the
+  // one it returns, each a pass over the logits.
+  bool fused_cross_entropy = true;
+  // A layer's elementwise work: true runs it fused (Transformer Engine, torch.compile); false is
+  // PyTorch eager, one kernel and one pass over HBM per operator (docs/training.md, "FSDP stacks").
+  bool fused_elementwise = true;
+  // FP8 only: the sequence-parallel all-gathers before the column-parallel GEMMs carry their FP8
+  // inputs, a byte an element (torchtitan's Float8ColwiseParallel under tensorwise scaling); the
+  // reduce-scatters and every backward collective stay BF16.
+  bool fp8_tp_all_gather = false;
   // FP8/FP4 only: the first and last decoder layers whose GEMMs stay in BF16 (Megatron's
   // --first-last-layers-bf16 with --num-layers-at-start/end-in-bf16; Megatron-Bridge's NVFP4
   // recipe for Nemotron 3 Super keeps its last 14 so). Their saved GEMM inputs stay BF16 too.
@@ -140,6 +157,12 @@ struct TrainingSpec {
   bool overlap_grad_reduce = true;   // gradient reduction bucketed under the last backward pass
   bool overlap_param_gather = true;  // ZeRO/FSDP parameter all-gather prefetched under compute
   bool overlap_tp_comm = false;      // TP all-gather/reduce-scatter pipelined with their GEMMs (SP only)
+  // ZeRO-3/FSDP: false keeps each block's gathered parameters from its first microbatch's forward
+  // to its last microbatch's backward (one all-gather a step), their gradients accumulating
+  // unsharded, reduce-scattered once after the last backward: FSDP2's reshard_after_forward=False,
+  // which torchtitan sets under pipeline parallelism, where PyTorch's pipelining also defers the
+  // gradient reduction to the last microbatch.
+  bool fsdp_reshard_after_forward = true;
   // MoE: the dispatch and combine all-to-alls run beside expert computation instead of before and
   // after it (Megatron-Core's --overlap-moe-expert-parallel-comm, DeepSeek's DualPipe).
   bool overlap_ep_comm = false;

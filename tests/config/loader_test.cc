@@ -408,6 +408,7 @@ TEST(Loader, ActivationRecomputeIsNoneSelectiveOrFullAndBooleansStillRead) {
   EXPECT_EQ(recompute("none"), workloads::Recompute::none);
   EXPECT_EQ(recompute("true"), workloads::Recompute::full);
   EXPECT_EQ(recompute("false"), workloads::Recompute::none);
+  EXPECT_EQ(recompute("op"), workloads::Recompute::every_other_matmul);
   try {
     recompute("selectve");
     ADD_FAILURE() << "a misspelt value was accepted";

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -63,6 +64,21 @@ std::vector<std::pair<Link, Link>> changed_links(const ClusterSpec& a, const Clu
     if (x.bandwidth != y.bandwidth || x.latency != y.latency) out.emplace_back(x, y);
   }
   return out;
+}
+
+// Meta's Grand Teton H100 (torchtitan's runs): 96 GB HBM2e at 2.4 TB/s and a 500 W limit, its
+// tensor peak between the 400 W H100 NVL's (835.5 TFLOP/s BF16) and the 700 W SXM5's (989.4) on the
+// power law through those two datasheet points; NVLink as the SXM5.
+TEST(GpuPreset, TheGrandTetonH100PeaksBetweenTheNvlAndTheSxmAt500W) {
+  const GpuSpec g = *find_gpu_preset("h100-sxm-96g-500w");
+  const GpuSpec sxm = *find_gpu_preset("h100-sxm");
+  const double k = std::log(835.5 / 989.4) / std::log(400.0 / 700.0);
+  EXPECT_NEAR(g.peak_flops.at(Dtype::bf16) / sxm.peak_flops.at(Dtype::bf16), std::pow(500.0 / 700.0, k), 1e-3);
+  EXPECT_NEAR(g.peak_flops.at(Dtype::fp8) / g.peak_flops.at(Dtype::bf16), 2.0, 1e-9);
+  EXPECT_EQ(g.hbm_capacity.count(), int64_t{96} << 30);
+  EXPECT_DOUBLE_EQ(g.hbm_bandwidth.gbytes_per_s(), 2400);
+  EXPECT_EQ(g.nvlink_bandwidth, sxm.nvlink_bandwidth);
+  EXPECT_EQ(g.compute_capability, 90);
 }
 
 TEST(PresetOverride, ScaleUpBandwidthChangesOnlyNvlinkBandwidth) {

@@ -48,19 +48,20 @@ std::string fmt_seconds(double v, const char* format = "%.3f") {
 
 // Runs every dense row of a published-runs CSV and holds each prediction to 15% of the published
 // iteration time (or TFLOP/s per GPU where only that is published); a named miss to 30%, and a
-// row the model cannot represent at all (`far_miss`) to 80%.
-void check_runs(const std::string& path, bool (*known_miss)(const std::string&), bool moe = false,
-                double bound = 0.15, double miss_bound = 0.30,
-                bool (*far_miss)(const std::string&) = nullptr) {
+// row the model cannot represent at all (`far_miss`) to 80%. Returns the mean |error| of time, and
+// through `memory_error` that of the memory estimate over the rows that publish a peak.
+double check_runs(const std::string& path, bool (*known_miss)(const std::string&), bool moe = false,
+                  double bound = 0.15, double miss_bound = 0.30,
+                  bool (*far_miss)(const std::string&) = nullptr, double* memory_error = nullptr) {
   const auto runs = testing::read_published_runs(path);
-  ASSERT_FALSE(runs.empty()) << path;
+  EXPECT_FALSE(runs.empty()) << path;
   const bool print = std::getenv("DTSIM_PRINT_TABLE") != nullptr;
   if (print) {
     std::printf("| run | GPUs | TP/PP/DP | published s | predicted s | error | TFLOP/s/GPU | MFU | exposed comm | bubble | memory GiB |\n");
     std::printf("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
   }
-  int within = 0, total = 0;
-  double sum_abs = 0, worst = 0;
+  int within = 0, total = 0, with_memory = 0;
+  double sum_abs = 0, worst = 0, memory_abs = 0;
   for (const auto& run : runs) {
     if (run.moe != moe || (run.iteration_time_s <= 0 && run.tflops_per_gpu <= 0)) continue;
     if (!run.unsupported.empty()) {
@@ -83,6 +84,10 @@ void check_runs(const std::string& path, bool (*known_miss)(const std::string&),
     const double err = run.iteration_time_s > 0 ? r.iteration_time_s / run.iteration_time_s - 1
                                                 : run.tflops_per_gpu / r.tflops_per_gpu - 1;
     ++total;
+    if (run.peak_memory_gib > 0 && r.memory) {
+      memory_abs += std::abs(r.memory->total() / (1 << 30) / run.peak_memory_gib - 1);
+      ++with_memory;
+    }
     within += std::abs(err) <= 0.15 ? 1 : 0;
     sum_abs += std::abs(err);
     worst = std::max(worst, std::abs(err));
@@ -111,6 +116,12 @@ void check_runs(const std::string& path, bool (*known_miss)(const std::string&),
   }
   std::printf("runs: %d, within 15%%: %d, mean |error| %.1f%%, worst %.1f%%\n", total, within,
               100 * sum_abs / std::max(1, total), 100 * worst);
+  if (with_memory > 0) {
+    std::printf("peak memory published for %d runs: mean |error| of the estimate %.1f%%\n", with_memory,
+                100 * memory_abs / with_memory);
+  }
+  if (memory_error != nullptr) *memory_error = memory_abs / std::max(1, with_memory);
+  return sum_abs / std::max(1, total);
 }
 
 // Any published-runs CSV in these columns, named by DTSIM_RUNS_CSV (dense rows; DTSIM_RUNS_MOE=1
@@ -131,6 +142,27 @@ TEST(PublishedRuns, EveryDenseRunPredictedWithinFifteenPercent) {
 // Hopper flash2/flash3 attention and FP8 figures were checked on them (docs/training.md).
 TEST(PublishedRuns, RunsOutsideTheDevSetPredictedWithinFifteenPercent) {
   check_runs(std::string(DTSIM_SOURCE_DIR) + "/tests/workloads/data/training_runs_extra.csv", known_extra_miss);
+}
+
+// torchtitan rows more than 20% off (docs/training.md, "FSDP stacks"): ring attention over 4-8 CP
+// ranks at 128K-256K tokens, -26% to -30%.
+bool known_torchtitan_miss(const std::string& id) {
+  return id.find("_cp4_") != std::string::npos || id.find("_cp8_") != std::string::npos;
+}
+
+// The "FSDP stacks" class of issue 30: every row of torchtitan's December 2024 Llama 3.1 page
+// (tests/workloads/data/training_runs_torchtitan.csv; FSDP2 alone and with CP, TP, PP, on 8-512
+// H100s of 96 GB HBM2e at 500 W). Each row within 20%, a named miss within 35%. Before the class's
+// mechanisms (the 700 W, 80 GB h100-sxm; torchtitan's per-op checkpointing read as Megatron's
+// selective, Float8 casts as fused, a fused loss, fused elementwise work without torch.compile,
+// FSDP resharding every microbatch under PP) its mean |error| was 23.3% of time and 41% of peak
+// memory; both are held where they are now.
+TEST(PublishedRuns, TorchtitanFsdpStacksWithinTwentyPercentAndTenOnAverage) {
+  double memory_error = 1;
+  const double mean = check_runs(std::string(DTSIM_SOURCE_DIR) + "/tests/workloads/data/training_runs_torchtitan.csv",
+                                 known_torchtitan_miss, false, 0.20, 0.35, nullptr, &memory_error);
+  EXPECT_LE(mean, 0.095);
+  EXPECT_LE(memory_error, 0.17);
 }
 
 // MoE runs the model misses for a reason it does not represent (docs/training.md, "MoE runs").

@@ -162,6 +162,78 @@ TEST(MegatronGenerator, FsdpGathersParametersForEveryMicrobatchForwardAndBackwar
   EXPECT_EQ(count_label(w.ranks[0], "grad.rs"), 4 * 4 + 1);  // + embedding and head, once
 }
 
+// Without resharding after forward (torchtitan under PP): one gather a block per step, before the
+// first microbatch's forward, and one reduce-scatter of the chunk's gradients after the last
+// microbatch's backward, of all its layers' bytes.
+TEST(MegatronGenerator, FsdpWithoutReshardingGathersOnceAStepAndReducesOnceAfterTheLastBackward) {
+  TrainingSpec t = gpt(1, 1, 1, 32, 4);
+  t.parallel.zero = 3;
+  const Workload every = generate_megatron(t, cluster(1));
+  t.fsdp_reshard_after_forward = false;
+  const Workload once = generate_megatron(t, cluster(1));  // dp 8: 4 microbatches
+  EXPECT_EQ(count_label(once.ranks[0], "fsdp.param.ag"), 4);
+  EXPECT_EQ(count_label(once.ranks[0], "grad.rs"), 1 + 1);  // the layers, then embedding and head
+  auto scattered = [](const RankGraph& r) {
+    std::vector<double> bytes;
+    for (const Op& op : r.ops) {
+      if (r.labels[op.label] == "grad.rs") bytes.push_back(static_cast<double>(op.bytes.count()));
+    }
+    return bytes;
+  };
+  // The layers' gradients once (the first reduction, the embedding and head's last), against
+  // every microbatch's: 4 x 4 reductions of a layer's bytes.
+  const std::vector<double> o = scattered(once.ranks[0]), e = scattered(every.ranks[0]);
+  ASSERT_EQ(o.size(), 2u);
+  ASSERT_EQ(e.size(), 4u * 4 + 1);
+  EXPECT_NEAR(o[0], 4 * e[0], 4);
+  EXPECT_EQ(o[1], e.back());
+}
+
+// PyTorch eager (fused_elementwise false): a Llama layer's RMSNorms move 4B + 28 bytes an element
+// forward instead of 2B, its SwiGLU 5B per FFN element instead of 3B, and the rotary embedding
+// (in FP32) and GQA's repeated K and V become kernels of their own; GEMMs do not change.
+TEST(MegatronGenerator, EagerElementwiseRunsAKernelPerOperator) {
+  TrainingSpec t = gpt(1, 1, 1, 8, 2);
+  t.model.kv_heads = 4;
+  t.model.gated_ffn = true;
+  t.model.ffn_hidden = 2816;
+  const Workload fused = generate_megatron(t, cluster(1));
+  t.fused_elementwise = false;
+  const Workload eager = generate_megatron(t, cluster(1));
+  auto bytes = [](const RankGraph& r, std::string_view label) {
+    int64_t b = 0;
+    for (const Op& op : r.ops) b += r.labels[op.label] == label ? op.bytes.count() : 0;
+    return b;
+  };
+  const RankGraph &f = fused.ranks[0], &e = eager.ranks[0];
+  EXPECT_EQ(bytes(e, "ln1.fwd") * 2 * 2, bytes(f, "ln1.fwd") * (4 * 2 + 28));
+  EXPECT_EQ(bytes(e, "mlp.act.fwd") * 3, bytes(f, "mlp.act.fwd") * 5);
+  EXPECT_EQ(count_label(f, "attn.rope.fwd"), 0);
+  EXPECT_EQ(count_label(e, "attn.rope.fwd"), count_label(e, "attn.qkv.fwd"));
+  EXPECT_EQ(count_label(e, "attn.repeat_kv.bwd"), count_label(e, "attn.qkv.bwd"));
+  EXPECT_EQ(bytes(e, "mlp.fc1.fwd"), bytes(f, "mlp.fc1.fwd"));
+}
+
+// Float8 TP (torchtitan): the forward's sequence-parallel all-gathers carry the FP8 GEMM inputs,
+// a byte an element; the backward's collectives stay BF16, as does a BF16 run's.
+TEST(MegatronGenerator, Fp8TensorParallelAllGathersMoveOneByteAnElementForward) {
+  TrainingSpec t = gpt(8, 1, 1, 8, 2);
+  t.precision = topology::Dtype::fp8;
+  t.fp8_tp_all_gather = true;
+  auto bytes = [](const RankGraph& r, std::string_view label) {
+    for (const Op& op : r.ops) {
+      if (r.labels[op.label] == label) return op.bytes.count();
+    }
+    return int64_t{0};
+  };
+  const RankGraph r = generate_megatron(t, cluster(1)).ranks[0];
+  EXPECT_EQ(2 * bytes(r, "attn.ag.fwd"), bytes(r, "attn.ag.bwd"));
+  EXPECT_EQ(2 * bytes(r, "mlp.ag.fwd"), bytes(r, "mlp.ag.bwd"));
+  t.precision = topology::Dtype::bf16;
+  const RankGraph b = generate_megatron(t, cluster(1)).ranks[0];
+  EXPECT_EQ(bytes(b, "attn.ag.fwd"), bytes(b, "attn.ag.bwd"));
+}
+
 // HSDP (shard_group 8 of a DP group of 16, two nodes): parameters are gathered and gradients
 // reduce-scattered inside the node's 8 GPUs, and the shard's gradients (1/8 of them) all-reduced
 // with the other node's copy.

@@ -72,6 +72,25 @@ TEST(MemoryModel, ActivationsPerLayerFollowKorthikantisTable2) {
   EXPECT_DOUBLE_EQ(bf16 - activation_bytes_per_token(spec, false), (2 - 9.0 / 16) * (3 * h + 4 * h) / t);
 }
 
+// torchtitan's per-op checkpointing keeps a layer's input and FC2's output (2h, / t with SP), and
+// Q, V, the attention output and FC1's gate half (3h + f for GPT-3's layer, / t), in BF16 under
+// FP8 too; the layer being recomputed is counted whole on top, as under full recomputation.
+TEST(MemoryModel, PerOpCheckpointingKeepsEveryOtherMatmulsOutput) {
+  const double h = 12288, t = 8;
+  const topology::ClusterSpec c = cluster(8);
+  TrainingSpec spec = resolve_training(gpt175b(8, true), c);
+  spec.activation_recompute = Recompute::every_other_matmul;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_token(spec, false), 2 * (2 * h + 3 * h + 4 * h) / t);
+  spec.precision = topology::Dtype::fp8;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_token(spec, false), 2 * (2 * h + 3 * h + 4 * h) / t);
+  spec.precision = topology::Dtype::bf16;
+  const MemoryEstimate op = estimate_memory(spec, c);
+  spec.activation_recompute = Recompute::full;
+  const MemoryEstimate full = estimate_memory(spec, c);
+  EXPECT_DOUBLE_EQ(op.transient, full.transient);
+  EXPECT_GT(op.activations, full.activations);
+}
+
 // Layers kept in BF16 under FP8 store their GEMM inputs in BF16: with every layer so, the
 // activations are the BF16 run's; with none, the FP8 run's.
 TEST(MemoryModel, Bf16LayersOfAnFp8RunStoreBf16Activations) {

@@ -126,7 +126,16 @@ std::vector<PublishedRun> read_published_runs(const std::string& path) {
                        : foundry                                          ? Attention::flash1
                        : flash2                                           ? Attention::flash2
                                                                           : Attention::flash3;
-    r.spec.fp8_fused_casts = !foundry;
+    // torchao's Float8 linears (torchtitan) scale dynamically per tensor: each cast follows an
+    // amax reduction over its input, a kernel pass of its own that torch.compile does not fold
+    // into the GEMM, as llm-foundry's 2023 te.Linear recipe.
+    r.spec.fp8_fused_casts = !foundry && !contains(r.framework, "torchtitan");
+    // torchtitan's loss is PyTorch's cross-entropy on an FP32 copy of the logits.
+    r.spec.fused_cross_entropy = !contains(r.framework, "torchtitan");
+    // Without torch.compile torchtitan's layers run eagerly: a kernel per elementwise operator.
+    r.spec.fused_elementwise = !contains(r.framework, "eager");
+    // torchtitan's Float8 TP (tensorwise scaling, its default recipe then) all-gathers FP8 inputs.
+    r.spec.fp8_tp_all_gather = contains(r.framework, "torchtitan");
     r.spec.overlap_grad_reduce = !old_stack;
     p.sequence_parallel = !old_stack && !contains(notes, "no sequence parallel");
     // NeMo's and Megatron-Bridge's performance recipes for dense models turn on userbuffers TP
@@ -141,6 +150,8 @@ std::vector<PublishedRun> read_published_runs(const std::string& path) {
                                   contains(r.framework, "custom all-to-all")
                               ? MoeDispatch::deduplicated
                               : MoeDispatch::alltoall;
+    // torchtitan keeps FSDP's gathered parameters across a pipeline stage's microbatches.
+    r.spec.fsdp_reshard_after_forward = !contains(notes, "reshard_after_forward off");
     r.spec.overlap_ep_comm = contains(notes, "overlap-moe-expert-parallel-comm") || contains(r.framework, "DualPipe");
     const bool full_recompute =
         contains(r.framework, "Megatron-LM (2021)") || contains(notes, "act_ckpt=True") ||
@@ -152,8 +163,10 @@ std::vector<PublishedRun> read_published_runs(const std::string& path) {
     if (const size_t at = notes.find("cpu_offloading_num_layers="); at != std::string::npos) {
       r.spec.cpu_offload_layers = std::stoi(notes.substr(at + std::string_view("cpu_offloading_num_layers=").size()));
     }
+    // torchtitan's "selective" is its per-op policy (selective_ac_option "op"), not Megatron's.
     r.spec.activation_recompute =
-        full_recompute ? Recompute::full
+        full_recompute                  ? Recompute::full
+        : contains(notes, "per-op SAC") ? Recompute::every_other_matmul
         : contains(notes, "selective recompute") || contains(r.framework, "--recompute-activations")
             ? Recompute::selective
             : Recompute::none;
@@ -186,6 +199,8 @@ std::vector<PublishedRun> read_published_runs(const std::string& path) {
     }
     r.cluster = *topology::find_node_preset(node);
     if (has("40gb", "40GB")) r.cluster.gpu = *topology::find_gpu_preset("a100-sxm-40g");
+    // Meta's Grand Teton H100s: 96 GB of HBM2e, run at 500 W (torchtitan's published runs).
+    if (has("h100", "H100") && has("96gb", "96GB")) r.cluster.gpu = *topology::find_gpu_preset("h100-sxm-96g-500w");
     const int gpus = to_int(row["gpus"], 8);
     const bool nvl72_rack = std::string_view(node).ends_with("-nvl72");
     if (!nvl72_rack) {
@@ -220,6 +235,7 @@ std::vector<PublishedRun> read_published_runs(const std::string& path) {
     r.cluster.fabric.link.bandwidth = r.cluster.nic.bandwidth;
     r.iteration_time_s = row["iteration_time_s"].empty() ? 0 : std::stod(row["iteration_time_s"]);
     r.tflops_per_gpu = row["tflops_per_gpu"].empty() ? 0 : std::stod(row["tflops_per_gpu"]);
+    r.peak_memory_gib = row["peak_memory_gib"].empty() ? 0 : std::stod(row["peak_memory_gib"]);
     runs.push_back(std::move(r));
   }
   return runs;

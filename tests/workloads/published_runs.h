@@ -19,6 +19,7 @@ struct PublishedRun {
   topology::ClusterSpec cluster;
   double iteration_time_s = 0;
   double tflops_per_gpu = 0;
+  double peak_memory_gib = 0;  // published peak HBM per GPU (column peak_memory_gib; 0: not published)
   bool moe = false;
   std::string unsupported;  // why dtsim cannot describe this run (its GPU has no preset); empty when it can
 };
