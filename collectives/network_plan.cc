@@ -67,8 +67,14 @@ NetworkPlan plan_on_network(const AnalyticalCollectiveModel& model, const topolo
   // and the links do not: the closed form's latency less what the schedule's links already charge
   // on its longest chain, added before the first transfer starts.
   plan.latency = closed > links ? closed - links : Time{};
-  if (run.algorithm == Algorithm::nvls_tree) plan.floor = Time::us(cost.time_us(bytes.as_double()));
-  if (cost.window_us > 0) plan.floor = std::max(plan.floor, Time::us(cost.latency_us + cost.window_us + cost.fill_us));
+  if (run.algorithm == Algorithm::nvls_tree) {
+    plan.floor = Time::us(cost.time_us(bytes.as_double()));
+    plan.floor_from = "NVLS-tree's in-switch part inside each node";
+  }
+  if (cost.window_us > 0) {
+    const Time window = Time::us(cost.latency_us + cost.window_us + cost.fill_us);
+    if (window > plan.floor) plan.floor = window, plan.floor_from = "TCPX's FIFO slot waits";
+  }
   // A ring channel, or a streamed chain's, moves at most what the closed form lets it
   // (flow_channel_cap), the tuned channels' share spread over the channels the lowering runs.
   // Trees are not capped here: their hops forward slices of 64 KiB and more, store and forward,

@@ -10,6 +10,8 @@
 //                                                 .channel_rate = plan.channel_rate});
 #pragma once
 
+#include <string_view>
+
 #include "collectives/analytical_model.h"
 #include "collectives/schedule.h"
 #include "collectives/schedule_executor.h"
@@ -30,6 +32,8 @@ struct NetworkPlan {
   // FIFO slots until they complete (TCPX), its latency, fill and slot waits (AlgoCost::window_us).
   // Zero otherwise.
   Time floor;
+  // What sets the floor, for a report that says which rows the closed form bound: "" without one.
+  std::string_view floor_from;
   double channel_rate = 0;  // bytes/s on the wire one channel's transfer moves at most; 0: none
 };
 

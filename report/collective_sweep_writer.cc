@@ -2,14 +2,41 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "report/csv_field.h"
 
 namespace dtsim::report {
 namespace {
+
+// Which rows on flows or packets took the closed form's time rather than the network model's
+// (SweepRow::floor_from), one line a reason: a user who chose a network model sees where it did
+// not set the time.
+void write_floor_note(const std::vector<workloads::SweepRow>& rows, std::ostream& out) {
+  std::vector<std::string_view> reasons;
+  for (const auto& r : rows) {
+    if (!r.floor_from.empty() && std::find(reasons.begin(), reasons.end(), r.floor_from) == reasons.end())
+      reasons.push_back(r.floor_from);
+  }
+  for (std::string_view reason : reasons) {
+    int n = 0;
+    Bytes lo, hi;
+    for (const auto& r : rows) {
+      if (r.floor_from != reason) continue;
+      if (n++ == 0) lo = r.bytes;
+      hi = r.bytes;
+    }
+    out << fmt::format("# {} of {} rows ({} to {} B) take the closed form's time: {}; csv and json give the "
+                       "network model's own (network_time_us)\n",
+                       n, rows.size(), lo.count(), hi.count(), reason);
+  }
+}
 
 void write_table(const std::vector<workloads::SweepRow>& rows, std::ostream& out) {
   if (!rows.empty()) {
@@ -33,14 +60,17 @@ void write_table(const std::vector<workloads::SweepRow>& rows, std::ostream& out
         workloads::redop_name(r.collective), r.root, r.time.us(), r.algbw_gbytes, r.busbw_gbytes,
         collectives::name(r.algorithm), collectives::name(r.protocol));
   }
+  write_floor_note(rows, out);
 }
 
 void write_csv(const std::vector<workloads::SweepRow>& rows, std::ostream& out) {
-  out << "collective,size_bytes,time_us,algbw_GBps,busbw_GBps,algorithm,protocol\n";
+  out << "collective,size_bytes,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,network_time_us,floor_from\n";
   for (const auto& r : rows) {
-    out << fmt::format("{},{},{:.3f},{:.3f},{:.3f},{},{}\n", collectives::name(r.collective),
+    out << fmt::format("{},{},{:.3f},{:.3f},{:.3f},{},{},{},{}\n", collectives::name(r.collective),
                        r.bytes.count(), r.time.us(), r.algbw_gbytes, r.busbw_gbytes,
-                       collectives::name(r.algorithm), collectives::name(r.protocol));
+                       collectives::name(r.algorithm), collectives::name(r.protocol),
+                       r.network_time.ps() > 0 ? fmt::format("{:.3f}", r.network_time.us()) : std::string(),
+                       csv_field(r.floor_from));
   }
 }
 
@@ -64,6 +94,8 @@ void write_json(const std::vector<workloads::SweepRow>& rows, std::ostream& out)
                    {"protocol", collectives::name(r.protocol)},
                    {"channels", r.channels},
                    {"neighbour_copies", r.neighbour_copies}});
+    if (r.network_time.ps() > 0) arr.back()["network_time_us"] = r.network_time.us();
+    if (!r.floor_from.empty()) arr.back()["floor_from"] = std::string(r.floor_from);
   }
   out << j.dump(2) << "\n";
 }

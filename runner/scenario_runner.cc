@@ -152,8 +152,8 @@ SweepPlan plan_row(const config::Scenario& s, const collectives::AnalyticalColle
   tuned.channels = row.channels;
   tuned.time = row.time;
   SweepPlan plan = collectives::plan_on_network(model, cluster, s.workload.sweep.collective, row.bytes, comm, tuned);
-  plan.floor = std::max(plan.floor, workloads::host_launch_floor(s.workload.sweep.gpus_per_thread, model.parameters(),
-                                                                 s.cluster.gpu));
+  const Time launches = workloads::host_launch_floor(s.workload.sweep.gpus_per_thread, model.parameters(), s.cluster.gpu);
+  if (launches > plan.floor) plan.floor = launches, plan.floor_from = "the host thread's launches (workload.gpus_per_thread)";
   return plan;
 }
 
@@ -268,6 +268,7 @@ class RowWatch final : public sim::EngineWatch {
 RowRun run_row(const config::Scenario& s, const SweepPlan& plan, workloads::SweepRow& row, const RowNetwork& make_net,
                const topology::Cluster& cluster, bool links, RowControl control) {
   if (plan.closed_form) {
+    row.floor_from = "NVLS inside one NVLink domain, priced in closed form";
     control.progress.advance(kRowUnits);
     return {};
   }
@@ -343,7 +344,9 @@ RowRun run_row(const config::Scenario& s, const SweepPlan& plan, workloads::Swee
   row.algorithm = plan.algorithm;
   row.protocol = plan.protocol;
   row.neighbour_copies = static_cast<int>(copies.size());
-  row.time = std::max(exec.finish_time() - exec.start_time(), plan.floor);
+  row.network_time = exec.finish_time() - exec.start_time();
+  row.time = std::max(row.network_time, plan.floor);
+  if (plan.floor > row.network_time) row.floor_from = plan.floor_from;
   row.algbw_gbytes = row.time.ps() > 0 ? row.bytes.as_double() / row.time.seconds() * 1e-9 : 0;
   row.busbw_gbytes = row.algbw_gbytes * collectives::busbw_factor(kind, row.ranks);
   if (ledger) run.links = ledger->loads(row.time);

@@ -31,6 +31,11 @@ struct SweepRow {
   collectives::Protocol protocol = collectives::Protocol::simple;
   int channels = 0;
   int neighbour_copies = 0;  // copies of the ranks' schedule run beside it (network.background)
+  // On flows or packets: what the schedule took on the network model. `time` is the larger of it
+  // and the plan's closed-form floor (NetworkPlan::floor); `floor_from` says what set the floor
+  // where it was the larger, else is empty. Zero and empty on the analytical model.
+  Time network_time;
+  std::string_view floor_from;
 };
 
 // Throws InputError naming the workload key when the sizes or step do not describe a sweep

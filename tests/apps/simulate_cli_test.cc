@@ -336,6 +336,53 @@ TEST(Simulate, OversubscribedLeavesSlowRingsAndAllToAllsAsOnFlows) {
   }
 }
 
+// On flows and packets a row whose time the closed form's floor set says so: default.yaml's
+// NVLS-tree rows take the closed form's time (NVLS's in-switch part inside each node), which
+// exceeds what the flows alone take; the csv gives both, and the table says which rows in one
+// line. The ring and tree rows are the network model's own time.
+TEST(Simulate, RowsTheClosedFormBoundSayWhatBoundThem) {
+  for (const char* model : {"flow", "packet"}) {
+    SCOPED_TRACE(model);
+    const std::vector<std::string> args = {"scenarios/default.yaml", "--model", model, "--set",
+                                           "workload.min_bytes=64KiB", "--set", "workload.max_bytes=4MiB"};
+    RunResult csv = run_simulate(plus(args, {"--format", "csv", "-q"}));
+    ASSERT_EQ(csv.status, 0) << csv.err;
+    std::istringstream in(csv.out);
+    std::string line;
+    std::getline(in, line);
+    int floored = 0, own = 0;
+    while (std::getline(in, line)) {
+      std::vector<std::string> f;
+      std::stringstream cells(line);
+      for (std::string cell; std::getline(cells, cell, ',');) f.push_back(cell);
+      ASSERT_GE(f.size(), 8u) << line;
+      const double time = std::stod(f[2]), network = std::stod(f[7]);
+      const std::string from = f.size() > 8 ? f[8] : "";
+      if (f[5] == "nvls_tree") {
+        ++floored;
+        EXPECT_GT(time, network) << line;
+        EXPECT_NE(from.find("NVLS-tree"), std::string::npos) << line;
+      } else {
+        ++own;
+        EXPECT_EQ(f[2], f[7]) << line;
+        EXPECT_TRUE(from.empty()) << line;
+      }
+    }
+    EXPECT_GT(floored, 0);
+    EXPECT_GT(own, 0);
+    RunResult table = run_simulate(plus(args, {"-q"}));
+    ASSERT_EQ(table.status, 0) << table.err;
+    EXPECT_NE(table.out.find("# " + std::to_string(floored) + " of " + std::to_string(floored + own) +
+                             " rows (524288 to 4194304 B) take the closed form's time: NVLS-tree's in-switch part"),
+              std::string::npos)
+        << table.out;
+  }
+  // The closed form's own rows name no network time.
+  RunResult closed = run_simulate({"scenarios/default.yaml", "--format", "csv", "-q"});
+  ASSERT_EQ(closed.status, 0) << closed.err;
+  EXPECT_EQ(closed.out.find("NVLS-tree's in-switch part"), std::string::npos);
+}
+
 // A torus's and a dragonfly's router-to-router links run at one NIC's speed. The closed form
 // prices them (it had ignored them and warned so: a 1 GiB all_gather on a 2 x 4 torus of HGX H100
 // nodes was 7x slower on flows), so neither model warns and the two agree.

@@ -79,9 +79,12 @@ TEST(CollectiveSweepWriter, CsvHasExactlyTheContractColumns) {
   std::string header, row;
   std::getline(in, header);
   std::getline(in, row);
-  EXPECT_EQ(header, "collective,size_bytes,time_us,algbw_GBps,busbw_GBps,algorithm,protocol");
+  EXPECT_EQ(header,
+            "collective,size_bytes,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,network_time_us,floor_from");
   EXPECT_EQ(row.substr(0, 13), "all_reduce,8,");
-  EXPECT_EQ(std::count(row.begin(), row.end(), ','), 6);
+  EXPECT_EQ(std::count(row.begin(), row.end(), ','), 8);
+  // The closed form's own rows have no network model's time and no floor.
+  EXPECT_EQ(row.substr(row.size() - 2), ",,");
 }
 
 TEST(CollectiveSweepWriter, TableHasNcclTestsColumnsAndOneLinePerSize) {
