@@ -58,7 +58,10 @@ void FlowNetworkModel::attach(uint32_t slot, uint32_t link) {
 }
 
 double FlowNetworkModel::capped_rate(const Transfer& t, std::span<const topology::LinkId> path) const {
-  if (options_.pcie_peer_efficiency <= 0) return t.max_rate;
+  // Between nodes the route crosses the network: a NIC's DMA, not a peer copy.
+  if (options_.pcie_peer_efficiency <= 0 || cluster_.node_of(t.src_gpu) != cluster_.node_of(t.dst_gpu)) {
+    return t.max_rate;
+  }
   double pcie = 0;
   for (topology::LinkId l : path) {
     const topology::Link& link = cluster_.link(l);
