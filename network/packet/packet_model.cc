@@ -40,7 +40,8 @@ PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketM
   }
   const DctcpOptions& w = options_.dctcp;
   if (w.enabled && !(w.k.count() >= 0 && w.g > 0 && w.g <= 1 && w.initial_window >= options_.mtu)) {
-    throw std::invalid_argument("packet model: DCTCP needs k >= 0, 0 < g <= 1 and an initial window of at least one mtu");
+    throw std::invalid_argument(
+        "packet model: DCTCP needs k >= 0, 0 < g <= 1 and an initial window of at least one mtu");
   }
   if (w.enabled && options_.flow_control == FlowControl::lossy) {
     throw std::invalid_argument("packet model: DCTCP runs on credits or PFC, not lossy");
@@ -643,10 +644,8 @@ uint32_t PacketNetworkModel::next_injector(const Port& p, Time now, Time& ready_
     const size_t k = (p.inject_next + i) % n;
     const TransferState& ts = transfer(p.injecting[k]);
     // A sender whose window is full waits for an ACK, which tries the port again.
-    if (ts.windowed && static_cast<double>(ts.window.in_flight + std::min(ts.unsent, options_.mtu.count())) >
-                           ts.window.cwnd) {
-      continue;
-    }
+    const int64_t next_bytes = std::min(ts.unsent, options_.mtu.count());
+    if (ts.windowed && static_cast<double>(ts.window.in_flight + next_bytes) > ts.window.cwnd) continue;
     const Time at = ts.rp.next_send;
     if (at <= now) return static_cast<uint32_t>(k);
     ready_at = std::min(ready_at, at);
@@ -733,9 +732,9 @@ void PacketNetworkModel::pace(Time now, ReactionPoint& rp, uint32_t bytes) {
 
 void PacketNetworkModel::acknowledge(sim::Engine& engine, const Packet& arrived) {
   const TransferState& ts = transfer(arrived.transfer);
+  const uint64_t fields = (uint64_t{ts.generation & kGenerationMask} << 32) | arrived.transfer;
   engine.schedule_at_site(engine.now() + ts.back, ports_[ts.paths.front().front()].site, *this,
-                          event(kWindowAck, (uint64_t{ts.generation & kGenerationMask} << 32) | arrived.transfer),
-                          arrived.bytes | (arrived.marked ? kEce : 0));
+                          event(kWindowAck, fields), arrived.bytes | (arrived.marked ? kEce : 0));
 }
 
 void PacketNetworkModel::take_ack(Shard& sh, Window& w, int64_t bytes, bool ece) const {

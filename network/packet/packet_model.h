@@ -388,8 +388,9 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // DCTCP: the receiver's ACK of one packet, and the sender's window taking it.
   void acknowledge(sim::Engine& engine, const Packet& arrived);
   void take_ack(Shard& sh, Window& w, int64_t bytes, bool ece) const;
-  // Index into p.injecting of the next transfer whose pacing (and DCTCP window) lets it send at `now`, from
-  // inject_next round robin; kNone when none, with the earliest ready time in `ready_at`.
+  // Index into p.injecting of the next transfer whose pacing and DCTCP window let it send at
+  // `now`, from inject_next round robin; kNone when none, with the earliest ready time in
+  // `ready_at` (a full window waits for an ACK, not a time).
   uint32_t next_injector(const Port& p, Time now, Time& ready_at);
   // A counter over the shards: their sum, or the largest of their peaks.
   template <class F>
