@@ -273,6 +273,12 @@ std::string dump_scenario(const Scenario& s) {
   w.key(3, "additive_increase", bandwidth(d.additive_increase, true));
   w.key(3, "hyper_increase", bandwidth(d.hyper_increase, true));
   w.key(3, "min_rate", bandwidth(d.min_rate, true));
+  const network::DctcpOptions& t = n.packet.dctcp;
+  w.section(2, "dctcp");
+  w.key(3, "k", to_string(t.k));
+  w.key(3, "g", fmt::format("{}", t.g));
+  w.key(3, "initial_window", to_string(t.initial_window));
+  w.key(3, "slow_start", boolean(t.slow_start));
 
   const auto& co = s.collectives;
   w.section(0, "collectives");

@@ -364,6 +364,15 @@ void read_dcqcn(MapReader d, network::DcqcnOptions& o) {
   d.finish();
 }
 
+// network.packet.dctcp: DCTCP's marking threshold and window settings.
+void read_dctcp(MapReader d, network::DctcpOptions& o) {
+  d.read("k", o.k, Bytes(0));
+  d.read("g", o.g, 1e-9, 1.0);
+  d.read("initial_window", o.initial_window, Bytes(1));
+  d.read("slow_start", o.slow_start);
+  d.finish();
+}
+
 NetworkSpec read_network(MapReader r) {
   NetworkSpec n;
   r.read("model", n.model, network_model_names());
@@ -395,9 +404,16 @@ NetworkSpec read_network(MapReader r) {
   }
   p.read("ecn", n.packet.ecn);
   if (const YamlNode* cc = p.get("cc")) {
-    n.packet.cc = std::string(to_preset(*cc, p.key("cc"), {"dcqcn", "none"}));
+    n.packet.cc = std::string(to_preset(*cc, p.key("cc"), {"dcqcn", "dctcp", "none"}));
   }
   read_dcqcn(p.map("dcqcn"), n.packet.dcqcn);
+  read_dctcp(p.map("dctcp"), n.packet.dctcp);
+  if (n.packet.dctcp.initial_window < n.packet.mtu) {
+    const YamlNode* w = p.node().find("dctcp");
+    fail(w ? *w : p.node(), p.key("dctcp"),
+         "expected an initial_window of at least one MTU (" + dtsim::to_string(n.packet.mtu) + "), got " +
+             dtsim::to_string(n.packet.dctcp.initial_window));
+  }
   p.finish();
   r.finish();
   return n;

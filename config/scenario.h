@@ -10,6 +10,7 @@
 #include "collectives/collective.h"
 #include "network/flow/flow_model.h"
 #include "network/packet/dcqcn.h"
+#include "network/packet/dctcp.h"
 #include "network/packet/pfc.h"
 #include "sim/units.h"
 #include "topology/cluster_spec.h"
@@ -36,6 +37,9 @@ struct PacketSpec {
   // DCQCN's settings (network.packet.dcqcn); `enabled` and `seed` are not read: DCQCN runs on RoCE
   // NICs with ecn and cc: dcqcn, and draws from the scenario's seed.
   network::DcqcnOptions dcqcn;
+  // DCTCP's settings (network.packet.dctcp); `enabled` is not read: DCTCP runs on TCP NICs with
+  // ecn and cc: dctcp.
+  network::DctcpOptions dctcp;
 };
 
 // What the GPUs a job leaves free do (`network.background`): nothing, or run copies of the job

@@ -115,6 +115,9 @@ struct NetworkCounters {
   // Its lossy mode: packets dropped at full buffers, and packets sent again.
   uint64_t drops = 0;
   uint64_t retransmitted = 0;
+  // ECN marks at switch egress (DCQCN or DCTCP), and DCTCP's congestion window cuts.
+  uint64_t ecn_marks = 0;
+  uint64_t window_cuts = 0;
   NetworkCounters& operator+=(const NetworkCounters& o) {
     transfers += o.transfers;
     solves += o.solves;
@@ -125,6 +128,8 @@ struct NetworkCounters {
     peak_ingress = std::max(peak_ingress, o.peak_ingress);
     drops += o.drops;
     retransmitted += o.retransmitted;
+    ecn_marks += o.ecn_marks;
+    window_cuts += o.window_cuts;
     return *this;
   }
 };

@@ -584,6 +584,7 @@ NetworkRun run_sweep_on_flows(const config::Scenario& s, const collectives::Anal
 }
 
 // DCQCN runs where RoCE runs it: on RoCE NICs with ECN marking and cc: dcqcn (the defaults).
+// DCTCP runs on TCP NICs with ECN marking and cc: dctcp (opt-in), on credits or PFC.
 // Links serialize at the share of line rate NCCL's traffic reaches, as on flows.
 // With PFC every link's buffer must cover its headroom, or the run is refused in one line.
 network::PacketModelOptions packet_options(const config::Scenario& s, const collectives::ModelParameters& params,
@@ -593,12 +594,22 @@ network::PacketModelOptions packet_options(const config::Scenario& s, const coll
   network::DcqcnOptions settings = p.dcqcn;
   settings.enabled = dcqcn;
   settings.seed = s.seed;
+  network::DctcpOptions window = p.dctcp;
+  window.enabled = s.cluster.nic.kind == topology::NicKind::tcp && p.ecn && p.cc == "dctcp";
+  if (s.cluster.nic.kind == topology::NicKind::tcp && p.cc == "dctcp" && !p.ecn) {
+    throw InputError(where(s), "network.packet.ecn", "cc: dctcp reacts to ECN marks: expected ecn: true");
+  }
+  if (window.enabled && p.flow_control == network::FlowControl::lossy) {
+    throw InputError(where(s), "network.packet.cc",
+                     "dctcp runs on flow_control: credits or pfc; lossy's go-back-N has no TCP window");
+  }
   network::PacketModelOptions options{.mtu = p.mtu,
                                       .buffer_per_port = p.buffer_per_port,
                                       .dcqcn = settings,
                                       .link_efficiency = collectives::link_efficiency(params, s.cluster.nic.kind),
                                       .flow_control = p.flow_control,
-                                      .retransmit_timeout = p.retransmit_timeout};
+                                      .retransmit_timeout = p.retransmit_timeout,
+                                      .dctcp = window};
   if (const std::string shortfall = network::PacketNetworkModel::pfc_shortfall(cluster, options); !shortfall.empty()) {
     throw InputError(where(s), "network.packet.buffer_per_port", shortfall);
   }
@@ -1387,9 +1398,13 @@ void print_stats(const RunStats& st, std::chrono::steady_clock::time_point start
                         st.net.pause_frames, st.net.paused.us(), st.net.drops, st.net.retransmitted,
                         st.net.peak_ingress.count())
           : std::string();
+  // ECN's counters, on a run that marked (DCQCN or DCTCP); window cuts are DCTCP's.
+  const std::string ecn = st.net.ecn_marks > 0 ? fmt::format(", {} ECN marks, {} window cuts", st.net.ecn_marks,
+                                                             st.net.window_cuts)
+                                               : std::string();
   std::cerr << fmt::format("simulate: stats: {} engine events, {} transfers, {} max-min solves of {} flows, {} "
-                           "packet hops{}; peak memory {:.0f} MiB; wall {:.3f} s{}\n",
-                           st.events, st.net.transfers, st.net.solves, st.net.flows, st.net.packets, pfc,
+                           "packet hops{}{}; peak memory {:.0f} MiB; wall {:.3f} s{}\n",
+                           st.events, st.net.transfers, st.net.solves, st.net.flows, st.net.packets, pfc, ecn,
                            static_cast<double>(usage.ru_maxrss) / 1024.0, wall,
                            wall > 0 && st.events > 0 ? fmt::format(" ({:.3g} events/s)", static_cast<double>(st.events) / wall)
                                                      : std::string());
@@ -1435,10 +1450,12 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
                               : "is not a collective sweep"));
   }
   const config::PacketSpec& packet = s.network.packet;
+  const bool tcp_runs_it = s.cluster.nic.kind == topology::NicKind::tcp && packet.cc == "dctcp";
+  const bool roce_runs_it = s.cluster.nic.kind == topology::NicKind::roce && packet.cc != "dctcp";
   if (s.network.model == config::NetworkModelKind::packet && (packet.ecn || packet.cc != "none") &&
-      s.cluster.nic.kind != topology::NicKind::roce && !options.quiet) {
-    std::cerr << "simulate: warning: network.packet: ECN marking and cc: " << packet.cc << " are RoCE's; on "
-              << topology::name(s.cluster.nic.kind)
+      !tcp_runs_it && !roce_runs_it && !options.quiet) {
+    std::cerr << "simulate: warning: network.packet: ECN marking and cc: " << packet.cc << " are "
+              << (packet.cc == "dctcp" ? "TCP's" : "RoCE's") << "; on " << topology::name(s.cluster.nic.kind)
               << " NICs the packet model runs credit flow control without congestion control\n";
   }
   if (s.network.model == config::NetworkModelKind::packet && s.cluster.gpus_per_node > 1 &&

@@ -38,6 +38,14 @@ PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketM
         "packet model: DCQCN needs 0 <= kmin < kmax, 0 < pmax <= 1, 0 < g < 1, positive periods, "
         "byte counter and minimum rate");
   }
+  const DctcpOptions& w = options_.dctcp;
+  if (w.enabled && !(w.k.count() >= 0 && w.g > 0 && w.g <= 1 && w.initial_window >= options_.mtu)) {
+    throw std::invalid_argument(
+        "packet model: DCTCP needs k >= 0, 0 < g <= 1 and an initial window of at least one mtu");
+  }
+  if (w.enabled && options_.flow_control == FlowControl::lossy) {
+    throw std::invalid_argument("packet model: DCTCP runs on credits or PFC, not lossy");
+  }
   const auto links = cluster_.links();
   // Credits and CNPs travel back over the reverse link, l ^ 1 (topology/cluster.h).
   for (size_t l = 0; l < links.size(); ++l) {
@@ -228,6 +236,13 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   ts.done = &done;
   ts.payload = payload;
   ts.cap = t.max_rate;
+  // TCP's window governs what crosses the network; a copy over NVLink or PCIe alone is not TCP's.
+  ts.windowed = options_.dctcp.enabled &&
+                std::any_of(ts.paths.front().begin(), ts.paths.front().end(), [&](topology::LinkId l) {
+                  return cluster_.link(l).kind == topology::LinkKind::network;
+                });
+  ts.window = Window{.cwnd = static_cast<double>(options_.dctcp.initial_window.count()),
+                     .slow_start = options_.dctcp.slow_start};
 
   const double line = ports_[first].bandwidth.bytes_per_s();
   ts.rp = ReactionPoint{.line = line, .current = line, .target = line, .next_send = engine.now(),
@@ -306,7 +321,8 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
     uint32_t chosen = 0;  // with slot == inject: the index into p.injecting that sends
     if (slot == inject) {
       chosen = static_cast<uint32_t>(p.inject_next);
-      if (options_.dcqcn.enabled || p.capped > 0 || options_.flow_control == FlowControl::lossy) {
+      if (options_.dcqcn.enabled || options_.dctcp.enabled || p.capped > 0 ||
+          options_.flow_control == FlowControl::lossy) {
         chosen = next_injector(p, engine.now(), ready_at);
         if (chosen == kNone) continue;  // every sender here waits on its rate limiter
       }
@@ -328,6 +344,10 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
       packet = new_packet(sh, t, bytes);
       ts.unsent -= bytes;
       if (options_.dcqcn.enabled) pace(engine.now(), ts.rp, bytes);
+      if (ts.windowed) {
+        ts.window.in_flight += bytes;
+        ts.window.sent += bytes;
+      }
       // A capped sender's next packet leaves once its bytes are written, at the cap, from now.
       if (ts.cap > 0 && ts.unsent > 0) {
         ts.rp.next_send = std::max(ts.rp.next_send, engine.now() + capped_write_time(ts));
@@ -424,6 +444,14 @@ void PacketNetworkModel::on_event(sim::Engine& engine, uint64_t payload) {
       try_send(engine, id);
       return;
     case kNak: go_back(engine, id, fields >> 32); return;
+    case kWindowAck: {
+      TransferState& ts = transfer(id);
+      // A late ACK of a transfer acknowledged whole (its slot maybe reused) changes nothing.
+      if ((ts.generation & kGenerationMask) != (fields >> 32)) return;
+      take_ack(shard(engine), ts.window, engine.aux() & ~kEce, (engine.aux() & kEce) != 0);
+      try_send(engine, ts.paths.front().front());
+      return;
+    }
     case kRto: {
       TransferState& ts = transfer(id);
       if (ts.finished || ts.rto_at != engine.now()) return;  // completed, or the timer was set again
@@ -491,9 +519,10 @@ void PacketNetworkModel::depart(sim::Engine& engine, Shard& sh, uint32_t link, u
   // link, its packets arrive in the order they leave on it, so the last to leave completes the
   // transfer: any other that sends no CNP is counted delivered now, with no event.
   const bool last_link = size_t{pk.hop} + 1 == ts.paths[pk.route].size();
+  // A DCTCP receiver acknowledges every packet: each arrives as an event.
   if (ts.one_last_link && last_link && options_.flow_control != FlowControl::lossy) {
     pk.completes = ++ts.left_last == ts.packets;
-    if (!pk.completes && !pk.marked) {
+    if (!pk.completes && !pk.marked && !ts.windowed) {
       sh.delivered += pk.bytes;
       ++sh.landed;
       sh.free_packets.push_back(packet);
@@ -528,7 +557,8 @@ void PacketNetworkModel::arrive(sim::Engine& engine, const Packet& arrived) {
     ports_[port].queued += pk.bytes;
     sh.peak_queued = std::max(sh.peak_queued, ports_[port].queued);
     if (options_.flow_control != FlowControl::credits) fill_ingress(engine, sh, over, pk.bytes);
-    if (options_.dcqcn.enabled && !pk.marked && marks_[port] && mark(port)) {
+    const bool dctcp_mark = options_.dctcp.enabled && ports_[port].queued > options_.dctcp.k.count();
+    if (!pk.marked && marks_[port] && ((options_.dcqcn.enabled && mark(port)) || dctcp_mark)) {
       pk.marked = true;
       ++sh.ecn_marks;
       ++ports_[port].marked;
@@ -538,7 +568,8 @@ void PacketNetworkModel::arrive(sim::Engine& engine, const Packet& arrived) {
     try_send(engine, port);
     return;
   }
-  if (arrived.marked) notify(engine, arrived.transfer);
+  if (arrived.marked && options_.dcqcn.enabled) notify(engine, arrived.transfer);
+  if (ts.windowed) acknowledge(engine, arrived);
   if (options_.flow_control == FlowControl::lossy) {
     receive_in_order(engine, sh, arrived);
     return;
@@ -611,7 +642,11 @@ uint32_t PacketNetworkModel::next_injector(const Port& p, Time now, Time& ready_
   const size_t n = p.injecting.size();
   for (size_t i = 0; i < n; ++i) {
     const size_t k = (p.inject_next + i) % n;
-    const Time at = transfer(p.injecting[k]).rp.next_send;
+    const TransferState& ts = transfer(p.injecting[k]);
+    // A sender whose window is full waits for an ACK, which tries the port again.
+    const int64_t next_bytes = std::min(ts.unsent, options_.mtu.count());
+    if (ts.windowed && static_cast<double>(ts.window.in_flight + next_bytes) > ts.window.cwnd) continue;
+    const Time at = ts.rp.next_send;
     if (at <= now) return static_cast<uint32_t>(k);
     ready_at = std::min(ready_at, at);
   }
@@ -693,6 +728,40 @@ void PacketNetworkModel::pace(Time now, ReactionPoint& rp, uint32_t bytes) {
   rp.next_send = rp.current >= rp.line
                      ? now
                      : now + Bandwidth::bytes_per_s(rp.current).transfer_time(Bytes(bytes));
+}
+
+void PacketNetworkModel::acknowledge(sim::Engine& engine, const Packet& arrived) {
+  const TransferState& ts = transfer(arrived.transfer);
+  const uint64_t fields = (uint64_t{ts.generation & kGenerationMask} << 32) | arrived.transfer;
+  engine.schedule_at_site(engine.now() + ts.back, ports_[ts.paths.front().front()].site, *this,
+                          event(kWindowAck, fields), arrived.bytes | (arrived.marked ? kEce : 0));
+}
+
+void PacketNetworkModel::take_ack(Shard& sh, Window& w, int64_t bytes, bool ece) const {
+  const DctcpOptions& d = options_.dctcp;
+  const auto mss = static_cast<double>(options_.mtu.count());
+  w.in_flight -= bytes;
+  w.acked += bytes;
+  w.window_acked += bytes;
+  if (ece) w.window_marked += bytes;
+  // A window of data has been acknowledged: alpha takes its fraction of marked bytes.
+  if (w.acked >= w.window_end) {
+    const double marked = static_cast<double>(w.window_marked) / static_cast<double>(w.window_acked);
+    w.alpha = (1 - d.g) * w.alpha + d.g * marked;
+    w.window_acked = 0;
+    w.window_marked = 0;
+    w.window_end = w.sent;
+  }
+  // The cut of the last mark lasts until the data in flight then is acknowledged: one a window.
+  if (w.acked <= w.cut_until) return;
+  if (ece) {
+    w.cwnd = std::max(mss, w.cwnd * (1 - w.alpha / 2));
+    w.slow_start = false;
+    w.cut_until = w.sent;
+    ++sh.window_cuts;
+  } else {
+    w.cwnd += w.slow_start ? static_cast<double>(bytes) : mss * static_cast<double>(bytes) / w.cwnd;
+  }
 }
 
 }  // namespace dtsim::network

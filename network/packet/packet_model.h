@@ -17,6 +17,9 @@
 // With DCQCN on (RoCE), switch egress ports mark packets ECN by their queue, the receiving NIC
 // returns congestion notifications, and each transfer's sender paces its packets at a rate that
 // falls on a notification and recovers without one (DcqcnOptions).
+// With DCTCP on (TCP NICs), switch egress ports mark packets above a queue of k bytes, the
+// receiver acknowledges every packet echoing its mark, and each transfer that crosses the network
+// keeps at most a congestion window of bytes in flight, cut by the fraction of marks (DctcpOptions).
 //   network::PacketNetworkModel net(cluster, {.mtu = Bytes(4096), .buffer_per_port = Bytes::mib(32)});
 //   net.start(engine, {.src_gpu = 0, .dst_gpu = 8, .bytes = Bytes::mib(4)}, handler, tag);
 //
@@ -30,6 +33,7 @@
 //  - Packets and credits in flight travel as events: a packet's fields ride in the arrival event
 //    (payload and aux), and the device it reaches makes it a packet of its own partition's pool.
 //  - A transfer's sender (the source GPU): unsent, cut, its ReactionPoint (pacing, DCQCN rate),
+//    its DCTCP Window (cwnd, bytes in flight, alpha), which its ACK events update,
 //    and its slot, which lives in the sender's partition and is given back when the receiver's
 //    acknowledgement arrives (a route's reverse latency after the last packet).
 //  - Ingress queue l (device to(l), PFC and lossy): its bytes and whether it has paused l's port;
@@ -41,7 +45,7 @@
 //  - A transfer's last link's port (from(last link)): left_last, the packets that left on it.
 //  - A transfer's receiver (the destination GPU): received, last_cnp_sent (the CNP rate limit).
 //  - Immutable from start to acknowledgement, read anywhere as a packet header would carry it:
-//    paths, one_last_link, packets (the count), cap, done and payload.
+//    paths, one_last_link, packets (the count), cap, windowed, done and payload.
 //  - Counters and pools: one set per partition (Shard), added up when read.
 // A transfer must start in an event at its source GPU's site (as the schedule executor's do);
 // with one partition the model runs on a plain Engine.
@@ -55,6 +59,7 @@
 
 #include "network/network_model.h"
 #include "network/packet/dcqcn.h"
+#include "network/packet/dctcp.h"
 #include "network/packet/pfc.h"
 #include "sim/rng.h"
 #include "sim/stable_pool.h"
@@ -76,6 +81,8 @@ struct PacketModelOptions {
   // Lossy: a sender whose last packet left this long ago without the transfer's completion
   // reaching it goes back to the first packet the receiver has not confirmed.
   Time retransmit_timeout = Time::us(100);
+  // TCP's congestion control: a window per transfer, step ECN marking at switch egress.
+  DctcpOptions dctcp{};
 };
 
 class PacketNetworkModel final : public NetworkModel, private sim::EventHandler {
@@ -126,13 +133,18 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   NetworkCounters counters() const override {
     return {.transfers = sum([](const Shard& sh) { return sh.started; }), .solves = 0, .flows = 0,
             .packets = packets_sent(), .pause_frames = pause_frames(), .paused = paused_time(),
-            .peak_ingress = peak_ingress_queue(), .drops = drops(), .retransmitted = retransmitted()};
+            .peak_ingress = peak_ingress_queue(), .drops = drops(), .retransmitted = retransmitted(),
+            .ecn_marks = ecn_marks(), .window_cuts = window_cuts()};
   }
   // DCQCN: packets marked ECN, and CNPs the senders took.
   uint64_t ecn_marks() const { return sum([](const Shard& sh) { return sh.ecn_marks; }); }
   // Packets marked ECN at one switch egress port.
   uint64_t ecn_marks_at(topology::LinkId port) const { return ports_.at(port).marked; }
   uint64_t cnps() const { return sum([](const Shard& sh) { return sh.cnps; }); }
+  // DCTCP: congestion windows cut on a marked ACK (marks are ecn_marks), and the bytes waiting at
+  // `port` now (arrived, not yet serialized): the queue it marks by.
+  uint64_t window_cuts() const { return sum([](const Shard& sh) { return sh.window_cuts; }); }
+  Bytes queued_at(topology::LinkId port) const { return Bytes(ports_.at(port).queued); }
 
   // PFC: the headroom `link`'s ingress buffer needs (network/packet/pfc.h), from its rate at the
   // options' efficiency, its latency and its reverse link's.
@@ -192,6 +204,19 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     int byte_events = 0;
     int64_t bytes_since = 0;  // bytes injected since the last byte-counter event
   };
+  // A DCTCP sender's state (DctcpOptions), in bytes of payload.
+  struct Window {
+    double cwnd = 0;
+    double alpha = 1;
+    int64_t in_flight = 0;    // sent and not yet acknowledged
+    int64_t sent = 0;         // all bytes sent so far (snd_nxt)
+    int64_t acked = 0;        // all bytes acknowledged (snd_una)
+    int64_t window_end = 0;   // alpha's window ends once acked reaches this
+    int64_t window_acked = 0; // bytes acknowledged in this window, and of them marked
+    int64_t window_marked = 0;
+    int64_t cut_until = 0;    // marks on data sent up to this belong to the last cut
+    bool slow_start = true;
+  };
   // One transfer's state, by the device that owns each part (top of this file).
   struct TransferState {
     // Immutable from start to acknowledgement.
@@ -207,6 +232,8 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     int64_t unsent = 0;       // bytes not yet cut into packets
     uint64_t cut = 0;         // packets cut so far: the next takes route cut mod paths
     ReactionPoint rp;
+    bool windowed = false;  // DCTCP on and a route that crosses the network: `window` limits it
+    Window window;
     // The lossy sender's: its size, the packets the receiver has confirmed (a NAK says all below
     // it arrived), the most it has cut, when its retransmission timer fires, and whether the
     // completion has reached it (its record is then kept, so late packets find it).
@@ -291,6 +318,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     uint64_t naks = 0;
     uint64_t timeouts = 0;
     uint64_t retransmitted = 0;
+    uint64_t window_cuts = 0;
   };
 
   // Event kinds, in the payload's top bits: a port finishing a packet (the port), a packet
@@ -298,12 +326,14 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // CNP or the acknowledgement reaching its sender (generation << 32 | transfer), credits reaching
   // a link's port (the link; the bytes in aux), a PAUSE or RESUME reaching a link's port (the
   // link), a NAK reaching its sender (seq << 32 | transfer), a sender's retransmission timer (the
-  // transfer).
+  // transfer), a DCTCP ACK reaching its sender (generation << 32 | transfer; the bytes in aux, the
+  // echoed mark in its top bit).
   static constexpr int kKindShift = 60;
   enum Kind : uint64_t {
     kFinish = 0, kArrive = 1, kWake = 2, kCnp = 3, kAck = 4, kCredit = 5, kPause = 6, kResume = 7,
-    kNak = 8, kRto = 9
+    kNak = 8, kRto = 9, kWindowAck = 10
   };
+  static constexpr uint32_t kEce = uint32_t{1} << 31;
   static constexpr uint64_t kFieldMask = (uint64_t{1} << kKindShift) - 1;
   static constexpr uint32_t kGenerationMask = (uint32_t{1} << 28) - 1;
   static uint64_t event(Kind kind, uint64_t fields) { return (uint64_t{kind} << kKindShift) | fields; }
@@ -355,8 +385,12 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   void catch_up(Time now, ReactionPoint& rp) const;
   void increase(ReactionPoint& rp) const;
   void pace(Time now, ReactionPoint& rp, uint32_t bytes);
-  // Index into p.injecting of the next transfer whose pacing lets it send at `now`, from
-  // inject_next round robin; kNone when none, with the earliest ready time in `ready_at`.
+  // DCTCP: the receiver's ACK of one packet, and the sender's window taking it.
+  void acknowledge(sim::Engine& engine, const Packet& arrived);
+  void take_ack(Shard& sh, Window& w, int64_t bytes, bool ece) const;
+  // Index into p.injecting of the next transfer whose pacing and DCTCP window let it send at
+  // `now`, from inject_next round robin; kNone when none, with the earliest ready time in
+  // `ready_at` (a full window waits for an ACK, not a time).
   uint32_t next_injector(const Port& p, Time now, Time& ready_at);
   // A counter over the shards: their sum, or the largest of their peaks.
   template <class F>

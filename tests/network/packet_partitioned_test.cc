@@ -36,6 +36,7 @@ struct Outcome {
   uint64_t naks = 0;
   uint64_t timeouts = 0;
   uint64_t retransmitted = 0;
+  uint64_t window_cuts = 0;
   bool operator==(const Outcome&) const = default;
 };
 
@@ -44,7 +45,8 @@ std::ostream& operator<<(std::ostream& os, const Outcome& o) {
             << " us, " << o.delivered.count() << " bytes, " << o.packets << " packets, " << o.marks
             << " marks, " << o.cnps << " CNPs, peak " << o.peak.count() << ", " << o.pauses << " pauses, "
             << o.paused.ps() << " ps paused, peak ingress " << o.peak_ingress.count() << ", " << o.drops
-            << " drops, " << o.naks << " NAKs, " << o.timeouts << " timeouts, " << o.retransmitted << " sent again";
+            << " drops, " << o.naks << " NAKs, " << o.timeouts << " timeouts, " << o.retransmitted << " sent again, "
+            << o.window_cuts << " window cuts";
 }
 
 collectives::Schedule schedule_for(const topology::Cluster& cluster, collectives::Algorithm algorithm,
@@ -92,6 +94,7 @@ Outcome run(const topology::Cluster& cluster, const collectives::Schedule& sched
   o.naks = net.naks();
   o.timeouts = net.timeouts();
   o.retransmitted = net.retransmitted();
+  o.window_cuts = net.window_cuts();
   return o;
 }
 
@@ -166,6 +169,23 @@ TEST(PartitionedPacketModel, LossyAllToAllIsTheSerialRun) {
   EXPECT_GT(serial.drops, 0u);
   EXPECT_GT(serial.retransmitted, 0u);
   EXPECT_EQ(serial.delivered, Bytes::mib(8) * (cluster->gpu_count() - 1));
+  expect_every_cut_is_serial(*cluster, schedule, options);
+}
+
+// DCTCP on TCP NICs with a low K: marks at switch egress, per-packet ACKs back over the reverse
+// route and windows cut by them, all of which must come out the same however the cluster is cut.
+TEST(PartitionedPacketModel, DctcpAllToAllIsTheSerialRun) {
+  topology::ClusterSpec spec = topology::testing::hgx(4, topology::FabricKind::fat_tree, 8, 2);
+  spec.nic.kind = topology::NicKind::tcp;
+  const auto cluster = topology::build_cluster(spec);
+  const auto schedule = schedule_for(*cluster, collectives::Algorithm::pairwise,
+                                     collectives::CollectiveKind::all_to_all, Bytes::mib(8), 2);
+  PacketModelOptions options;
+  options.dctcp = {.enabled = true, .k = Bytes::kib(16)};
+  const Outcome serial = run(*cluster, schedule, options, 0);
+  EXPECT_GT(serial.marks, 0u);
+  EXPECT_GT(serial.window_cuts, 0u);
+  EXPECT_EQ(serial.cnps, 0u);
   expect_every_cut_is_serial(*cluster, schedule, options);
 }
 

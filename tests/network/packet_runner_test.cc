@@ -117,6 +117,32 @@ TEST(PacketRunner, TheContractsPacketLineRunsDcqcnOnRoceAndWarnsElsewhere) {
   EXPECT_EQ(plain.find("warning"), std::string::npos) << plain;
 }
 
+// cc: dctcp on TCP NICs runs DCTCP's windows with nothing to warn about; a window starting below
+// the path's bandwidth-delay product only ever slows a collective down. With lossy flow control,
+// or without ECN, it is refused by key.
+TEST(PacketRunner, DctcpRunsOnTcpNicsAndIsRefusedLossyOrWithoutEcn) {
+  const std::string file = "validation/l40s_2node_tcp_socket_allreduce.yaml";
+  const std::vector<config::Override> dctcp = {{"network.packet.cc", "dctcp"},
+                                               {"workload.min_bytes", "1MiB"},
+                                               {"workload.max_bytes", "4MiB"}};
+  const std::string err = packet_run_stderr(file, dctcp, 3);
+  EXPECT_EQ(err.find("warning"), std::string::npos) << err;
+  auto on = dctcp;
+  on.push_back({"network.model", "packet"});
+  auto off = on;
+  off.push_back({"network.packet.cc", "none"});
+  const std::vector<double> windowed = busbw_column(run_csv(config::load_scenario(kScenarios + file, on)));
+  const std::vector<double> open = busbw_column(run_csv(config::load_scenario(kScenarios + file, off)));
+  ASSERT_EQ(windowed.size(), open.size());
+  for (size_t i = 0; i < open.size(); ++i) EXPECT_LE(windowed[i], open[i]) << "row " << i;
+  auto lossy = on;
+  lossy.push_back({"network.packet.flow_control", "lossy"});
+  refusal(config::load_scenario(kScenarios + file, lossy), "network.packet.cc");
+  auto no_ecn = on;
+  no_ecn.push_back({"network.packet.ecn", "false"});
+  refusal(config::load_scenario(kScenarios + file, no_ecn), "network.packet.ecn");
+}
+
 TEST(PacketRunner, LossyEthernetIsRefusedButInfinibandWithoutPfcRuns) {
   auto roce = config::load_scenario(kScenarios + "a100-2node-roce.yaml",
                                     {{"network.model", "packet"}, {"network.packet.cc", "none"},
