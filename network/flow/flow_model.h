@@ -11,8 +11,10 @@
 // solve covers only the flows whose rates a start or a drain since the last solve can change:
 // those connected to it in the flow-link graph through tight links (load at capacity). A slack
 // link binds none of its flows, so the flows beyond it keep their rates; the solve gives it the
-// capacity they leave, and when the new rates fill it, it takes them in and solves again. Drain
-// instants wait in a min-heap.
+// capacity they leave, and when the new rates fill it, it takes them in and solves again. A drain
+// re-solves from a full link it left only where a flow still on it ran at the level of those that
+// left (settle_left_links): otherwise the link bound none of them. Drain instants wait in a
+// min-heap.
 #pragma once
 
 #include <cstdint>
