@@ -110,7 +110,8 @@ FlowCollectiveModel::FlowCollectiveModel(const topology::ClusterSpec& spec,
                                          const CollectiveOptions& options,
                                          const ModelParameters& params,
                                          std::shared_ptr<network::flow::FlowSolver> accelerator,
-                                         int threads, int job_gpus, Time completion_window)
+                                         int threads, int job_gpus, Time completion_window,
+                                         double completion_precision)
     : analytical_(spec, options, params),
       cluster_(topology::build_cluster(spec)),
       accelerator_(std::move(accelerator)),
@@ -118,6 +119,7 @@ FlowCollectiveModel::FlowCollectiveModel(const topology::ClusterSpec& spec,
       replica_shifts_(replica_shifts(job_gpus, spec.gpus_per_node, cluster_->gpu_count())),
       flow_options_(flow_model_options(analytical_, spec.nic.kind)) {
   flow_options_.completion_window = completion_window;
+  flow_options_.completion_precision = completion_precision;
 }
 
 network::LinkEfficiency link_efficiency(const ModelParameters& params, topology::NicKind nic) {

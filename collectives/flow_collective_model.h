@@ -118,12 +118,14 @@ class FlowCollectiveModel final : public CollectiveCostModel {
   // solves large flow sets (gpu_accel::make_cuda_max_min_solver()), one collective at a time;
   // null: the CPU solver. prepare() prices on `threads` threads (0: all cores). `job_gpus` > 0:
   // the job's GPUs, the first of the cluster; the rest run copies of it (background, above). 0:
-  // no neighbours. `completion_window`: the flow model's (FlowModelOptions).
+  // no neighbours. `completion_window`, `completion_precision`: the flow model's
+  // (FlowModelOptions).
   FlowCollectiveModel(const topology::ClusterSpec& spec, const CollectiveOptions& options,
                       const ModelParameters& params,
                       std::shared_ptr<network::flow::FlowSolver> accelerator = nullptr,
                       int threads = 1, int job_gpus = 0,
-                      Time completion_window = network::kDefaultCompletionWindow);
+                      Time completion_window = network::kDefaultCompletionWindow,
+                      double completion_precision = network::kDefaultCompletionPrecision);
 
   CollectiveEstimate estimate(CollectiveKind kind, Bytes bytes, const Communicator& comm) const override;
   void prepare(std::span<const CollectiveQuery> collectives) const override;

@@ -251,6 +251,7 @@ std::string dump_scenario(const Scenario& s) {
   w.key(1, "execution", std::string(enum_name(n.execution, execution_names())));
   w.section(1, "flow");
   w.key(2, "completion_window", to_string(n.flow.completion_window));
+  w.key(2, "completion_precision", number(n.flow.completion_precision));
   w.section(1, "packet");
   w.key(2, "mtu", to_string(n.packet.mtu));
   w.key(2, "buffer_per_port", to_string(n.packet.buffer_per_port));

@@ -385,6 +385,7 @@ NetworkSpec read_network(MapReader r) {
          "expected at most 1us (a window near a transfer's own time changes the result), got " +
              describe(*f.node().find("completion_window")));
   }
+  f.read("completion_precision", n.flow.completion_precision, 0.0, 1e-2);
   f.finish();
   MapReader p = r.map("packet");
   p.read("mtu", n.packet.mtu, Bytes(64));

@@ -54,9 +54,11 @@ enum class Background { none, replicas };
 // groups) and the workload runs on those prices, as on the analytical model.
 enum class Execution { online, per_collective };
 
-// network.flow: the flow model's event batching (network::FlowModelOptions::completion_window).
+// network.flow: the flow model's event batching (network::FlowModelOptions::completion_window
+// and completion_precision).
 struct FlowSpec {
   Time completion_window = network::kDefaultCompletionWindow;
+  double completion_precision = network::kDefaultCompletionPrecision;
 };
 
 struct NetworkSpec {

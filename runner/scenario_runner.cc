@@ -556,6 +556,7 @@ NetworkRun run_sweep_on_network(const config::Scenario& s, std::vector<workloads
 network::FlowModelOptions flow_options(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model) {
   network::FlowModelOptions options = collectives::flow_model_options(model, s.cluster.nic.kind);
   options.completion_window = s.network.flow.completion_window;
+  options.completion_precision = s.network.flow.completion_precision;
   return options;
 }
 
@@ -699,7 +700,7 @@ std::unique_ptr<collectives::CollectiveCostModel> workload_comm_model(const conf
     const int job_gpus = s.network.background == config::Background::replicas ? p.tp * p.pp * p.cp * p.dp : 0;
     return std::make_unique<collectives::FlowCollectiveModel>(
         s.cluster, s.collectives, model_parameters(s), flow_accelerator(), threads, job_gpus,
-        s.network.flow.completion_window);
+        s.network.flow.completion_window, s.network.flow.completion_precision);
   }
   return std::make_unique<collectives::AnalyticalCollectiveModel>(s.cluster, s.collectives, model_parameters(s));
 }

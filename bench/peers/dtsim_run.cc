@@ -33,6 +33,7 @@ PeerRun run_on(const PeerCaseSpec& spec, std::span<const network::Transfer> flow
   for (size_t i = 0; i < flows.size(); ++i) net.start(engine, flows[i], recorder, i);
   run.events = engine.run();
   run.solves = net.counters().solves;
+  run.flows_solved = net.counters().flows;
   run.wall_s = timer.wall_s();
   run.cpu_s = timer.cpu_s();
   return run;
@@ -40,9 +41,12 @@ PeerRun run_on(const PeerCaseSpec& spec, std::span<const network::Transfer> flow
 
 }  // namespace
 
-PeerRun run_dtsim(const PeerCaseSpec& spec, std::span<const network::Transfer> flows) {
+PeerRun run_dtsim(const PeerCaseSpec& spec, std::span<const network::Transfer> flows,
+                  const FlowBatching& batching) {
   network::FlowModelOptions options;
   options.link_efficiency = spec.efficiency;
+  options.completion_window = batching.completion_window;
+  options.completion_precision = batching.completion_precision;
   return run_on<network::FlowNetworkModel>(spec, flows, options);
 }
 

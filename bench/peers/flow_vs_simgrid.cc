@@ -9,6 +9,9 @@
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
 #include <optional>
 #include <string>
 
@@ -38,13 +41,38 @@ int run(int argc, char** argv) {
   app.add_option("--link-efficiency", efficiency,
                  "share of line rate every link carries, in both simulators")
       ->check(CLI::Range(1e-3, 1.0));
+  FlowBatching batching;
+  int64_t window_ps = batching.completion_window.ps();
+  std::string times_file;
+  app.add_option("--completion-window-ps", window_ps,
+                 "dtsim's flow model: starts and drains within this many picoseconds share a solve")
+      ->check(CLI::Range(int64_t{0}, int64_t{1'000'000}));
+  app.add_option("--completion-precision", batching.completion_precision,
+                 "dtsim's flow model: drains within this share of their flow's run share a solve "
+                 "(network.flow.completion_precision)")
+      ->check(CLI::Range(0.0, 0.01));
+  app.add_option("--times", times_file,
+                 "write dtsim's completion time of every flow, seconds, one a line in flow order");
   if (const int status = parse_case_flags(app, argc, argv, spec, flags)) return status;
   spec.efficiency = {.nvlink = efficiency, .pcie = efficiency, .network = efficiency};
 
   const std::vector<network::Transfer> flows = peer_flows(spec);
   std::optional<PeerRun> dtsim_run;
   std::optional<PeerRun> simgrid_run;
-  if (flags.sim != "simgrid") dtsim_run = run_dtsim(spec, flows);
+  batching.completion_window = Time::ps(window_ps);
+  if (flags.sim != "simgrid") {
+    dtsim_run = run_dtsim(spec, flows, batching);
+    fmt::print(stderr, "dtsim: {} solves covering {} flows ({:.0f} a solve)\n", dtsim_run->solves,
+               dtsim_run->flows_solved,
+               static_cast<double>(dtsim_run->flows_solved) /
+                   static_cast<double>(std::max<uint64_t>(dtsim_run->solves, 1)));
+    if (!times_file.empty()) {
+      std::FILE* out = std::fopen(times_file.c_str(), "w");
+      if (out == nullptr) throw std::runtime_error("cannot write " + times_file);
+      for (double t : dtsim_run->completion_s) fmt::print(out, "{:.17g}\n", t);
+      std::fclose(out);
+    }
+  }
   if (flags.sim != "dtsim") {
     const auto cluster = peer_cluster(spec);
     simgrid_run = run_simgrid(*cluster, flows, spec.efficiency, *parse_simgrid_latency(latency));

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bench/peers/peer_case.h"
+#include "network/flow/flow_model.h"
 #include "network/network_model.h"
 
 namespace dtsim::bench::peers {
@@ -22,6 +23,7 @@ struct PeerRun {
   double wall_s = 0;                 // building the fabric, starting the flows, running them
   double cpu_s = 0;                  // the process's CPU time over the same span
   uint64_t solves = 0;               // max-min solves (dtsim's; 0 for SimGrid, which does not say)
+  uint64_t flows_solved = 0;         // the flows those solves covered, summed (dtsim's flows)
   uint64_t events = 0;               // engine events executed (dtsim's, ns-3's)
 };
 
@@ -50,9 +52,16 @@ class RunClock {
   std::clock_t cpu_;
 };
 
-// Builds the case's cluster graph and a FlowNetworkModel with the case's link efficiency and the
-// default completion window, starts every flow at t = 0 and runs the engine to the end.
-PeerRun run_dtsim(const PeerCaseSpec& spec, std::span<const network::Transfer> flows);
+// How dtsim's flow model batches events (FlowModelOptions): the defaults unless given.
+struct FlowBatching {
+  Time completion_window = network::kDefaultCompletionWindow;
+  double completion_precision = network::kDefaultCompletionPrecision;
+};
+
+// Builds the case's cluster graph and a FlowNetworkModel with the case's link efficiency and
+// `batching`, starts every flow at t = 0 and runs the engine to the end.
+PeerRun run_dtsim(const PeerCaseSpec& spec, std::span<const network::Transfer> flows,
+                  const FlowBatching& batching = {});
 
 // The same on a PacketNetworkModel with the case's link efficiency, `mtu` and its default buffer
 // per port (32 MiB, lossless).

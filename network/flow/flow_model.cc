@@ -21,6 +21,11 @@ constexpr double kTightSlack = 1e-6;
 
 bool filled(double load, double capacity) { return load >= capacity * (1 - kTightSlack); }
 
+// Levels (rate per unit of weight) within this fraction of each other are taken as equal when
+// asking whether a flow that left a link ran at its top level: far wider than the solver's tie
+// tolerance, so a flow the link bound is never missed; one taken for bound costs only a solve.
+constexpr double kLevelTieSlack = 1e-9;
+
 // The time to drain `bytes` at `rate`, rounded up to the next picosecond with the same slack as
 // Bandwidth::transfer_time, so a lone flow lands on exactly the analytical model's time.
 // Time::max() when the flow would never finish (zero rate) or not within Time's range.
@@ -38,6 +43,7 @@ FlowNetworkModel::FlowNetworkModel(const topology::Cluster& cluster, FlowModelOp
   const std::span<const topology::Link> links = cluster.links();
   cluster_links_ = static_cast<uint32_t>(links.size());
   links_.resize(links.size());
+  left_level_.assign(links.size(), -1);
   for (size_t l = 0; l < links.size(); ++l) {
     links_[l].capacity = links[l].bandwidth.bytes_per_s() * options_.link_efficiency.of(links[l].kind);
   }
@@ -45,6 +51,7 @@ FlowNetworkModel::FlowNetworkModel(const topology::Cluster& cluster, FlowModelOp
 
 uint32_t FlowNetworkModel::add_virtual_link(double capacity, int64_t staged_pair) {
   const uint32_t id = take_free(links_, free_links_);
+  if (left_level_.size() < links_.size()) left_level_.resize(links_.size(), -1);
   LinkState& l = links_[id];
   l.capacity = capacity;
   l.staged_pair = staged_pair;
@@ -111,6 +118,7 @@ void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventH
     f.bytes = spray_share(t.bytes, i, paths.size());
     f.anchor_remaining = f.bytes.as_double();
     f.anchor_time = engine.now();
+    f.started = engine.now();
     f.rate = 0;
     f.done = &done;
     f.payload = payload;
@@ -149,8 +157,11 @@ void FlowNetworkModel::remove_flow(uint32_t slot) {
       }
     }
     if (!link.flows.empty()) {
-      // The flows it bound may gain; on a slack link none was bound.
-      if (tight) left_links_.push_back(c.link);
+      // The flows it bound may gain; on a slack link none was bound (settle_left_links).
+      if (tight) {
+        if (left_level_[c.link] < 0) left_candidates_.push_back(c.link);
+        left_level_[c.link] = std::max(left_level_[c.link], level_of(f));
+      }
       continue;
     }
     link.load = 0;
@@ -170,7 +181,33 @@ void FlowNetworkModel::remove_flow(uint32_t slot) {
       const ActiveFlow& g = slots_[e.first];
       return !g.live || g.order != e.second;
     });
+    oldest_hint_ = 0;
   }
+}
+
+void FlowNetworkModel::settle_left_links() {
+  // A flow is bound by a link that is full and on which no flow runs at a higher level (rate per
+  // unit of weight): max-min fairness is exactly that every flow has such a link. Flows that
+  // leave a full link free room there, but a flow that stays only gains if the link bound it,
+  // which takes a level at least that of every flow that left it (they ran on its bottleneck
+  // too). Where every flow left on the link runs below the highest level that left, the link
+  // bound none of them: the rates stand, and the link turns slack. An all-to-all's flows are
+  // all of one size and start together, so they drain fastest first, and each drain leaves
+  // only slower flows behind on its links: without this, every drain re-solved nearly all the
+  // flows to the same rates.
+  for (uint32_t l : left_candidates_) {
+    const double left_level = left_level_[l];
+    left_level_[l] = -1;
+    const double bound = left_level * (1 - kLevelTieSlack);
+    for (uint32_t slot : links_[l].flows) {
+      const ActiveFlow& g = slots_[slot];
+      if (g.fresh || level_of(g) >= bound) {
+        left_links_.push_back(l);
+        break;
+      }
+    }
+  }
+  left_candidates_.clear();
 }
 
 uint32_t FlowNetworkModel::active_slot(size_t i) const {
@@ -180,6 +217,16 @@ uint32_t FlowNetworkModel::active_slot(size_t i) const {
     if (i-- == 0) return slot;
   }
   throw std::out_of_range("FlowNetworkModel: no active flow of that index");
+}
+
+uint32_t FlowNetworkModel::oldest_active_slot() {
+  while (oldest_hint_ < by_order_.size()) {
+    const auto [slot, order] = by_order_[oldest_hint_];
+    const ActiveFlow& f = slots_[slot];
+    if (f.live && f.order == order) return slot;
+    ++oldest_hint_;
+  }
+  throw std::logic_error("FlowNetworkModel: no active flow");
 }
 
 FlowNetworkModel::FlowId FlowNetworkModel::flow_id_of(size_t i) const {
@@ -235,10 +282,39 @@ bool FlowNetworkModel::complete_drained(sim::Engine& engine) {
   const Time now = engine.now();
   const Time until = now + options_.completion_window;
   due_.clear();
-  while (!drains_.empty() && drains_.front().at <= until) {
+  const auto pop = [this] {
     std::pop_heap(drains_.begin(), drains_.end(), LaterDrain{});
-    if (!stale(drains_.back())) due_.push_back(drains_.back());
+    const Drain d = drains_.back();
     drains_.pop_back();
+    return d;
+  };
+  while (!drains_.empty() && drains_.front().at <= until) {
+    const Drain d = pop();
+    if (!stale(d)) due_.push_back(d);
+  }
+  const double precision = options_.completion_precision;
+  if (precision > 0 && live_ > 0) {
+    // Every flow within its own relative window drains by now + precision x (now - the oldest
+    // active flow's start); those popped that are not within theirs go back.
+    const Time oldest = slots_[oldest_active_slot()].started;
+    const auto window = [&](Time started) {
+      return Time::ps(static_cast<int64_t>(precision * static_cast<double>((now - started).ps())));
+    };
+    const Time reach = now + window(oldest);
+    not_due_.clear();
+    while (!drains_.empty() && drains_.front().at <= reach) {
+      const Drain d = pop();
+      if (stale(d)) continue;
+      if (d.at - now <= window(slots_[d.slot].started)) {
+        due_.push_back(d);
+      } else {
+        not_due_.push_back(d);
+      }
+    }
+    for (const Drain& d : not_due_) {
+      drains_.push_back(d);
+      std::push_heap(drains_.begin(), drains_.end(), LaterDrain{});
+    }
   }
   if (due_.empty()) return false;
   // Retire in start order, so transfers that complete at one instant are notified in that order.
@@ -256,6 +332,7 @@ bool FlowNetworkModel::complete_drained(sim::Engine& engine) {
     }
     remove_flow(d.slot);
   }
+  settle_left_links();
   return true;
 }
 

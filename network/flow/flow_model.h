@@ -11,8 +11,10 @@
 // solve covers only the flows whose rates a start or a drain since the last solve can change:
 // those connected to it in the flow-link graph through tight links (load at capacity). A slack
 // link binds none of its flows, so the flows beyond it keep their rates; the solve gives it the
-// capacity they leave, and when the new rates fill it, it takes them in and solves again. Drain
-// instants wait in a min-heap.
+// capacity they leave, and when the new rates fill it, it takes them in and solves again. A drain
+// re-solves from a full link it left only where a flow still on it ran at the level of those that
+// left (settle_left_links): otherwise the link bound none of them. Drain instants wait in a
+// min-heap.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +35,8 @@ namespace dtsim::network {
 // The default of FlowModelOptions::completion_window and of the scenario key
 // network.flow.completion_window.
 inline constexpr Time kDefaultCompletionWindow = Time::ps(1000);
+// The default of FlowModelOptions::completion_precision and of network.flow.completion_precision.
+inline constexpr double kDefaultCompletionPrecision = 0;
 
 struct FlowModelOptions {
   // A solver for large flow sets, such as gpu_accel::make_cuda_max_min_solver() (which is null
@@ -58,6 +62,15 @@ struct FlowModelOptions {
   // start. A collective's waves of transfers start and finish picoseconds apart, and each of
   // them had cost a solve of all the others. Zero: a solve at every distinct instant.
   Time completion_window = kDefaultCompletionWindow;
+  // Relative batching of drains (SimGrid's surf/precision is the absolute counterpart): at a
+  // drain event, a flow that would drain within this share of the time it has run so far
+  // (drain instant - now <= precision x (now - its start)) leaves the solve there too, its
+  // transfer still completing at the instant it drains at its last rate. The flows beside it gain
+  // its share that much early, so every completion moves by at most about precision x the time
+  // the flows have run. An all-to-all's flows, held at unequal rates by ECMP collisions, drain
+  // at thousands of distinct instants microseconds apart, each a solve of nearly all of them.
+  // Zero: only the absolute window batches.
+  double completion_precision = kDefaultCompletionPrecision;
   // True: a solve covers only the flows that starts and drains since the last solve can affect
   // (connected to them through tight links). False: every solve covers every active flow (the
   // reference the tests hold the incremental solve to; the rates agree up to the solver's tie
@@ -132,6 +145,7 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
     double rate = 0;  // bytes per second since the last solve that covered it
     Bytes bytes;
     Time latency;
+    Time started;  // when it started (completion_precision measures its run from here)
     sim::EventHandler* done = nullptr;
     uint64_t payload = 0;
     uint64_t transfer = 0;  // the transfer it carries (a share) of, in start order
@@ -200,10 +214,19 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   uint32_t add_virtual_link(double capacity, int64_t staged_pair);
   void attach(uint32_t slot, uint32_t link);
   void remove_flow(uint32_t slot);
+  // After a batch of flows left: the full links they left that bound a flow still on them go to
+  // left_links_, for the next solve to start from; the others bound none.
+  void settle_left_links();
+  // A flow's rate per unit of its weight: flows a link binds run at its top level.
+  static double level_of(const ActiveFlow& f) {
+    return f.rate * static_cast<double>(flow::kUnitsPerWeight) / static_cast<double>(f.units);
+  }
   void push_drain(uint32_t slot);
   bool stale(const Drain& d) const { return slots_[d.slot].version != d.version; }
   // The slot of active flow `i` in start order.
   uint32_t active_slot(size_t i) const;
+  // The slot of the oldest active flow (there is one); advances oldest_hint_.
+  uint32_t oldest_active_slot();
 
   const topology::Cluster& cluster_;
   FlowModelOptions options_;
@@ -230,12 +253,19 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   // (slot, order) of every flow in start order; entries of flows that left are skipped and
   // swept out once they outnumber the live ones.
   std::vector<std::pair<uint32_t, uint64_t>> by_order_;
+  // by_order_ entries before this are of flows that left (the oldest active flow is at or after
+  // it): complete_drained's relative window reaches as far as the oldest flow allows.
+  size_t oldest_hint_ = 0;
   std::vector<LinkState> links_;
   uint32_t cluster_links_ = 0;
   std::vector<uint32_t> free_links_;                    // freed virtual link ids
   std::unordered_map<int64_t, uint32_t> staged_links_;  // host-staged GPU pair -> its link
   std::vector<uint32_t> fresh_;        // slots started since the last solve
   std::vector<uint32_t> left_links_;   // tight links flows left since the last solve (still in use)
+  // Full links flows left in this batch, and per link the highest level of the flows that left it
+  // (-1: none), for settle_left_links.
+  std::vector<uint32_t> left_candidates_;
+  std::vector<double> left_level_;
   std::vector<Drain> drains_;          // a min-heap on (at, order), with stale entries
   // The solve epoch whose component search reached a slot, a link, last: apart from the slots
   // and links so that the search, which tests every flow of every link it reaches, stays in cache.
@@ -253,6 +283,7 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   std::vector<uint32_t> component_;  // slots
   std::vector<uint32_t> link_stack_;
   std::vector<Drain> due_;
+  std::vector<Drain> not_due_;  // popped by the relative window's bound, not within their own
   flow::FlowProblem problem_;
   std::vector<double> rates_;
   std::vector<uint32_t> dense_links_;  // problem link -> link

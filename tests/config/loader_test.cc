@@ -65,6 +65,13 @@ TEST(Loader, FlowCompletionWindowDefaultsToANanosecondAndStaysShort) {
   EXPECT_NE(error_of("network: {flow: {window: 1ns}}\n").find("network.flow.window"), std::string::npos);
 }
 
+TEST(Loader, FlowCompletionPrecisionDefaultsToOffAndStaysSmall) {
+  EXPECT_EQ(load("seed: 1\n").network.flow.completion_precision, 0.0);
+  EXPECT_EQ(load("network: {flow: {completion_precision: 1e-4}}\n").network.flow.completion_precision, 1e-4);
+  EXPECT_NE(error_of("network: {flow: {completion_precision: 0.5}}\n").find("network.flow.completion_precision"),
+            std::string::npos);
+}
+
 // A preset chosen by --set under keys the file spells out keeps the file's figures (keys win over
 // presets); the loader says so in one line, naming the keys that differ from the preset's and
 // where the file sets them. Nothing is said when the file chose the preset itself, or when its

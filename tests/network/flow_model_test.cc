@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,6 +58,25 @@ std::vector<std::pair<Time, Transfer>> random_plan(uint64_t seed, int gpus, int 
         {Time::ps(static_cast<int64_t>(rng.below(2'000'000'000))), {src, dst, bytes, rng.next()}});
   }
   return plan;
+}
+
+// The same plan on two flow models of `c` with options `first` and `second`, each on its own
+// engine: their completions and solves.
+struct SideBySide {
+  Recorder first, second;
+  uint64_t first_solves = 0, second_solves = 0;
+};
+SideBySide run_side_by_side(const topology::Cluster& c, const FlowModelOptions& first,
+                            const FlowModelOptions& second,
+                            const std::vector<std::pair<Time, Transfer>>& plan) {
+  FlowNetworkModel n1(c, first), n2(c, second);
+  sim::Engine e1, e2;
+  Driver a(n1, plan), b(n2, plan);
+  a.schedule_all(e1);
+  b.schedule_all(e2);
+  e1.run();
+  e2.run();
+  return {a.recorder, b.recorder, n1.solves(), n2.solves()};
 }
 
 // Like the packet model: an empty transfer between two GPUs is a message that takes the route's
@@ -174,17 +194,57 @@ TEST(FlowNetworkModel, AWaveOfTransfersPicosecondsApartSharesOneSolve) {
   const StarCluster c(9, Bandwidth::gbytes_per_s(50), Time::us(1));
   std::vector<std::pair<Time, Transfer>> plan;
   for (int s = 1; s <= 8; ++s) plan.push_back({Time::ps(37 * s), {s, 0, Bytes(1'000'000)}});
-  FlowNetworkModel windowed(c), precise(c, exact());
-  sim::Engine e1, e2;
-  Driver a(windowed, plan), b(precise, plan);
-  a.schedule_all(e1);
-  b.schedule_all(e2);
-  e1.run();
-  e2.run();
-  EXPECT_EQ(windowed.solves(), 1u);
-  EXPECT_GE(precise.solves(), 8u);
+  const SideBySide r = run_side_by_side(c, {}, exact(), plan);
+  EXPECT_EQ(r.first_solves, 1u);
+  EXPECT_GE(r.second_solves, 8u);
   for (uint64_t i = 0; i < plan.size(); ++i) {
-    EXPECT_LE(std::abs((a.recorder.time_of(i) - b.recorder.time_of(i)).ps()), Time::ns(1).ps()) << i;
+    EXPECT_LE(std::abs((r.first.time_of(i) - r.second.time_of(i)).ps()), Time::ns(1).ps()) << i;
+  }
+}
+
+// With a relative precision a flow that would drain within that share of its run after another
+// drains with it, in one solve, and its transfer completes when its bytes drain at its last rate:
+// later than the exact model's (which gives it the whole link for its last bytes), never sooner.
+TEST(FlowNetworkModel, ADrainBatchedByThePrecisionCompletesAtItsLastRate) {
+  const testing_support::LineCluster c({{Bandwidth::gbytes_per_s(10), Time::zero()}});
+  FlowModelOptions relative = exact();
+  relative.completion_precision = 1e-4;  // 200 ns at 2 ms
+  const SideBySide r = run_side_by_side(c, relative, exact(),
+                                        {{Time::zero(), {0, 1, Bytes(10'000'000)}},
+                                         {Time::zero(), {0, 1, Bytes(10'000'100)}}});
+  // Both at 5 GB/s: the first drains at 2 ms, the second 100 bytes later, 20 ns at 5 GB/s or
+  // 10 ns alone on the link.
+  EXPECT_EQ(r.first.time_of(0), Time::ms(2));
+  EXPECT_EQ(r.first.time_of(1), Time::ms(2) + Time::ns(20));
+  EXPECT_EQ(r.second.time_of(1), Time::ms(2) + Time::ns(10));
+  EXPECT_EQ(r.first_solves, 1u);
+  EXPECT_EQ(r.second_solves, 2u);
+}
+
+// The relative precision's bound, against the exact model on random transfers over an ECMP
+// fat-tree (collisions on the spines give unequal rates, so drains spread): every completion
+// moves by at most the precision times the run's makespan, and the makespan by at most the
+// precision times itself.
+TEST(FlowNetworkModel, CompletionPrecisionMovesEveryCompletionByLessThanItsBound) {
+  const auto fat_tree = topology::build_cluster(topology::testing::two_spine_fat_tree(topology::Routing::ecmp));
+  for (const double precision : {1e-4, 1e-3}) {
+    for (uint64_t seed : {11, 12, 13}) {
+      const std::vector<std::pair<Time, Transfer>> plan = random_plan(seed, fat_tree->gpu_count(), 400);
+      FlowModelOptions relative = exact();
+      relative.completion_precision = precision;
+      const SideBySide r = run_side_by_side(*fat_tree, relative, exact(), plan);
+      ASSERT_EQ(r.first.done.size(), plan.size());
+      Time makespan_a, makespan_b;
+      for (const auto& [i, at] : r.first.done) makespan_a = std::max(makespan_a, at);
+      for (const auto& [i, at] : r.second.done) makespan_b = std::max(makespan_b, at);
+      double worst = 0;
+      for (uint64_t i = 0; i < plan.size(); ++i) {
+        worst = std::max(worst, std::abs((r.first.time_of(i) - r.second.time_of(i)).seconds()));
+      }
+      EXPECT_LE(worst, precision * makespan_b.seconds()) << "precision " << precision << " seed " << seed;
+      EXPECT_LE(std::abs((makespan_a - makespan_b).seconds()), precision * makespan_b.seconds());
+      EXPECT_LT(r.first_solves, r.second_solves);
+    }
   }
 }
 
@@ -650,6 +710,31 @@ void expect_full_and_incremental_runs_agree(const topology::Cluster& c, FlowMode
         << "transfer " << payload << ": full " << at.ps() << " ps, incremental " << other.ps() << " ps";
   }
   EXPECT_EQ(incremental_bytes, full_bytes);
+}
+
+// An all-to-all of equal transfers started together drains fastest first, and a drain leaves
+// only slower flows on its links, which those links did not bind: no drain re-solves anything,
+// and the rates still equal a full solve's after every event (ECMP collisions on the spines give
+// the flows unequal rates, so they drain at distinct instants).
+TEST(FlowNetworkModelIncremental, DrainsThatLeaveOnlySlowerFlowsOnTheirLinksSolveNothing) {
+  const auto fat_tree = topology::build_cluster(topology::testing::two_spine_fat_tree(topology::Routing::ecmp));
+  std::vector<std::pair<Time, Transfer>> plan;
+  const int gpus = fat_tree->gpu_count();
+  for (int s = 0; s < gpus; ++s) {
+    for (int d = 0; d < gpus; ++d) {
+      if (s != d) plan.push_back({Time::zero(), {s, d, Bytes(1'000'000), static_cast<uint64_t>(s * gpus + d)}});
+    }
+  }
+  EXPECT_GT(expect_full_solve_rates_after_every_event(*fat_tree, exact(), plan), 2);
+  FlowNetworkModel net(*fat_tree, exact());
+  sim::Engine engine;
+  Driver d(net, plan);
+  d.schedule_all(engine);
+  engine.run();
+  std::set<Time> instants;
+  for (const auto& [i, at] : d.recorder.done) instants.insert(at);
+  EXPECT_GT(instants.size(), 2u);
+  EXPECT_EQ(net.solves(), 1u);
 }
 
 TEST(FlowNetworkModelIncremental, WholeRunsAgreeWithFullSolves) {
