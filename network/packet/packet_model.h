@@ -26,13 +26,15 @@
 // each device's state to one thread and only events that travel a link cross between them:
 //  - Port l (device from(l)): its input FIFOs, round robin, injection list, pacing wake-up, the
 //    packet on its serializer, its credits in use, its queued bytes and ECN RNG stream (DCQCN
-//    marks at a switch egress), bytes_sent.
+//    marks at a switch egress), bytes_sent, and its PortStats counters (peak queue, pauses taken,
+//    time paused, marks) and samples.
 //  - Packets and credits in flight travel as events: a packet's fields ride in the arrival event
 //    (payload and aux), and the device it reaches makes it a packet of its own partition's pool.
 //  - A transfer's sender (the source GPU): unsent, cut, its ReactionPoint (pacing, DCQCN rate),
 //    and its slot, which lives in the sender's partition and is given back when the receiver's
 //    acknowledgement arrives (a route's reverse latency after the last packet).
-//  - Ingress queue l (device to(l), PFC and lossy): its bytes and whether it has paused l's port;
+//  - Ingress queue l (device to(l), PFC and lossy): its bytes, peak and drops, and whether it has
+//    paused l's port;
 //    the port itself (device from(l)) holds whether it is paused, which only PAUSE and RESUME
 //    events set.
 //  - Lossy: the sender's go-back state (acked, high, backoff, its timer) is the source GPU's, the
