@@ -21,10 +21,12 @@ inline constexpr std::string_view kPortCsvHeader =
 
 // The row's cells, each after a comma; empty cells for a row without counters in a table that has
 // them, nothing in a table without.
-inline std::string port_csv_cells(const std::optional<network::PortStats>& port, bool table_has_ports) {
+inline std::string port_csv_cells(const std::optional<network::PortStats>& port,
+                                  bool table_has_ports) {
   if (!port) return table_has_ports ? ",,,,,," : "";
-  return fmt::format(",{},{},{},{:.6f},{},{}", port->peak_egress.count(), port->peak_ingress.count(),
-                     port->pause_frames, port->paused.us(), port->drops, port->ecn_marks);
+  return fmt::format(",{},{},{},{:.6f},{},{}", port->peak_egress.count(),
+                     port->peak_ingress.count(), port->pause_frames, port->paused.us(), port->drops,
+                     port->ecn_marks);
 }
 
 inline void add_port_json(nlohmann::json& row, const std::optional<network::PortStats>& port) {

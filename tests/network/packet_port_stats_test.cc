@@ -21,7 +21,8 @@ const Bandwidth kBw = Bandwidth::gbps(400);
 const Bytes kMtu(4096);
 const Time kMtuTime = Time::ps(81'920);
 
-PacketModelOptions options_with(FlowControl control, Bytes buffer, Time sample_interval = Time::zero()) {
+PacketModelOptions options_with(FlowControl control, Bytes buffer,
+                                Time sample_interval = Time::zero()) {
   PacketModelOptions o;
   o.mtu = kMtu;
   o.buffer_per_port = buffer;
@@ -33,9 +34,12 @@ PacketModelOptions options_with(FlowControl control, Bytes buffer, Time sample_i
 // The 16-to-1 incast's star, and its PFC buffer: the headroom and 64 KiB, so that pauses come
 // and go all through the run.
 constexpr int kSenders = 16;
-StarCluster incast_star() { return StarCluster(kSenders + 1, kBw, Time::us(1)); }
+StarCluster incast_star() {
+  return StarCluster(kSenders + 1, kBw, Time::us(1));
+}
 Bytes incast_buffer(const StarCluster& star) {
-  return PacketNetworkModel::pfc_headroom(star, 0, options_with(FlowControl::pfc, kMtu)) + Bytes::kib(64);
+  return PacketNetworkModel::pfc_headroom(star, 0, options_with(FlowControl::pfc, kMtu)) +
+         Bytes::kib(64);
 }
 
 // The run of `senders` transfers of `size` from GPUs 0, 1, ... into GPU `senders`, all started at
@@ -47,11 +51,13 @@ struct Incast {
   std::vector<LinkLoad> links;
 };
 
-Incast run_incast(PacketNetworkModel& net, const topology::Cluster& cluster, int senders, Bytes size) {
+Incast run_incast(PacketNetworkModel& net, const topology::Cluster& cluster, int senders,
+                  Bytes size) {
   LinkLedger ledger(cluster, net);
   sim::Engine engine;
   Recorder r;
-  for (int i = 0; i < senders; ++i) ledger.start(engine, {.src_gpu = i, .dst_gpu = senders, .bytes = size}, r, i);
+  for (int i = 0; i < senders; ++i)
+    ledger.start(engine, {.src_gpu = i, .dst_gpu = senders, .bytes = size}, r, i);
   engine.run();
   EXPECT_EQ(r.done.size(), static_cast<size_t>(senders));
   EXPECT_EQ(net.bytes_delivered(), size * senders);
@@ -75,7 +81,8 @@ PortStats table_totals(const std::vector<LinkLoad>& links) {
 }
 
 const LinkLoad& row_of(const std::vector<LinkLoad>& links, topology::LinkId link) {
-  const auto it = std::find_if(links.begin(), links.end(), [&](const LinkLoad& l) { return l.link == link; });
+  const auto it =
+      std::find_if(links.begin(), links.end(), [&](const LinkLoad& l) { return l.link == link; });
   EXPECT_NE(it, links.end()) << "link " << link;
   return *it;
 }
@@ -143,7 +150,8 @@ Bytes depth_at(const PortTimeline& t, Time at) {
 TEST(PacketPortStats, SampledQueueOfTwoLineRateSendersGrowsAtTheLineRate) {
   const Time lat = Time::us(1);
   StarCluster star(3, kBw, lat);
-  const Time interval = Time::ns(100);  // not a multiple of a packet's time: the ticks fall anywhere
+  const Time interval =
+      Time::ns(100);  // not a multiple of a packet's time: the ticks fall anywhere
   PacketNetworkModel net(star, options_with(FlowControl::credits, Bytes::mib(32), interval));
   const int packets = 512;
   const Incast run = run_incast(net, star, 2, kMtu * packets);
@@ -159,7 +167,8 @@ TEST(PacketPortStats, SampledQueueOfTwoLineRateSendersGrowsAtTheLineRate) {
   int checked = 0;
   for (Time at = Time::zero(); at < senders_done; at += interval) {
     const double expected = at < t0 ? 0 : rate * (at - t0).seconds();
-    EXPECT_NEAR(depth_at(t, at).as_double(), expected, static_cast<double>(kMtu.count())) << at.ps() << " ps";
+    EXPECT_NEAR(depth_at(t, at).as_double(), expected, static_cast<double>(kMtu.count()))
+        << at.ps() << " ps";
     ++checked;
   }
   EXPECT_GT(checked, 400);
@@ -204,8 +213,9 @@ TEST(PacketPortStats, SamplingChangesNeitherTheRunNorItsFingerprint) {
 
 TEST(PacketPortStats, ANegativeSampleIntervalIsRefused) {
   StarCluster star(2, kBw, Time::us(1));
-  EXPECT_THROW(PacketNetworkModel(star, options_with(FlowControl::credits, Bytes::mib(1), Time::ps(-1))),
-               std::invalid_argument);
+  EXPECT_THROW(
+      PacketNetworkModel(star, options_with(FlowControl::credits, Bytes::mib(1), Time::ps(-1))),
+      std::invalid_argument);
 }
 
 }  // namespace
