@@ -258,6 +258,7 @@ std::string dump_scenario(const Scenario& s) {
   w.key(2, "pfc", boolean(n.packet.pfc));
   w.key(2, "flow_control", std::string(enum_name(n.packet.flow_control, flow_control_names())));
   w.key(2, "retransmit_timeout", to_string(n.packet.retransmit_timeout));
+  w.key(2, "sample_interval", to_string(n.packet.sample_interval));
   w.key(2, "ecn", boolean(n.packet.ecn));
   w.key(2, "cc", yaml_string(n.packet.cc));
   const network::DcqcnOptions& d = n.packet.dcqcn;

@@ -403,6 +403,11 @@ NetworkSpec read_network(MapReader r) {
     fail(*p.node().find("retransmit_timeout"), p.key("retransmit_timeout"),
          "expected a positive time, got " + describe(*p.node().find("retransmit_timeout")));
   }
+  p.read("sample_interval", n.packet.sample_interval);
+  if (n.packet.sample_interval < Time::zero()) {
+    fail(*p.node().find("sample_interval"), p.key("sample_interval"),
+         "expected a time of at least 0s (0s: no sampling), got " + describe(*p.node().find("sample_interval")));
+  }
   p.read("ecn", n.packet.ecn);
   if (const YamlNode* cc = p.get("cc")) {
     n.packet.cc = std::string(to_preset(*cc, p.key("cc"), {"dcqcn", "dctcp", "none"}));

@@ -32,6 +32,8 @@ struct PacketSpec {
   network::FlowControl flow_control = network::FlowControl::credits;
   // flow_control: lossy: how long a sender waits after its last packet before going back.
   Time retransmit_timeout = Time::us(100);
+  // Every port's queue sampled at this interval into the trace (0: off), and its pauses kept.
+  Time sample_interval = Time::zero();
   bool ecn = true;
   std::string cc = "dcqcn";
   // DCQCN's settings (network.packet.dcqcn); `enabled` and `seed` are not read: DCQCN runs on RoCE

@@ -68,6 +68,7 @@ std::vector<LinkLoad> LinkLedger::loads(Time elapsed) const {
     load.busy = Time::ps(busy_ps_[l]);
     const double capacity = link.bandwidth.bytes_per_s() * elapsed.seconds();
     load.utilisation = capacity > 0 ? static_cast<double>(bytes_[l]) / capacity : 0;
+    load.port = inner_.port_stats(l);
     out.push_back(std::move(load));
   }
   return out;

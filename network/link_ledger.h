@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ struct LinkLoad {
   Bytes bytes;             // carried since the last clear()
   double utilisation = 0;  // bytes over what the link could carry in the elapsed time
   Time busy;               // how long a transfer crossing it was in flight, since the last clear()
+  // The inner model's counters at this link's port over the model's life (clear() keeps them):
+  // the packet model's; none on flows.
+  std::optional<PortStats> port;
 };
 
 class LinkLedger final : public NetworkModel, private sim::EventHandler {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -134,6 +135,22 @@ struct NetworkCounters {
   }
 };
 
+// One port's (one directed link's) share of what the packet model counts, over a run: the most
+// bytes waiting to be sent on it (its egress queue), the most bytes the receive buffer at the
+// link's far end held (PFC and lossy), the PAUSE frames that reached it and the time it spent
+// paused (a pause counted once resumed), the packets dropped at that full receive buffer
+// (lossy), and the packets it marked ECN (DCQCN, at a switch). Summed over ports the counts are
+// NetworkCounters' totals, and the peaks' largest is the run's peak.
+struct PortStats {
+  Bytes peak_egress{};
+  Bytes peak_ingress{};
+  uint64_t pause_frames = 0;
+  Time paused{};
+  uint64_t drops = 0;
+  uint64_t ecn_marks = 0;
+  bool operator==(const PortStats&) const = default;
+};
+
 class NetworkModel {
  public:
   virtual ~NetworkModel() = default;
@@ -144,6 +161,12 @@ class NetworkModel {
   // Bytes delivered so far, over all transfers (conservation checks compare it with bytes sent).
   virtual Bytes bytes_delivered() const = 0;
   virtual NetworkCounters counters() const { return {}; }
+  // What the model counts at `link`'s port (PortStats); none for a model without ports (flows,
+  // the closed form).
+  virtual std::optional<PortStats> port_stats(topology::LinkId link) const {
+    (void)link;
+    return std::nullopt;
+  }
   // The engine site (sim/event.h) where `gpu`'s events run; a transfer from it starts in an event
   // at that site. Models whose state is not kept by site run everything at site 0.
   virtual sim::Site site_of_gpu(int gpu) const {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "report/csv_field.h"
+#include "report/port_columns.h"
 
 namespace dtsim::report {
 namespace {
@@ -119,25 +120,32 @@ void write_sweep(const std::vector<workloads::SweepRow>& rows, SweepFormat forma
 
 void write_sweep_links(const std::vector<workloads::SweepRow>& rows, const std::vector<SweepLinkLoad>& links,
                        SweepFormat format, std::ostream& out) {
+  // The packet model's port columns come with any row that has them; a flow run's table keeps its
+  // seven columns.
+  const bool ports = std::any_of(links.begin(), links.end(), [](const SweepLinkLoad& l) { return l.load.port.has_value(); });
   if (format == SweepFormat::csv) {
-    out << "collective,size_bytes,link,kind,bandwidth_GBps,bytes,utilisation\n";
+    out << "collective,size_bytes,link,kind,bandwidth_GBps,bytes,utilisation";
+    out << (ports ? kPortCsvHeader : "") << '\n';
     for (const auto& l : links) {
       const auto& r = rows.at(l.row);
-      out << fmt::format("{},{},{},{},{:.3f},{},{:.5f}\n", collectives::name(r.collective), r.bytes.count(),
+      out << fmt::format("{},{},{},{},{:.3f},{},{:.5f}", collectives::name(r.collective), r.bytes.count(),
                          csv_field(l.load.name), topology::name(l.load.kind), l.load.bandwidth.gbytes_per_s(),
                          l.load.bytes.count(), l.load.utilisation);
+      out << port_csv_cells(l.load.port, ports) << '\n';
     }
   } else if (format == SweepFormat::json) {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& l : links) {
       const auto& r = rows.at(l.row);
-      arr.push_back({{"collective", std::string(collectives::name(r.collective))},
-                     {"size_bytes", r.bytes.count()},
-                     {"link", l.load.name},
-                     {"kind", std::string(topology::name(l.load.kind))},
-                     {"bandwidth_GBps", l.load.bandwidth.gbytes_per_s()},
-                     {"bytes", l.load.bytes.count()},
-                     {"utilisation", l.load.utilisation}});
+      nlohmann::json row = {{"collective", std::string(collectives::name(r.collective))},
+                            {"size_bytes", r.bytes.count()},
+                            {"link", l.load.name},
+                            {"kind", std::string(topology::name(l.load.kind))},
+                            {"bandwidth_GBps", l.load.bandwidth.gbytes_per_s()},
+                            {"bytes", l.load.bytes.count()},
+                            {"utilisation", l.load.utilisation}};
+      add_port_json(row, l.load.port);
+      arr.push_back(std::move(row));
     }
     out << nlohmann::json{{"schema_version", 1}, {"links", arr}}.dump(2) << '\n';
   } else {

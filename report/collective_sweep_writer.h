@@ -28,6 +28,9 @@ struct SweepLinkLoad {
 // The per-link table of a sweep, csv or json (table throws std::invalid_argument). CSV columns:
 //   collective,size_bytes,link,kind,bandwidth_GBps,bytes,utilisation
 // utilisation: the link's bytes over what it could carry during that size's collective.
+// On the packet model six columns follow (network::PortStats, the row's run at the link's port):
+//   peak_egress_bytes,peak_ingress_bytes,pause_frames,paused_us,drops,ecn_marks
+// absent on flows; json rows carry the same keys, or none of them.
 void write_sweep_links(const std::vector<workloads::SweepRow>& rows, const std::vector<SweepLinkLoad>& links,
                        SweepFormat format, std::ostream& out);
 

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "report/csv_field.h"
+#include "report/port_columns.h"
 #include "report/time_unit.h"
 
 namespace dtsim::report {
@@ -194,29 +195,36 @@ std::vector<LinkRow> link_rows(const workloads::TrainingResult& r, const std::ve
     const double bw = l.bandwidth.bytes_per_s();
     rows.push_back({cluster.link_name(t.link), topology::name(l.kind), l.bandwidth.gbytes_per_s(), t.bytes, t.busy_s,
                     t.busy_s > 0 && bw > 0 ? t.bytes / (bw * t.busy_s) : 0.0,
-                    r.iteration_time_s > 0 && bw > 0 ? t.bytes / (bw * r.iteration_time_s) : 0.0});
+                    r.iteration_time_s > 0 && bw > 0 ? t.bytes / (bw * r.iteration_time_s) : 0.0, t.port});
   }
   return rows;
 }
 
 void write_link_table(const workloads::TrainingResult& r, const std::vector<LinkRow>& rows, std::string_view format,
                       std::ostream& out) {
+  // The packet model's port columns come with any row that has them; a flow run's table keeps its
+  // seven columns.
+  const bool ports = std::any_of(rows.begin(), rows.end(), [](const LinkRow& row) { return row.port.has_value(); });
   if (format == "csv") {
-    out << "link,kind,bandwidth_GBps,bytes,busy_s,utilisation_busy,utilisation_iteration\n";
+    out << "link,kind,bandwidth_GBps,bytes,busy_s,utilisation_busy,utilisation_iteration";
+    out << (ports ? kPortCsvHeader : "") << '\n';
     for (const LinkRow& row : rows) {
-      out << fmt::format("{},{},{:.3f},{:.0f},{:.9f},{:.5f},{:.5f}\n", csv_field(row.name), row.kind,
+      out << fmt::format("{},{},{:.3f},{:.0f},{:.9f},{:.5f},{:.5f}", csv_field(row.name), row.kind,
                          row.bandwidth_gbytes, row.bytes, row.busy_s, row.utilisation_busy, row.utilisation_iteration);
+      out << port_csv_cells(row.port, ports) << '\n';
     }
   } else if (format == "json") {
     nlohmann::json arr = nlohmann::json::array();
     for (const LinkRow& row : rows) {
-      arr.push_back({{"link", row.name},
-                     {"kind", std::string(row.kind)},
-                     {"bandwidth_GBps", row.bandwidth_gbytes},
-                     {"bytes", row.bytes},
-                     {"busy_s", row.busy_s},
-                     {"utilisation_busy", row.utilisation_busy},
-                     {"utilisation_iteration", row.utilisation_iteration}});
+      nlohmann::json item = {{"link", row.name},
+                             {"kind", std::string(row.kind)},
+                             {"bandwidth_GBps", row.bandwidth_gbytes},
+                             {"bytes", row.bytes},
+                             {"busy_s", row.busy_s},
+                             {"utilisation_busy", row.utilisation_busy},
+                             {"utilisation_iteration", row.utilisation_iteration}};
+      add_port_json(item, row.port);
+      arr.push_back(std::move(item));
     }
     out << nlohmann::json{{"schema_version", kTrainingSchemaVersion},
                           {"workload", r.workload},
@@ -282,6 +290,15 @@ void add_link_timeline(const workloads::TrainingTrace& trace, const std::vector<
       timeline.counter(track, "utilisation", steps[i].first, level > 1e-12 ? level : 0.0);
     }
     first = last;
+  }
+}
+
+void add_port_timeline(const std::vector<network::PortTimeline>& ports, const topology::Cluster& cluster,
+                       Timeline& timeline) {
+  for (const network::PortTimeline& port : ports) {
+    const uint32_t track = timeline.track("ports", cluster.link_name(port.port));
+    for (const network::QueueSample& s : port.depth) timeline.counter(track, "queue_bytes", s.at, s.bytes.as_double());
+    for (const network::PauseSpan& p : port.paused) timeline.span(track, "paused", p.from, p.to, "pfc");
   }
 }
 

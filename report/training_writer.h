@@ -4,11 +4,14 @@
 //   report::write_training(result, "json", std::cout);
 #pragma once
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "network/network_model.h"
+#include "network/packet/port_timeline.h"
 #include "report/timeline.h"
 #include "topology/cluster.h"
 #include "workloads/training.h"
@@ -36,6 +39,7 @@ struct LinkRow {
   double busy_s = 0;
   double utilisation_busy = 0;       // bytes over what the link carries in busy_s
   double utilisation_iteration = 0;  // bytes over what it carries in the iteration
+  std::optional<network::PortStats> port;  // online on packets: the model's counters at its port
 };
 // The rows of `links`, in their order.
 std::vector<LinkRow> link_rows(const workloads::TrainingResult& result, const std::vector<workloads::LinkTraffic>& links,
@@ -47,6 +51,9 @@ std::vector<LinkRow> link_rows(const workloads::TrainingResult& result, const st
 //   link,kind,bandwidth_GBps,bytes,busy_s,utilisation_busy,utilisation_iteration
 // utilisation_busy: the bytes over what the link could carry while operations using it ran;
 // utilisation_iteration: over the whole iteration.
+// Online on the packet model six columns follow (network::PortStats at the link's port):
+//   peak_egress_bytes,peak_ingress_bytes,pause_frames,paused_us,drops,ecn_marks
+// absent on flows; json rows carry the same keys, or none of them.
 void write_link_table(const workloads::TrainingResult& result, const std::vector<LinkRow>& rows,
                       std::string_view format, std::ostream& out);
 
@@ -63,5 +70,11 @@ void add_training_timeline(const workloads::TrainingTrace& trace, Timeline& time
 // executor runs two at once over one link the sum can pass 1: contention the price leaves out.
 void add_link_timeline(const workloads::TrainingTrace& trace, const std::vector<workloads::LinkUse>& uses,
                        const topology::Cluster& cluster, Timeline& timeline);
+
+// Appends a track per sampled port (network::PortTimeline) under the process "ports", named as
+// its link ("leaf0->node1/nic2"), with a "queue_bytes" counter at each sample and a "paused" span
+// (category "pfc") per pause.
+void add_port_timeline(const std::vector<network::PortTimeline>& ports, const topology::Cluster& cluster,
+                       Timeline& timeline);
 
 }  // namespace dtsim::report

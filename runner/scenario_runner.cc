@@ -714,6 +714,7 @@ struct TrainingRun {
   std::unique_ptr<collectives::CollectiveCostModel> model;
   RunStats stats;  // online execution: what the network model did
   std::unique_ptr<topology::Cluster> cluster;  // online execution's graph, which names `links`
+  std::vector<network::PortTimeline> ports;     // traced online on packets with sampling: the ports' queues
 };
 
 workloads::TrainingResult evaluate_training(const config::Scenario& s, const collectives::CollectiveCostModel& model,
@@ -814,12 +815,16 @@ class OnlineWatch final : public sim::EngineWatch {
   std::optional<Progress> progress_bar_;
 };
 
-// The flow or packet model an online run moves its bytes on.
+// The flow or packet model an online run moves its bytes on. With `sample_ports` (a run that
+// writes a trace) the packet model samples its ports' queues at network.packet.sample_interval;
+// samples go nowhere else, so other runs (and sweeps) leave them off.
 std::unique_ptr<network::NetworkModel> online_network_model(const config::Scenario& s,
                                                             const collectives::AnalyticalCollectiveModel& model,
-                                                            const topology::Cluster& cluster) {
+                                                            const topology::Cluster& cluster, bool sample_ports = false) {
   if (s.network.model == config::NetworkModelKind::packet) {
-    return std::make_unique<network::PacketNetworkModel>(cluster, packet_options(s, model.parameters(), cluster));
+    network::PacketModelOptions options = packet_options(s, model.parameters(), cluster);
+    if (sample_ports) options.sample_interval = s.network.packet.sample_interval;
+    return std::make_unique<network::PacketNetworkModel>(cluster, options);
   }
   return std::make_unique<network::FlowNetworkModel>(cluster, flow_options(s, model));
 }
@@ -843,7 +848,8 @@ TrainingRun run_training_online(const config::Scenario& s, const RunControl& con
   auto analytical = std::make_unique<collectives::AnalyticalCollectiveModel>(s.cluster, s.collectives,
                                                                              model_parameters(s));
   auto cluster = topology::build_cluster(s.cluster);
-  std::unique_ptr<network::NetworkModel> model_net = online_network_model(s, *analytical, *cluster);
+  std::unique_ptr<network::NetworkModel> model_net =
+      online_network_model(s, *analytical, *cluster, trace != nullptr && wants(s, "trace"));
   // A traced run (its views written) counts each link's bytes and busy time for the link table.
   std::optional<network::LinkLedger> ledger;
   if (trace) ledger.emplace(*cluster, *model_net);
@@ -861,7 +867,11 @@ TrainingRun run_training_online(const config::Scenario& s, const RunControl& con
   run.stats.net = net->counters();
   if (ledger) {
     for (const network::LinkLoad& load : ledger->loads(Time::zero()))
-      run.links.push_back({load.link, load.bytes.as_double(), load.busy.seconds()});
+      run.links.push_back({load.link, load.bytes.as_double(), load.busy.seconds(), load.port});
+  }
+  if (const auto* packets = dynamic_cast<const network::PacketNetworkModel*>(model_net.get()); packets && trace) {
+    const auto& ends = trace->execution.rank_end;
+    run.ports = packets->port_timelines(ends.empty() ? Time::zero() : *std::max_element(ends.begin(), ends.end()));
   }
   run.model = std::move(analytical);
   run.cluster = std::move(cluster);
@@ -1161,16 +1171,30 @@ std::vector<size_t> busiest(const std::vector<report::LinkRow>& rows, size_t lim
 // Links of a run on flows that get a track in its trace and page: the busiest while in use.
 constexpr size_t kTimelineLinks = 32;
 
-// The page's link table on flows: the `limit` links busiest while in use (then by bytes).
+// The page's link table on flows and packets: the `limit` links busiest while in use (then by
+// bytes); on packets with the counters at each link's port.
 report::TableSection busiest_links(const std::vector<report::LinkRow>& rows, size_t limit, std::string_view model) {
   report::TableSection table{fmt::format("Busiest links ({})", model),
                              {"link", "kind", "GB per iteration", "in use", "utilisation in use", "over the iteration"},
                              {}};
+  const bool ports = std::any_of(rows.begin(), rows.end(), [](const report::LinkRow& r) { return r.port.has_value(); });
+  if (ports) {
+    for (const char* column : {"peak egress queue", "peak ingress queue", "pauses", "paused", "drops", "ECN marks"})
+      table.columns.emplace_back(column);
+  }
   for (size_t i : busiest(rows, limit)) {
     const report::LinkRow& row = rows[i];
-    table.rows.push_back({row.name, std::string(row.kind), fmt::format("{:.4g}", row.bytes * 1e-9),
-                          fmt::format("{:.4g} s", row.busy_s), fmt::format("{:.1f}%", 100 * row.utilisation_busy),
-                          fmt::format("{:.1f}%", 100 * row.utilisation_iteration)});
+    std::vector<std::string> cells{row.name, std::string(row.kind), fmt::format("{:.4g}", row.bytes * 1e-9),
+                                   fmt::format("{:.4g} s", row.busy_s), fmt::format("{:.1f}%", 100 * row.utilisation_busy),
+                                   fmt::format("{:.1f}%", 100 * row.utilisation_iteration)};
+    if (const auto& p = row.port) {
+      cells.insert(cells.end(), {fmt::format("{} B", p->peak_egress.count()), fmt::format("{} B", p->peak_ingress.count()),
+                                 fmt::format("{}", p->pause_frames), fmt::format("{:.4g} us", p->paused.us()),
+                                 fmt::format("{}", p->drops), fmt::format("{}", p->ecn_marks)});
+    } else if (ports) {
+      cells.resize(table.columns.size());
+    }
+    table.rows.push_back(std::move(cells));
   }
   return table;
 }
@@ -1217,6 +1241,8 @@ void write_training_views(const config::Scenario& s, const RunOptions& options, 
     }
     report::add_link_timeline(trace, workloads::link_uses(trace, *flows, wanted), flows->cluster(), timeline);
   }
+  // Online on packets with network.packet.sample_interval: each port that queued, its depth and pauses.
+  if (run.cluster) report::add_port_timeline(run.ports, *run.cluster, timeline);
   const std::string resolved = config::dump_scenario(s);
   if (wants(s, "trace")) {
     auto out = open_output(dir, s.name + ".trace.json");

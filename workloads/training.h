@@ -13,6 +13,7 @@
 
 #include "collectives/cost_model.h"
 #include "collectives/flow_collective_model.h"
+#include "network/network_model.h"
 #include "topology/cluster_spec.h"
 #include "workloads/compute_model.h"
 #include "workloads/executor.h"
@@ -96,6 +97,7 @@ struct LinkTraffic {
   topology::LinkId link = 0;
   double bytes = 0;
   double busy_s = 0;
+  std::optional<network::PortStats> port;  // online on packets: the model's counters at its port
 };
 
 // The links the workload's communication crosses, in link order: every collective and send of

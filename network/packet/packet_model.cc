@@ -27,6 +27,9 @@ PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketM
   if (cluster_.devices().size() > sim::kMaxSites) {
     throw std::invalid_argument("packet model: more devices than engine sites");
   }
+  if (options_.sample_interval < Time::zero()) {
+    throw std::invalid_argument("packet model: sample_interval must not be negative");
+  }
   if (options_.buffer_per_port < options_.mtu) {
     throw std::invalid_argument("packet model: buffer_per_port must hold at least one mtu");
   }
@@ -302,6 +305,59 @@ void PacketNetworkModel::enqueue(Shard& sh, uint32_t port, uint32_t slot, uint32
   q.tail = packet;
 }
 
+void PacketNetworkModel::sample_before(uint32_t port, Time now) {
+  const int64_t interval = options_.sample_interval.ps();
+  if (interval <= 0 || now <= Time::zero()) return;
+  Port& p = ports_[port];
+  // The ticks next_tick .. (the last before now) all saw the queue as it is.
+  const int64_t last = (now.ps() - 1) / interval;
+  if (last < p.next_tick) return;
+  const int64_t before = p.samples.empty() ? 0 : p.samples.back().bytes.count();
+  if (p.queued != before) p.samples.push_back({Time::ps(p.next_tick * interval), Bytes(p.queued)});
+  p.next_tick = last + 1;
+}
+
+void PacketNetworkModel::change_queue(Shard& sh, uint32_t port, Time now, int64_t bytes) {
+  sample_before(port, now);
+  Port& p = ports_[port];
+  p.queued += bytes;
+  p.peak_queued = std::max(p.peak_queued, p.queued);
+  sh.peak_queued = std::max(sh.peak_queued, p.queued);
+}
+
+std::optional<PortStats> PacketNetworkModel::port_stats(topology::LinkId link) const {
+  const Port& p = ports_.at(link);
+  PortStats st{.peak_egress = Bytes(p.peak_queued),
+               .peak_ingress = Bytes(0),
+               .pause_frames = p.pause_frames,
+               .paused = Time::ps(p.paused_ps),
+               .drops = 0,
+               .ecn_marks = p.marked};
+  if (!ingress_.empty()) {
+    st.peak_ingress = Bytes(ingress_[link].peak);
+    st.drops = ingress_[link].drops;
+  }
+  return st;
+}
+
+std::vector<PortTimeline> PacketNetworkModel::port_timelines(Time end) const {
+  std::vector<PortTimeline> out;
+  const int64_t interval = options_.sample_interval.ps();
+  if (interval <= 0) return out;
+  for (size_t l = 0; l < ports_.size(); ++l) {
+    const Port& p = ports_[l];
+    PortTimeline t{.port = static_cast<topology::LinkId>(l), .depth = p.samples, .paused = p.pauses};
+    // The ticks not yet sampled see the queue as it is now: the first of them closes the track.
+    const int64_t before = t.depth.empty() ? 0 : t.depth.back().bytes.count();
+    if (p.queued != before) {
+      t.depth.push_back({Time::ps(p.next_tick * interval), Bytes(p.queued)});
+    }
+    for (PauseSpan& span : t.paused) span.to = std::min(span.to, end);
+    if (!t.depth.empty() || !t.paused.empty()) out.push_back(std::move(t));
+  }
+  return out;
+}
+
 void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
   Port& p = ports_[port];
   // A paused port finishes the packet on its serializer but starts no other.
@@ -369,7 +425,7 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
     } else {
       InputQueue& q = p.inputs[slot];
       packet = q.head;
-      p.queued -= sh.packets[packet].bytes;
+      change_queue(sh, port, engine.now(), -int64_t{sh.packets[packet].bytes});
       q.head = sh.packets[packet].next;
       if (q.head == kNone) {
         q.tail = kNone;
@@ -434,15 +490,24 @@ void PacketNetworkModel::on_event(sim::Engine& engine, uint64_t payload) {
       ports_[id].credits_used -= engine.aux();
       try_send(engine, id);
       return;
-    case kPause:
-      ports_[id].paused = true;
-      ports_[id].paused_since = engine.now();
+    case kPause: {
+      Port& p = ports_[id];
+      p.paused = true;
+      p.paused_since = engine.now();
+      ++p.pause_frames;
+      if (options_.sample_interval > Time::zero()) p.pauses.push_back({engine.now(), Time::max()});
       return;
-    case kResume:
-      ports_[id].paused = false;
-      shard(engine).paused_ps += (engine.now() - ports_[id].paused_since).ps();
+    }
+    case kResume: {
+      Port& p = ports_[id];
+      p.paused = false;
+      const int64_t paused = (engine.now() - p.paused_since).ps();
+      shard(engine).paused_ps += paused;
+      p.paused_ps += paused;
+      if (!p.pauses.empty()) p.pauses.back().to = engine.now();
       try_send(engine, id);
       return;
+    }
     case kNak: go_back(engine, id, fields >> 32); return;
     case kWindowAck: {
       TransferState& ts = transfer(id);
@@ -491,6 +556,7 @@ void PacketNetworkModel::fill_ingress(sim::Engine& engine, Shard& sh, uint32_t l
   IngressQueue& q = ingress_[link];
   q.bytes += bytes;
   sh.peak_ingress = std::max(sh.peak_ingress, q.bytes);
+  q.peak = std::max(q.peak, q.bytes);
   if (options_.flow_control != FlowControl::pfc || q.pausing || q.bytes <= q.xoff) return;
   q.pausing = true;
   ++sh.pause_frames;
@@ -547,6 +613,7 @@ void PacketNetworkModel::arrive(sim::Engine& engine, const Packet& arrived) {
     if (options_.flow_control == FlowControl::lossy &&
         ingress_[over].bytes + arrived.bytes > options_.buffer_per_port.count()) {
       ++sh.drops;
+      ++ingress_[over].drops;
       ++sh.landed;
       return;
     }
@@ -554,8 +621,7 @@ void PacketNetworkModel::arrive(sim::Engine& engine, const Packet& arrived) {
     Packet& pk = sh.packets[packet];
     pk = arrived;
     pk.hop = static_cast<uint8_t>(hop);
-    ports_[port].queued += pk.bytes;
-    sh.peak_queued = std::max(sh.peak_queued, ports_[port].queued);
+    change_queue(sh, port, engine.now(), pk.bytes);
     if (options_.flow_control != FlowControl::credits) fill_ingress(engine, sh, over, pk.bytes);
     const bool dctcp_mark = options_.dctcp.enabled && ports_[port].queued > options_.dctcp.k.count();
     if (!pk.marked && marks_[port] && ((options_.dcqcn.enabled && mark(port)) || dctcp_mark)) {

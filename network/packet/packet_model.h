@@ -29,14 +29,16 @@
 // each device's state to one thread and only events that travel a link cross between them:
 //  - Port l (device from(l)): its input FIFOs, round robin, injection list, pacing wake-up, the
 //    packet on its serializer, its credits in use, its queued bytes and ECN RNG stream (DCQCN
-//    marks at a switch egress), bytes_sent.
+//    marks at a switch egress), bytes_sent, and its PortStats counters (peak queue, pauses taken,
+//    time paused, marks) and samples.
 //  - Packets and credits in flight travel as events: a packet's fields ride in the arrival event
 //    (payload and aux), and the device it reaches makes it a packet of its own partition's pool.
 //  - A transfer's sender (the source GPU): unsent, cut, its ReactionPoint (pacing, DCQCN rate),
 //    its DCTCP Window (cwnd, bytes in flight, alpha), which its ACK events update,
 //    and its slot, which lives in the sender's partition and is given back when the receiver's
 //    acknowledgement arrives (a route's reverse latency after the last packet).
-//  - Ingress queue l (device to(l), PFC and lossy): its bytes and whether it has paused l's port;
+//  - Ingress queue l (device to(l), PFC and lossy): its bytes, peak and drops, and whether it has
+//    paused l's port;
 //    the port itself (device from(l)) holds whether it is paused, which only PAUSE and RESUME
 //    events set.
 //  - Lossy: the sender's go-back state (acked, high, backoff, its timer) is the source GPU's, the
@@ -54,6 +56,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,6 +64,7 @@
 #include "network/packet/dcqcn.h"
 #include "network/packet/dctcp.h"
 #include "network/packet/pfc.h"
+#include "network/packet/port_timeline.h"
 #include "sim/rng.h"
 #include "sim/stable_pool.h"
 #include "topology/cluster.h"
@@ -83,6 +87,10 @@ struct PacketModelOptions {
   Time retransmit_timeout = Time::us(100);
   // TCP's congestion control: a window per transfer, step ECN marking at switch egress.
   DctcpOptions dctcp{};
+  // Zero: no sampling. Otherwise every port's egress queue is sampled at each multiple of this
+  // (port_timelines) and its pauses are kept, from the ports' own state as it changes: sampling
+  // schedules no event, so the run, its counters and its fingerprint are the same without it.
+  Time sample_interval = Time::zero();
 };
 
 class PacketNetworkModel final : public NetworkModel, private sim::EventHandler {
@@ -169,6 +177,13 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   uint64_t naks() const { return sum([](const Shard& sh) { return sh.naks; }); }
   uint64_t timeouts() const { return sum([](const Shard& sh) { return sh.timeouts; }); }
   uint64_t retransmitted() const { return sum([](const Shard& sh) { return sh.retransmitted; }); }
+
+  // What `link`'s port counted (PortStats): read after the run, or between a plain Engine's events.
+  std::optional<PortStats> port_stats(topology::LinkId link) const override;
+  // With sample_interval: the ports whose sampled queue left zero or that were paused, in link
+  // order; the last sample is at the first tick after the queue's last change (later ticks repeat
+  // it), and a pause not yet resumed ends at `end`. Empty without sampling.
+  std::vector<PortTimeline> port_timelines(Time end) const;
 
   // Packet hops a transfer of `bytes` over `hops` links costs: two to three engine events each
   // (docs/packet-model.md, Speed).
@@ -285,6 +300,15 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     uint64_t marked = 0;  // DCQCN: packets it marked ECN
     bool paused = false;  // PFC: a PAUSE has arrived and its RESUME not yet
     Time paused_since;
+    // PortStats: the most bytes queued, PAUSE frames taken, time paused (resumed pauses).
+    int64_t peak_queued = 0;
+    uint64_t pause_frames = 0;
+    int64_t paused_ps = 0;
+    // Sampling: the next tick (a multiple of sample_interval) not yet sampled, the samples where
+    // the value changed, and the pauses (the last one open while paused).
+    int64_t next_tick = 0;
+    std::vector<QueueSample> samples;
+    std::vector<PauseSpan> pauses;
   };
   // PFC: the receive buffer at link l's far end, kept by device to(l).
   struct IngressQueue {
@@ -293,6 +317,8 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     int64_t xon = 0;       // and a RESUME when they fall to this
     Time back;             // a pause frame's trip to l's port: the reverse latency and its serialization
     bool pausing = false;  // a PAUSE went out and no RESUME since
+    int64_t peak = 0;      // the most bytes it held
+    uint64_t drops = 0;    // lossy: packets that found it full
   };
   // What one partition's events write besides its devices' ports: its packets and the slots of
   // the transfers its GPUs send, and its share of the counters. Transfers and packets are counted
@@ -371,6 +397,11 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // it sent again that had arrived; or on a timeout, the last a NAK gave).
   void go_back(sim::Engine& engine, uint32_t transfer, uint64_t seq);
   void enqueue(Shard& sh, uint32_t port, uint32_t slot, uint32_t packet);
+  // Sampling: `port`'s queue is about to change at `now`; the ticks before `now` not yet sampled
+  // saw its bytes as they are.
+  void sample_before(uint32_t port, Time now);
+  // Its queue changes by `bytes` at `now`: sampled before, and its peak kept.
+  void change_queue(Shard& sh, uint32_t port, Time now, int64_t bytes);
   // How long a capped transfer's sender takes to write its next packet's bytes at its cap.
   Time capped_write_time(const TransferState& ts) const;
   uint32_t injection_slot(const Port& p) const;

@@ -96,6 +96,7 @@ TEST(Dump, PfcFlowControlRoundTrips) {
   const std::string dumped = dump_scenario(s);
   EXPECT_NE(dumped.find("    flow_control: pfc\n"), std::string::npos) << dumped;
   EXPECT_NE(dumped.find("    retransmit_timeout: 100us\n"), std::string::npos) << dumped;
+  EXPECT_NE(dumped.find("    sample_interval: 0"), std::string::npos) << dumped;
   EXPECT_EQ(load_scenario_text(dumped, "pfc.yaml").network.packet.flow_control, network::FlowControl::pfc);
 }
 

@@ -246,6 +246,14 @@ TEST(Loader, PacketFlowControlIsCreditsUnlessPfcIsAsked) {
             std::string::npos);
 }
 
+TEST(Loader, PortSamplingIsOffUnlessGivenAnInterval) {
+  EXPECT_EQ(load("network: {model: packet}\n").network.packet.sample_interval, Time::zero());
+  EXPECT_EQ(load("network: {packet: {sample_interval: 1us}}\n").network.packet.sample_interval, Time::us(1));
+  EXPECT_EQ(load("network: {packet: {sample_interval: 0s}}\n").network.packet.sample_interval, Time::zero());
+  EXPECT_NE(error_of("network: {packet: {sample_interval: -1us}}\n").find("network.packet.sample_interval"),
+            std::string::npos);
+}
+
 TEST(Loader, FabricLinkFollowsTheNicBandwidthUnlessGiven) {
   EXPECT_EQ(load("cluster: {nic: {bandwidth: 200Gbps}}\n").cluster.fabric.link.bandwidth, Bandwidth::gbps(200));
   EXPECT_EQ(load("cluster: {nic: {bandwidth: 200Gbps}, fabric: {link: {bandwidth: 800Gbps}}}\n")

@@ -37,6 +37,8 @@ struct Outcome {
   uint64_t timeouts = 0;
   uint64_t retransmitted = 0;
   uint64_t window_cuts = 0;
+  std::vector<PortStats> ports;           // by link
+  std::vector<PortTimeline> timelines;    // with sampling
   bool operator==(const Outcome&) const = default;
 };
 
@@ -46,7 +48,7 @@ std::ostream& operator<<(std::ostream& os, const Outcome& o) {
             << " marks, " << o.cnps << " CNPs, peak " << o.peak.count() << ", " << o.pauses << " pauses, "
             << o.paused.ps() << " ps paused, peak ingress " << o.peak_ingress.count() << ", " << o.drops
             << " drops, " << o.naks << " NAKs, " << o.timeouts << " timeouts, " << o.retransmitted << " sent again, "
-            << o.window_cuts << " window cuts";
+            << o.window_cuts << " window cuts, " << o.ports.size() << " ports, " << o.timelines.size() << " sampled";
 }
 
 collectives::Schedule schedule_for(const topology::Cluster& cluster, collectives::Algorithm algorithm,
@@ -95,6 +97,8 @@ Outcome run(const topology::Cluster& cluster, const collectives::Schedule& sched
   o.timeouts = net.timeouts();
   o.retransmitted = net.retransmitted();
   o.window_cuts = net.window_cuts();
+  for (size_t l = 0; l < cluster.links().size(); ++l) o.ports.push_back(*net.port_stats(static_cast<topology::LinkId>(l)));
+  o.timelines = net.port_timelines(o.finish);
   return o;
 }
 
@@ -150,8 +154,10 @@ TEST(PartitionedPacketModel, PfcAllToAllIsTheSerialRun) {
         std::max(headroom, PacketNetworkModel::pfc_headroom(*cluster, static_cast<topology::LinkId>(l), options));
   }
   options.buffer_per_port = headroom + Bytes::kib(16);
+  options.sample_interval = Time::ns(200);
   const Outcome serial = run(*cluster, schedule, options, 0);
   EXPECT_GT(serial.pauses, 0u);
+  EXPECT_FALSE(serial.timelines.empty());
   EXPECT_GT(serial.paused, Time::zero());
   EXPECT_LE(serial.peak_ingress, options.buffer_per_port);
   expect_every_cut_is_serial(*cluster, schedule, options);
@@ -165,6 +171,7 @@ TEST(PartitionedPacketModel, LossyAllToAllIsTheSerialRun) {
   options.flow_control = FlowControl::lossy;
   options.buffer_per_port = Bytes::kib(16);
   options.retransmit_timeout = Time::us(20);
+  options.sample_interval = Time::ns(200);
   const Outcome serial = run(*cluster, schedule, options, 0);
   EXPECT_GT(serial.drops, 0u);
   EXPECT_GT(serial.retransmitted, 0u);

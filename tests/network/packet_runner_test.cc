@@ -3,9 +3,13 @@
 // what it runs without modelling (ECN, DCQCN) is said on stderr.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runner/scenario_runner.h"
@@ -218,6 +222,108 @@ TEST(PacketRunner, PacketsNeverBeatFlowsOnARing) {
           << flows[i].time.us() << " us";
     }
   }
+}
+
+std::string slurp(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Runs `s` with its files in a fresh directory `name` under the temporary one; returns stdout
+// (with the fingerprint) and the directory.
+std::pair<std::string, std::filesystem::path> run_into(const config::Scenario& s, const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("dtsim_packet_runner_test_" + name);
+  std::filesystem::remove_all(dir);
+  RunOptions options;
+  options.quiet = true;
+  options.fingerprint = true;
+  options.out_dir = dir.string();
+  std::ostringstream out;
+  EXPECT_EQ(run_scenario(s, options, out), 0);
+  return {out.str(), dir};
+}
+
+const std::string kPortColumns = "peak_egress_bytes,peak_ingress_bytes,pause_frames,paused_us,drops,ecn_marks";
+
+// The first line of a file.
+std::string header(const std::filesystem::path& path) {
+  const std::string text = slurp(path);
+  return text.substr(0, text.find('\n'));
+}
+
+// A sweep's per-link table on packets carries each row's port counters; on flows it keeps its
+// seven columns.
+TEST(PacketRunner, SweepLinkTableOnPacketsCarriesPortCounters) {
+  const std::vector<config::Override> small = {{"workload.max_bytes", "64KiB"}, {"output.formats", "[table, csv, json]"}};
+  auto packets = small;
+  packets.push_back({"network.model", "packet"});
+  const auto [out, dir] = run_into(config::load_scenario(kScenarios + "default.yaml", packets), "sweep_ports");
+  EXPECT_EQ(header(dir / "default.links.csv"),
+            "collective,size_bytes,link,kind,bandwidth_GBps,bytes,utilisation," + kPortColumns);
+  const auto json = nlohmann::json::parse(slurp(dir / "default.links.json"));
+  ASSERT_FALSE(json["links"].empty());
+  for (const auto& row : json["links"]) EXPECT_TRUE(row.contains("peak_egress_bytes")) << row.dump();
+  auto flows = small;
+  flows.push_back({"network.model", "flow"});
+  const auto [flow_out, flow_dir] = run_into(config::load_scenario(kScenarios + "default.yaml", flows), "sweep_flows");
+  EXPECT_EQ(header(flow_dir / "default.links.csv"), "collective,size_bytes,link,kind,bandwidth_GBps,bytes,utilisation");
+}
+
+// A DLRM step online on packets with PFC and shallow buffers: its all_to_alls pause ports. With
+// network.packet.sample_interval the trace gains a "ports" process, a queue_bytes counter per
+// port that queued and a "paused" span per pause; every other output is byte for byte the run
+// without sampling, its fingerprint included, and so is the trace without those tracks (and the
+// resolved scenario it quotes, which names the interval).
+TEST(PacketRunner, SampledQueuesAddTraceTracksAndChangeNothingElse) {
+  std::vector<config::Override> dlrm = {{"network.model", "packet"},
+                                        {"cluster.nodes", "2"},
+                                        {"network.packet.flow_control", "pfc"},
+                                        {"network.packet.buffer_per_port", "256KiB"},
+                                        {"workload.dlrm.batch_per_gpu", "512"},
+                                        {"workload.dlrm.tables", "128"},
+                                        {"output.formats", "[table, csv, json, trace]"}};
+  const auto [off_out, off] = run_into(config::load_scenario(kScenarios + "dlrm-64gpu.yaml", dlrm), "unsampled");
+  dlrm.push_back({"network.packet.sample_interval", "1us"});
+  const auto [on_out, on] = run_into(config::load_scenario(kScenarios + "dlrm-64gpu.yaml", dlrm), "sampled");
+  EXPECT_EQ(on_out, off_out);
+  for (const char* file : {".csv", ".json", ".ops.csv", ".links.csv", ".links.json"}) {
+    EXPECT_EQ(slurp(on / (std::string("dlrm-64gpu") + file)), slurp(off / (std::string("dlrm-64gpu") + file))) << file;
+  }
+  EXPECT_EQ(header(on / "dlrm-64gpu.links.csv"),
+            "link,kind,bandwidth_GBps,bytes,busy_s,utilisation_busy,utilisation_iteration," + kPortColumns);
+  uint64_t pause_frames = 0;
+  const auto links = nlohmann::json::parse(slurp(on / "dlrm-64gpu.links.json"));
+  for (const auto& row : links["links"]) pause_frames += row["pause_frames"].get<uint64_t>();
+  EXPECT_GT(pause_frames, 0u);
+
+  auto trace_on = nlohmann::json::parse(slurp(on / "dlrm-64gpu.trace.json"));
+  auto trace_off = nlohmann::json::parse(slurp(off / "dlrm-64gpu.trace.json"));
+  int ports_pid = -1;
+  for (const auto& e : trace_on["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name" && e["args"]["name"] == "ports") ports_pid = e["pid"].get<int>();
+  }
+  ASSERT_GE(ports_pid, 0);
+  nlohmann::json others = nlohmann::json::array();
+  uint64_t counters = 0, paused = 0;
+  for (const auto& e : trace_on["traceEvents"]) {
+    if (e["pid"] != ports_pid) {
+      others.push_back(e);
+      continue;
+    }
+    if (e["ph"] == "C") {
+      ++counters;
+      EXPECT_TRUE(e["args"].contains("queue_bytes")) << e.dump();
+    }
+    if (e["ph"] == "X" && e["name"] == "paused") ++paused;
+  }
+  EXPECT_GT(counters, 0u);
+  EXPECT_EQ(paused, pause_frames);  // every pause resumed within the run
+  EXPECT_EQ(others, trace_off["traceEvents"]);
+  trace_on["otherData"].erase("scenario");
+  trace_off["otherData"].erase("scenario");
+  EXPECT_EQ(trace_on["otherData"], trace_off["otherData"]);
 }
 
 }  // namespace
