@@ -1,7 +1,6 @@
 #include "collectives/flow_collective_model.h"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 #include <map>
 #include <optional>

@@ -42,7 +42,6 @@
 #include "collectives/network_plan.h"
 #include "collectives/schedule.h"
 #include "network/flow/flow_model.h"
-#include "network/flow/max_min_solver.h"
 #include "network/network_model.h"
 #include "topology/cluster.h"
 

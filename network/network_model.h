@@ -133,6 +133,7 @@ struct NetworkCounters {
     window_cuts += o.window_cuts;
     return *this;
   }
+  bool operator==(const NetworkCounters&) const = default;
 };
 
 // One port's (one directed link's) share of what the packet model counts, over a run: the most

@@ -25,18 +25,11 @@ struct Outcome {
   uint64_t events = 0;
   Time finish;
   Bytes delivered;
-  uint64_t packets = 0;
-  uint64_t marks = 0;
+  NetworkCounters counted;  // packets, marks, pauses, drops, retransmissions, window cuts
   uint64_t cnps = 0;
   Bytes peak;
-  uint64_t pauses = 0;
-  Time paused;
-  Bytes peak_ingress;
-  uint64_t drops = 0;
   uint64_t naks = 0;
   uint64_t timeouts = 0;
-  uint64_t retransmitted = 0;
-  uint64_t window_cuts = 0;
   std::vector<PortStats> ports;           // by link
   std::vector<PortTimeline> timelines;    // with sampling
   bool operator==(const Outcome&) const = default;
@@ -44,11 +37,12 @@ struct Outcome {
 
 std::ostream& operator<<(std::ostream& os, const Outcome& o) {
   return os << "fingerprint " << o.fingerprint << ", " << o.events << " events, finish " << o.finish.us()
-            << " us, " << o.delivered.count() << " bytes, " << o.packets << " packets, " << o.marks
-            << " marks, " << o.cnps << " CNPs, peak " << o.peak.count() << ", " << o.pauses << " pauses, "
-            << o.paused.ps() << " ps paused, peak ingress " << o.peak_ingress.count() << ", " << o.drops
-            << " drops, " << o.naks << " NAKs, " << o.timeouts << " timeouts, " << o.retransmitted << " sent again, "
-            << o.window_cuts << " window cuts, " << o.ports.size() << " ports, " << o.timelines.size() << " sampled";
+            << " us, " << o.delivered.count() << " bytes, " << o.counted.packets << " packets, "
+            << o.counted.ecn_marks << " marks, " << o.cnps << " CNPs, peak " << o.peak.count() << ", "
+            << o.counted.pause_frames << " pauses, " << o.counted.paused.ps() << " ps paused, peak ingress "
+            << o.counted.peak_ingress.count() << ", " << o.counted.drops << " drops, " << o.naks << " NAKs, "
+            << o.timeouts << " timeouts, " << o.counted.retransmitted << " sent again, " << o.counted.window_cuts
+            << " window cuts, " << o.ports.size() << " ports, " << o.timelines.size() << " sampled";
 }
 
 collectives::Schedule schedule_for(const topology::Cluster& cluster, collectives::Algorithm algorithm,
@@ -85,18 +79,11 @@ Outcome run(const topology::Cluster& cluster, const collectives::Schedule& sched
   EXPECT_EQ(net.packets_in_flight(), 0u);
   o.finish = exec.finish_time();
   o.delivered = net.bytes_delivered();
-  o.packets = net.packets_sent();
-  o.marks = net.ecn_marks();
+  o.counted = net.counters();
   o.cnps = net.cnps();
   o.peak = net.peak_buffer_occupancy();
-  o.pauses = net.pause_frames();
-  o.paused = net.paused_time();
-  o.peak_ingress = net.peak_ingress_queue();
-  o.drops = net.drops();
   o.naks = net.naks();
   o.timeouts = net.timeouts();
-  o.retransmitted = net.retransmitted();
-  o.window_cuts = net.window_cuts();
   for (size_t l = 0; l < cluster.links().size(); ++l) o.ports.push_back(*net.port_stats(static_cast<topology::LinkId>(l)));
   o.timelines = net.port_timelines(o.finish);
   return o;
@@ -137,7 +124,7 @@ TEST(PartitionedPacketModel, DcqcnAllToAllIsTheSerialRun) {
   options.buffer_per_port = Bytes::kib(64);
   options.dcqcn.enabled = true;
   const Outcome serial = run(*cluster, schedule, options, 0);
-  EXPECT_GT(serial.marks, 0u);
+  EXPECT_GT(serial.counted.ecn_marks, 0u);
   EXPECT_GT(serial.cnps, 0u);
   expect_every_cut_is_serial(*cluster, schedule, options);
 }
@@ -156,10 +143,10 @@ TEST(PartitionedPacketModel, PfcAllToAllIsTheSerialRun) {
   options.buffer_per_port = headroom + Bytes::kib(16);
   options.sample_interval = Time::ns(200);
   const Outcome serial = run(*cluster, schedule, options, 0);
-  EXPECT_GT(serial.pauses, 0u);
+  EXPECT_GT(serial.counted.pause_frames, 0u);
   EXPECT_FALSE(serial.timelines.empty());
-  EXPECT_GT(serial.paused, Time::zero());
-  EXPECT_LE(serial.peak_ingress, options.buffer_per_port);
+  EXPECT_GT(serial.counted.paused, Time::zero());
+  EXPECT_LE(serial.counted.peak_ingress, options.buffer_per_port);
   expect_every_cut_is_serial(*cluster, schedule, options);
 }
 
@@ -173,8 +160,8 @@ TEST(PartitionedPacketModel, LossyAllToAllIsTheSerialRun) {
   options.retransmit_timeout = Time::us(20);
   options.sample_interval = Time::ns(200);
   const Outcome serial = run(*cluster, schedule, options, 0);
-  EXPECT_GT(serial.drops, 0u);
-  EXPECT_GT(serial.retransmitted, 0u);
+  EXPECT_GT(serial.counted.drops, 0u);
+  EXPECT_GT(serial.counted.retransmitted, 0u);
   EXPECT_EQ(serial.delivered, Bytes::mib(8) * (cluster->gpu_count() - 1));
   expect_every_cut_is_serial(*cluster, schedule, options);
 }
@@ -190,8 +177,8 @@ TEST(PartitionedPacketModel, DctcpAllToAllIsTheSerialRun) {
   PacketModelOptions options;
   options.dctcp = {.enabled = true, .k = Bytes::kib(16)};
   const Outcome serial = run(*cluster, schedule, options, 0);
-  EXPECT_GT(serial.marks, 0u);
-  EXPECT_GT(serial.window_cuts, 0u);
+  EXPECT_GT(serial.counted.ecn_marks, 0u);
+  EXPECT_GT(serial.counted.window_cuts, 0u);
   EXPECT_EQ(serial.cnps, 0u);
   expect_every_cut_is_serial(*cluster, schedule, options);
 }

@@ -1,6 +1,6 @@
 // Mean error per class of published runs (issue 30's classes; docs/validation-errors.md, "By
 // class"): each class's sets from validation/extra/, their mean |error| of time over every size,
-// held to a bound; the figures before and after each class's mechanism are in that document.
+// held to a bound; docs/validation-errors.md, "By class", has each class's mechanism and figures.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -75,7 +75,7 @@ TEST(AccuracyByClass, ABridgeSwitchedOntoAnNvswitchPresetTakesTheGpusFigure) {
 }
 
 // GB200 NVL72 racks, all_reduce over 2 and 20 racks: NVLS-tree over two, the ring over twenty,
-// on the 16 channels NCCL's ring search keeps (before: 30.2%, 20 racks 55.4% on NVLS-tree).
+// on the 16 channels NCCL's ring search keeps.
 TEST(AccuracyByClass, Nvl72RacksAllReduceWithin10Point5Percent) {
   const Set two = extra_set("coreweave_gb200_nvl72_2rack_allreduce", "csv");
   const Set twenty = extra_set("coreweave_gb200_nvl72_20rack_allreduce", "csv");
@@ -85,7 +85,7 @@ TEST(AccuracyByClass, Nvl72RacksAllReduceWithin10Point5Percent) {
 }
 
 // GB200 partitions of 4 and 8 GPUs in three racks, NVLS off: the ring runs at the partition's
-// NICs (before: 4.9% and 5.1%).
+// NICs.
 TEST(AccuracyByClass, RingsAcrossGb200PartitionsInThreeRacksWithin5Point5Percent) {
   EXPECT_LE(class_mean_error({extra_set("gb200_nvl4x3_racks_ring_allreduce", "csv"),
                               extra_set("gb200_nvl8x3_racks_ring_allreduce", "csv")}),
@@ -100,9 +100,9 @@ Set shared(const std::string& name) {
 const Set kTcpxAllGather = extra_set("gcp_a3high_2node_tcpx_allgather", "txt");
 const Set kTcpxAllReduce = extra_set("gcp_a3high_2node_tcpx_allreduce", "csv");
 
-// GPUDirect-TCPX and TCPXO on 2 x 8 H100 (GCP a3-highgpu-8g, a3-megagpu-8g). Before the TCPX NIC
-// kind (its stack latency and its zero-copy send completion holding FIFO slots) the class was
-// 38.6% (TCPX alone 63.1%: ~1 ms floors priced at 80-400 us).
+// GPUDirect-TCPX and TCPXO on 2 x 8 H100 (GCP a3-highgpu-8g, a3-megagpu-8g): TCPX's stack
+// latency and its zero-copy sends holding their FIFO slots until the peer's ACK returns set the
+// ~1 ms floors the runs show.
 TEST(AccuracyByClass, GpudirectTcpxAndTcpxoWithin15Percent) {
   EXPECT_LE(class_mean_error({kTcpxAllGather, kTcpxAllReduce,
                               extra_set("gcp_a3mega_2node_tcpxo_allreduce", "txt"),
@@ -111,8 +111,7 @@ TEST(AccuracyByClass, GpudirectTcpxAndTcpxoWithin15Percent) {
   EXPECT_LE(class_mean_error({kTcpxAllGather, kTcpxAllReduce}), 16.0);
 }
 
-// Multi-node RoCE and EFA sets at 1 KiB-1 MiB, where NCCL runs LL and LL128 across the NICs
-// (docs/validation-errors.md, By class: 12.95%, unchanged by the TCPX work).
+// Multi-node RoCE and EFA sets at 1 KiB-1 MiB, where NCCL runs LL and LL128 across the NICs.
 TEST(AccuracyByClass, SmallMessagesAcrossRoceAndEfaWithin13Percent) {
   EXPECT_LE(class_mean_error({shared("aws_p4de_2node_efa_allreduce"),
                               shared("oci_a100_2node_roce_allreduce"),

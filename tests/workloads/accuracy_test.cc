@@ -153,11 +153,10 @@ bool known_torchtitan_miss(const std::string& id) {
 
 // The "FSDP stacks" class of issue 30: every row of torchtitan's December 2024 Llama 3.1 page
 // (tests/workloads/data/training_runs_torchtitan.csv; FSDP2 alone and with CP, TP, PP, on 8-512
-// H100s of 96 GB HBM2e at 500 W). Each row within 20%, a named miss within 35%. Before the class's
-// mechanisms (the 700 W, 80 GB h100-sxm; torchtitan's per-op checkpointing read as Megatron's
-// selective, Float8 casts as fused, a fused loss, fused elementwise work without torch.compile,
-// FSDP resharding every microbatch under PP) its mean |error| was 23.3% of time and 41% of peak
-// memory; both are held where they are now.
+// H100s of 96 GB HBM2e at 500 W). Each row within 20%, a named miss within 35%, the mean |error|
+// of time and of peak memory held to their bounds. The rows take torchtitan's own stack: per-op
+// checkpointing, unfused Float8 casts and loss, eager elementwise work without torch.compile, FSDP
+// kept unsharded across microbatches under PP (docs/training.md, "FSDP stacks").
 TEST(PublishedRuns, TorchtitanFsdpStacksWithinTwentyPercentAndTenOnAverage) {
   double memory_error = 1;
   const double mean = check_runs(std::string(DTSIM_SOURCE_DIR) + "/tests/workloads/data/training_runs_torchtitan.csv",
