@@ -165,7 +165,7 @@ TEST(OnlineExecution, PerCollectivePricesEachCollectiveAsItRunsAloneOnAnIdleNetw
   both.ranks.insert(both.ranks.begin(), node.ranks.begin(), node.ranks.end());
   pair.ranks = {0, 8};
   using K = collectives::CollectiveKind;
-  int checked = 0;
+  int off_closed_form = 0;  // cases whose flow price is not the closed form's
   for (const collectives::Communicator* comm : {&node, &both}) {
     for (K kind : {K::all_reduce, K::all_gather, K::reduce_scatter, K::all_to_all, K::broadcast, K::reduce}) {
       for (const Bytes bytes : {Bytes::kib(64), Bytes::mib(4), Bytes::mib(256)}) {
@@ -176,14 +176,16 @@ TEST(OnlineExecution, PerCollectivePricesEachCollectiveAsItRunsAloneOnAnIdleNetw
         EXPECT_EQ(a.time, b.time);
         EXPECT_EQ(a.algorithm, b.algorithm);
         EXPECT_EQ(a.protocol, b.protocol);
-        ++checked;
+        if (a.time != m.analytical.estimate(kind, bytes, *comm).time) ++off_closed_form;
       }
     }
   }
   for (const Bytes bytes : {Bytes::kib(64), Bytes::mib(256)}) {
     EXPECT_EQ(per_collective.estimate(K::send_recv, bytes, pair).time, m.alone.estimate(K::send_recv, bytes, pair).time);
   }
-  EXPECT_EQ(checked, 36);
+  // The two sides are network runs, not the closed form twice: most cases (26 of 36) differ
+  // from it (NVLS inside a node keeps the closed form's time by design).
+  EXPECT_GE(off_closed_form, 24) << off_closed_form << " of 36";
 }
 
 // DeepSeek-V3's expert all_to_all crosses nodes while the pipeline's sends of other microbatches
