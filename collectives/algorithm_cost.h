@@ -27,12 +27,14 @@ struct AlgoCost {
   double latency_us = 0;
   double algbw_gbytes = 0;  // GB/s, nccl-tests algbw
   double fill_us = 0;
-  // The least time the sends across nodes take when each waits for a free FIFO slot (a slot is
-  // held for the NIC kind's send completion): the bandwidth term is at least this.
+  // The least time a collective among back-to-back ones takes when its sends across nodes each
+  // hold a FIFO slot for the NIC kind's send completion: a connection then sends at most
+  // NCCL_STEPS (8) messages per completion, however the waits fall inside one collective, and the
+  // collective's own chain of steps runs under that bound rather than after it.
   double window_us = 0;
 
   double time_us(double bytes) const {
-    return latency_us + std::max(bytes / (algbw_gbytes * 1e3), window_us) + fill_us;
+    return std::max(latency_us + bytes / (algbw_gbytes * 1e3) + fill_us, window_us);
   }
 };
 
@@ -40,9 +42,9 @@ struct AlgoCost {
 // channel) before passing it on, at `busbw` (GB/s summed over channels).
 double pipeline_fill_us(const HardwareView& hw, Protocol p, int hops, double bytes_per_hop,
                         int channels, double busbw);
-// The slot waits of `messages` sends in a row over one channel's connection across nodes: NCCL's
-// FIFO holds NCCL_STEPS (8) of them, and the ninth waits for the first one's completion
-// (HardwareView::send_completion_us), so every further eight cost one completion.
+// The least time one channel's connection across nodes takes for `messages` sends when each holds
+// its FIFO slot for a send completion (HardwareView::send_completion_us): NCCL's FIFO holds
+// NCCL_STEPS (8) of them, so back-to-back collectives send at most eight per completion.
 double net_window_us(const HardwareView& hw, double messages);
 // Sends one connection makes for `steps` steps of `chunk_bytes` each under protocol p: a step
 // larger than one FIFO slot (NCCL's buffer for p over its 8 steps) is sent as several.

@@ -84,12 +84,13 @@ struct ModelParameters {
   // GPUDirect-TCPX runs TCP in both hosts' kernels: the payload lands in GPU memory (devmem TCP)
   // and is unpacked there by NCCL's kernel. One step across nodes costs nic_latency_tcpx, and a
   // zero-copy send completes (its FIFO slot is free again) only when the peer's ACK has come back
-  // through the hosts' stacks, tcpx_send_completion after the step. Both show on 2 x a3-highgpu-8g
-  // (validation/extra): a flat ~1 ms all_gather floor up to 32 MiB (one step plus one wait for the
-  // FIFO's eight slots) and a 72 GB/s busbw plateau (8 channels x 8 slots of 512 KiB per
-  // completion). Fitted on those runs (docs/validation-errors.md, By class).
-  double nic_latency_tcpx = 300.0;
-  double tcpx_send_completion = 455.0;
+  // through the hosts' stacks, tcpx_send_completion after the step, so back-to-back collectives
+  // send at most 8 messages a connection per completion. Both show on 2 x a3-highgpu-8g
+  // (validation/extra): a flat ~1 ms all_gather floor up to 32 MiB (its 15 sends a connection at
+  // 8 per completion) and a 72 GB/s busbw plateau (8 channels x 8 slots of 512 KiB per
+  // completion). Fitted jointly on those runs (docs/validation-errors.md, By class).
+  double nic_latency_tcpx = 584.0;
+  double tcpx_send_completion = 473.0;
   double nvls_latency = 27.0;     // NVLS multicast setup and switch reduction round
   double collnet_latency = 10.0;  // SHARP aggregation-tree round trip
   double pat_rank_latency = 2.8;  // PAT per-rank bookkeeping

@@ -72,7 +72,7 @@ NetworkPlan plan_on_network(const AnalyticalCollectiveModel& model, const topolo
     plan.floor_from = "NVLS-tree's in-switch part inside each node";
   }
   if (cost.window_us > 0) {
-    const Time window = Time::us(cost.latency_us + cost.window_us + cost.fill_us);
+    const Time window = Time::us(cost.window_us);
     if (window > plan.floor) plan.floor = window, plan.floor_from = "TCPX's FIFO slot waits";
   }
   // A ring channel, or a streamed chain's, moves at most what the closed form lets it

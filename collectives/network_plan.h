@@ -29,7 +29,7 @@ struct NetworkPlan {
   Time time;
   // The least the collective takes: NVLS-tree's closed-form time (the schedule is its network
   // part; the closed form prices the in-switch part inside each node), or, where sends hold their
-  // FIFO slots until they complete (TCPX), its latency, fill and slot waits (AlgoCost::window_us).
+  // FIFO slots until they complete (TCPX), its sends' rate through those slots (AlgoCost::window_us).
   // Zero otherwise.
   Time floor;
   // What sets the floor, for a report that says which rows the closed form bound: "" without one.

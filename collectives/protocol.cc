@@ -48,8 +48,8 @@ double net_messages(Protocol p, int steps, double chunk_bytes) {
 }
 
 double net_window_us(const HardwareView& hw, double messages) {
-  if (hw.send_completion_us <= 0 || messages <= kNcclSteps) return 0;
-  return (std::ceil(messages / kNcclSteps) - 1) * hw.send_completion_us;
+  if (hw.send_completion_us <= 0) return 0;
+  return messages / kNcclSteps * hw.send_completion_us;
 }
 
 double channel_rate(const ModelParameters& params, Protocol p, bool network) {

@@ -191,13 +191,27 @@ CollectiveOptions ring_simple_8_channels() {
   return o;
 }
 
-// GPUDirect-TCPX's all_gather sits on a flat ~1 ms from 1 to 32 MiB (validation/extra): one step
-// across nodes, then the ninth of its fifteen sends waits for the first one's completion.
+// GPUDirect-TCPX's all_gather sits on a flat ~1 ms from 1 to 32 MiB (validation/extra): its
+// fifteen sends a connection, back to back with the previous collective's, at eight per send
+// completion.
 TEST(ReferencePoints, TcpxAllGatherSitsOnAboutOneMillisecondUpTo32MiB) {
   const AnalyticalCollectiveModel m(a3_high_pair(topology::NicKind::tcpx), ring_simple_8_channels(), {});
   for (const Bytes b : {Bytes::mib(1), Bytes::mib(16)}) {
     EXPECT_NEAR(m.estimate(CollectiveKind::all_gather, b, m.world()).time.us(), 1000, 1000 * 0.16);
   }
+}
+
+// The ring all_reduce sends twice as often (30 steps on 16 ranks), each under one 512 KiB slot up
+// to 64 MiB: below that its time is those 30 sends at 8 per completion, not waits added to its
+// chain of steps (the run: 1.40-1.83 ms from 256 KiB to 16 MiB).
+TEST(ReferencePoints, TcpxAllReduceFloorIsItsSendsAtEightPerCompletion) {
+  const AnalyticalCollectiveModel m(a3_high_pair(topology::NicKind::tcpx),
+                                    ring_simple_8_channels(), {});
+  auto us = [&](Bytes b) { return m.estimate(CollectiveKind::all_reduce, b, m.world()).time.us(); };
+  const double floor_us = 30.0 / 8 * ModelParameters{}.tcpx_send_completion;
+  EXPECT_NEAR(us(Bytes::kib(256)), floor_us, 1e-6);
+  EXPECT_NEAR(us(Bytes::mib(4)), floor_us, 1e-6);
+  EXPECT_NEAR(us(Bytes::mib(4)), 1638, 1638 * 0.1);
 }
 
 // ... and its large sizes reach ~71 GB/s busbw of the 100 GB/s line: 8 channels of 8 slots of

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -46,7 +47,9 @@ double class_mean_error(const std::vector<Set>& sets,
       ++n;
     }
   }
-  return n > 0 ? sum / n : 0;
+  const double mean = n > 0 ? sum / n : 0;
+  std::printf("class mean |error| %.2f%% over %d sets\n", mean, n);
+  return mean;
 }
 
 // A pair of validation/extra/datasets.txt by its stem: the scenario and the measurement file.
@@ -100,15 +103,17 @@ Set shared(const std::string& name) {
 const Set kTcpxAllGather = extra_set("gcp_a3high_2node_tcpx_allgather", "txt");
 const Set kTcpxAllReduce = extra_set("gcp_a3high_2node_tcpx_allreduce", "csv");
 
-// GPUDirect-TCPX and TCPXO on 2 x 8 H100 (GCP a3-highgpu-8g, a3-megagpu-8g): TCPX's stack
-// latency and its zero-copy sends holding their FIFO slots until the peer's ACK returns set the
-// ~1 ms floors the runs show.
-TEST(AccuracyByClass, GpudirectTcpxAndTcpxoWithin15Percent) {
+// GPUDirect-TCPX and TCPXO on 2 x 8 H100 (GCP a3-highgpu-8g, a3-megagpu-8g): TCPX's zero-copy
+// sends hold their FIFO slots until the peer's ACK returns, so back-to-back collectives send at
+// most 8 messages a connection per completion, which sets the ~1 ms floors the runs show. TCPXO
+// completes sends on the NIC; its LL128 floor on NCCL 2.28.7 (110-145 us) is not priced yet.
+TEST(AccuracyByClass, GpudirectTcpxAndTcpxoWithin12Point5Percent) {
   EXPECT_LE(class_mean_error({kTcpxAllGather, kTcpxAllReduce,
                               extra_set("gcp_a3mega_2node_tcpxo_allreduce", "txt"),
-                              shared("gcp_a3mega_2node_tcpxo_allgather")}),
-            15.0);
-  EXPECT_LE(class_mean_error({kTcpxAllGather, kTcpxAllReduce}), 16.0);
+                              shared("gcp_a3mega_2node_tcpxo_allgather"),
+                              extra_set("gcp_a3mega_2node_tcpxo_allgather_nccl2287", "csv")}),
+            12.5);
+  EXPECT_LE(class_mean_error({kTcpxAllGather, kTcpxAllReduce}), 8.0);
 }
 
 // Multi-node RoCE and EFA sets at 1 KiB-1 MiB, where NCCL runs LL and LL128 across the NICs.

@@ -162,4 +162,18 @@ TEST_F(ValidateCommand, CalibrateReadsAPairsFileAndNamesItsBadLine) {
   for (const auto& f : {pairs, out, log}) std::filesystem::remove(f);
 }
 
+// GPUDirect-TCPX on flows: the schedule's time is floored by the sends' bound at 8 per completion
+// (NetworkPlan::floor), and both A3 High runs stay within 10% of their measurements there.
+TEST(ValidateOnFlows, TcpxRunsStayWithinTenPercentOfTheirMeasurements) {
+  for (const auto& [stem, ext] : {std::pair{"gcp_a3high_2node_tcpx_allgather", "txt"},
+                                  std::pair{"gcp_a3high_2node_tcpx_allreduce", "csv"}}) {
+    const std::string set = stem;
+    const auto [rc, out] = capture(app("validate") + " --scenario " +
+                                   src("scenarios/validation_extra/" + set + ".yaml") + " " +
+                                   src("validation/extra/" + set + "." + ext) +
+                                   " --set network.model=flow --max-error 10");
+    EXPECT_EQ(rc, 0) << out;
+  }
+}
+
 }  // namespace
