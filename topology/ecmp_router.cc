@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <queue>
+#include <span>
 #include <shared_mutex>
 #include <stdexcept>
 #include <string>
@@ -49,6 +50,64 @@ uint64_t pair_key(int src, int dst, bool pxn) {
 
 using Heap = std::priority_queue<std::pair<uint32_t, uint32_t>,
                                  std::vector<std::pair<uint32_t, uint32_t>>, std::greater<>>;
+
+// An open-addressing table from a key to an index into a list beside it: linear probing over a
+// power-of-two array at most half full, so a lookup reads one or two cache lines and divides
+// nothing. Keys are only added, and dropped all at once (the caches' wholesale clear).
+template <typename Key, typename Hash>
+class FlatIndex {
+ public:
+  const uint32_t* find(const Key& key) const {
+    if (slots_.empty()) return nullptr;
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = Hash{}(key) & mask;; i = (i + 1) & mask) {
+      const Slot& s = slots_[i];
+      if (s.value == kEmpty) return nullptr;
+      if (s.key == key) return &s.value;
+    }
+  }
+  // Maps `key` to `value` unless it is mapped already; returns what it maps to.
+  uint32_t insert(const Key& key, uint32_t value) {
+    if (2 * (size_ + 1) > slots_.size()) grow();
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = Hash{}(key) & mask;; i = (i + 1) & mask) {
+      Slot& s = slots_[i];
+      if (s.value == kEmpty) {
+        s = {key, value};
+        ++size_;
+        return value;
+      }
+      if (s.key == key) return s.value;
+    }
+  }
+  void clear() {
+    slots_.clear();
+    size_ = 0;
+  }
+
+ private:
+  static constexpr uint32_t kEmpty = std::numeric_limits<uint32_t>::max();
+  struct Slot {
+    Key key{};
+    uint32_t value = kEmpty;
+  };
+  void grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(std::max<size_t>(64, 2 * old.size()), Slot{});
+    size_ = 0;
+    for (const Slot& s : old) {
+      if (s.value != kEmpty) insert(s.key, s.value);
+    }
+  }
+  std::vector<Slot> slots_;
+  size_t size_ = 0;
+};
+
+// A pair's slot in its shard's plan index: the shard is picked by the top bits of mix(pair), the
+// slot by the low ones.
+struct PairHash {
+  size_t operator()(uint64_t pair) const { return static_cast<size_t>(mix(pair)); }
+};
 
 }  // namespace
 
@@ -107,16 +166,28 @@ size_t EcmpRouter::RouteKeyHash::operator()(const RouteKey& k) const {
 
 // The plans and routes of the pairs that hash to one shard, behind their own lock: read under it
 // shared, stored under it exclusive. Threads routing different pairs seldom wait for each other,
-// nor share the lock's cache line.
+// nor share the lock's cache line. The routes' links lie in one array, back to back; the indices
+// map a pair to its plan and a (pair, route index) to its span of links.
 struct alignas(64) EcmpRouter::Shard {
   std::shared_mutex mutex;
-  std::unordered_map<uint64_t, std::shared_ptr<const Plan>> plans;
-  std::unordered_map<RouteKey, std::vector<LinkId>, RouteKeyHash> routes;
-  size_t route_links = 0;
+  FlatIndex<uint64_t, PairHash> plan_index;
+  std::vector<std::shared_ptr<const Plan>> plans;
+  FlatIndex<RouteKey, RouteKeyHash> route_index;
+  std::vector<std::pair<uint32_t, uint32_t>> route_spans;  // first link, link count
+  std::vector<LinkId> route_links;
+
+  // The cached route's links; empty when it is not cached.
+  std::span<const LinkId> find_route(const RouteKey& key) const {
+    const uint32_t* at = route_index.find(key);
+    if (!at) return {};
+    const auto [first, count] = route_spans[*at];
+    return {route_links.data() + first, count};
+  }
 };
 
 EcmpRouter::Shard& EcmpRouter::shard(uint64_t pair) const {
-  return shards_[mix(pair) % kShards];
+  static_assert(kShards == 64);
+  return shards_[mix(pair) >> 58];
 }
 
 EcmpRouter::EcmpRouter(std::span<const Device> devices, std::span<const Link> links,
@@ -593,7 +664,7 @@ std::shared_ptr<const EcmpRouter::Plan> EcmpRouter::plan(int src_gpu, int dst_gp
   Shard& cache = shard(key);
   {
     std::shared_lock read(cache.mutex);
-    if (auto it = cache.plans.find(key); it != cache.plans.end()) return it->second;
+    if (const uint32_t* at = cache.plan_index.find(key)) return cache.plans[*at];
   }
   std::shared_ptr<const Plan> p = make_plan(src_gpu, dst_gpu, pxn);
   if (p->total == 0) {
@@ -603,8 +674,14 @@ std::shared_ptr<const EcmpRouter::Plan> EcmpRouter::plan(int src_gpu, int dst_gp
                              devices_[gpus_[static_cast<size_t>(dst_gpu)]].name + ")");
   }
   std::unique_lock write(cache.mutex);
-  if (cache.plans.size() >= kMaxPlans) cache.plans.clear();
-  return cache.plans.try_emplace(key, std::move(p)).first->second;
+  if (cache.plans.size() >= kMaxPlans) {
+    cache.plans.clear();
+    cache.plan_index.clear();
+  }
+  const auto next = static_cast<uint32_t>(cache.plans.size());
+  const uint32_t at = cache.plan_index.insert(key, next);
+  if (at == next) cache.plans.push_back(std::move(p));
+  return cache.plans[at];
 }
 
 std::vector<LinkId> EcmpRouter::unrank(const Plan& p, uint64_t index) const {
@@ -712,16 +789,16 @@ std::vector<std::vector<LinkId>> EcmpRouter::routes(int src_gpu, int dst_gpu, ui
   std::shared_ptr<const Plan> p;
   {
     std::shared_lock read(cache.mutex);
-    if (auto it = cache.plans.find(pair); it != cache.plans.end()) {
-      const Plan& found = *it->second;  // held by the cache while the lock is
+    if (const uint32_t* at = cache.plan_index.find(pair)) {
+      const Plan& found = *cache.plans[*at];  // held by the cache while the lock is
       const std::vector<uint64_t> indices = spread(found, pick(found, h, nic), k);
       for (uint64_t i : indices) {
-        auto hit = cache.routes.find(RouteKey{pair, i});
-        if (hit == cache.routes.end()) break;
-        out.push_back(hit->second);
+        const std::span<const LinkId> hit = cache.find_route(RouteKey{pair, i});
+        if (hit.empty()) break;
+        out.emplace_back(hit.begin(), hit.end());
       }
       if (out.size() == indices.size()) return out;
-      p = it->second;
+      p = cache.plans[*at];
     }
   }
   // The missing routes (after the cached ones found above) are unranked with no lock held, so
@@ -733,12 +810,17 @@ std::vector<std::vector<LinkId>> EcmpRouter::routes(int src_gpu, int dst_gpu, ui
   for (size_t j = found; j < indices.size(); ++j) out.push_back(unrank(*p, indices[j]));
   std::unique_lock write(cache.mutex);
   for (size_t j = found; j < indices.size(); ++j) {
-    if (cache.route_links + out[j].size() > kMaxRouteLinks) {
-      cache.routes.clear();
-      cache.route_links = 0;
+    if (out[j].empty()) continue;  // a GPU to itself: nothing to keep
+    if (cache.route_links.size() + out[j].size() > kMaxRouteLinks) {
+      cache.route_index.clear();
+      cache.route_spans.clear();
+      cache.route_links.clear();
     }
-    if (cache.routes.try_emplace(RouteKey{pair, indices[j]}, out[j]).second)
-      cache.route_links += out[j].size();
+    const auto next = static_cast<uint32_t>(cache.route_spans.size());
+    if (cache.route_index.insert(RouteKey{pair, indices[j]}, next) != next) continue;
+    cache.route_spans.emplace_back(static_cast<uint32_t>(cache.route_links.size()),
+                                   static_cast<uint32_t>(out[j].size()));
+    cache.route_links.insert(cache.route_links.end(), out[j].begin(), out[j].end());
   }
   return out;
 }
