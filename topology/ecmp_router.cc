@@ -51,31 +51,31 @@ uint64_t pair_key(int src, int dst, bool pxn) {
 using Heap = std::priority_queue<std::pair<uint32_t, uint32_t>,
                                  std::vector<std::pair<uint32_t, uint32_t>>, std::greater<>>;
 
-// An open-addressing table from a key to an index into a list beside it: linear probing over a
-// power-of-two array at most half full, so a lookup reads one or two cache lines and divides
-// nothing. Keys are only added, and dropped all at once (the caches' wholesale clear).
-template <typename Key, typename Hash>
+// An open-addressing table from a key to a small value: linear probing over a power-of-two
+// array at most half full, so a lookup reads one or two cache lines and divides nothing. Keys
+// are only added, and dropped all at once (the caches' wholesale clear).
+template <typename Key, typename Value, typename Hash>
 class FlatIndex {
  public:
-  const uint32_t* find(const Key& key) const {
+  const Value* find(const Key& key) const {
     if (slots_.empty()) return nullptr;
     const size_t mask = slots_.size() - 1;
     for (size_t i = Hash{}(key) & mask;; i = (i + 1) & mask) {
       const Slot& s = slots_[i];
-      if (s.value == kEmpty) return nullptr;
+      if (!s.used) return nullptr;
       if (s.key == key) return &s.value;
     }
   }
   // Maps `key` to `value` unless it is mapped already; returns what it maps to.
-  uint32_t insert(const Key& key, uint32_t value) {
+  const Value& insert(const Key& key, const Value& value) {
     if (2 * (size_ + 1) > slots_.size()) grow();
     const size_t mask = slots_.size() - 1;
     for (size_t i = Hash{}(key) & mask;; i = (i + 1) & mask) {
       Slot& s = slots_[i];
-      if (s.value == kEmpty) {
-        s = {key, value};
+      if (!s.used) {
+        s = {key, value, true};
         ++size_;
-        return value;
+        return s.value;
       }
       if (s.key == key) return s.value;
     }
@@ -86,17 +86,17 @@ class FlatIndex {
   }
 
  private:
-  static constexpr uint32_t kEmpty = std::numeric_limits<uint32_t>::max();
   struct Slot {
     Key key{};
-    uint32_t value = kEmpty;
+    Value value{};
+    bool used = false;
   };
   void grow() {
     std::vector<Slot> old = std::move(slots_);
     slots_.assign(std::max<size_t>(64, 2 * old.size()), Slot{});
     size_ = 0;
     for (const Slot& s : old) {
-      if (s.value != kEmpty) insert(s.key, s.value);
+      if (s.used) insert(s.key, s.value);
     }
   }
   std::vector<Slot> slots_;
@@ -158,6 +158,9 @@ struct EcmpRouter::Alternative {
 struct EcmpRouter::Plan {
   std::vector<Alternative> alternatives;
   uint64_t total = 0;
+  // The distinct exits the alternatives' fabric segments leave and enter by, in device order (a
+  // node's NICs in their local order): pick()'s NIC slots. Empty for a single alternative.
+  std::vector<DeviceId> outs, ins;
 };
 
 size_t EcmpRouter::RouteKeyHash::operator()(const RouteKey& k) const {
@@ -166,22 +169,25 @@ size_t EcmpRouter::RouteKeyHash::operator()(const RouteKey& k) const {
 
 // The plans and routes of the pairs that hash to one shard, behind their own lock: read under it
 // shared, stored under it exclusive. Threads routing different pairs seldom wait for each other,
-// nor share the lock's cache line. The routes' links lie in one array, back to back; the indices
-// map a pair to its plan and a (pair, route index) to its span of links.
+// nor share the lock's cache line. A pair's plan is indexed with what pick() needs of it when it
+// takes the hash's route among all (its total); the routes lie in one array, back to back, each
+// its number of links and then its links.
 struct alignas(64) EcmpRouter::Shard {
+  struct PlanRef {
+    uint64_t total = 0;
+    uint32_t plan = 0;    // in `plans`
+    bool by_hash = true;  // pick() takes h % total whatever the NIC slot
+  };
   std::shared_mutex mutex;
-  FlatIndex<uint64_t, PairHash> plan_index;
+  FlatIndex<uint64_t, PlanRef, PairHash> plan_index;
   std::vector<std::shared_ptr<const Plan>> plans;
-  FlatIndex<RouteKey, RouteKeyHash> route_index;
-  std::vector<std::pair<uint32_t, uint32_t>> route_spans;  // first link, link count
+  FlatIndex<RouteKey, uint32_t, RouteKeyHash> route_index;
   std::vector<LinkId> route_links;
 
-  // The cached route's links; empty when it is not cached.
-  std::span<const LinkId> find_route(const RouteKey& key) const {
-    const uint32_t* at = route_index.find(key);
-    if (!at) return {};
-    const auto [first, count] = route_spans[*at];
-    return {route_links.data() + first, count};
+  // The cached route that starts at `at` in route_links.
+  std::vector<LinkId> route_at(uint32_t at) const {
+    const LinkId* p = route_links.data() + at;
+    return std::vector<LinkId>(p + 1, p + 1 + *p);
   }
 };
 
@@ -664,9 +670,22 @@ std::shared_ptr<const EcmpRouter::Plan> EcmpRouter::plan(int src_gpu, int dst_gp
   Shard& cache = shard(key);
   {
     std::shared_lock read(cache.mutex);
-    if (const uint32_t* at = cache.plan_index.find(key)) return cache.plans[*at];
+    if (const Shard::PlanRef* ref = cache.plan_index.find(key)) return cache.plans[ref->plan];
   }
-  std::shared_ptr<const Plan> p = make_plan(src_gpu, dst_gpu, pxn);
+  std::shared_ptr<Plan> p = make_plan(src_gpu, dst_gpu, pxn);
+  for (const Alternative& a : p->alternatives) {
+    if (p->alternatives.size() <= 1) break;  // pick() reads the exits only to choose among several
+    for (const Segment& seg : a.segments) {
+      if (!seg.fabric) continue;
+      p->outs.push_back(seg.from);
+      p->ins.push_back(seg.to);
+      break;
+    }
+  }
+  for (auto* v : {&p->outs, &p->ins}) {
+    std::sort(v->begin(), v->end());
+    v->erase(std::unique(v->begin(), v->end()), v->end());
+  }
   if (p->total == 0) {
     throw std::runtime_error("no route from GPU " + std::to_string(src_gpu) + " (" +
                              devices_[gpus_[static_cast<size_t>(src_gpu)]].name + ") to GPU " +
@@ -679,7 +698,9 @@ std::shared_ptr<const EcmpRouter::Plan> EcmpRouter::plan(int src_gpu, int dst_gp
     cache.plan_index.clear();
   }
   const auto next = static_cast<uint32_t>(cache.plans.size());
-  const uint32_t at = cache.plan_index.insert(key, next);
+  const Shard::PlanRef ref{
+      .total = p->total, .plan = next, .by_hash = p->alternatives.size() <= 1 || p->outs.empty()};
+  const uint32_t at = cache.plan_index.insert(key, ref).plan;
   if (at == next) cache.plans.push_back(std::move(p));
   return cache.plans[at];
 }
@@ -706,34 +727,17 @@ std::vector<LinkId> EcmpRouter::unrank(const Plan& p, uint64_t index) const {
 }
 
 uint64_t EcmpRouter::pick(const Plan& p, uint64_t h, int nic) const {
-  if (nic < 0 || p.alternatives.size() <= 1) return h % p.total;
-  // A cross-node alternative's fabric segment: its ends are the exits it leaves and enters by.
-  auto fabric_segment = [](const Alternative& a) -> const Segment* {
-    for (const Segment& s : a.segments) {
-      if (s.fabric) return &s;
-    }
-    return nullptr;
-  };
-  // The distinct exits the alternatives leave and enter by, in device order (a node's NICs in
-  // their local order): slot i takes the i-th of each, then the hash picks among its paths.
-  std::vector<DeviceId> outs, ins;
-  for (const Alternative& a : p.alternatives) {
-    if (const auto* f = fabric_segment(a)) {
-      outs.push_back(f->from);
-      ins.push_back(f->to);
-    }
-  }
-  if (outs.empty()) return h % p.total;
-  for (auto* v : {&outs, &ins}) {
-    std::sort(v->begin(), v->end());
-    v->erase(std::unique(v->begin(), v->end()), v->end());
-  }
-  const DeviceId out = outs[static_cast<size_t>(nic) % outs.size()];
-  const DeviceId in = ins[static_cast<size_t>(nic) % ins.size()];
+  if (nic < 0 || p.alternatives.size() <= 1 || p.outs.empty()) return h % p.total;
+  // Slot i takes the i-th exit out and the i-th in, then the hash picks among their paths.
+  const DeviceId out = p.outs[static_cast<size_t>(nic) % p.outs.size()];
+  const DeviceId in = p.ins[static_cast<size_t>(nic) % p.ins.size()];
   uint64_t offset = 0;
   for (const Alternative& a : p.alternatives) {
-    const auto* f = fabric_segment(a);
-    if (f && f->from == out && f->to == in) return offset + h % a.count;
+    for (const Segment& s : a.segments) {
+      if (!s.fabric) continue;
+      if (s.from == out && s.to == in) return offset + h % a.count;
+      break;
+    }
     offset += a.count;
   }
   return h % p.total;  // that pair of exits is not among the least-cost ones
@@ -789,16 +793,24 @@ std::vector<std::vector<LinkId>> EcmpRouter::routes(int src_gpu, int dst_gpu, ui
   std::shared_ptr<const Plan> p;
   {
     std::shared_lock read(cache.mutex);
-    if (const uint32_t* at = cache.plan_index.find(pair)) {
-      const Plan& found = *cache.plans[*at];  // held by the cache while the lock is
-      const std::vector<uint64_t> indices = spread(found, pick(found, h, nic), k);
-      for (uint64_t i : indices) {
-        const std::span<const LinkId> hit = cache.find_route(RouteKey{pair, i});
-        if (hit.empty()) break;
-        out.emplace_back(hit.begin(), hit.end());
+    if (const Shard::PlanRef* ref = cache.plan_index.find(pair)) {
+      if (k <= 1 && (nic < 0 || ref->by_hash)) {
+        // One route, the hash's among all: pick() and spread() without reading the plan.
+        if (const uint32_t* at = cache.route_index.find(RouteKey{pair, h % ref->total})) {
+          out.push_back(cache.route_at(*at));
+          return out;
+        }
+      } else {
+        const Plan& found = *cache.plans[ref->plan];  // held by the cache while the lock is
+        const std::vector<uint64_t> indices = spread(found, pick(found, h, nic), k);
+        for (uint64_t i : indices) {
+          const uint32_t* at = cache.route_index.find(RouteKey{pair, i});
+          if (!at) break;
+          out.push_back(cache.route_at(*at));
+        }
+        if (out.size() == indices.size()) return out;
       }
-      if (out.size() == indices.size()) return out;
-      p = cache.plans[*at];
+      p = cache.plans[ref->plan];
     }
   }
   // The missing routes (after the cached ones found above) are unranked with no lock held, so
@@ -810,16 +822,13 @@ std::vector<std::vector<LinkId>> EcmpRouter::routes(int src_gpu, int dst_gpu, ui
   for (size_t j = found; j < indices.size(); ++j) out.push_back(unrank(*p, indices[j]));
   std::unique_lock write(cache.mutex);
   for (size_t j = found; j < indices.size(); ++j) {
-    if (out[j].empty()) continue;  // a GPU to itself: nothing to keep
-    if (cache.route_links.size() + out[j].size() > kMaxRouteLinks) {
+    if (cache.route_links.size() + 1 + out[j].size() > kMaxRouteLinks) {
       cache.route_index.clear();
-      cache.route_spans.clear();
       cache.route_links.clear();
     }
-    const auto next = static_cast<uint32_t>(cache.route_spans.size());
+    const auto next = static_cast<uint32_t>(cache.route_links.size());
     if (cache.route_index.insert(RouteKey{pair, indices[j]}, next) != next) continue;
-    cache.route_spans.emplace_back(static_cast<uint32_t>(cache.route_links.size()),
-                                   static_cast<uint32_t>(out[j].size()));
+    cache.route_links.push_back(static_cast<LinkId>(out[j].size()));
     cache.route_links.insert(cache.route_links.end(), out[j].begin(), out[j].end());
   }
   return out;
