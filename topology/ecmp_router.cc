@@ -24,6 +24,8 @@ constexpr size_t kShards = 64;
 constexpr size_t kMaxPlans = (size_t{1} << 21) / kShards;
 constexpr size_t kMaxRouteLinks = (size_t{1} << 25) / kShards;
 constexpr size_t kMaxDags = size_t{1} << 16;
+// Room a route is made with: a route through a node, a 3-tier fabric and a node fits.
+constexpr size_t kRouteLinksReserved = 16;
 
 uint64_t sat_add(uint64_t a, uint64_t b) {
   uint64_t r;
@@ -254,6 +256,17 @@ EcmpRouter::EcmpRouter(std::span<const Device> devices, std::span<const Link> li
       }
       node_class_[n] = classes.try_emplace(std::move(signatures[n]), static_cast<uint32_t>(classes.size())).first->second;
     }
+  }
+
+  out_offset_.reserve(devices.size() + 1);
+  out_offset_.push_back(0);
+  for (DeviceId d = 0; d < devices.size(); ++d) {
+    for (auto e : boost::make_iterator_range(boost::out_edges(d, graph))) {
+      const LinkId l = graph[e].link;
+      const DeviceId to = links[l].to;
+      out_arcs_.push_back({l, to, cost_[l], devices[to].node < 0 ? local_[to] : kNone});
+    }
+    out_offset_.push_back(static_cast<uint32_t>(out_arcs_.size()));
   }
 
   arc_offset_.assign(fabric_devices_.size() + 1, 0);
@@ -503,20 +516,11 @@ EcmpRouter::TargetRef EcmpRouter::fabric_target(DeviceId exit) const {
   return ref;
 }
 
-uint32_t EcmpRouter::fabric_dist(const TargetRef& t, DeviceId v) const {
-  uint32_t d = t.target->dist[local_[v]];
-  return d == kInf ? kInf : d + t.offset;
-}
-
-uint64_t EcmpRouter::fabric_count(const TargetRef& t, DeviceId v) const {
-  return t.target->count[local_[v]];
-}
-
-std::optional<std::pair<uint64_t, uint64_t>> EcmpRouter::via(LinkId l, const TargetRef& t) const {
-  const DeviceId u = links_[l].to;
-  if (u == t.exit) return std::pair<uint64_t, uint64_t>{cost_[l], 1};
-  if (is_fabric(u) && fabric_dist(t, u) != kInf) {
-    return std::pair<uint64_t, uint64_t>{uint64_t{cost_[l]} + fabric_dist(t, u), fabric_count(t, u)};
+std::optional<std::pair<uint64_t, uint64_t>> EcmpRouter::via(const OutArc& a, const TargetRef& t) const {
+  if (a.to == t.exit) return std::pair<uint64_t, uint64_t>{a.cost, 1};
+  if (a.fabric != kNone) {
+    const uint32_t d = t.target->dist[a.fabric];
+    if (d != kInf) return std::pair<uint64_t, uint64_t>{uint64_t{a.cost} + d + t.offset, t.target->count[a.fabric]};
   }
   return std::nullopt;
 }
@@ -524,8 +528,8 @@ std::optional<std::pair<uint64_t, uint64_t>> EcmpRouter::via(LinkId l, const Tar
 std::pair<uint64_t, uint64_t> EcmpRouter::fabric_best(DeviceId e, const TargetRef& t) const {
   uint64_t best = std::numeric_limits<uint64_t>::max();
   uint64_t count = 0;
-  for (auto ed : boost::make_iterator_range(boost::out_edges(e, graph_))) {
-    const auto hop = via(graph_[ed].link, t);
+  for (const OutArc& a : out_arcs(e)) {
+    const auto hop = via(a, t);
     if (!hop) continue;
     const auto [c, n] = *hop;
     if (c < best) {
@@ -544,17 +548,15 @@ void EcmpRouter::fabric_walk(DeviceId e, const TargetRef& t, uint64_t index,
   DeviceId v = e;
   while (v != t.exit) {
     bool moved = false;
-    for (auto ed : boost::make_iterator_range(boost::out_edges(v, graph_))) {
-      const LinkId l = graph_[ed].link;
-      const DeviceId u = links_[l].to;
-      const auto hop = via(l, t);
+    for (const OutArc& a : out_arcs(v)) {
+      const auto hop = via(a, t);
       if (!hop) continue;
       const auto [c, n] = *hop;
       if (c != want) continue;
       if (index < n) {
-        out.push_back(l);
-        v = u;
-        want -= cost_[l];
+        out.push_back(a.link);
+        v = a.to;
+        want -= a.cost;
         moved = true;
         break;
       }
@@ -583,6 +585,7 @@ void EcmpRouter::add_cross_node(Plan& p, DeviceId src, std::span<const DeviceId>
         alts.clear();
       }
       Alternative a;
+      a.segments.reserve(lead.size() + 3);
       a.segments = lead;
       IntraDag up = intra_dag(src_node, src, e);
       IntraDag down = intra_dag(dst_node, x, dst);
@@ -707,6 +710,7 @@ std::shared_ptr<const EcmpRouter::Plan> EcmpRouter::plan(int src_gpu, int dst_gp
 
 std::vector<LinkId> EcmpRouter::unrank(const Plan& p, uint64_t index) const {
   std::vector<LinkId> out;
+  out.reserve(kRouteLinksReserved);
   for (const Alternative& a : p.alternatives) {
     if (index >= a.count) {
       index -= a.count;
