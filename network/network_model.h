@@ -61,9 +61,10 @@ inline std::vector<topology::LinkId> transfer_route(const topology::Cluster& clu
 // a transfer to itself.
 inline std::vector<std::vector<topology::LinkId>> transfer_routes(const topology::Cluster& cluster, const Transfer& t) {
   if (!cluster.spec().adaptive_routing() || cluster.node_of(t.src_gpu) == cluster.node_of(t.dst_gpu)) {
+    std::vector<std::vector<topology::LinkId>> paths;
     std::vector<topology::LinkId> path = transfer_route(cluster, t);
-    if (path.empty()) return {};
-    return {std::move(path)};
+    if (!path.empty()) paths.push_back(std::move(path));
+    return paths;
   }
   return cluster.sprayed_routes(t.src_gpu, t.dst_gpu, t.flow_hash & 0xffff, t.nic, topology::kSprayRoutes);
 }

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <queue>
+#include <span>
 #include <shared_mutex>
 #include <stdexcept>
 #include <string>
@@ -23,6 +24,8 @@ constexpr size_t kShards = 64;
 constexpr size_t kMaxPlans = (size_t{1} << 21) / kShards;
 constexpr size_t kMaxRouteLinks = (size_t{1} << 25) / kShards;
 constexpr size_t kMaxDags = size_t{1} << 16;
+// Room a route is made with: a route through a node, a 3-tier fabric and a node fits.
+constexpr size_t kRouteLinksReserved = 16;
 
 uint64_t sat_add(uint64_t a, uint64_t b) {
   uint64_t r;
@@ -49,6 +52,64 @@ uint64_t pair_key(int src, int dst, bool pxn) {
 
 using Heap = std::priority_queue<std::pair<uint32_t, uint32_t>,
                                  std::vector<std::pair<uint32_t, uint32_t>>, std::greater<>>;
+
+// An open-addressing table from a key to a small value: linear probing over a power-of-two
+// array at most half full, so a lookup reads one or two cache lines and divides nothing. Keys
+// are only added, and dropped all at once (the caches' wholesale clear).
+template <typename Key, typename Value, typename Hash>
+class FlatIndex {
+ public:
+  const Value* find(const Key& key) const {
+    if (slots_.empty()) return nullptr;
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = Hash{}(key) & mask;; i = (i + 1) & mask) {
+      const Slot& s = slots_[i];
+      if (!s.used) return nullptr;
+      if (s.key == key) return &s.value;
+    }
+  }
+  // Maps `key` to `value` unless it is mapped already; returns what it maps to.
+  const Value& insert(const Key& key, const Value& value) {
+    if (2 * (size_ + 1) > slots_.size()) grow();
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = Hash{}(key) & mask;; i = (i + 1) & mask) {
+      Slot& s = slots_[i];
+      if (!s.used) {
+        s = {key, value, true};
+        ++size_;
+        return s.value;
+      }
+      if (s.key == key) return s.value;
+    }
+  }
+  void clear() {
+    slots_.clear();
+    size_ = 0;
+  }
+
+ private:
+  struct Slot {
+    Key key{};
+    Value value{};
+    bool used = false;
+  };
+  void grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(std::max<size_t>(64, 2 * old.size()), Slot{});
+    size_ = 0;
+    for (const Slot& s : old) {
+      if (s.used) insert(s.key, s.value);
+    }
+  }
+  std::vector<Slot> slots_;
+  size_t size_ = 0;
+};
+
+// A pair's slot in its shard's plan index: the shard is picked by the top bits of mix(pair), the
+// slot by the low ones.
+struct PairHash {
+  size_t operator()(uint64_t pair) const { return static_cast<size_t>(mix(pair)); }
+};
 
 }  // namespace
 
@@ -99,6 +160,9 @@ struct EcmpRouter::Alternative {
 struct EcmpRouter::Plan {
   std::vector<Alternative> alternatives;
   uint64_t total = 0;
+  // The distinct exits the alternatives' fabric segments leave and enter by, in device order (a
+  // node's NICs in their local order): pick()'s NIC slots. Empty for a single alternative.
+  std::vector<DeviceId> outs, ins;
 };
 
 size_t EcmpRouter::RouteKeyHash::operator()(const RouteKey& k) const {
@@ -107,16 +171,31 @@ size_t EcmpRouter::RouteKeyHash::operator()(const RouteKey& k) const {
 
 // The plans and routes of the pairs that hash to one shard, behind their own lock: read under it
 // shared, stored under it exclusive. Threads routing different pairs seldom wait for each other,
-// nor share the lock's cache line.
+// nor share the lock's cache line. A pair's plan is indexed with what pick() needs of it when it
+// takes the hash's route among all (its total); the routes lie in one array, back to back, each
+// its number of links and then its links.
 struct alignas(64) EcmpRouter::Shard {
+  struct PlanRef {
+    uint64_t total = 0;
+    uint32_t plan = 0;    // in `plans`
+    bool by_hash = true;  // pick() takes h % total whatever the NIC slot
+  };
   std::shared_mutex mutex;
-  std::unordered_map<uint64_t, std::shared_ptr<const Plan>> plans;
-  std::unordered_map<RouteKey, std::vector<LinkId>, RouteKeyHash> routes;
-  size_t route_links = 0;
+  FlatIndex<uint64_t, PlanRef, PairHash> plan_index;
+  std::vector<std::shared_ptr<const Plan>> plans;
+  FlatIndex<RouteKey, uint32_t, RouteKeyHash> route_index;
+  std::vector<LinkId> route_links;
+
+  // The cached route that starts at `at` in route_links.
+  std::vector<LinkId> route_at(uint32_t at) const {
+    const LinkId* p = route_links.data() + at;
+    return std::vector<LinkId>(p + 1, p + 1 + *p);
+  }
 };
 
 EcmpRouter::Shard& EcmpRouter::shard(uint64_t pair) const {
-  return shards_[mix(pair) % kShards];
+  static_assert(kShards == 64);
+  return shards_[mix(pair) >> 58];
 }
 
 EcmpRouter::EcmpRouter(std::span<const Device> devices, std::span<const Link> links,
@@ -177,6 +256,17 @@ EcmpRouter::EcmpRouter(std::span<const Device> devices, std::span<const Link> li
       }
       node_class_[n] = classes.try_emplace(std::move(signatures[n]), static_cast<uint32_t>(classes.size())).first->second;
     }
+  }
+
+  out_offset_.reserve(devices.size() + 1);
+  out_offset_.push_back(0);
+  for (DeviceId d = 0; d < devices.size(); ++d) {
+    for (auto e : boost::make_iterator_range(boost::out_edges(d, graph))) {
+      const LinkId l = graph[e].link;
+      const DeviceId to = links[l].to;
+      out_arcs_.push_back({l, to, cost_[l], devices[to].node < 0 ? local_[to] : kNone});
+    }
+    out_offset_.push_back(static_cast<uint32_t>(out_arcs_.size()));
   }
 
   arc_offset_.assign(fabric_devices_.size() + 1, 0);
@@ -426,20 +516,11 @@ EcmpRouter::TargetRef EcmpRouter::fabric_target(DeviceId exit) const {
   return ref;
 }
 
-uint32_t EcmpRouter::fabric_dist(const TargetRef& t, DeviceId v) const {
-  uint32_t d = t.target->dist[local_[v]];
-  return d == kInf ? kInf : d + t.offset;
-}
-
-uint64_t EcmpRouter::fabric_count(const TargetRef& t, DeviceId v) const {
-  return t.target->count[local_[v]];
-}
-
-std::optional<std::pair<uint64_t, uint64_t>> EcmpRouter::via(LinkId l, const TargetRef& t) const {
-  const DeviceId u = links_[l].to;
-  if (u == t.exit) return std::pair<uint64_t, uint64_t>{cost_[l], 1};
-  if (is_fabric(u) && fabric_dist(t, u) != kInf) {
-    return std::pair<uint64_t, uint64_t>{uint64_t{cost_[l]} + fabric_dist(t, u), fabric_count(t, u)};
+std::optional<std::pair<uint64_t, uint64_t>> EcmpRouter::via(const OutArc& a, const TargetRef& t) const {
+  if (a.to == t.exit) return std::pair<uint64_t, uint64_t>{a.cost, 1};
+  if (a.fabric != kNone) {
+    const uint32_t d = t.target->dist[a.fabric];
+    if (d != kInf) return std::pair<uint64_t, uint64_t>{uint64_t{a.cost} + d + t.offset, t.target->count[a.fabric]};
   }
   return std::nullopt;
 }
@@ -447,8 +528,8 @@ std::optional<std::pair<uint64_t, uint64_t>> EcmpRouter::via(LinkId l, const Tar
 std::pair<uint64_t, uint64_t> EcmpRouter::fabric_best(DeviceId e, const TargetRef& t) const {
   uint64_t best = std::numeric_limits<uint64_t>::max();
   uint64_t count = 0;
-  for (auto ed : boost::make_iterator_range(boost::out_edges(e, graph_))) {
-    const auto hop = via(graph_[ed].link, t);
+  for (const OutArc& a : out_arcs(e)) {
+    const auto hop = via(a, t);
     if (!hop) continue;
     const auto [c, n] = *hop;
     if (c < best) {
@@ -467,17 +548,15 @@ void EcmpRouter::fabric_walk(DeviceId e, const TargetRef& t, uint64_t index,
   DeviceId v = e;
   while (v != t.exit) {
     bool moved = false;
-    for (auto ed : boost::make_iterator_range(boost::out_edges(v, graph_))) {
-      const LinkId l = graph_[ed].link;
-      const DeviceId u = links_[l].to;
-      const auto hop = via(l, t);
+    for (const OutArc& a : out_arcs(v)) {
+      const auto hop = via(a, t);
       if (!hop) continue;
       const auto [c, n] = *hop;
       if (c != want) continue;
       if (index < n) {
-        out.push_back(l);
-        v = u;
-        want -= cost_[l];
+        out.push_back(a.link);
+        v = a.to;
+        want -= a.cost;
         moved = true;
         break;
       }
@@ -506,6 +585,7 @@ void EcmpRouter::add_cross_node(Plan& p, DeviceId src, std::span<const DeviceId>
         alts.clear();
       }
       Alternative a;
+      a.segments.reserve(lead.size() + 3);
       a.segments = lead;
       IntraDag up = intra_dag(src_node, src, e);
       IntraDag down = intra_dag(dst_node, x, dst);
@@ -593,9 +673,22 @@ std::shared_ptr<const EcmpRouter::Plan> EcmpRouter::plan(int src_gpu, int dst_gp
   Shard& cache = shard(key);
   {
     std::shared_lock read(cache.mutex);
-    if (auto it = cache.plans.find(key); it != cache.plans.end()) return it->second;
+    if (const Shard::PlanRef* ref = cache.plan_index.find(key)) return cache.plans[ref->plan];
   }
-  std::shared_ptr<const Plan> p = make_plan(src_gpu, dst_gpu, pxn);
+  std::shared_ptr<Plan> p = make_plan(src_gpu, dst_gpu, pxn);
+  for (const Alternative& a : p->alternatives) {
+    if (p->alternatives.size() <= 1) break;  // pick() reads the exits only to choose among several
+    for (const Segment& seg : a.segments) {
+      if (!seg.fabric) continue;
+      p->outs.push_back(seg.from);
+      p->ins.push_back(seg.to);
+      break;
+    }
+  }
+  for (auto* v : {&p->outs, &p->ins}) {
+    std::sort(v->begin(), v->end());
+    v->erase(std::unique(v->begin(), v->end()), v->end());
+  }
   if (p->total == 0) {
     throw std::runtime_error("no route from GPU " + std::to_string(src_gpu) + " (" +
                              devices_[gpus_[static_cast<size_t>(src_gpu)]].name + ") to GPU " +
@@ -603,12 +696,21 @@ std::shared_ptr<const EcmpRouter::Plan> EcmpRouter::plan(int src_gpu, int dst_gp
                              devices_[gpus_[static_cast<size_t>(dst_gpu)]].name + ")");
   }
   std::unique_lock write(cache.mutex);
-  if (cache.plans.size() >= kMaxPlans) cache.plans.clear();
-  return cache.plans.try_emplace(key, std::move(p)).first->second;
+  if (cache.plans.size() >= kMaxPlans) {
+    cache.plans.clear();
+    cache.plan_index.clear();
+  }
+  const auto next = static_cast<uint32_t>(cache.plans.size());
+  const Shard::PlanRef ref{
+      .total = p->total, .plan = next, .by_hash = p->alternatives.size() <= 1 || p->outs.empty()};
+  const uint32_t at = cache.plan_index.insert(key, ref).plan;
+  if (at == next) cache.plans.push_back(std::move(p));
+  return cache.plans[at];
 }
 
 std::vector<LinkId> EcmpRouter::unrank(const Plan& p, uint64_t index) const {
   std::vector<LinkId> out;
+  out.reserve(kRouteLinksReserved);
   for (const Alternative& a : p.alternatives) {
     if (index >= a.count) {
       index -= a.count;
@@ -629,34 +731,17 @@ std::vector<LinkId> EcmpRouter::unrank(const Plan& p, uint64_t index) const {
 }
 
 uint64_t EcmpRouter::pick(const Plan& p, uint64_t h, int nic) const {
-  if (nic < 0 || p.alternatives.size() <= 1) return h % p.total;
-  // A cross-node alternative's fabric segment: its ends are the exits it leaves and enters by.
-  auto fabric_segment = [](const Alternative& a) -> const Segment* {
-    for (const Segment& s : a.segments) {
-      if (s.fabric) return &s;
-    }
-    return nullptr;
-  };
-  // The distinct exits the alternatives leave and enter by, in device order (a node's NICs in
-  // their local order): slot i takes the i-th of each, then the hash picks among its paths.
-  std::vector<DeviceId> outs, ins;
-  for (const Alternative& a : p.alternatives) {
-    if (const auto* f = fabric_segment(a)) {
-      outs.push_back(f->from);
-      ins.push_back(f->to);
-    }
-  }
-  if (outs.empty()) return h % p.total;
-  for (auto* v : {&outs, &ins}) {
-    std::sort(v->begin(), v->end());
-    v->erase(std::unique(v->begin(), v->end()), v->end());
-  }
-  const DeviceId out = outs[static_cast<size_t>(nic) % outs.size()];
-  const DeviceId in = ins[static_cast<size_t>(nic) % ins.size()];
+  if (nic < 0 || p.alternatives.size() <= 1 || p.outs.empty()) return h % p.total;
+  // Slot i takes the i-th exit out and the i-th in, then the hash picks among their paths.
+  const DeviceId out = p.outs[static_cast<size_t>(nic) % p.outs.size()];
+  const DeviceId in = p.ins[static_cast<size_t>(nic) % p.ins.size()];
   uint64_t offset = 0;
   for (const Alternative& a : p.alternatives) {
-    const auto* f = fabric_segment(a);
-    if (f && f->from == out && f->to == in) return offset + h % a.count;
+    for (const Segment& s : a.segments) {
+      if (!s.fabric) continue;
+      if (s.from == out && s.to == in) return offset + h % a.count;
+      break;
+    }
     offset += a.count;
   }
   return h % p.total;  // that pair of exits is not among the least-cost ones
@@ -712,16 +797,24 @@ std::vector<std::vector<LinkId>> EcmpRouter::routes(int src_gpu, int dst_gpu, ui
   std::shared_ptr<const Plan> p;
   {
     std::shared_lock read(cache.mutex);
-    if (auto it = cache.plans.find(pair); it != cache.plans.end()) {
-      const Plan& found = *it->second;  // held by the cache while the lock is
-      const std::vector<uint64_t> indices = spread(found, pick(found, h, nic), k);
-      for (uint64_t i : indices) {
-        auto hit = cache.routes.find(RouteKey{pair, i});
-        if (hit == cache.routes.end()) break;
-        out.push_back(hit->second);
+    if (const Shard::PlanRef* ref = cache.plan_index.find(pair)) {
+      if (k <= 1 && (nic < 0 || ref->by_hash)) {
+        // One route, the hash's among all: pick() and spread() without reading the plan.
+        if (const uint32_t* at = cache.route_index.find(RouteKey{pair, h % ref->total})) {
+          out.push_back(cache.route_at(*at));
+          return out;
+        }
+      } else {
+        const Plan& found = *cache.plans[ref->plan];  // held by the cache while the lock is
+        const std::vector<uint64_t> indices = spread(found, pick(found, h, nic), k);
+        for (uint64_t i : indices) {
+          const uint32_t* at = cache.route_index.find(RouteKey{pair, i});
+          if (!at) break;
+          out.push_back(cache.route_at(*at));
+        }
+        if (out.size() == indices.size()) return out;
       }
-      if (out.size() == indices.size()) return out;
-      p = it->second;
+      p = cache.plans[ref->plan];
     }
   }
   // The missing routes (after the cached ones found above) are unranked with no lock held, so
@@ -733,12 +826,14 @@ std::vector<std::vector<LinkId>> EcmpRouter::routes(int src_gpu, int dst_gpu, ui
   for (size_t j = found; j < indices.size(); ++j) out.push_back(unrank(*p, indices[j]));
   std::unique_lock write(cache.mutex);
   for (size_t j = found; j < indices.size(); ++j) {
-    if (cache.route_links + out[j].size() > kMaxRouteLinks) {
-      cache.routes.clear();
-      cache.route_links = 0;
+    if (cache.route_links.size() + 1 + out[j].size() > kMaxRouteLinks) {
+      cache.route_index.clear();
+      cache.route_links.clear();
     }
-    if (cache.routes.try_emplace(RouteKey{pair, indices[j]}, out[j]).second)
-      cache.route_links += out[j].size();
+    const auto next = static_cast<uint32_t>(cache.route_links.size());
+    if (cache.route_index.insert(RouteKey{pair, indices[j]}, next) != next) continue;
+    cache.route_links.push_back(static_cast<LinkId>(out[j].size()));
+    cache.route_links.insert(cache.route_links.end(), out[j].begin(), out[j].end());
   }
   return out;
 }

@@ -69,11 +69,10 @@ class EcmpRouter {
   std::shared_ptr<const DagTables> make_dag(int node, DeviceId from, DeviceId to) const;
   void intra_walk(const IntraDag& dag, uint64_t index, std::vector<LinkId>& out) const;
   TargetRef fabric_target(DeviceId exit) const;
-  uint32_t fabric_dist(const TargetRef& t, DeviceId v) const;
-  uint64_t fabric_count(const TargetRef& t, DeviceId v) const;
+  // Cost and number of equal-cost routes to `t` through out-link `a`; nullopt when `a` leads away.
+  struct OutArc;
+  std::optional<std::pair<uint64_t, uint64_t>> via(const OutArc& a, const TargetRef& t) const;
   // Least cost and number of least-cost paths from exit `e` to exit `t.exit` over the fabric.
-  // Cost and number of equal-cost routes to `t` through link `l`; nullopt when `l` leads away.
-  std::optional<std::pair<uint64_t, uint64_t>> via(LinkId l, const TargetRef& t) const;
   std::pair<uint64_t, uint64_t> fabric_best(DeviceId e, const TargetRef& t) const;
   void fabric_walk(DeviceId e, const TargetRef& t, uint64_t index, std::vector<LinkId>& out) const;
   // The plan of a pair: cached, or made with no lock held and then cached.
@@ -115,6 +114,19 @@ class EcmpRouter {
   };
   std::vector<uint32_t> arc_offset_;
   std::vector<FabricArc> arcs_;
+  // Every device's out-links in the graph's order (CSR), with what via() reads of each inline:
+  // the fabric walks scan a switch's links once per hop.
+  struct OutArc {
+    LinkId link;
+    DeviceId to;
+    uint32_t cost;
+    uint32_t fabric;  // `to`'s fabric-local index; none when `to` is in a node
+  };
+  std::vector<uint32_t> out_offset_;
+  std::vector<OutArc> out_arcs_;
+  std::span<const OutArc> out_arcs(DeviceId v) const {
+    return std::span<const OutArc>(out_arcs_).subspan(out_offset_[v], out_offset_[v + 1] - out_offset_[v]);
+  }
   std::vector<uint32_t> exit_offset_;  // per GPU, into exits_
   std::vector<DeviceId> exits_;
   std::vector<uint32_t> exit_cost_;  // per GPU: intra-node cost to its nearest exits

@@ -91,7 +91,8 @@ void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventH
     return;
   }
   const uint64_t transfer = next_transfer_++;
-  open_subflows_.emplace(transfer, OpenTransfer{static_cast<uint32_t>(paths.size()), Time::zero()});
+  const uint32_t open = take_free(open_transfers_, free_open_transfers_);
+  open_transfers_[open] = {.open = static_cast<uint32_t>(paths.size()), .done_at = Time::zero()};
   const bool staged =
       options_.host_staged_rate > 0 && cluster_.node_of(t.src_gpu) == cluster_.node_of(t.dst_gpu);
   const int64_t staged_pair = staged ? int64_t{t.src_gpu} * cluster_.gpu_count() + t.dst_gpu : -1;
@@ -123,6 +124,7 @@ void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventH
     f.done = &done;
     f.payload = payload;
     f.transfer = transfer;
+    f.open = open;
     f.order = next_order_++;
     f.units = flow::FlowProblem::units_of(1.0 / static_cast<double>(paths.size()));
     f.route = static_cast<uint32_t>(i);
@@ -324,11 +326,11 @@ bool FlowNetworkModel::complete_drained(sim::Engine& engine) {
     delivered_ += f.bytes;
     // The transfer is done when its last sub-flow has drained, a path latency later (not before
     // now: a flow shorter than the window that drained before the solve that gave it its rate).
-    auto open = open_subflows_.find(f.transfer);
-    open->second.done_at = std::max({open->second.done_at, now, d.at + f.latency});
-    if (--open->second.open == 0) {
-      engine.schedule_at(open->second.done_at, *f.done, f.payload);
-      open_subflows_.erase(open);
+    OpenTransfer& open = open_transfers_[f.open];
+    open.done_at = std::max({open.done_at, now, d.at + f.latency});
+    if (--open.open == 0) {
+      engine.schedule_at(open.done_at, *f.done, f.payload);
+      free_open_transfers_.push_back(f.open);
     }
     remove_flow(d.slot);
   }

@@ -149,6 +149,7 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
     sim::EventHandler* done = nullptr;
     uint64_t payload = 0;
     uint64_t transfer = 0;  // the transfer it carries (a share) of, in start order
+    uint32_t open = 0;      // its transfer's entry in open_transfers_
     uint64_t order = 0;     // its start order among all flows: every tie is broken by it
     // Its weight in kWeightUnit units: 1 / its transfer's sub-flows, so that a transfer gets one
     // share in all.
@@ -240,7 +241,9 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
     uint32_t open = 0;  // sub-flows not yet drained
     Time done_at;       // the latest drain instant plus path latency of those that have
   };
-  std::unordered_map<uint64_t, OpenTransfer> open_subflows_;  // by transfer
+  // By ActiveFlow::open: a slot pool, freed when the transfer's last sub-flow drains.
+  std::vector<OpenTransfer> open_transfers_;
+  std::vector<uint32_t> free_open_transfers_;
   uint64_t solves_ = 0;
   uint64_t accelerated_solves_ = 0;
   uint64_t flows_solved_ = 0;  // flows over every solve
