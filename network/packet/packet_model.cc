@@ -271,7 +271,9 @@ uint32_t PacketNetworkModel::injection_slot(const Port& p) const {
 
 void PacketNetworkModel::ensure_inputs(uint32_t port) {
   Port& p = ports_[port];
-  if (p.inputs.empty()) p.inputs.resize(in_degree_[cluster_.link(port).from] + 1);
+  if (!p.inputs.empty()) return;
+  p.inputs.resize(in_degree_[cluster_.link(port).from] + 1);
+  p.ready.reserve(p.inputs.size());
 }
 
 uint32_t PacketNetworkModel::new_packet(Shard& sh, uint32_t transfer_id, uint32_t bytes) {
@@ -392,7 +394,7 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
     }
     if (credited && p.credits_used + bytes > buffer) continue;  // a credit's arrival retries
 
-    p.ready.erase(p.ready.begin() + static_cast<std::ptrdiff_t>(k));
+    p.ready.erase(k);
     uint32_t packet;
     if (slot == inject) {
       const uint32_t t = p.injecting[chosen];

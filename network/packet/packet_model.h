@@ -55,7 +55,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -271,6 +270,32 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     uint64_t last_seq = 0;
     bool nak_pending = false;
   };
+  // A port's input slots with packets, in round-robin order: the front is served next. A ring
+  // over as many entries as the port has input slots, each slot in it at most once; serving the
+  // front and putting it back at the end (the usual turn) moves no entry.
+  class ReadyRing {
+   public:
+    void reserve(size_t slots) { entries_.resize(slots); }
+    bool empty() const { return count_ == 0; }
+    size_t size() const { return count_; }
+    uint32_t operator[](size_t k) const { return entries_[wrap(head_ + k)]; }
+    void push_back(uint32_t slot) { entries_[wrap(head_ + count_++)] = slot; }
+    // Removes the k-th entry; those after it move up one.
+    void erase(size_t k) {
+      if (k == 0) {
+        head_ = wrap(head_ + 1);
+      } else {
+        for (size_t i = k; i + 1 < count_; ++i) entries_[wrap(head_ + i)] = entries_[wrap(head_ + i + 1)];
+      }
+      --count_;
+    }
+
+   private:
+    size_t wrap(size_t i) const { return i < entries_.size() ? i : i - entries_.size(); }
+    std::vector<uint32_t> entries_;
+    size_t head_ = 0;
+    size_t count_ = 0;
+  };
   // A FIFO of packets that entered a device over one link and leave over one port.
   struct InputQueue {
     uint32_t head = kNone;
@@ -294,8 +319,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     size_t inject_next = 0;
     uint32_t capped = 0;              // of those, transfers with a cap
     Time wake_at = Time::max();       // a wake-up is pending for a paced sender
-    // Input slots with packets, in round-robin order: the front is served next.
-    std::deque<uint32_t> ready;
+    ReadyRing ready;
     int64_t bytes_sent = 0;
     uint64_t marked = 0;  // DCQCN: packets it marked ECN
     bool paused = false;  // PFC: a PAUSE has arrived and its RESUME not yet
