@@ -204,6 +204,11 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     bool marked = false;    // ECN congestion experienced
     bool completes = false; // the last of its transfer to leave on the transfer's one last link
     uint32_t seq = 0;       // lossy: its index in the transfer
+    // Where it is held, read from its route when it is cut or arrives, so that the ports that
+    // queue, send and free it need not reach its transfer's routes: whether the link it is on or
+    // queued for is its route's last, and the link it came over (kNone: injected here).
+    bool last_hop = false;
+    uint32_t came_over = kNone;
   };
   // A DCQCN sender's state (DcqcnOptions); rates in bytes per second.
   struct ReactionPoint {
@@ -431,8 +436,6 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   uint32_t injection_slot(const Port& p) const;
   void ensure_inputs(uint32_t port);
   uint32_t new_packet(Shard& sh, uint32_t transfer, uint32_t bytes);
-  // The port after hop `hop` of the packet's path, or kNone at the last hop.
-  uint32_t next_port(const Packet& p);
   // DCQCN: the marking draw at a switch egress port, the receiver's CNP, the sender's reaction.
   bool mark(uint32_t port);
   void notify(sim::Engine& engine, uint32_t transfer);
