@@ -216,6 +216,12 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   TransferState& ts = sh.transfers[slot];
   // Every sprayed route starts on the same injection port (Cluster::sprayed_routes).
   ts.paths = std::move(paths);
+  ts.hops = ts.paths.front().size();
+  ts.flat.clear();
+  for (const auto& path : ts.paths) {
+    if (path.size() != ts.hops) ts.hops = 0;
+    ts.flat.insert(ts.flat.end(), path.begin(), path.end());
+  }
   ts.unsent = t.bytes.count();
   ts.packets = packet_hops(t.bytes, 1, options_.mtu);
   ts.total = t.bytes.count();
@@ -286,7 +292,7 @@ uint32_t PacketNetworkModel::new_packet(Shard& sh, uint32_t transfer_id, uint32_
                           .bytes = bytes,
                           .route = route,
                           .seq = seq,
-                          .last_hop = ts.paths[route].size() == 1};
+                          .last_hop = links_of(ts, route).size() == 1};
   ++sh.injected;
   if (seq < ts.high) ++sh.retransmitted;
   ts.high = std::max(ts.high, ts.cut);
@@ -385,7 +391,7 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
       }
       const TransferState& ts = transfer(p.injecting[chosen]);
       bytes = static_cast<uint32_t>(std::min(ts.unsent, options_.mtu.count()));
-      credited = credits && ts.paths[ts.cut % ts.paths.size()].size() > 1;  // the route of the packet cut next
+      credited = credits && links_of(ts, ts.cut % ts.paths.size()).size() > 1;  // the route of the packet cut next
     } else {
       const Packet& head = sh.packets[p.inputs[slot].head];
       bytes = head.bytes;
@@ -604,7 +610,7 @@ void PacketNetworkModel::depart(sim::Engine& engine, Shard& sh, uint32_t link, u
 void PacketNetworkModel::arrive(sim::Engine& engine, const Packet& arrived) {
   Shard& sh = shard(engine);
   TransferState& ts = transfer(arrived.transfer);
-  const auto& path = ts.paths[arrived.route];
+  const std::span<const topology::LinkId> path = links_of(ts, arrived.route);
   const topology::LinkId over = path[arrived.hop];
   const size_t hop = size_t{arrived.hop} + 1;
   if (hop < path.size()) {

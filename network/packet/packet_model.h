@@ -56,6 +56,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -239,6 +240,10 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // One transfer's state, by the device that owns each part (top of this file).
   struct TransferState {
     // Immutable from start to acknowledgement.
+    // With routes all as long, `hops` links each: their links back to back, so that a packet hop
+    // reads its route one cache miss from this record rather than two through `paths` (links_of).
+    std::vector<topology::LinkId> flat;
+    size_t hops = 0;  // 0: routes of different lengths, read from `paths`
     std::vector<std::vector<topology::LinkId>> paths;  // one, or the sprayed routes
     uint64_t packets = 0;        // how many packets it is cut into
     bool one_last_link = true;   // every route ends on the same link
@@ -404,6 +409,11 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
 
   void on_event(sim::Engine& engine, uint64_t payload) override;
   Shard& shard(const sim::Engine& engine);
+  // The links of route `r` of a transfer.
+  static std::span<const topology::LinkId> links_of(const TransferState& ts, size_t r) {
+    if (ts.hops == 0) return ts.paths[r];
+    return {ts.flat.data() + r * ts.hops, ts.hops};
+  }
   TransferState& transfer(uint32_t id) { return shards_[id >> kSlotBits].transfers[id & kSlotMask]; }
   void finish_transmit(sim::Engine& engine, uint32_t port);
   // Sends a packet that `link`'s port has serialized over the link: its arrival is an event at
