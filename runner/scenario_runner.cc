@@ -311,6 +311,7 @@ RowRun run_row(const config::Scenario& s, const SweepPlan& plan, workloads::Swee
     for (const auto& n : neighbours) local = local && n->hands_off_within(partition_of_gpu);
     if (local) {
       packet_net->set_partitions(cut.partitions);
+      if (ledger) ledger->set_partitions(cut.partitions);
       engines = std::make_unique<sim::PartitionedEngine>(cut.owner, cut.lookahead);
       engines->set_watch(&watch);
     } else {
@@ -1517,11 +1518,6 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
     // the per-link table; the analytical model routes nothing.
     const bool link_table =
         s.network.model != config::NetworkModelKind::analytical && (wants(s, "csv") || wants(s, "json"));
-    if (options.partitions > 1 && link_table) {
-      throw InputError(where(s), "--partitions",
-                       "the per-link table that csv and json outputs carry is not kept on partitions; "
-                       "use output.formats: [table] or leave --partitions out");
-    }
     std::vector<report::SweepLinkLoad> links;
     const SweepRun run = run_sweep(s, model_parameters(s), control, link_table ? &links : nullptr);
     const std::vector<workloads::SweepRow>& rows = run.rows;

@@ -216,6 +216,12 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   TransferState& ts = sh.transfers[slot];
   // Every sprayed route starts on the same injection port (Cluster::sprayed_routes).
   ts.paths = std::move(paths);
+  ts.hops = ts.paths.front().size();
+  ts.flat.clear();
+  for (const auto& path : ts.paths) {
+    if (path.size() != ts.hops) ts.hops = 0;
+    ts.flat.insert(ts.flat.end(), path.begin(), path.end());
+  }
   ts.unsent = t.bytes.count();
   ts.packets = packet_hops(t.bytes, 1, options_.mtu);
   ts.total = t.bytes.count();
@@ -271,7 +277,9 @@ uint32_t PacketNetworkModel::injection_slot(const Port& p) const {
 
 void PacketNetworkModel::ensure_inputs(uint32_t port) {
   Port& p = ports_[port];
-  if (p.inputs.empty()) p.inputs.resize(in_degree_[cluster_.link(port).from] + 1);
+  if (!p.inputs.empty()) return;
+  p.inputs.resize(in_degree_[cluster_.link(port).from] + 1);
+  p.ready.reserve(p.inputs.size());
 }
 
 uint32_t PacketNetworkModel::new_packet(Shard& sh, uint32_t transfer_id, uint32_t bytes) {
@@ -280,16 +288,15 @@ uint32_t PacketNetworkModel::new_packet(Shard& sh, uint32_t transfer_id, uint32_
   // Oblivious spraying: the transfer's packets take its routes in turn.
   const auto seq = static_cast<uint32_t>(ts.cut);
   const auto route = static_cast<uint8_t>(ts.cut++ % ts.paths.size());
-  sh.packets[id] = Packet{transfer_id, bytes, kNone, 0, route, false, false, seq};
+  sh.packets[id] = Packet{.transfer = transfer_id,
+                          .bytes = bytes,
+                          .route = route,
+                          .seq = seq,
+                          .last_hop = links_of(ts, route).size() == 1};
   ++sh.injected;
   if (seq < ts.high) ++sh.retransmitted;
   ts.high = std::max(ts.high, ts.cut);
   return id;
-}
-
-uint32_t PacketNetworkModel::next_port(const Packet& p) {
-  const auto& path = transfer(p.transfer).paths[p.route];
-  return size_t{p.hop} + 1 < path.size() ? path[size_t{p.hop} + 1] : kNone;
 }
 
 void PacketNetworkModel::enqueue(Shard& sh, uint32_t port, uint32_t slot, uint32_t packet) {
@@ -384,15 +391,15 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
       }
       const TransferState& ts = transfer(p.injecting[chosen]);
       bytes = static_cast<uint32_t>(std::min(ts.unsent, options_.mtu.count()));
-      credited = credits && ts.paths[ts.cut % ts.paths.size()].size() > 1;  // the route of the packet cut next
+      credited = credits && links_of(ts, ts.cut % ts.paths.size()).size() > 1;  // the route of the packet cut next
     } else {
       const Packet& head = sh.packets[p.inputs[slot].head];
       bytes = head.bytes;
-      credited = credits && next_port(head) != kNone;
+      credited = credits && !head.last_hop;
     }
     if (credited && p.credits_used + bytes > buffer) continue;  // a credit's arrival retries
 
-    p.ready.erase(p.ready.begin() + static_cast<std::ptrdiff_t>(k));
+    p.ready.erase(k);
     uint32_t packet;
     if (slot == inject) {
       const uint32_t t = p.injecting[chosen];
@@ -540,7 +547,7 @@ void PacketNetworkModel::finish_transmit(sim::Engine& engine, uint32_t port) {
   // The packet has left the receive buffer of the link it came over (its last byte is out, as
   // store-and-forward frees it): the credits go back to that link's port, or with PFC the ingress
   // queue drains. An injected packet waited in host memory and took none.
-  const uint32_t came_over = pk.hop > 0 ? transfer(pk.transfer).paths[pk.route][pk.hop - 1U] : kNone;
+  const uint32_t came_over = pk.came_over;
   const int64_t bytes = pk.bytes;
   depart(engine, sh, port, packet);
   try_send(engine, port);
@@ -579,14 +586,13 @@ void PacketNetworkModel::return_credits(sim::Engine& engine, uint32_t link, int6
 
 void PacketNetworkModel::depart(sim::Engine& engine, Shard& sh, uint32_t link, uint32_t packet) {
   Packet& pk = sh.packets[packet];
-  TransferState& ts = transfer(pk.transfer);
   // On its last link, bound for a GPU that never backpressures, a packet's arrival matters only
   // if it sends a CNP or completes the transfer. When every route of the transfer ends on this
   // link, its packets arrive in the order they leave on it, so the last to leave completes the
   // transfer: any other that sends no CNP is counted delivered now, with no event.
-  const bool last_link = size_t{pk.hop} + 1 == ts.paths[pk.route].size();
   // A DCTCP receiver acknowledges every packet: each arrives as an event.
-  if (ts.one_last_link && last_link && options_.flow_control != FlowControl::lossy) {
+  if (TransferState& ts = transfer(pk.transfer);
+      pk.last_hop && ts.one_last_link && options_.flow_control != FlowControl::lossy) {
     pk.completes = ++ts.left_last == ts.packets;
     if (!pk.completes && !pk.marked && !ts.windowed) {
       sh.delivered += pk.bytes;
@@ -604,7 +610,7 @@ void PacketNetworkModel::depart(sim::Engine& engine, Shard& sh, uint32_t link, u
 void PacketNetworkModel::arrive(sim::Engine& engine, const Packet& arrived) {
   Shard& sh = shard(engine);
   TransferState& ts = transfer(arrived.transfer);
-  const auto& path = ts.paths[arrived.route];
+  const std::span<const topology::LinkId> path = links_of(ts, arrived.route);
   const topology::LinkId over = path[arrived.hop];
   const size_t hop = size_t{arrived.hop} + 1;
   if (hop < path.size()) {
@@ -621,6 +627,8 @@ void PacketNetworkModel::arrive(sim::Engine& engine, const Packet& arrived) {
     Packet& pk = sh.packets[packet];
     pk = arrived;
     pk.hop = static_cast<uint8_t>(hop);
+    pk.last_hop = hop + 1 == path.size();
+    pk.came_over = over;
     change_queue(sh, port, engine.now(), pk.bytes);
     if (options_.flow_control != FlowControl::credits) fill_ingress(engine, sh, over, pk.bytes);
     const bool dctcp_mark = options_.dctcp.enabled && ports_[port].queued > options_.dctcp.k.count();

@@ -55,8 +55,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <deque>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -205,6 +205,11 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     bool marked = false;    // ECN congestion experienced
     bool completes = false; // the last of its transfer to leave on the transfer's one last link
     uint32_t seq = 0;       // lossy: its index in the transfer
+    // Where it is held, read from its route when it is cut or arrives, so that the ports that
+    // queue, send and free it need not reach its transfer's routes: whether the link it is on or
+    // queued for is its route's last, and the link it came over (kNone: injected here).
+    bool last_hop = false;
+    uint32_t came_over = kNone;
   };
   // A DCQCN sender's state (DcqcnOptions); rates in bytes per second.
   struct ReactionPoint {
@@ -235,6 +240,10 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // One transfer's state, by the device that owns each part (top of this file).
   struct TransferState {
     // Immutable from start to acknowledgement.
+    // With routes all as long, `hops` links each: their links back to back, so that a packet hop
+    // reads its route one cache miss from this record rather than two through `paths` (links_of).
+    std::vector<topology::LinkId> flat;
+    size_t hops = 0;  // 0: routes of different lengths, read from `paths`
     std::vector<std::vector<topology::LinkId>> paths;  // one, or the sprayed routes
     uint64_t packets = 0;        // how many packets it is cut into
     bool one_last_link = true;   // every route ends on the same link
@@ -271,6 +280,32 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     uint64_t last_seq = 0;
     bool nak_pending = false;
   };
+  // A port's input slots with packets, in round-robin order: the front is served next. A ring
+  // over as many entries as the port has input slots, each slot in it at most once; serving the
+  // front and putting it back at the end (the usual turn) moves no entry.
+  class ReadyRing {
+   public:
+    void reserve(size_t slots) { entries_.resize(slots); }
+    bool empty() const { return count_ == 0; }
+    size_t size() const { return count_; }
+    uint32_t operator[](size_t k) const { return entries_[wrap(head_ + k)]; }
+    void push_back(uint32_t slot) { entries_[wrap(head_ + count_++)] = slot; }
+    // Removes the k-th entry; those after it move up one.
+    void erase(size_t k) {
+      if (k == 0) {
+        head_ = wrap(head_ + 1);
+      } else {
+        for (size_t i = k; i + 1 < count_; ++i) entries_[wrap(head_ + i)] = entries_[wrap(head_ + i + 1)];
+      }
+      --count_;
+    }
+
+   private:
+    size_t wrap(size_t i) const { return i < entries_.size() ? i : i - entries_.size(); }
+    std::vector<uint32_t> entries_;
+    size_t head_ = 0;
+    size_t count_ = 0;
+  };
   // A FIFO of packets that entered a device over one link and leave over one port.
   struct InputQueue {
     uint32_t head = kNone;
@@ -294,8 +329,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     size_t inject_next = 0;
     uint32_t capped = 0;              // of those, transfers with a cap
     Time wake_at = Time::max();       // a wake-up is pending for a paced sender
-    // Input slots with packets, in round-robin order: the front is served next.
-    std::deque<uint32_t> ready;
+    ReadyRing ready;
     int64_t bytes_sent = 0;
     uint64_t marked = 0;  // DCQCN: packets it marked ECN
     bool paused = false;  // PFC: a PAUSE has arrived and its RESUME not yet
@@ -375,6 +409,11 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
 
   void on_event(sim::Engine& engine, uint64_t payload) override;
   Shard& shard(const sim::Engine& engine);
+  // The links of route `r` of a transfer.
+  static std::span<const topology::LinkId> links_of(const TransferState& ts, size_t r) {
+    if (ts.hops == 0) return ts.paths[r];
+    return {ts.flat.data() + r * ts.hops, ts.hops};
+  }
   TransferState& transfer(uint32_t id) { return shards_[id >> kSlotBits].transfers[id & kSlotMask]; }
   void finish_transmit(sim::Engine& engine, uint32_t port);
   // Sends a packet that `link`'s port has serialized over the link: its arrival is an event at
@@ -407,8 +446,6 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   uint32_t injection_slot(const Port& p) const;
   void ensure_inputs(uint32_t port);
   uint32_t new_packet(Shard& sh, uint32_t transfer, uint32_t bytes);
-  // The port after hop `hop` of the packet's path, or kNone at the last hop.
-  uint32_t next_port(const Packet& p);
   // DCQCN: the marking draw at a switch egress port, the receiver's CNP, the sender's reaction.
   bool mark(uint32_t port);
   void notify(sim::Engine& engine, uint32_t transfer);

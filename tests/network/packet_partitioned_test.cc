@@ -1,6 +1,7 @@
 // The packet model on a partitioned engine (sim/partitioned_engine.h): for any cut of the cluster
 // and any number of partitions, a run gives the serial run's fingerprint, event count, times and
-// counters. And the cut itself (network/packet/partition.h).
+// counters, and its per-link table (LinkLedger) is the serial run's. And the cut itself
+// (network/packet/partition.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 
 #include "collectives/schedule.h"
 #include "collectives/schedule_executor.h"
+#include "network/link_ledger.h"
 #include "network/packet/packet_model.h"
 #include "network/packet/partition.h"
 #include "sim/partitioned_engine.h"
@@ -32,6 +34,7 @@ struct Outcome {
   uint64_t timeouts = 0;
   std::vector<PortStats> ports;           // by link
   std::vector<PortTimeline> timelines;    // with sampling
+  std::vector<LinkLoad> links;            // the per-link table: bytes, busy time, port counters
   bool operator==(const Outcome&) const = default;
 };
 
@@ -42,7 +45,8 @@ std::ostream& operator<<(std::ostream& os, const Outcome& o) {
             << o.counted.pause_frames << " pauses, " << o.counted.paused.ps() << " ps paused, peak ingress "
             << o.counted.peak_ingress.count() << ", " << o.counted.drops << " drops, " << o.naks << " NAKs, "
             << o.timeouts << " timeouts, " << o.counted.retransmitted << " sent again, " << o.counted.window_cuts
-            << " window cuts, " << o.ports.size() << " ports, " << o.timelines.size() << " sampled";
+            << " window cuts, " << o.ports.size() << " ports, " << o.timelines.size() << " sampled, "
+            << o.links.size() << " links carried bytes";
 }
 
 collectives::Schedule schedule_for(const topology::Cluster& cluster, collectives::Algorithm algorithm,
@@ -57,7 +61,8 @@ collectives::Schedule schedule_for(const topology::Cluster& cluster, collectives
 Outcome run(const topology::Cluster& cluster, const collectives::Schedule& schedule,
             const PacketModelOptions& options, uint32_t partitions) {
   PacketNetworkModel net(cluster, options);
-  collectives::ScheduleExecutor exec(schedule, net);
+  LinkLedger ledger(cluster, net);
+  collectives::ScheduleExecutor exec(schedule, ledger);
   Outcome o;
   if (partitions == 0) {
     sim::Engine engine;
@@ -68,6 +73,7 @@ Outcome run(const topology::Cluster& cluster, const collectives::Schedule& sched
   } else {
     const ClusterPartition cut = partition_cluster(cluster, partitions);
     net.set_partitions(cut.partitions);
+    ledger.set_partitions(cut.partitions);
     sim::PartitionedEngine engines(cut.owner, cut.lookahead);
     exec.start(engines.engine_of(0));
     engines.run();
@@ -86,6 +92,7 @@ Outcome run(const topology::Cluster& cluster, const collectives::Schedule& sched
   o.timeouts = net.timeouts();
   for (size_t l = 0; l < cluster.links().size(); ++l) o.ports.push_back(*net.port_stats(static_cast<topology::LinkId>(l)));
   o.timelines = net.port_timelines(o.finish);
+  o.links = ledger.loads(o.finish);
   return o;
 }
 
@@ -93,6 +100,10 @@ void expect_every_cut_is_serial(const topology::Cluster& cluster, const collecti
                                 const PacketModelOptions& options) {
   const Outcome serial = run(cluster, schedule, options, 0);
   ASSERT_GT(serial.events, 1000u);
+  // The per-link table has links busy for part of the run to compare.
+  ASSERT_TRUE(std::any_of(serial.links.begin(), serial.links.end(), [&](const LinkLoad& l) {
+    return l.busy > Time::zero() && l.busy < serial.finish;
+  }));
   for (uint32_t partitions : {1u, 2u, 3u, 4u, 8u}) {
     EXPECT_EQ(run(cluster, schedule, options, partitions), serial) << partitions << " partitions";
   }
