@@ -68,10 +68,43 @@ PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketM
     p.latency = links[l].latency;
     p.mtu_time = p.bandwidth.transfer_time(options_.mtu);
     p.site = links[l].from;
+    p.credit_limit = options_.buffer_per_port.count();
     in_index_[l] = in_degree_[links[l].to]++;
     marks_[l] = cluster_.device(links[l].from).kind == topology::DeviceKind::network_switch;
     // A stream per port, so that a port's marks depend on its own queue's history alone.
     rngs_.emplace_back(options_.dcqcn.seed, sim::stream_id("dcqcn-marking") + l);
+  }
+  if (options_.switch_buffer == SwitchBuffer::shared) {
+    if (!(options_.dt_alpha > 0 && std::isfinite(options_.dt_alpha)) || options_.shared_buffer.count() <= 0 ||
+        options_.shared_buffer.count() > (int64_t{1} << 31)) {
+      throw std::invalid_argument("packet model: a shared buffer needs dt_alpha > 0 and between 1 byte and 2 GiB");
+    }
+    if (const std::string shortfall = shared_shortfall(cluster_, options_); !shortfall.empty()) {
+      throw std::invalid_argument("packet model: " + shortfall);
+    }
+    std::vector<uint32_t> pool_of_device(cluster_.devices().size(), kNone);
+    pool_of_.assign(links.size(), kNone);
+    held_.assign(links.size(), 0);
+    starved_.assign(links.size(), 0);
+    for (size_t l = 0; l < links.size(); ++l) {
+      const topology::DeviceId sw = links[l].to;
+      if (cluster_.device(sw).kind != topology::DeviceKind::network_switch) continue;
+      if (pool_of_device[sw] == kNone) {
+        pool_of_device[sw] = static_cast<uint32_t>(pools_.size());
+        pools_.push_back({.capacity = options_.shared_buffer.count(), .size = options_.shared_buffer.count(), .used = 0, .peak = 0, .starved = {}});
+      }
+      pool_of_[l] = pool_of_device[sw];
+      SharedPool& pool = pools_[pool_of_[l]];
+      if (options_.flow_control == FlowControl::pfc) {
+        pool.size -= pfc_headroom(cluster_, static_cast<topology::LinkId>(l), options_).count();
+      } else if (options_.flow_control == FlowControl::credits) {
+        // The first grant: one mtu, so that the link's port can start; later grants come from
+        // the pool as its packets leave the switch.
+        ports_[l].credit_limit = options_.mtu.count();
+        held_[l] = options_.mtu.count();
+        fill_pool(pool, options_.mtu.count());
+      }
+    }
   }
   if (options_.flow_control == FlowControl::pfc) {
     if (const std::string shortfall = pfc_shortfall(cluster_, options_); !shortfall.empty()) {
@@ -112,6 +145,11 @@ std::string PacketNetworkModel::pfc_shortfall(const topology::Cluster& cluster, 
   const auto links = cluster.links();
   for (size_t l = 0; l < links.size(); ++l) {
     const topology::Link& link = links[l];
+    // A shared switch buffer sets its links' headroom aside from its pool (shared_shortfall).
+    if (options.switch_buffer == SwitchBuffer::shared &&
+        cluster.device(link.to).kind == topology::DeviceKind::network_switch) {
+      continue;
+    }
     const std::string name = "link " + std::to_string(l) + " (" + cluster.device(link.from).name + " -> " +
                              cluster.device(link.to).name + ", " + to_string(link.latency) + ", " +
                              to_string_bits(port_rate(link, options)) + ")";
@@ -126,6 +164,97 @@ std::string PacketNetworkModel::pfc_shortfall(const topology::Cluster& cluster, 
     }
   }
   return {};
+}
+
+std::string PacketNetworkModel::shared_shortfall(const topology::Cluster& cluster,
+                                                 const PacketModelOptions& options) {
+  if (options.switch_buffer != SwitchBuffer::shared) return {};
+  const auto links = cluster.links();
+  std::vector<int64_t> need(cluster.devices().size(), 0);
+  std::vector<int64_t> count(cluster.devices().size(), 0);
+  for (size_t l = 0; l < links.size(); ++l) {
+    const topology::DeviceId sw = links[l].to;
+    if (cluster.device(sw).kind != topology::DeviceKind::network_switch) continue;
+    ++count[sw];
+    need[sw] += options.flow_control == FlowControl::pfc
+                    ? pfc_headroom(cluster, static_cast<topology::LinkId>(l), options).count()
+                : options.flow_control == FlowControl::credits ? options.mtu.count()
+                                                               : 0;
+  }
+  for (size_t d = 0; d < need.size(); ++d) {
+    if (count[d] == 0) continue;
+    const int64_t least = need[d] + (options.flow_control == FlowControl::credits ? 0 : options.mtu.count());
+    if (options.shared_buffer.count() >= least) continue;
+    const char* what = options.flow_control == FlowControl::pfc
+                           ? " links into it need their PFC headroom and an mtu more: "
+                       : options.flow_control == FlowControl::credits ? " links into it need an mtu of credits each: "
+                                                                      : " links into it need an mtu: ";
+    return "shared buffer: switch " + cluster.device(static_cast<topology::DeviceId>(d)).name + "'s " +
+           std::to_string(count[d]) + what + std::to_string(least) + " bytes; shared_buffer is " +
+           std::to_string(options.shared_buffer.count()) + " bytes";
+  }
+  return {};
+}
+
+Bytes PacketNetworkModel::pool_held(topology::LinkId link) const {
+  if (pool_of_.empty() || pool_of_.at(link) == kNone) return Bytes(0);
+  return Bytes(options_.flow_control == FlowControl::credits ? held_[link] : ingress_[link].bytes);
+}
+
+Bytes PacketNetworkModel::peak_pool() const {
+  int64_t most = 0;
+  for (const SharedPool& pool : pools_) most = std::max(most, pool.peak);
+  return Bytes(most);
+}
+
+double PacketNetworkModel::threshold(const SharedPool& pool) const {
+  return options_.dt_alpha * static_cast<double>(pool.size - pool.used);
+}
+
+void PacketNetworkModel::fill_pool(SharedPool& pool, int64_t bytes) {
+  pool.used += bytes;
+  pool.peak = std::max(pool.peak, pool.used);
+}
+
+bool PacketNetworkModel::grant(sim::Engine& engine, uint32_t link) {
+  SharedPool& pool = pools_[pool_of_[link]];
+  const int64_t mtu = options_.mtu.count();
+  int64_t granted = 0;
+  // The threshold's rule, an mtu at a time: the link may take more while it holds less than the
+  // threshold and the pool has room.
+  while (static_cast<double>(held_[link]) < threshold(pool) && pool.used + mtu <= pool.size) {
+    held_[link] += mtu;
+    fill_pool(pool, mtu);
+    granted += mtu;
+  }
+  if (granted == 0) return false;
+  engine.schedule_at_site(engine.now() + ports_[link ^ 1].latency, ports_[link].site, *this,
+                          event(kCredit, link), static_cast<uint32_t>(granted));
+  return true;
+}
+
+void PacketNetworkModel::release_shared(sim::Engine& engine, uint32_t link, int64_t bytes) {
+  SharedPool& pool = pools_[pool_of_[link]];
+  held_[link] -= bytes;
+  pool.used -= bytes;
+  // The freed bytes raise the threshold: the link itself first, then those starved before, in the
+  // order they starved.
+  if (grant(engine, link)) {
+    starved_[link] = 0;  // leaves the list below
+  } else if (starved_[link] == 0) {
+    starved_[link] = 1;
+    pool.starved.push_back(link);
+  }
+  size_t kept = 0;
+  for (const uint32_t s : pool.starved) {
+    if (starved_[s] == 0) continue;
+    if (s != link && grant(engine, s)) {
+      starved_[s] = 0;
+      continue;
+    }
+    pool.starved[kept++] = s;
+  }
+  pool.starved.resize(kept);
 }
 
 void PacketNetworkModel::set_partitions(uint32_t partitions) {
@@ -363,7 +492,6 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
   // A paused port finishes the packet on its serializer but starts no other.
   if (p.busy || p.paused || p.ready.empty()) return;
   Shard& sh = shard(engine);
-  const int64_t buffer = options_.buffer_per_port.count();
   const bool credits = options_.flow_control == FlowControl::credits;
   const uint32_t inject = injection_slot(p);
   Time ready_at = Time::max();  // the earliest a paced sender here may inject
@@ -390,7 +518,7 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
       bytes = head.bytes;
       credited = credits && next_port(head) != kNone;
     }
-    if (credited && p.credits_used + bytes > buffer) continue;  // a credit's arrival retries
+    if (credited && p.credits_used + bytes > p.credit_limit) continue;  // a credit's arrival retries
 
     p.ready.erase(p.ready.begin() + static_cast<std::ptrdiff_t>(k));
     uint32_t packet;
@@ -547,6 +675,8 @@ void PacketNetworkModel::finish_transmit(sim::Engine& engine, uint32_t port) {
   if (came_over == kNone) return;
   if (options_.flow_control != FlowControl::credits) {
     drain_ingress(engine, came_over, bytes);
+  } else if (!pool_of_.empty() && pool_of_[came_over] != kNone) {
+    release_shared(engine, came_over, bytes);
   } else {
     return_credits(engine, came_over, bytes);
   }
@@ -557,16 +687,34 @@ void PacketNetworkModel::fill_ingress(sim::Engine& engine, Shard& sh, uint32_t l
   q.bytes += bytes;
   sh.peak_ingress = std::max(sh.peak_ingress, q.bytes);
   q.peak = std::max(q.peak, q.bytes);
-  if (options_.flow_control != FlowControl::pfc || q.pausing || q.bytes <= q.xoff) return;
+  const bool pooled = !pool_of_.empty() && pool_of_[link] != kNone;
+  if (pooled) fill_pool(pools_[pool_of_[link]], bytes);
+  if (options_.flow_control != FlowControl::pfc || q.pausing) return;
+  // Shared: Xoff is the dynamic threshold, with what this packet took from the pool counted.
+  if (pooled ? static_cast<double>(q.bytes) <= threshold(pools_[pool_of_[link]]) : q.bytes <= q.xoff) return;
   q.pausing = true;
   ++sh.pause_frames;
   engine.schedule_at_site(engine.now() + q.back, ports_[link].site, *this, event(kPause, link));
 }
 
+bool PacketNetworkModel::admits(uint32_t link, int64_t bytes) const {
+  const IngressQueue& q = ingress_[link];
+  if (pool_of_.empty() || pool_of_[link] == kNone) return q.bytes + bytes <= options_.buffer_per_port.count();
+  const SharedPool& pool = pools_[pool_of_[link]];
+  return static_cast<double>(q.bytes) < threshold(pool) && pool.used + bytes <= pool.size;
+}
+
 void PacketNetworkModel::drain_ingress(sim::Engine& engine, uint32_t link, int64_t bytes) {
   IngressQueue& q = ingress_[link];
   q.bytes -= bytes;
-  if (!q.pausing || q.bytes > q.xon) return;
+  const bool pooled = !pool_of_.empty() && pool_of_[link] != kNone;
+  if (pooled) pools_[pool_of_[link]].used -= bytes;
+  // Shared: Xon is two packets below the threshold now (an empty queue always resumes).
+  const int64_t xon =
+      pooled ? std::max<int64_t>(0, static_cast<int64_t>(std::floor(threshold(pools_[pool_of_[link]]))) -
+                                        2 * options_.mtu.count())
+             : q.xon;
+  if (!q.pausing || q.bytes > xon) return;
   q.pausing = false;
   // The same trip as the PAUSE's, sent later by the same device: it arrives after it.
   engine.schedule_at_site(engine.now() + q.back, ports_[link].site, *this, event(kResume, link));
@@ -609,9 +757,9 @@ void PacketNetworkModel::arrive(sim::Engine& engine, const Packet& arrived) {
   const size_t hop = size_t{arrived.hop} + 1;
   if (hop < path.size()) {
     const uint32_t port = path[hop];
-    // Lossy: a packet that finds the buffer of the link it came over full is dropped.
-    if (options_.flow_control == FlowControl::lossy &&
-        ingress_[over].bytes + arrived.bytes > options_.buffer_per_port.count()) {
+    // Lossy: a packet that finds the buffer of the link it came over full is dropped; in a shared
+    // switch buffer, one that finds its queue at or above the threshold or the pool full.
+    if (options_.flow_control == FlowControl::lossy && !admits(over, arrived.bytes)) {
       ++sh.drops;
       ++ingress_[over].drops;
       ++sh.landed;

@@ -91,6 +91,14 @@ struct PacketModelOptions {
   // (port_timelines) and its pauses are kept, from the ports' own state as it changes: sampling
   // schedules no event, so the run, its counters and its fingerprint are the same without it.
   Time sample_interval = Time::zero();
+  // Dedicated buffers (buffer_per_port per link) or, at network switches, one pool per switch of
+  // shared_buffer bytes under the dynamic threshold dt_alpha (SwitchBuffer): with credits a link
+  // is granted room only while what it holds (granted, not yet freed) is below the threshold;
+  // with PFC a link pauses above it, each link's headroom set aside from the pool; lossy drops a
+  // packet that finds its queue at or above it, or the pool full.
+  SwitchBuffer switch_buffer = SwitchBuffer::dedicated;
+  Bytes shared_buffer = Bytes::mib(32);
+  double dt_alpha = 1;
 };
 
 class PacketNetworkModel final : public NetworkModel, private sim::EventHandler {
@@ -169,6 +177,15 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     return Time::ps(static_cast<int64_t>(sum([](const Shard& sh) { return sh.paused_ps; })));
   }
   Bytes peak_ingress_queue() const { return Bytes(peak([](const Shard& sh) { return sh.peak_ingress; })); }
+  // Shared switch buffers: one line naming the first switch whose pool cannot hold what it must
+  // set aside (an mtu of credits per link into it; with PFC, every such link's headroom and an mtu
+  // more); empty when every pool can, or with dedicated buffers.
+  static std::string shared_shortfall(const topology::Cluster& cluster, const PacketModelOptions& options);
+  // Shared switch buffers: the bytes `link` holds in its far switch's pool now (credits: granted
+  // and not yet freed; PFC and lossy: in its ingress queue), 0 for a link with a dedicated buffer;
+  // and the most bytes any switch's pool has held.
+  Bytes pool_held(topology::LinkId link) const;
+  Bytes peak_pool() const;
   // Whether `port` is paused now (a PAUSE has reached it and its RESUME has not).
   bool is_paused(topology::LinkId port) const { return ports_.at(port).paused; }
   // Lossy: packets dropped at a full ingress buffer, NAKs the receivers sent, retransmission
@@ -280,6 +297,9 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     Bandwidth bandwidth;
     Time latency;
     Time mtu_time;       // serialization time of a full packet
+    // The credits this port's link may have in use: buffer_per_port, or into a shared switch
+    // buffer the first grant (an mtu), which grants from that switch's pool raise.
+    int64_t credit_limit = 0;
     sim::Site site = 0;  // its device, from(l)
     // Credits in use on this port's link: bytes sent towards the receive buffer at its far end
     // and not yet returned. At most buffer_per_port.
@@ -319,6 +339,15 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     bool pausing = false;  // a PAUSE went out and no RESUME since
     int64_t peak = 0;      // the most bytes it held
     uint64_t drops = 0;    // lossy: packets that found it full
+  };
+  // A network switch's shared buffer, kept by the switch (to(l) of every link l into it).
+  struct SharedPool {
+    int64_t capacity = 0;  // shared_buffer
+    int64_t size = 0;      // what the threshold divides: the capacity less PFC's headroom
+    int64_t used = 0;      // what its links hold together
+    int64_t peak = 0;
+    // Credits: links whose last grant found no room, tried again whenever the pool frees bytes.
+    std::vector<uint32_t> starved;
   };
   // What one partition's events write besides its devices' ports: its packets and the slots of
   // the transfers its GPUs send, and its share of the counters. Transfers and packets are counted
@@ -391,6 +420,15 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // falling to Xon after one a RESUME, each an event at the link's port a frame's trip later.
   void fill_ingress(sim::Engine& engine, Shard& sh, uint32_t link, int64_t bytes);
   void drain_ingress(sim::Engine& engine, uint32_t link, int64_t bytes);
+  // Shared switch buffers: the dynamic threshold of `pool` now; credits: `link` frees `bytes` of
+  // its switch's pool, which grants it (and links starved before) what the threshold allows, each
+  // grant a credit update to the link's port; grant() is one link's, returning whether it got any.
+  double threshold(const SharedPool& pool) const;
+  void release_shared(sim::Engine& engine, uint32_t link, int64_t bytes);
+  bool grant(sim::Engine& engine, uint32_t link);
+  void fill_pool(SharedPool& pool, int64_t bytes);
+  // Lossy: whether link's ingress buffer takes a packet of `bytes`.
+  bool admits(uint32_t link, int64_t bytes) const;
   // Lossy: the receiver takes a packet in order or discards it, NAKing a gap once per round.
   void receive_in_order(sim::Engine& engine, Shard& sh, const Packet& arrived);
   // Lossy: the sender cuts its packets from `seq` on (a NAK's: back to a lost one, or past those
@@ -444,6 +482,12 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   std::vector<uint32_t> in_index_;      // link -> its index among the links into its `to` device
   std::vector<uint32_t> in_degree_;     // device -> links into it
   std::vector<Shard> shards_;           // one per partition
+  // Shared switch buffers: per link, its far switch's pool (kNone: a dedicated buffer); the
+  // pools; credits: per link, the bytes granted and not yet freed, and whether it is starved.
+  std::vector<uint32_t> pool_of_;
+  std::vector<SharedPool> pools_;
+  std::vector<int64_t> held_;
+  std::vector<uint8_t> starved_;
   std::vector<uint8_t> marks_;  // per port: a network switch's egress, where DCQCN marks
   std::vector<sim::Rng> rngs_;  // per port: its marking draws, a stream of (seed, port)
 };

@@ -32,6 +32,7 @@ struct Outcome {
   uint64_t timeouts = 0;
   std::vector<PortStats> ports;           // by link
   std::vector<PortTimeline> timelines;    // with sampling
+  Bytes pool_peak;                        // shared switch buffers
   bool operator==(const Outcome&) const = default;
 };
 
@@ -42,7 +43,8 @@ std::ostream& operator<<(std::ostream& os, const Outcome& o) {
             << o.counted.pause_frames << " pauses, " << o.counted.paused.ps() << " ps paused, peak ingress "
             << o.counted.peak_ingress.count() << ", " << o.counted.drops << " drops, " << o.naks << " NAKs, "
             << o.timeouts << " timeouts, " << o.counted.retransmitted << " sent again, " << o.counted.window_cuts
-            << " window cuts, " << o.ports.size() << " ports, " << o.timelines.size() << " sampled";
+            << " window cuts, " << o.ports.size() << " ports, " << o.timelines.size() << " sampled, pool peak "
+            << o.pool_peak.count();
 }
 
 collectives::Schedule schedule_for(const topology::Cluster& cluster, collectives::Algorithm algorithm,
@@ -86,6 +88,7 @@ Outcome run(const topology::Cluster& cluster, const collectives::Schedule& sched
   o.timeouts = net.timeouts();
   for (size_t l = 0; l < cluster.links().size(); ++l) o.ports.push_back(*net.port_stats(static_cast<topology::LinkId>(l)));
   o.timelines = net.port_timelines(o.finish);
+  o.pool_peak = net.peak_pool();
   return o;
 }
 
@@ -164,6 +167,40 @@ TEST(PartitionedPacketModel, LossyAllToAllIsTheSerialRun) {
   EXPECT_GT(serial.counted.retransmitted, 0u);
   EXPECT_EQ(serial.delivered, Bytes::mib(8) * (cluster->gpu_count() - 1));
   expect_every_cut_is_serial(*cluster, schedule, options);
+}
+
+// Shared switch buffers under each flow control: a switch's pool and its links' grants, queues
+// and thresholds are the switch's own state, so the runs must come out the same however the
+// cluster is cut. Pools small enough that the thresholds bind: credits are granted an mtu at a
+// time, PFC pauses (its pool each switch's headroom and 64 KiB), lossy drops.
+TEST(PartitionedPacketModel, SharedSwitchBuffersAreTheSerialRun) {
+  const auto [cluster, schedule] = roce_all_to_all();
+  for (FlowControl fc : {FlowControl::credits, FlowControl::pfc, FlowControl::lossy}) {
+    PacketModelOptions options;
+    options.flow_control = fc;
+    options.switch_buffer = SwitchBuffer::shared;
+    options.shared_buffer = Bytes::kib(256);
+    options.retransmit_timeout = Time::us(20);
+    if (fc == FlowControl::pfc) {
+      std::vector<Bytes> need(cluster->devices().size());
+      Bytes most;
+      for (size_t l = 0; l < cluster->links().size(); ++l) {
+        const auto link = static_cast<topology::LinkId>(l);
+        const Bytes headroom = PacketNetworkModel::pfc_headroom(*cluster, link, options);
+        need[cluster->link(link).to] += headroom;
+        most = std::max(most, headroom);
+      }
+      options.buffer_per_port = most;  // the links into GPUs and NICs keep dedicated buffers
+      options.shared_buffer = *std::max_element(need.begin(), need.end()) + Bytes::kib(64);
+    }
+    const Outcome serial = run(*cluster, schedule, options, 0);
+    EXPECT_EQ(serial.delivered, Bytes::mib(8) * (cluster->gpu_count() - 1));
+    EXPECT_GT(serial.pool_peak, Bytes(0));
+    EXPECT_LE(serial.pool_peak, options.shared_buffer);
+    EXPECT_EQ(serial.counted.pause_frames > 0, fc == FlowControl::pfc);
+    EXPECT_EQ(serial.counted.drops > 0, fc == FlowControl::lossy);
+    expect_every_cut_is_serial(*cluster, schedule, options);
+  }
 }
 
 // DCTCP on TCP NICs with a low K: marks at switch egress, per-packet ACKs back over the reverse
