@@ -360,6 +360,9 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   ts.left_last = 0;
   ts.received = 0;
   ts.last_cnp_sent = Time::max();
+  ts.cnps_sent = 0;
+  ts.cnps_back = 0;
+  ts.cnps_awaited = UINT32_MAX;
   const topology::LinkId last_link = ts.paths.front().back();
   ts.one_last_link = std::all_of(ts.paths.begin(), ts.paths.end(),
                                  [&](const auto& path) { return path.back() == last_link; });
@@ -409,7 +412,7 @@ uint32_t PacketNetworkModel::new_packet(Shard& sh, uint32_t transfer_id, uint32_
   // Oblivious spraying: the transfer's packets take its routes in turn.
   const auto seq = static_cast<uint32_t>(ts.cut);
   const auto route = static_cast<uint8_t>(ts.cut++ % ts.paths.size());
-  sh.packets[id] = Packet{transfer_id, bytes, kNone, 0, route, false, false, seq};
+  sh.packets[id] = Packet{.transfer = transfer_id, .bytes = bytes, .next = kNone, .hop = 0, .route = route, .seq = seq};
   ++sh.injected;
   if (seq < ts.high) ++sh.retransmitted;
   ts.high = std::max(ts.high, ts.cut);
@@ -418,7 +421,24 @@ uint32_t PacketNetworkModel::new_packet(Shard& sh, uint32_t transfer_id, uint32_
 
 uint32_t PacketNetworkModel::next_port(const Packet& p) {
   const auto& path = transfer(p.transfer).paths[p.route];
+  if (p.cnp) return p.hop > 0 ? path[p.hop - 1U] ^ 1 : kNone;
   return size_t{p.hop} + 1 < path.size() ? path[size_t{p.hop} + 1] : kNone;
+}
+
+uint32_t PacketNetworkModel::link_of(const Packet& p) {
+  const topology::LinkId l = transfer(p.transfer).paths[p.route][p.hop];
+  return p.cnp ? l ^ 1 : l;
+}
+
+uint32_t PacketNetworkModel::came_over(const Packet& p) {
+  const auto& path = transfer(p.transfer).paths[p.route];
+  if (p.cnp) return size_t{p.hop} + 1 < path.size() ? path[size_t{p.hop} + 1] ^ 1 : kNone;
+  return p.hop > 0 ? path[p.hop - 1U] : kNone;
+}
+
+void PacketNetworkModel::release(uint32_t id) {
+  ++transfer(id).generation;
+  shards_[id >> kSlotBits].transfers.give_back(id & kSlotMask);
 }
 
 void PacketNetworkModel::enqueue(Shard& sh, uint32_t port, uint32_t slot, uint32_t packet) {
@@ -594,13 +614,10 @@ void PacketNetworkModel::on_event(sim::Engine& engine, uint64_t payload) {
       if (ports_[id].wake_at == engine.now()) ports_[id].wake_at = Time::max();
       try_send(engine, id);
       return;
-    case kCnp: {
-      TransferState& ts = transfer(id);
-      // The transfer may have been acknowledged (and its slot reused) while the CNP travelled.
-      if ((ts.generation & kGenerationMask) == (fields >> 32)) {
-        take_cnp(engine.now(), ts.rp);
-        ++shard(engine).cnps;
-      }
+    case kCnpArrive: {
+      Packet cnp = decode(fields, engine.aux());
+      cnp.cnp = true;
+      arrive_cnp(engine, cnp);
       return;
     }
     case kAck: {
@@ -609,9 +626,10 @@ void PacketNetworkModel::on_event(sim::Engine& engine, uint64_t payload) {
         transfer(id).finished = true;
         return;
       }
-      // Every packet has arrived and nothing more comes back for it: the sender's slot is free.
-      ++transfer(id).generation;
-      shards_[id >> kSlotBits].transfers.give_back(id & kSlotMask);
+      // Every packet has arrived: the sender's slot is free once the CNPs sent for it are back too.
+      TransferState& ts = transfer(id);
+      ts.cnps_awaited = engine.aux();
+      if (ts.cnps_back == ts.cnps_awaited) release(id);
       return;
     }
     case kCredit:
@@ -668,17 +686,17 @@ void PacketNetworkModel::finish_transmit(sim::Engine& engine, uint32_t port) {
   // The packet has left the receive buffer of the link it came over (its last byte is out, as
   // store-and-forward frees it): the credits go back to that link's port, or with PFC the ingress
   // queue drains. An injected packet waited in host memory and took none.
-  const uint32_t came_over = pk.hop > 0 ? transfer(pk.transfer).paths[pk.route][pk.hop - 1U] : kNone;
+  const uint32_t over = came_over(pk);
   const int64_t bytes = pk.bytes;
   depart(engine, sh, port, packet);
   try_send(engine, port);
-  if (came_over == kNone) return;
+  if (over == kNone) return;
   if (options_.flow_control != FlowControl::credits) {
-    drain_ingress(engine, came_over, bytes);
-  } else if (!pool_of_.empty() && pool_of_[came_over] != kNone) {
-    release_shared(engine, came_over, bytes);
+    drain_ingress(engine, over, bytes);
+  } else if (!pool_of_.empty() && pool_of_[over] != kNone) {
+    release_shared(engine, over, bytes);
   } else {
-    return_credits(engine, came_over, bytes);
+    return_credits(engine, over, bytes);
   }
 }
 
@@ -727,6 +745,12 @@ void PacketNetworkModel::return_credits(sim::Engine& engine, uint32_t link, int6
 
 void PacketNetworkModel::depart(sim::Engine& engine, Shard& sh, uint32_t link, uint32_t packet) {
   Packet& pk = sh.packets[packet];
+  if (pk.cnp) {
+    engine.schedule_at_site(engine.now() + ports_[link].latency, cluster_.link(link).to, *this,
+                            event(kCnpArrive, encode(pk)), aux_of(pk));
+    sh.free_packets.push_back(packet);
+    return;
+  }
   TransferState& ts = transfer(pk.transfer);
   // On its last link, bound for a GPU that never backpressures, a packet's arrival matters only
   // if it sends a CNP or completes the transfer. When every route of the transfer ends on this
@@ -757,32 +781,19 @@ void PacketNetworkModel::arrive(sim::Engine& engine, const Packet& arrived) {
   const size_t hop = size_t{arrived.hop} + 1;
   if (hop < path.size()) {
     const uint32_t port = path[hop];
-    // Lossy: a packet that finds the buffer of the link it came over full is dropped; in a shared
-    // switch buffer, one that finds its queue at or above the threshold or the pool full.
-    if (options_.flow_control == FlowControl::lossy && !admits(over, arrived.bytes)) {
-      ++sh.drops;
-      ++ingress_[over].drops;
-      ++sh.landed;
-      return;
-    }
-    const uint32_t packet = take_free(sh.packets, sh.free_packets);
+    const uint32_t packet = take_in(engine, sh, arrived, over, port, static_cast<uint8_t>(hop));
+    if (packet == kNone) return;
     Packet& pk = sh.packets[packet];
-    pk = arrived;
-    pk.hop = static_cast<uint8_t>(hop);
-    change_queue(sh, port, engine.now(), pk.bytes);
-    if (options_.flow_control != FlowControl::credits) fill_ingress(engine, sh, over, pk.bytes);
     const bool dctcp_mark = options_.dctcp.enabled && ports_[port].queued > options_.dctcp.k.count();
     if (!pk.marked && marks_[port] && ((options_.dcqcn.enabled && mark(port)) || dctcp_mark)) {
       pk.marked = true;
       ++sh.ecn_marks;
       ++ports_[port].marked;
     }
-    ensure_inputs(port);
-    enqueue(sh, port, in_index_[over], packet);
-    try_send(engine, port);
+    forward(engine, sh, port, over, packet);
     return;
   }
-  if (arrived.marked && options_.dcqcn.enabled) notify(engine, arrived.transfer);
+  if (arrived.marked && options_.dcqcn.enabled) notify(engine, sh, arrived);
   if (ts.windowed) acknowledge(engine, arrived);
   if (options_.flow_control == FlowControl::lossy) {
     receive_in_order(engine, sh, arrived);
@@ -798,7 +809,49 @@ void PacketNetworkModel::arrive(sim::Engine& engine, const Packet& arrived) {
   engine.schedule_in(Time::zero(), *ts.done, ts.payload);
   // The acknowledgement frees the sender's slot, a reverse route's latency from now.
   engine.schedule_at_site(engine.now() + ts.back, ports_[path.front()].site, *this,
-                          event(kAck, arrived.transfer));
+                          event(kAck, arrived.transfer), ts.cnps_sent);
+}
+
+void PacketNetworkModel::arrive_cnp(sim::Engine& engine, const Packet& arrived) {
+  Shard& sh = shard(engine);
+  TransferState& ts = transfer(arrived.transfer);
+  if (arrived.hop == 0) {  // back at the sender
+    ++sh.landed;
+    ++sh.cnps;
+    // A CNP that comes back after the acknowledgement finds nothing left to slow down.
+    if (ts.cnps_awaited == UINT32_MAX) take_cnp(engine.now(), ts.rp);
+    if (++ts.cnps_back == ts.cnps_awaited) release(arrived.transfer);
+    return;
+  }
+  const uint32_t over = link_of(arrived);
+  const uint32_t port = transfer(arrived.transfer).paths[arrived.route][arrived.hop - 1U] ^ 1;
+  const uint32_t packet = take_in(engine, sh, arrived, over, port, static_cast<uint8_t>(arrived.hop - 1));
+  if (packet != kNone) forward(engine, sh, port, over, packet);
+}
+
+uint32_t PacketNetworkModel::take_in(sim::Engine& engine, Shard& sh, const Packet& arrived, uint32_t over,
+                                     uint32_t port, uint8_t hop) {
+  // Lossy: a packet that finds the buffer of the link it came over full is dropped; in a shared
+  // switch buffer, one that finds its queue at or above the threshold or the pool full.
+  if (options_.flow_control == FlowControl::lossy && !admits(over, arrived.bytes)) {
+    ++sh.drops;
+    ++ingress_[over].drops;
+    ++sh.landed;
+    return kNone;
+  }
+  const uint32_t packet = take_free(sh.packets, sh.free_packets);
+  Packet& pk = sh.packets[packet];
+  pk = arrived;
+  pk.hop = hop;
+  change_queue(sh, port, engine.now(), pk.bytes);
+  if (options_.flow_control != FlowControl::credits) fill_ingress(engine, sh, over, pk.bytes);
+  return packet;
+}
+
+void PacketNetworkModel::forward(sim::Engine& engine, Shard& sh, uint32_t port, uint32_t over, uint32_t packet) {
+  ensure_inputs(port);
+  enqueue(sh, port, in_index_[over], packet);
+  try_send(engine, port);
 }
 
 void PacketNetworkModel::receive_in_order(sim::Engine& engine, Shard& sh, const Packet& arrived) {
@@ -877,13 +930,26 @@ bool PacketNetworkModel::mark(uint32_t port) {
   return rngs_[port].uniform() < p;
 }
 
-void PacketNetworkModel::notify(sim::Engine& engine, uint32_t transfer_id) {
-  TransferState& ts = transfer(transfer_id);
+void PacketNetworkModel::notify(sim::Engine& engine, Shard& sh, const Packet& marked) {
+  TransferState& ts = transfer(marked.transfer);
   const Time now = engine.now();
   if (ts.last_cnp_sent != Time::max() && now - ts.last_cnp_sent < options_.dcqcn.cnp_interval) return;
   ts.last_cnp_sent = now;
-  engine.schedule_at_site(now + ts.back, ports_[ts.paths.front().front()].site, *this,
-                          event(kCnp, (uint64_t{ts.generation & kGenerationMask} << 32) | transfer_id));
+  ++ts.cnps_sent;
+  // The CNP leaves the receiver over the reverse of the link the marked packet came in on and
+  // takes its route back, queued behind whatever waits at each port.
+  const auto& path = ts.paths[marked.route];
+  const uint32_t packet = take_free(sh.packets, sh.free_packets);
+  sh.packets[packet] = Packet{.transfer = marked.transfer,
+                              .bytes = static_cast<uint32_t>(kCnpBytes.count()),
+                              .next = kNone,
+                              .hop = static_cast<uint8_t>(path.size() - 1),
+                              .route = marked.route,
+                              .cnp = true};
+  ++sh.injected;
+  const uint32_t port = path.back() ^ 1;
+  change_queue(sh, port, now, kCnpBytes.count());
+  forward(engine, sh, port, path.back(), packet);
 }
 
 void PacketNetworkModel::take_cnp(Time now, ReactionPoint& rp) {

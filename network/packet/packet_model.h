@@ -15,7 +15,7 @@
 // that finds that buffer full is dropped, and its transfer's sender goes back N on the
 // receiver's NAK or on its own retransmission timeout.
 // With DCQCN on (RoCE), switch egress ports mark packets ECN by their queue, the receiving NIC
-// returns congestion notifications, and each transfer's sender paces its packets at a rate that
+// returns congestion notifications (64-byte packets that cross the route back, kCnpBytes), and each transfer's sender paces its packets at a rate that
 // falls on a notification and recovers without one (DcqcnOptions).
 // With DCTCP on (TCP NICs), switch egress ports mark packets above a queue of k bytes, the
 // receiver acknowledges every packet echoing its mark, and each transfer that crosses the network
@@ -45,7 +45,10 @@
 //    receiver's order (received, last_seq, nak_pending) the destination's; NAKs travel the
 //    reverse route as events, as CNPs do.
 //  - A transfer's last link's port (from(last link)): left_last, the packets that left on it.
-//  - A transfer's receiver (the destination GPU): received, last_cnp_sent (the CNP rate limit).
+//  - A transfer's receiver (the destination GPU): received, last_cnp_sent (the CNP rate limit),
+//    cnps_sent (which its acknowledgement carries back). A CNP is a packet: it travels the route
+//    back as events, as data does; the sender counts the CNPs back (cnps_back) and frees its slot
+//    once the acknowledgement and every CNP are in.
 //  - Immutable from start to acknowledgement, read anywhere as a packet header would carry it:
 //    paths, one_last_link, packets (the count), cap, windowed, done and payload.
 //  - Counters and pools: one set per partition (Shard), added up when read.
@@ -152,7 +155,8 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
             .peak_ingress = peak_ingress_queue(), .drops = drops(), .retransmitted = retransmitted(),
             .ecn_marks = ecn_marks(), .window_cuts = window_cuts()};
   }
-  // DCQCN: packets marked ECN, and CNPs the senders took.
+  // DCQCN: packets marked ECN, and CNPs the senders took (each a kCnpBytes packet that crossed
+  // the route back).
   uint64_t ecn_marks() const { return sum([](const Shard& sh) { return sh.ecn_marks; }); }
   // Packets marked ECN at one switch egress port.
   uint64_t ecn_marks_at(topology::LinkId port) const { return ports_.at(port).marked; }
@@ -219,8 +223,11 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     uint32_t next = kNone;  // the next packet in the same input queue
     uint8_t hop = 0;        // index into its route of the link it is on or queued for
     uint8_t route = 0;      // which of the transfer's routes it takes
-    bool marked = false;    // ECN congestion experienced
-    bool completes = false; // the last of its transfer to leave on the transfer's one last link
+    bool marked : 1 = false;    // ECN congestion experienced
+    bool completes : 1 = false; // the last of its transfer to leave on the transfer's one last link
+    // DCQCN: a CNP going back to the transfer's sender; it travels the route in reverse, on
+    // hop h the reverse of the route's link h, from the last hop down to 0.
+    bool cnp : 1 = false;
     uint32_t seq = 0;       // lossy: its index in the transfer
   };
   // A DCQCN sender's state (DcqcnOptions); rates in bytes per second.
@@ -260,7 +267,11 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     double cap = 0;           // Transfer::max_rate: its packets leave at most this fast (0: any)
     Time back;                // the reverse route's latency: a CNP's or the acknowledgement's trip
     // The sender's.
-    uint32_t generation = 0;  // bumped at the acknowledgement, so a late CNP finds it gone
+    uint32_t generation = 0;  // bumped at the acknowledgement, so a late ACK finds it gone
+    // CNPs that have come back, and once the acknowledgement is in, how many it said were sent:
+    // a CNP packet reads the transfer's route, so the slot is freed only when the last is back.
+    uint32_t cnps_back = 0;
+    uint32_t cnps_awaited = UINT32_MAX;
     int64_t unsent = 0;       // bytes not yet cut into packets
     uint64_t cut = 0;         // packets cut so far: the next takes route cut mod paths
     ReactionPoint rp;
@@ -283,6 +294,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     // The receiver's.
     uint64_t received = 0;    // packets arrived (counted when the routes end on several links)
     Time last_cnp_sent = Time::max();  // when it last sent a CNP
+    uint32_t cnps_sent = 0;   // CNPs it sent: the acknowledgement carries the count
     // Lossy: received is the next packet it takes in order; the last arrival's index, and
     // whether a NAK is out for this round of the sender's.
     uint64_t last_seq = 0;
@@ -378,14 +390,15 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
 
   // Event kinds, in the payload's top bits: a port finishing a packet (the port), a packet
   // arriving over a link (its fields, below), a port's paced sender becoming ready (the port), a
-  // CNP or the acknowledgement reaching its sender (generation << 32 | transfer), credits reaching
+  // CNP packet arriving over a link (its fields), the acknowledgement reaching its sender (the
+  // transfer; the CNPs its receiver sent in aux), credits reaching
   // a link's port (the link; the bytes in aux), a PAUSE or RESUME reaching a link's port (the
   // link), a NAK reaching its sender (seq << 32 | transfer), a sender's retransmission timer (the
   // transfer), a DCTCP ACK reaching its sender (generation << 32 | transfer; the bytes in aux, the
   // echoed mark in its top bit).
   static constexpr int kKindShift = 60;
   enum Kind : uint64_t {
-    kFinish = 0, kArrive = 1, kWake = 2, kCnp = 3, kAck = 4, kCredit = 5, kPause = 6, kResume = 7,
+    kFinish = 0, kArrive = 1, kWake = 2, kCnpArrive = 3, kAck = 4, kCredit = 5, kPause = 6, kResume = 7,
     kNak = 8, kRto = 9, kWindowAck = 10
   };
   static constexpr uint32_t kEce = uint32_t{1} << 31;
@@ -410,6 +423,19 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // the link's far end, a latency later.
   void depart(sim::Engine& engine, Shard& sh, uint32_t link, uint32_t packet);
   void arrive(sim::Engine& engine, const Packet& arrived);
+  // A CNP packet arrives: at a switch it queues for the next link back, at the sender it is taken.
+  void arrive_cnp(sim::Engine& engine, const Packet& arrived);
+  // A packet that arrived over `over` joins this device as the packet at `hop`, queued for `port`
+  // (its bytes counted there and, PFC and lossy, in the ingress queue); kNone when lossy drops it.
+  // forward() puts it in port's FIFO for `over` and tries the port.
+  uint32_t take_in(sim::Engine& engine, Shard& sh, const Packet& arrived, uint32_t over, uint32_t port, uint8_t hop);
+  void forward(sim::Engine& engine, Shard& sh, uint32_t port, uint32_t over, uint32_t packet);
+  // The link a packet is on at its hop, and the link it came over to get there (kNone: it was
+  // cut here, a transfer's packet at its sender or a CNP at the receiver).
+  uint32_t link_of(const Packet& p);
+  uint32_t came_over(const Packet& p);
+  // The sender's slot is free: its acknowledgement and every CNP it was sent are in.
+  void release(uint32_t transfer);
   // Starts serializing the next packet on `port` if it is idle and some input's head packet has
   // the credits it needs; otherwise a credit's arrival (or a paced sender's wake-up) tries again.
   void try_send(sim::Engine& engine, uint32_t port);
@@ -445,11 +471,12 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   uint32_t injection_slot(const Port& p) const;
   void ensure_inputs(uint32_t port);
   uint32_t new_packet(Shard& sh, uint32_t transfer, uint32_t bytes);
-  // The port after hop `hop` of the packet's path, or kNone at the last hop.
+  // The port after hop `hop` of the packet's path (a CNP's: the one before, reversed), or kNone at
+  // the last hop.
   uint32_t next_port(const Packet& p);
   // DCQCN: the marking draw at a switch egress port, the receiver's CNP, the sender's reaction.
   bool mark(uint32_t port);
-  void notify(sim::Engine& engine, uint32_t transfer);
+  void notify(sim::Engine& engine, Shard& sh, const Packet& marked);
   void take_cnp(Time now, ReactionPoint& rp);
   void catch_up(Time now, ReactionPoint& rp) const;
   void increase(ReactionPoint& rp) const;

@@ -119,17 +119,21 @@ TEST(PartitionedPacketModel, RingAllReduceOnAThreeTierFatTreeIsTheSerialRun) {
   expect_every_cut_is_serial(*cluster, schedule, {});
 }
 
-// An all_to_all on RoCE with DCQCN and shallow buffers: marks, CNPs and paced senders, all of
-// which must come out the same however the cluster is cut.
+// An all_to_all on RoCE with DCQCN and shallow buffers: marks, CNPs (packets that cross the
+// partitions back along the routes) and paced senders, all of which must come out the same
+// however the cluster is cut; on credits, and lossy, where CNPs queue in the ingress buffers.
 TEST(PartitionedPacketModel, DcqcnAllToAllIsTheSerialRun) {
   const auto [cluster, schedule] = roce_all_to_all();
-  PacketModelOptions options;
-  options.buffer_per_port = Bytes::kib(64);
-  options.dcqcn.enabled = true;
-  const Outcome serial = run(*cluster, schedule, options, 0);
-  EXPECT_GT(serial.counted.ecn_marks, 0u);
-  EXPECT_GT(serial.cnps, 0u);
-  expect_every_cut_is_serial(*cluster, schedule, options);
+  for (FlowControl fc : {FlowControl::credits, FlowControl::lossy}) {
+    PacketModelOptions options;
+    options.flow_control = fc;
+    options.buffer_per_port = Bytes::kib(64);
+    options.dcqcn.enabled = true;
+    const Outcome serial = run(*cluster, schedule, options, 0);
+    EXPECT_GT(serial.counted.ecn_marks, 0u);
+    EXPECT_GT(serial.cnps, 0u);
+    expect_every_cut_is_serial(*cluster, schedule, options);
+  }
 }
 
 // PFC instead of credits, with buffers a little above the largest headroom (an NVLink's): pause
