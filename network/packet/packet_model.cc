@@ -91,7 +91,8 @@ PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketM
       if (cluster_.device(sw).kind != topology::DeviceKind::network_switch) continue;
       if (pool_of_device[sw] == kNone) {
         pool_of_device[sw] = static_cast<uint32_t>(pools_.size());
-        pools_.push_back({.capacity = options_.shared_buffer.count(), .size = options_.shared_buffer.count(), .used = 0, .peak = 0, .starved = {}});
+        const int64_t capacity = options_.shared_buffer.count();
+        pools_.push_back({.capacity = capacity, .size = capacity, .used = 0, .peak = 0, .starved = {}});
       }
       pool_of_[l] = pool_of_device[sw];
       SharedPool& pool = pools_[pool_of_[l]];
@@ -412,7 +413,8 @@ uint32_t PacketNetworkModel::new_packet(Shard& sh, uint32_t transfer_id, uint32_
   // Oblivious spraying: the transfer's packets take its routes in turn.
   const auto seq = static_cast<uint32_t>(ts.cut);
   const auto route = static_cast<uint8_t>(ts.cut++ % ts.paths.size());
-  sh.packets[id] = Packet{.transfer = transfer_id, .bytes = bytes, .next = kNone, .hop = 0, .route = route, .seq = seq};
+  sh.packets[id] =
+      Packet{.transfer = transfer_id, .bytes = bytes, .next = kNone, .hop = 0, .route = route, .seq = seq};
   ++sh.injected;
   if (seq < ts.high) ++sh.retransmitted;
   ts.high = std::max(ts.high, ts.cut);

@@ -15,8 +15,9 @@
 // that finds that buffer full is dropped, and its transfer's sender goes back N on the
 // receiver's NAK or on its own retransmission timeout.
 // With DCQCN on (RoCE), switch egress ports mark packets ECN by their queue, the receiving NIC
-// returns congestion notifications (64-byte packets that cross the route back, kCnpBytes), and each transfer's sender paces its packets at a rate that
-// falls on a notification and recovers without one (DcqcnOptions).
+// returns congestion notifications (64-byte packets that cross the route back, kCnpBytes), and
+// each transfer's sender paces its packets at a rate that falls on a notification and recovers
+// without one (DcqcnOptions).
 // With DCTCP on (TCP NICs), switch egress ports mark packets above a queue of k bytes, the
 // receiver acknowledges every packet echoing its mark, and each transfer that crosses the network
 // keeps at most a congestion window of bytes in flight, cut by the fraction of marks (DctcpOptions).
