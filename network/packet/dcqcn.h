@@ -23,8 +23,9 @@ namespace dtsim::network {
 //    (hyper_increase times i once both kinds are i past fast_recovery). Rates never exceed the
 //    sender's first link. A transfer starts at that line rate with alpha 1.
 // Timer-driven changes are applied when the sender next injects or takes a CNP, in time order.
-// A CNP's size as the model counts packets (payload bytes, no headers: the link efficiency stands
-// for framing): 64 bytes, the minimum Ethernet frame that RoCEv2 pads a CNP to, as PFC's frames.
+// A CNP's size as the model counts packets (no headers on any packet: the link efficiency stands
+// for framing): 64 bytes, a minimum Ethernet frame, as PFC's frames. A RoCEv2 CNP's frame is 78
+// bytes (a 32-byte UDP payload: BTH, 16 reserved bytes, ICRC; docs/packet-model.md, DCQCN).
 inline constexpr Bytes kCnpBytes{64};
 
 struct DcqcnOptions {
