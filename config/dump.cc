@@ -257,6 +257,12 @@ std::string dump_scenario(const Scenario& s) {
   w.key(2, "buffer_per_port", to_string(n.packet.buffer_per_port));
   w.key(2, "pfc", boolean(n.packet.pfc));
   w.key(2, "flow_control", std::string(enum_name(n.packet.flow_control, flow_control_names())));
+  // Only when shared, so that a dedicated run's resolved scenario reads as before these keys.
+  if (n.packet.switch_buffer == network::SwitchBuffer::shared) {
+    w.key(2, "switch_buffer", std::string(enum_name(n.packet.switch_buffer, switch_buffer_names())));
+    w.key(2, "shared_buffer", to_string(n.packet.shared_buffer));
+    w.key(2, "dt_alpha", fmt::format("{}", n.packet.dt_alpha));
+  }
   w.key(2, "retransmit_timeout", to_string(n.packet.retransmit_timeout));
   w.key(2, "sample_interval", to_string(n.packet.sample_interval));
   w.key(2, "ecn", boolean(n.packet.ecn));

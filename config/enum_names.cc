@@ -121,6 +121,10 @@ EnumNames<network::FlowControl> flow_control_names() {
           {"lossy", network::FlowControl::lossy}};
 }
 
+EnumNames<network::SwitchBuffer> switch_buffer_names() {
+  return {{"dedicated", network::SwitchBuffer::dedicated}, {"shared", network::SwitchBuffer::shared}};
+}
+
 EnumNames<Background> background_names() {
   return {{"none", Background::none}, {"replicas", Background::replicas}};
 }

@@ -34,6 +34,8 @@ EnumNames<Background> background_names();
 EnumNames<Execution> execution_names();
 // network.packet.flow_control: credits | pfc | lossy.
 EnumNames<network::FlowControl> flow_control_names();
+// network.packet.switch_buffer: dedicated | shared.
+EnumNames<network::SwitchBuffer> switch_buffer_names();
 // jobs[].placement (packed, spread) and jobs[].traffic.collective (the collectives every GPU of a
 // traffic job runs among them all).
 EnumNames<workloads::PlacementPolicy> placement_names();

@@ -398,6 +398,15 @@ NetworkSpec read_network(MapReader r) {
   }
   p.read("pfc", n.packet.pfc);
   p.read("flow_control", n.packet.flow_control, flow_control_names());
+  p.read("switch_buffer", n.packet.switch_buffer, switch_buffer_names());
+  p.read("shared_buffer", n.packet.shared_buffer, Bytes(1));
+  if (n.packet.shared_buffer < n.packet.mtu || n.packet.shared_buffer > Bytes::gib(2)) {
+    const YamlNode* b = p.node().find("shared_buffer");
+    fail(b ? *b : p.node(), p.key("shared_buffer"),
+         "expected between one MTU (" + dtsim::to_string(n.packet.mtu) + ") and 2GiB of buffer per switch, got " +
+             dtsim::to_string(n.packet.shared_buffer));
+  }
+  p.read("dt_alpha", n.packet.dt_alpha, 1e-6, 1e6);
   p.read("retransmit_timeout", n.packet.retransmit_timeout);
   if (n.packet.retransmit_timeout <= Time::zero()) {
     fail(*p.node().find("retransmit_timeout"), p.key("retransmit_timeout"),

@@ -32,6 +32,11 @@ struct PacketSpec {
   network::FlowControl flow_control = network::FlowControl::credits;
   // flow_control: lossy: how long a sender waits after its last packet before going back.
   Time retransmit_timeout = Time::us(100);
+  // Network switches' receive buffers: buffer_per_port per link, or one pool of shared_buffer
+  // bytes per switch under the dynamic threshold dt_alpha (network/packet/pfc.h, SwitchBuffer).
+  network::SwitchBuffer switch_buffer = network::SwitchBuffer::dedicated;
+  Bytes shared_buffer = Bytes::mib(32);
+  double dt_alpha = 1;
   // Every port's queue sampled at this interval into the trace (0: off), and its pauses kept.
   Time sample_interval = Time::zero();
   bool ecn = true;

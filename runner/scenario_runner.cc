@@ -611,9 +611,16 @@ network::PacketModelOptions packet_options(const config::Scenario& s, const coll
                                       .link_efficiency = collectives::link_efficiency(params, s.cluster.nic.kind),
                                       .flow_control = p.flow_control,
                                       .retransmit_timeout = p.retransmit_timeout,
-                                      .dctcp = window};
+                                      .dctcp = window,
+                                      .switch_buffer = p.switch_buffer,
+                                      .shared_buffer = p.shared_buffer,
+                                      .dt_alpha = p.dt_alpha};
   if (const std::string shortfall = network::PacketNetworkModel::pfc_shortfall(cluster, options); !shortfall.empty()) {
     throw InputError(where(s), "network.packet.buffer_per_port", shortfall);
+  }
+  if (const std::string shortfall = network::PacketNetworkModel::shared_shortfall(cluster, options);
+      !shortfall.empty()) {
+    throw InputError(where(s), "network.packet.shared_buffer", shortfall);
   }
   return options;
 }

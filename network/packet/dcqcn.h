@@ -13,8 +13,8 @@ namespace dtsim::network {
 //  - congestion point: a switch's egress port marks a packet joining its queue with probability 0
 //    up to kmin queued bytes, rising linearly to pmax at kmax, and 1 above kmax (RED/ECN);
 //  - notification point: the destination NIC answers a marked packet with a CNP to the sender, at
-//    most one per transfer per cnp_interval; a CNP takes the path's link latencies back and no
-//    bandwidth;
+//    most one per transfer per cnp_interval; a CNP is a packet of kCnpBytes that travels the
+//    marked packet's route in reverse, serialized and queued at every port like any packet;
 //  - reaction point: a CNP sets target = current rate, current *= (1 - alpha / 2) (never under
 //    min_rate), alpha = (1 - g) alpha + g; alpha decays by (1 - g) every alpha_period without a
 //    CNP. Rate increase events come every increase_period and every byte_counter bytes sent since
@@ -23,6 +23,11 @@ namespace dtsim::network {
 //    (hyper_increase times i once both kinds are i past fast_recovery). Rates never exceed the
 //    sender's first link. A transfer starts at that line rate with alpha 1.
 // Timer-driven changes are applied when the sender next injects or takes a CNP, in time order.
+// A CNP's size as the model counts packets (no headers on any packet: the link efficiency stands
+// for framing): 64 bytes, a minimum Ethernet frame, as PFC's frames. A RoCEv2 CNP's frame is 78
+// bytes (a 32-byte UDP payload: BTH, 16 reserved bytes, ICRC; docs/packet-model.md, DCQCN).
+inline constexpr Bytes kCnpBytes{64};
+
 struct DcqcnOptions {
   bool enabled = false;
   Bytes kmin = Bytes(5'000);

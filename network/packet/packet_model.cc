@@ -68,10 +68,44 @@ PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketM
     p.latency = links[l].latency;
     p.mtu_time = p.bandwidth.transfer_time(options_.mtu);
     p.site = links[l].from;
+    p.credit_limit = options_.buffer_per_port.count();
     in_index_[l] = in_degree_[links[l].to]++;
     marks_[l] = cluster_.device(links[l].from).kind == topology::DeviceKind::network_switch;
     // A stream per port, so that a port's marks depend on its own queue's history alone.
     rngs_.emplace_back(options_.dcqcn.seed, sim::stream_id("dcqcn-marking") + l);
+  }
+  if (options_.switch_buffer == SwitchBuffer::shared) {
+    if (!(options_.dt_alpha > 0 && std::isfinite(options_.dt_alpha)) || options_.shared_buffer.count() <= 0 ||
+        options_.shared_buffer.count() > (int64_t{1} << 31)) {
+      throw std::invalid_argument("packet model: a shared buffer needs dt_alpha > 0 and between 1 byte and 2 GiB");
+    }
+    if (const std::string shortfall = shared_shortfall(cluster_, options_); !shortfall.empty()) {
+      throw std::invalid_argument("packet model: " + shortfall);
+    }
+    std::vector<uint32_t> pool_of_device(cluster_.devices().size(), kNone);
+    pool_of_.assign(links.size(), kNone);
+    held_.assign(links.size(), 0);
+    starved_.assign(links.size(), 0);
+    for (size_t l = 0; l < links.size(); ++l) {
+      const topology::DeviceId sw = links[l].to;
+      if (cluster_.device(sw).kind != topology::DeviceKind::network_switch) continue;
+      if (pool_of_device[sw] == kNone) {
+        pool_of_device[sw] = static_cast<uint32_t>(pools_.size());
+        const int64_t capacity = options_.shared_buffer.count();
+        pools_.push_back({.capacity = capacity, .size = capacity, .used = 0, .peak = 0, .starved = {}});
+      }
+      pool_of_[l] = pool_of_device[sw];
+      SharedPool& pool = pools_[pool_of_[l]];
+      if (options_.flow_control == FlowControl::pfc) {
+        pool.size -= pfc_headroom(cluster_, static_cast<topology::LinkId>(l), options_).count();
+      } else if (options_.flow_control == FlowControl::credits) {
+        // The first grant: one mtu, so that the link's port can start; later grants come from
+        // the pool as its packets leave the switch.
+        ports_[l].credit_limit = options_.mtu.count();
+        held_[l] = options_.mtu.count();
+        fill_pool(pool, options_.mtu.count());
+      }
+    }
   }
   if (options_.flow_control == FlowControl::pfc) {
     if (const std::string shortfall = pfc_shortfall(cluster_, options_); !shortfall.empty()) {
@@ -112,6 +146,11 @@ std::string PacketNetworkModel::pfc_shortfall(const topology::Cluster& cluster, 
   const auto links = cluster.links();
   for (size_t l = 0; l < links.size(); ++l) {
     const topology::Link& link = links[l];
+    // A shared switch buffer sets its links' headroom aside from its pool (shared_shortfall).
+    if (options.switch_buffer == SwitchBuffer::shared &&
+        cluster.device(link.to).kind == topology::DeviceKind::network_switch) {
+      continue;
+    }
     const std::string name = "link " + std::to_string(l) + " (" + cluster.device(link.from).name + " -> " +
                              cluster.device(link.to).name + ", " + to_string(link.latency) + ", " +
                              to_string_bits(port_rate(link, options)) + ")";
@@ -126,6 +165,97 @@ std::string PacketNetworkModel::pfc_shortfall(const topology::Cluster& cluster, 
     }
   }
   return {};
+}
+
+std::string PacketNetworkModel::shared_shortfall(const topology::Cluster& cluster,
+                                                 const PacketModelOptions& options) {
+  if (options.switch_buffer != SwitchBuffer::shared) return {};
+  const auto links = cluster.links();
+  std::vector<int64_t> need(cluster.devices().size(), 0);
+  std::vector<int64_t> count(cluster.devices().size(), 0);
+  for (size_t l = 0; l < links.size(); ++l) {
+    const topology::DeviceId sw = links[l].to;
+    if (cluster.device(sw).kind != topology::DeviceKind::network_switch) continue;
+    ++count[sw];
+    need[sw] += options.flow_control == FlowControl::pfc
+                    ? pfc_headroom(cluster, static_cast<topology::LinkId>(l), options).count()
+                : options.flow_control == FlowControl::credits ? options.mtu.count()
+                                                               : 0;
+  }
+  for (size_t d = 0; d < need.size(); ++d) {
+    if (count[d] == 0) continue;
+    const int64_t least = need[d] + (options.flow_control == FlowControl::credits ? 0 : options.mtu.count());
+    if (options.shared_buffer.count() >= least) continue;
+    const char* what = options.flow_control == FlowControl::pfc
+                           ? " links into it need their PFC headroom and an mtu more: "
+                       : options.flow_control == FlowControl::credits ? " links into it need an mtu of credits each: "
+                                                                      : " links into it need an mtu: ";
+    return "shared buffer: switch " + cluster.device(static_cast<topology::DeviceId>(d)).name + "'s " +
+           std::to_string(count[d]) + what + std::to_string(least) + " bytes; shared_buffer is " +
+           std::to_string(options.shared_buffer.count()) + " bytes";
+  }
+  return {};
+}
+
+Bytes PacketNetworkModel::pool_held(topology::LinkId link) const {
+  if (pool_of_.empty() || pool_of_.at(link) == kNone) return Bytes(0);
+  return Bytes(options_.flow_control == FlowControl::credits ? held_[link] : ingress_[link].bytes);
+}
+
+Bytes PacketNetworkModel::peak_pool() const {
+  int64_t most = 0;
+  for (const SharedPool& pool : pools_) most = std::max(most, pool.peak);
+  return Bytes(most);
+}
+
+double PacketNetworkModel::threshold(const SharedPool& pool) const {
+  return options_.dt_alpha * static_cast<double>(pool.size - pool.used);
+}
+
+void PacketNetworkModel::fill_pool(SharedPool& pool, int64_t bytes) {
+  pool.used += bytes;
+  pool.peak = std::max(pool.peak, pool.used);
+}
+
+bool PacketNetworkModel::grant(sim::Engine& engine, uint32_t link) {
+  SharedPool& pool = pools_[pool_of_[link]];
+  const int64_t mtu = options_.mtu.count();
+  int64_t granted = 0;
+  // The threshold's rule, an mtu at a time: the link may take more while it holds less than the
+  // threshold and the pool has room.
+  while (static_cast<double>(held_[link]) < threshold(pool) && pool.used + mtu <= pool.size) {
+    held_[link] += mtu;
+    fill_pool(pool, mtu);
+    granted += mtu;
+  }
+  if (granted == 0) return false;
+  engine.schedule_at_site(engine.now() + ports_[link ^ 1].latency, ports_[link].site, *this,
+                          event(kCredit, link), static_cast<uint32_t>(granted));
+  return true;
+}
+
+void PacketNetworkModel::release_shared(sim::Engine& engine, uint32_t link, int64_t bytes) {
+  SharedPool& pool = pools_[pool_of_[link]];
+  held_[link] -= bytes;
+  pool.used -= bytes;
+  // The freed bytes raise the threshold: the link itself first, then those starved before, in the
+  // order they starved.
+  if (grant(engine, link)) {
+    starved_[link] = 0;  // leaves the list below
+  } else if (starved_[link] == 0) {
+    starved_[link] = 1;
+    pool.starved.push_back(link);
+  }
+  size_t kept = 0;
+  for (const uint32_t s : pool.starved) {
+    if (starved_[s] == 0) continue;
+    if (s != link && grant(engine, s)) {
+      starved_[s] = 0;
+      continue;
+    }
+    pool.starved[kept++] = s;
+  }
+  pool.starved.resize(kept);
 }
 
 void PacketNetworkModel::set_partitions(uint32_t partitions) {
@@ -237,6 +367,9 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   ts.left_last = 0;
   ts.received = 0;
   ts.last_cnp_sent = Time::max();
+  ts.cnps_sent = 0;
+  ts.cnps_back = 0;
+  ts.cnps_awaited = UINT32_MAX;
   const topology::LinkId last_link = ts.paths.front().back();
   ts.one_last_link = std::all_of(ts.paths.begin(), ts.paths.end(),
                                  [&](const auto& path) { return path.back() == last_link; });
@@ -288,15 +421,34 @@ uint32_t PacketNetworkModel::new_packet(Shard& sh, uint32_t transfer_id, uint32_
   // Oblivious spraying: the transfer's packets take its routes in turn.
   const auto seq = static_cast<uint32_t>(ts.cut);
   const auto route = static_cast<uint8_t>(ts.cut++ % ts.paths.size());
-  sh.packets[id] = Packet{.transfer = transfer_id,
-                          .bytes = bytes,
-                          .route = route,
-                          .seq = seq,
-                          .last_hop = links_of(ts, route).size() == 1};
+  sh.packets[id] =
+      Packet{.transfer = transfer_id, .bytes = bytes, .next = kNone, .hop = 0, .route = route, .seq = seq};
   ++sh.injected;
   if (seq < ts.high) ++sh.retransmitted;
   ts.high = std::max(ts.high, ts.cut);
   return id;
+}
+
+uint32_t PacketNetworkModel::next_port(const Packet& p) {
+  const std::span<const topology::LinkId> path = links_of(transfer(p.transfer), p.route);
+  if (p.cnp) return p.hop > 0 ? path[p.hop - 1U] ^ 1 : kNone;
+  return size_t{p.hop} + 1 < path.size() ? path[size_t{p.hop} + 1] : kNone;
+}
+
+uint32_t PacketNetworkModel::link_of(const Packet& p) {
+  const topology::LinkId l = links_of(transfer(p.transfer), p.route)[p.hop];
+  return p.cnp ? l ^ 1 : l;
+}
+
+uint32_t PacketNetworkModel::came_over(const Packet& p) {
+  const std::span<const topology::LinkId> path = links_of(transfer(p.transfer), p.route);
+  if (p.cnp) return size_t{p.hop} + 1 < path.size() ? path[size_t{p.hop} + 1] ^ 1 : kNone;
+  return p.hop > 0 ? path[p.hop - 1U] : kNone;
+}
+
+void PacketNetworkModel::release(uint32_t id) {
+  ++transfer(id).generation;
+  shards_[id >> kSlotBits].transfers.give_back(id & kSlotMask);
 }
 
 void PacketNetworkModel::enqueue(Shard& sh, uint32_t port, uint32_t slot, uint32_t packet) {
@@ -370,7 +522,6 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
   // A paused port finishes the packet on its serializer but starts no other.
   if (p.busy || p.paused || p.ready.empty()) return;
   Shard& sh = shard(engine);
-  const int64_t buffer = options_.buffer_per_port.count();
   const bool credits = options_.flow_control == FlowControl::credits;
   const uint32_t inject = injection_slot(p);
   Time ready_at = Time::max();  // the earliest a paced sender here may inject
@@ -395,9 +546,9 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
     } else {
       const Packet& head = sh.packets[p.inputs[slot].head];
       bytes = head.bytes;
-      credited = credits && !head.last_hop;
+      credited = credits && next_port(head) != kNone;
     }
-    if (credited && p.credits_used + bytes > buffer) continue;  // a credit's arrival retries
+    if (credited && p.credits_used + bytes > p.credit_limit) continue;  // a credit's arrival retries
 
     p.ready.erase(k);
     uint32_t packet;
@@ -473,13 +624,10 @@ void PacketNetworkModel::on_event(sim::Engine& engine, uint64_t payload) {
       if (ports_[id].wake_at == engine.now()) ports_[id].wake_at = Time::max();
       try_send(engine, id);
       return;
-    case kCnp: {
-      TransferState& ts = transfer(id);
-      // The transfer may have been acknowledged (and its slot reused) while the CNP travelled.
-      if ((ts.generation & kGenerationMask) == (fields >> 32)) {
-        take_cnp(engine.now(), ts.rp);
-        ++shard(engine).cnps;
-      }
+    case kCnpArrive: {
+      Packet cnp = decode(fields, engine.aux());
+      cnp.cnp = true;
+      arrive_cnp(engine, cnp);
       return;
     }
     case kAck: {
@@ -488,9 +636,10 @@ void PacketNetworkModel::on_event(sim::Engine& engine, uint64_t payload) {
         transfer(id).finished = true;
         return;
       }
-      // Every packet has arrived and nothing more comes back for it: the sender's slot is free.
-      ++transfer(id).generation;
-      shards_[id >> kSlotBits].transfers.give_back(id & kSlotMask);
+      // Every packet has arrived: the sender's slot is free once the CNPs sent for it are back too.
+      TransferState& ts = transfer(id);
+      ts.cnps_awaited = engine.aux();
+      if (ts.cnps_back == ts.cnps_awaited) release(id);
       return;
     }
     case kCredit:
@@ -547,15 +696,17 @@ void PacketNetworkModel::finish_transmit(sim::Engine& engine, uint32_t port) {
   // The packet has left the receive buffer of the link it came over (its last byte is out, as
   // store-and-forward frees it): the credits go back to that link's port, or with PFC the ingress
   // queue drains. An injected packet waited in host memory and took none.
-  const uint32_t came_over = pk.came_over;
+  const uint32_t over = came_over(pk);
   const int64_t bytes = pk.bytes;
   depart(engine, sh, port, packet);
   try_send(engine, port);
-  if (came_over == kNone) return;
+  if (over == kNone) return;
   if (options_.flow_control != FlowControl::credits) {
-    drain_ingress(engine, came_over, bytes);
+    drain_ingress(engine, over, bytes);
+  } else if (!pool_of_.empty() && pool_of_[over] != kNone) {
+    release_shared(engine, over, bytes);
   } else {
-    return_credits(engine, came_over, bytes);
+    return_credits(engine, over, bytes);
   }
 }
 
@@ -564,16 +715,34 @@ void PacketNetworkModel::fill_ingress(sim::Engine& engine, Shard& sh, uint32_t l
   q.bytes += bytes;
   sh.peak_ingress = std::max(sh.peak_ingress, q.bytes);
   q.peak = std::max(q.peak, q.bytes);
-  if (options_.flow_control != FlowControl::pfc || q.pausing || q.bytes <= q.xoff) return;
+  const bool pooled = !pool_of_.empty() && pool_of_[link] != kNone;
+  if (pooled) fill_pool(pools_[pool_of_[link]], bytes);
+  if (options_.flow_control != FlowControl::pfc || q.pausing) return;
+  // Shared: Xoff is the dynamic threshold, with what this packet took from the pool counted.
+  if (pooled ? static_cast<double>(q.bytes) <= threshold(pools_[pool_of_[link]]) : q.bytes <= q.xoff) return;
   q.pausing = true;
   ++sh.pause_frames;
   engine.schedule_at_site(engine.now() + q.back, ports_[link].site, *this, event(kPause, link));
 }
 
+bool PacketNetworkModel::admits(uint32_t link, int64_t bytes) const {
+  const IngressQueue& q = ingress_[link];
+  if (pool_of_.empty() || pool_of_[link] == kNone) return q.bytes + bytes <= options_.buffer_per_port.count();
+  const SharedPool& pool = pools_[pool_of_[link]];
+  return static_cast<double>(q.bytes) < threshold(pool) && pool.used + bytes <= pool.size;
+}
+
 void PacketNetworkModel::drain_ingress(sim::Engine& engine, uint32_t link, int64_t bytes) {
   IngressQueue& q = ingress_[link];
   q.bytes -= bytes;
-  if (!q.pausing || q.bytes > q.xon) return;
+  const bool pooled = !pool_of_.empty() && pool_of_[link] != kNone;
+  if (pooled) pools_[pool_of_[link]].used -= bytes;
+  // Shared: Xon is two packets below the threshold now (an empty queue always resumes).
+  const int64_t xon =
+      pooled ? std::max<int64_t>(0, static_cast<int64_t>(std::floor(threshold(pools_[pool_of_[link]]))) -
+                                        2 * options_.mtu.count())
+             : q.xon;
+  if (!q.pausing || q.bytes > xon) return;
   q.pausing = false;
   // The same trip as the PAUSE's, sent later by the same device: it arrives after it.
   engine.schedule_at_site(engine.now() + q.back, ports_[link].site, *this, event(kResume, link));
@@ -586,13 +755,20 @@ void PacketNetworkModel::return_credits(sim::Engine& engine, uint32_t link, int6
 
 void PacketNetworkModel::depart(sim::Engine& engine, Shard& sh, uint32_t link, uint32_t packet) {
   Packet& pk = sh.packets[packet];
+  if (pk.cnp) {
+    engine.schedule_at_site(engine.now() + ports_[link].latency, cluster_.link(link).to, *this,
+                            event(kCnpArrive, encode(pk)), aux_of(pk));
+    sh.free_packets.push_back(packet);
+    return;
+  }
+  TransferState& ts = transfer(pk.transfer);
   // On its last link, bound for a GPU that never backpressures, a packet's arrival matters only
   // if it sends a CNP or completes the transfer. When every route of the transfer ends on this
   // link, its packets arrive in the order they leave on it, so the last to leave completes the
   // transfer: any other that sends no CNP is counted delivered now, with no event.
+  const bool last_link = size_t{pk.hop} + 1 == ts.paths[pk.route].size();
   // A DCTCP receiver acknowledges every packet: each arrives as an event.
-  if (TransferState& ts = transfer(pk.transfer);
-      pk.last_hop && ts.one_last_link && options_.flow_control != FlowControl::lossy) {
+  if (ts.one_last_link && last_link && options_.flow_control != FlowControl::lossy) {
     pk.completes = ++ts.left_last == ts.packets;
     if (!pk.completes && !pk.marked && !ts.windowed) {
       sh.delivered += pk.bytes;
@@ -615,34 +791,19 @@ void PacketNetworkModel::arrive(sim::Engine& engine, const Packet& arrived) {
   const size_t hop = size_t{arrived.hop} + 1;
   if (hop < path.size()) {
     const uint32_t port = path[hop];
-    // Lossy: a packet that finds the buffer of the link it came over full is dropped.
-    if (options_.flow_control == FlowControl::lossy &&
-        ingress_[over].bytes + arrived.bytes > options_.buffer_per_port.count()) {
-      ++sh.drops;
-      ++ingress_[over].drops;
-      ++sh.landed;
-      return;
-    }
-    const uint32_t packet = take_free(sh.packets, sh.free_packets);
+    const uint32_t packet = take_in(engine, sh, arrived, over, port, static_cast<uint8_t>(hop));
+    if (packet == kNone) return;
     Packet& pk = sh.packets[packet];
-    pk = arrived;
-    pk.hop = static_cast<uint8_t>(hop);
-    pk.last_hop = hop + 1 == path.size();
-    pk.came_over = over;
-    change_queue(sh, port, engine.now(), pk.bytes);
-    if (options_.flow_control != FlowControl::credits) fill_ingress(engine, sh, over, pk.bytes);
     const bool dctcp_mark = options_.dctcp.enabled && ports_[port].queued > options_.dctcp.k.count();
     if (!pk.marked && marks_[port] && ((options_.dcqcn.enabled && mark(port)) || dctcp_mark)) {
       pk.marked = true;
       ++sh.ecn_marks;
       ++ports_[port].marked;
     }
-    ensure_inputs(port);
-    enqueue(sh, port, in_index_[over], packet);
-    try_send(engine, port);
+    forward(engine, sh, port, over, packet);
     return;
   }
-  if (arrived.marked && options_.dcqcn.enabled) notify(engine, arrived.transfer);
+  if (arrived.marked && options_.dcqcn.enabled) notify(engine, sh, arrived);
   if (ts.windowed) acknowledge(engine, arrived);
   if (options_.flow_control == FlowControl::lossy) {
     receive_in_order(engine, sh, arrived);
@@ -658,7 +819,49 @@ void PacketNetworkModel::arrive(sim::Engine& engine, const Packet& arrived) {
   engine.schedule_in(Time::zero(), *ts.done, ts.payload);
   // The acknowledgement frees the sender's slot, a reverse route's latency from now.
   engine.schedule_at_site(engine.now() + ts.back, ports_[path.front()].site, *this,
-                          event(kAck, arrived.transfer));
+                          event(kAck, arrived.transfer), ts.cnps_sent);
+}
+
+void PacketNetworkModel::arrive_cnp(sim::Engine& engine, const Packet& arrived) {
+  Shard& sh = shard(engine);
+  TransferState& ts = transfer(arrived.transfer);
+  if (arrived.hop == 0) {  // back at the sender
+    ++sh.landed;
+    ++sh.cnps;
+    // A CNP that comes back after the acknowledgement finds nothing left to slow down.
+    if (ts.cnps_awaited == UINT32_MAX) take_cnp(engine.now(), ts.rp);
+    if (++ts.cnps_back == ts.cnps_awaited) release(arrived.transfer);
+    return;
+  }
+  const uint32_t over = link_of(arrived);
+  const uint32_t port = transfer(arrived.transfer).paths[arrived.route][arrived.hop - 1U] ^ 1;
+  const uint32_t packet = take_in(engine, sh, arrived, over, port, static_cast<uint8_t>(arrived.hop - 1));
+  if (packet != kNone) forward(engine, sh, port, over, packet);
+}
+
+uint32_t PacketNetworkModel::take_in(sim::Engine& engine, Shard& sh, const Packet& arrived, uint32_t over,
+                                     uint32_t port, uint8_t hop) {
+  // Lossy: a packet that finds the buffer of the link it came over full is dropped; in a shared
+  // switch buffer, one that finds its queue at or above the threshold or the pool full.
+  if (options_.flow_control == FlowControl::lossy && !admits(over, arrived.bytes)) {
+    ++sh.drops;
+    ++ingress_[over].drops;
+    ++sh.landed;
+    return kNone;
+  }
+  const uint32_t packet = take_free(sh.packets, sh.free_packets);
+  Packet& pk = sh.packets[packet];
+  pk = arrived;
+  pk.hop = hop;
+  change_queue(sh, port, engine.now(), pk.bytes);
+  if (options_.flow_control != FlowControl::credits) fill_ingress(engine, sh, over, pk.bytes);
+  return packet;
+}
+
+void PacketNetworkModel::forward(sim::Engine& engine, Shard& sh, uint32_t port, uint32_t over, uint32_t packet) {
+  ensure_inputs(port);
+  enqueue(sh, port, in_index_[over], packet);
+  try_send(engine, port);
 }
 
 void PacketNetworkModel::receive_in_order(sim::Engine& engine, Shard& sh, const Packet& arrived) {
@@ -737,13 +940,26 @@ bool PacketNetworkModel::mark(uint32_t port) {
   return rngs_[port].uniform() < p;
 }
 
-void PacketNetworkModel::notify(sim::Engine& engine, uint32_t transfer_id) {
-  TransferState& ts = transfer(transfer_id);
+void PacketNetworkModel::notify(sim::Engine& engine, Shard& sh, const Packet& marked) {
+  TransferState& ts = transfer(marked.transfer);
   const Time now = engine.now();
   if (ts.last_cnp_sent != Time::max() && now - ts.last_cnp_sent < options_.dcqcn.cnp_interval) return;
   ts.last_cnp_sent = now;
-  engine.schedule_at_site(now + ts.back, ports_[ts.paths.front().front()].site, *this,
-                          event(kCnp, (uint64_t{ts.generation & kGenerationMask} << 32) | transfer_id));
+  ++ts.cnps_sent;
+  // The CNP leaves the receiver over the reverse of the link the marked packet came in on and
+  // takes its route back, queued behind whatever waits at each port.
+  const auto& path = ts.paths[marked.route];
+  const uint32_t packet = take_free(sh.packets, sh.free_packets);
+  sh.packets[packet] = Packet{.transfer = marked.transfer,
+                              .bytes = static_cast<uint32_t>(kCnpBytes.count()),
+                              .next = kNone,
+                              .hop = static_cast<uint8_t>(path.size() - 1),
+                              .route = marked.route,
+                              .cnp = true};
+  ++sh.injected;
+  const uint32_t port = path.back() ^ 1;
+  change_queue(sh, port, now, kCnpBytes.count());
+  forward(engine, sh, port, path.back(), packet);
 }
 
 void PacketNetworkModel::take_cnp(Time now, ReactionPoint& rp) {

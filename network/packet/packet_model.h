@@ -15,8 +15,9 @@
 // that finds that buffer full is dropped, and its transfer's sender goes back N on the
 // receiver's NAK or on its own retransmission timeout.
 // With DCQCN on (RoCE), switch egress ports mark packets ECN by their queue, the receiving NIC
-// returns congestion notifications, and each transfer's sender paces its packets at a rate that
-// falls on a notification and recovers without one (DcqcnOptions).
+// returns congestion notifications (64-byte packets that cross the route back, kCnpBytes), and
+// each transfer's sender paces its packets at a rate that falls on a notification and recovers
+// without one (DcqcnOptions).
 // With DCTCP on (TCP NICs), switch egress ports mark packets above a queue of k bytes, the
 // receiver acknowledges every packet echoing its mark, and each transfer that crosses the network
 // keeps at most a congestion window of bytes in flight, cut by the fraction of marks (DctcpOptions).
@@ -45,7 +46,10 @@
 //    receiver's order (received, last_seq, nak_pending) the destination's; NAKs travel the
 //    reverse route as events, as CNPs do.
 //  - A transfer's last link's port (from(last link)): left_last, the packets that left on it.
-//  - A transfer's receiver (the destination GPU): received, last_cnp_sent (the CNP rate limit).
+//  - A transfer's receiver (the destination GPU): received, last_cnp_sent (the CNP rate limit),
+//    cnps_sent (which its acknowledgement carries back). A CNP is a packet: it travels the route
+//    back as events, as data does; the sender counts the CNPs back (cnps_back) and frees its slot
+//    once the acknowledgement and every CNP are in.
 //  - Immutable from start to acknowledgement, read anywhere as a packet header would carry it:
 //    paths, one_last_link, packets (the count), cap, windowed, done and payload.
 //  - Counters and pools: one set per partition (Shard), added up when read.
@@ -91,6 +95,14 @@ struct PacketModelOptions {
   // (port_timelines) and its pauses are kept, from the ports' own state as it changes: sampling
   // schedules no event, so the run, its counters and its fingerprint are the same without it.
   Time sample_interval = Time::zero();
+  // Dedicated buffers (buffer_per_port per link) or, at network switches, one pool per switch of
+  // shared_buffer bytes under the dynamic threshold dt_alpha (SwitchBuffer): with credits a link
+  // is granted room only while what it holds (granted, not yet freed) is below the threshold;
+  // with PFC a link pauses above it, each link's headroom set aside from the pool; lossy drops a
+  // packet that finds its queue at or above it, or the pool full.
+  SwitchBuffer switch_buffer = SwitchBuffer::dedicated;
+  Bytes shared_buffer = Bytes::mib(32);
+  double dt_alpha = 1;
 };
 
 class PacketNetworkModel final : public NetworkModel, private sim::EventHandler {
@@ -144,7 +156,8 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
             .peak_ingress = peak_ingress_queue(), .drops = drops(), .retransmitted = retransmitted(),
             .ecn_marks = ecn_marks(), .window_cuts = window_cuts()};
   }
-  // DCQCN: packets marked ECN, and CNPs the senders took.
+  // DCQCN: packets marked ECN, and CNPs the senders took (each a kCnpBytes packet that crossed
+  // the route back).
   uint64_t ecn_marks() const { return sum([](const Shard& sh) { return sh.ecn_marks; }); }
   // Packets marked ECN at one switch egress port.
   uint64_t ecn_marks_at(topology::LinkId port) const { return ports_.at(port).marked; }
@@ -169,6 +182,15 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     return Time::ps(static_cast<int64_t>(sum([](const Shard& sh) { return sh.paused_ps; })));
   }
   Bytes peak_ingress_queue() const { return Bytes(peak([](const Shard& sh) { return sh.peak_ingress; })); }
+  // Shared switch buffers: one line naming the first switch whose pool cannot hold what it must
+  // set aside (an mtu of credits per link into it; with PFC, every such link's headroom and an mtu
+  // more); empty when every pool can, or with dedicated buffers.
+  static std::string shared_shortfall(const topology::Cluster& cluster, const PacketModelOptions& options);
+  // Shared switch buffers: the bytes `link` holds in its far switch's pool now (credits: granted
+  // and not yet freed; PFC and lossy: in its ingress queue), 0 for a link with a dedicated buffer;
+  // and the most bytes any switch's pool has held.
+  Bytes pool_held(topology::LinkId link) const;
+  Bytes peak_pool() const;
   // Whether `port` is paused now (a PAUSE has reached it and its RESUME has not).
   bool is_paused(topology::LinkId port) const { return ports_.at(port).paused; }
   // Lossy: packets dropped at a full ingress buffer, NAKs the receivers sent, retransmission
@@ -202,14 +224,12 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     uint32_t next = kNone;  // the next packet in the same input queue
     uint8_t hop = 0;        // index into its route of the link it is on or queued for
     uint8_t route = 0;      // which of the transfer's routes it takes
-    bool marked = false;    // ECN congestion experienced
-    bool completes = false; // the last of its transfer to leave on the transfer's one last link
+    bool marked : 1 = false;    // ECN congestion experienced
+    bool completes : 1 = false; // the last of its transfer to leave on the transfer's one last link
+    // DCQCN: a CNP going back to the transfer's sender; it travels the route in reverse, on
+    // hop h the reverse of the route's link h, from the last hop down to 0.
+    bool cnp : 1 = false;
     uint32_t seq = 0;       // lossy: its index in the transfer
-    // Where it is held, read from its route when it is cut or arrives, so that the ports that
-    // queue, send and free it need not reach its transfer's routes: whether the link it is on or
-    // queued for is its route's last, and the link it came over (kNone: injected here).
-    bool last_hop = false;
-    uint32_t came_over = kNone;
   };
   // A DCQCN sender's state (DcqcnOptions); rates in bytes per second.
   struct ReactionPoint {
@@ -252,7 +272,11 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     double cap = 0;           // Transfer::max_rate: its packets leave at most this fast (0: any)
     Time back;                // the reverse route's latency: a CNP's or the acknowledgement's trip
     // The sender's.
-    uint32_t generation = 0;  // bumped at the acknowledgement, so a late CNP finds it gone
+    uint32_t generation = 0;  // bumped at the acknowledgement, so a late ACK finds it gone
+    // CNPs that have come back, and once the acknowledgement is in, how many it said were sent:
+    // a CNP packet reads the transfer's route, so the slot is freed only when the last is back.
+    uint32_t cnps_back = 0;
+    uint32_t cnps_awaited = UINT32_MAX;
     int64_t unsent = 0;       // bytes not yet cut into packets
     uint64_t cut = 0;         // packets cut so far: the next takes route cut mod paths
     ReactionPoint rp;
@@ -275,6 +299,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     // The receiver's.
     uint64_t received = 0;    // packets arrived (counted when the routes end on several links)
     Time last_cnp_sent = Time::max();  // when it last sent a CNP
+    uint32_t cnps_sent = 0;   // CNPs it sent: the acknowledgement carries the count
     // Lossy: received is the next packet it takes in order; the last arrival's index, and
     // whether a NAK is out for this round of the sender's.
     uint64_t last_seq = 0;
@@ -315,6 +340,9 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     Bandwidth bandwidth;
     Time latency;
     Time mtu_time;       // serialization time of a full packet
+    // The credits this port's link may have in use: buffer_per_port, or into a shared switch
+    // buffer the first grant (an mtu), which grants from that switch's pool raise.
+    int64_t credit_limit = 0;
     sim::Site site = 0;  // its device, from(l)
     // Credits in use on this port's link: bytes sent towards the receive buffer at its far end
     // and not yet returned. At most buffer_per_port.
@@ -354,6 +382,15 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     int64_t peak = 0;      // the most bytes it held
     uint64_t drops = 0;    // lossy: packets that found it full
   };
+  // A network switch's shared buffer, kept by the switch (to(l) of every link l into it).
+  struct SharedPool {
+    int64_t capacity = 0;  // shared_buffer
+    int64_t size = 0;      // what the threshold divides: the capacity less PFC's headroom
+    int64_t used = 0;      // what its links hold together
+    int64_t peak = 0;
+    // Credits: links whose last grant found no room, tried again whenever the pool frees bytes.
+    std::vector<uint32_t> starved;
+  };
   // What one partition's events write besides its devices' ports: its packets and the slots of
   // the transfers its GPUs send, and its share of the counters. Transfers and packets are counted
   // where they start and where they end, so the differences hold only summed over shards.
@@ -383,14 +420,15 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
 
   // Event kinds, in the payload's top bits: a port finishing a packet (the port), a packet
   // arriving over a link (its fields, below), a port's paced sender becoming ready (the port), a
-  // CNP or the acknowledgement reaching its sender (generation << 32 | transfer), credits reaching
+  // CNP packet arriving over a link (its fields), the acknowledgement reaching its sender (the
+  // transfer; the CNPs its receiver sent in aux), credits reaching
   // a link's port (the link; the bytes in aux), a PAUSE or RESUME reaching a link's port (the
   // link), a NAK reaching its sender (seq << 32 | transfer), a sender's retransmission timer (the
   // transfer), a DCTCP ACK reaching its sender (generation << 32 | transfer; the bytes in aux, the
   // echoed mark in its top bit).
   static constexpr int kKindShift = 60;
   enum Kind : uint64_t {
-    kFinish = 0, kArrive = 1, kWake = 2, kCnp = 3, kAck = 4, kCredit = 5, kPause = 6, kResume = 7,
+    kFinish = 0, kArrive = 1, kWake = 2, kCnpArrive = 3, kAck = 4, kCredit = 5, kPause = 6, kResume = 7,
     kNak = 8, kRto = 9, kWindowAck = 10
   };
   static constexpr uint32_t kEce = uint32_t{1} << 31;
@@ -420,6 +458,19 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // the link's far end, a latency later.
   void depart(sim::Engine& engine, Shard& sh, uint32_t link, uint32_t packet);
   void arrive(sim::Engine& engine, const Packet& arrived);
+  // A CNP packet arrives: at a switch it queues for the next link back, at the sender it is taken.
+  void arrive_cnp(sim::Engine& engine, const Packet& arrived);
+  // A packet that arrived over `over` joins this device as the packet at `hop`, queued for `port`
+  // (its bytes counted there and, PFC and lossy, in the ingress queue); kNone when lossy drops it.
+  // forward() puts it in port's FIFO for `over` and tries the port.
+  uint32_t take_in(sim::Engine& engine, Shard& sh, const Packet& arrived, uint32_t over, uint32_t port, uint8_t hop);
+  void forward(sim::Engine& engine, Shard& sh, uint32_t port, uint32_t over, uint32_t packet);
+  // The link a packet is on at its hop, and the link it came over to get there (kNone: it was
+  // cut here, a transfer's packet at its sender or a CNP at the receiver).
+  uint32_t link_of(const Packet& p);
+  uint32_t came_over(const Packet& p);
+  // The sender's slot is free: its acknowledgement and every CNP it was sent are in.
+  void release(uint32_t transfer);
   // Starts serializing the next packet on `port` if it is idle and some input's head packet has
   // the credits it needs; otherwise a credit's arrival (or a paced sender's wake-up) tries again.
   void try_send(sim::Engine& engine, uint32_t port);
@@ -430,6 +481,15 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // falling to Xon after one a RESUME, each an event at the link's port a frame's trip later.
   void fill_ingress(sim::Engine& engine, Shard& sh, uint32_t link, int64_t bytes);
   void drain_ingress(sim::Engine& engine, uint32_t link, int64_t bytes);
+  // Shared switch buffers: the dynamic threshold of `pool` now; credits: `link` frees `bytes` of
+  // its switch's pool, which grants it (and links starved before) what the threshold allows, each
+  // grant a credit update to the link's port; grant() is one link's, returning whether it got any.
+  double threshold(const SharedPool& pool) const;
+  void release_shared(sim::Engine& engine, uint32_t link, int64_t bytes);
+  bool grant(sim::Engine& engine, uint32_t link);
+  void fill_pool(SharedPool& pool, int64_t bytes);
+  // Lossy: whether link's ingress buffer takes a packet of `bytes`.
+  bool admits(uint32_t link, int64_t bytes) const;
   // Lossy: the receiver takes a packet in order or discards it, NAKing a gap once per round.
   void receive_in_order(sim::Engine& engine, Shard& sh, const Packet& arrived);
   // Lossy: the sender cuts its packets from `seq` on (a NAK's: back to a lost one, or past those
@@ -446,9 +506,12 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   uint32_t injection_slot(const Port& p) const;
   void ensure_inputs(uint32_t port);
   uint32_t new_packet(Shard& sh, uint32_t transfer, uint32_t bytes);
+  // The port after hop `hop` of the packet's path (a CNP's: the one before, reversed), or kNone at
+  // the last hop.
+  uint32_t next_port(const Packet& p);
   // DCQCN: the marking draw at a switch egress port, the receiver's CNP, the sender's reaction.
   bool mark(uint32_t port);
-  void notify(sim::Engine& engine, uint32_t transfer);
+  void notify(sim::Engine& engine, Shard& sh, const Packet& marked);
   void take_cnp(Time now, ReactionPoint& rp);
   void catch_up(Time now, ReactionPoint& rp) const;
   void increase(ReactionPoint& rp) const;
@@ -481,6 +544,12 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   std::vector<uint32_t> in_index_;      // link -> its index among the links into its `to` device
   std::vector<uint32_t> in_degree_;     // device -> links into it
   std::vector<Shard> shards_;           // one per partition
+  // Shared switch buffers: per link, its far switch's pool (kNone: a dedicated buffer); the
+  // pools; credits: per link, the bytes granted and not yet freed, and whether it is starved.
+  std::vector<uint32_t> pool_of_;
+  std::vector<SharedPool> pools_;
+  std::vector<int64_t> held_;
+  std::vector<uint8_t> starved_;
   std::vector<uint8_t> marks_;  // per port: a network switch's egress, where DCQCN marks
   std::vector<sim::Rng> rngs_;  // per port: its marking draws, a stream of (seed, port)
 };

@@ -18,6 +18,14 @@ namespace dtsim::network {
 
 enum class FlowControl { credits, pfc, lossy };
 
+// Where a network switch's receive buffers come from: each link into it has its own
+// buffer_per_port (dedicated), or the switch's links draw from one pool of shared_buffer bytes
+// under Choudhury and Hahne's dynamic threshold ("Dynamic queue length thresholds for
+// shared-memory packet switches"): a link's queue may grow only while it holds less than
+// alpha x (the pool - what the switch's queues hold together). N queues congested together then
+// hold alpha B / (1 + N alpha) each. Other devices keep dedicated buffers.
+enum class SwitchBuffer { dedicated, shared };
+
 // A PAUSE (or RESUME) frame: a minimum Ethernet frame.
 inline constexpr Bytes kPauseFrame{64};
 

@@ -91,6 +91,17 @@ TEST(Dump, BackgroundReplicasRoundTrip) {
   EXPECT_EQ(again.network.execution, Execution::per_collective);
 }
 
+TEST(Dump, SharedSwitchBufferRoundTripsAndDedicatedIsNotWritten) {
+  EXPECT_EQ(dump_scenario(load_scenario_text("network: {model: packet}\n", "d.yaml")).find("switch_buffer"),
+            std::string::npos);
+  const Scenario s = load_scenario_text(
+      "network: {model: packet, packet: {switch_buffer: shared, shared_buffer: 8MiB, dt_alpha: 2}}\n", "s.yaml");
+  const Scenario again = load_scenario_text(dump_scenario(s), "s.yaml");
+  EXPECT_EQ(again.network.packet.switch_buffer, network::SwitchBuffer::shared);
+  EXPECT_EQ(again.network.packet.shared_buffer, Bytes::mib(8));
+  EXPECT_EQ(again.network.packet.dt_alpha, 2.0);
+}
+
 TEST(Dump, PfcFlowControlRoundTrips) {
   const Scenario s = load_scenario_text("network: {model: packet, packet: {flow_control: pfc}}\n", "pfc.yaml");
   const std::string dumped = dump_scenario(s);

@@ -246,6 +246,22 @@ TEST(Loader, PacketFlowControlIsCreditsUnlessPfcIsAsked) {
             std::string::npos);
 }
 
+TEST(Loader, SwitchBuffersAreDedicatedUnlessSharedIsAsked) {
+  const Scenario plain = load("network: {model: packet}\n");
+  EXPECT_EQ(plain.network.packet.switch_buffer, network::SwitchBuffer::dedicated);
+  const Scenario shared =
+      load("network: {packet: {switch_buffer: shared, shared_buffer: 16MiB, dt_alpha: 0.5}}\n");
+  EXPECT_EQ(shared.network.packet.switch_buffer, network::SwitchBuffer::shared);
+  EXPECT_EQ(shared.network.packet.shared_buffer, Bytes::mib(16));
+  EXPECT_EQ(shared.network.packet.dt_alpha, 0.5);
+  for (const char* wrong : {"network: {packet: {switch_buffer: pooled}}\n", "network: {packet: {dt_alpha: 0}}\n",
+                            "network: {packet: {shared_buffer: 1KiB}}\n", "network: {packet: {shared_buffer: 4GiB}}\n"}) {
+    const std::string line = error_of(wrong);
+    EXPECT_NE(line.find("network.packet."), std::string::npos) << wrong << line;
+    EXPECT_EQ(line.find('\n'), std::string::npos) << line;
+  }
+}
+
 TEST(Loader, PortSamplingIsOffUnlessGivenAnInterval) {
   EXPECT_EQ(load("network: {model: packet}\n").network.packet.sample_interval, Time::zero());
   EXPECT_EQ(load("network: {packet: {sample_interval: 1us}}\n").network.packet.sample_interval, Time::us(1));

@@ -35,6 +35,7 @@ struct Outcome {
   std::vector<PortStats> ports;           // by link
   std::vector<PortTimeline> timelines;    // with sampling
   std::vector<LinkLoad> links;            // the per-link table: bytes, busy time, port counters
+  Bytes pool_peak;                        // shared switch buffers
   bool operator==(const Outcome&) const = default;
 };
 
@@ -46,7 +47,7 @@ std::ostream& operator<<(std::ostream& os, const Outcome& o) {
             << o.counted.peak_ingress.count() << ", " << o.counted.drops << " drops, " << o.naks << " NAKs, "
             << o.timeouts << " timeouts, " << o.counted.retransmitted << " sent again, " << o.counted.window_cuts
             << " window cuts, " << o.ports.size() << " ports, " << o.timelines.size() << " sampled, "
-            << o.links.size() << " links carried bytes";
+            << o.links.size() << " links carried bytes, pool peak " << o.pool_peak.count();
 }
 
 collectives::Schedule schedule_for(const topology::Cluster& cluster, collectives::Algorithm algorithm,
@@ -93,6 +94,7 @@ Outcome run(const topology::Cluster& cluster, const collectives::Schedule& sched
   for (size_t l = 0; l < cluster.links().size(); ++l) o.ports.push_back(*net.port_stats(static_cast<topology::LinkId>(l)));
   o.timelines = net.port_timelines(o.finish);
   o.links = ledger.loads(o.finish);
+  o.pool_peak = net.peak_pool();
   return o;
 }
 
@@ -127,17 +129,21 @@ TEST(PartitionedPacketModel, RingAllReduceOnAThreeTierFatTreeIsTheSerialRun) {
   expect_every_cut_is_serial(*cluster, schedule, {});
 }
 
-// An all_to_all on RoCE with DCQCN and shallow buffers: marks, CNPs and paced senders, all of
-// which must come out the same however the cluster is cut.
+// An all_to_all on RoCE with DCQCN and shallow buffers: marks, CNPs (packets that cross the
+// partitions back along the routes) and paced senders, all of which must come out the same
+// however the cluster is cut; on credits, and lossy, where CNPs queue in the ingress buffers.
 TEST(PartitionedPacketModel, DcqcnAllToAllIsTheSerialRun) {
   const auto [cluster, schedule] = roce_all_to_all();
-  PacketModelOptions options;
-  options.buffer_per_port = Bytes::kib(64);
-  options.dcqcn.enabled = true;
-  const Outcome serial = run(*cluster, schedule, options, 0);
-  EXPECT_GT(serial.counted.ecn_marks, 0u);
-  EXPECT_GT(serial.cnps, 0u);
-  expect_every_cut_is_serial(*cluster, schedule, options);
+  for (FlowControl fc : {FlowControl::credits, FlowControl::lossy}) {
+    PacketModelOptions options;
+    options.flow_control = fc;
+    options.buffer_per_port = Bytes::kib(64);
+    options.dcqcn.enabled = true;
+    const Outcome serial = run(*cluster, schedule, options, 0);
+    EXPECT_GT(serial.counted.ecn_marks, 0u);
+    EXPECT_GT(serial.cnps, 0u);
+    expect_every_cut_is_serial(*cluster, schedule, options);
+  }
 }
 
 // PFC instead of credits, with buffers a little above the largest headroom (an NVLink's): pause
@@ -175,6 +181,44 @@ TEST(PartitionedPacketModel, LossyAllToAllIsTheSerialRun) {
   EXPECT_GT(serial.counted.retransmitted, 0u);
   EXPECT_EQ(serial.delivered, Bytes::mib(8) * (cluster->gpu_count() - 1));
   expect_every_cut_is_serial(*cluster, schedule, options);
+}
+
+// Shared switch buffers under each flow control: a switch's pool and its links' grants, queues
+// and thresholds are the switch's own state, so the runs must come out the same however the
+// cluster is cut. Pools small enough that the thresholds bind: credits are granted an mtu at a
+// time, PFC pauses (its pool each switch's headroom and 64 KiB), lossy drops.
+TEST(PartitionedPacketModel, SharedSwitchBuffersAreTheSerialRun) {
+  const auto [cluster, schedule] = roce_all_to_all();
+  for (FlowControl fc : {FlowControl::credits, FlowControl::pfc, FlowControl::lossy}) {
+    PacketModelOptions options;
+    options.flow_control = fc;
+    options.switch_buffer = SwitchBuffer::shared;
+    options.shared_buffer = Bytes::kib(256);
+    options.retransmit_timeout = Time::us(20);
+    if (fc == FlowControl::pfc) {
+      std::vector<Bytes> need(cluster->devices().size());
+      Bytes most;
+      for (size_t l = 0; l < cluster->links().size(); ++l) {
+        const auto link = static_cast<topology::LinkId>(l);
+        const Bytes headroom = PacketNetworkModel::pfc_headroom(*cluster, link, options);
+        need[cluster->link(link).to] += headroom;
+        most = std::max(most, headroom);
+      }
+      options.buffer_per_port = most;  // the links into GPUs and NICs keep dedicated buffers
+      options.shared_buffer = *std::max_element(need.begin(), need.end()) + Bytes::kib(64);
+    }
+    const Outcome serial = run(*cluster, schedule, options, 0);
+    EXPECT_EQ(serial.delivered, Bytes::mib(8) * (cluster->gpu_count() - 1));
+    EXPECT_GT(serial.pool_peak, Bytes(0));
+    EXPECT_LE(serial.pool_peak, options.shared_buffer);
+    // Credits: the pool binds, so the all_to_all is slower than with 32 MiB per link.
+    if (fc == FlowControl::credits) {
+      EXPECT_GT(serial.finish, run(*cluster, schedule, {}, 0).finish);
+    }
+    EXPECT_EQ(serial.counted.pause_frames > 0, fc == FlowControl::pfc);
+    EXPECT_EQ(serial.counted.drops > 0, fc == FlowControl::lossy);
+    expect_every_cut_is_serial(*cluster, schedule, options);
+  }
 }
 
 // DCTCP on TCP NICs with a low K: marks at switch egress, per-packet ACKs back over the reverse

@@ -187,6 +187,22 @@ TEST(PacketRunner, PfcRunsAndABufferBelowItsHeadroomIsRefused) {
   refusal(config::load_scenario(kScenarios + "default.yaml", off), "network.packet.flow_control");
 }
 
+// A shared switch buffer runs where the pool covers what it sets aside, and one that cannot hold
+// its links' PFC headroom is refused in one line naming the switch and network.packet.shared_buffer.
+TEST(PacketRunner, SharedSwitchBufferRunsAndAPoolBelowItsHeadroomIsRefused) {
+  const std::vector<config::Override> shared = {{"network.model", "packet"},
+                                                {"workload.max_bytes", "64KiB"},
+                                                {"network.packet.flow_control", "pfc"},
+                                                {"network.packet.switch_buffer", "shared"}};
+  EXPECT_FALSE(run_csv(config::load_scenario(kScenarios + "a100-2node-roce.yaml", shared)).empty());
+  auto small = shared;
+  small.push_back({"network.packet.shared_buffer", "64KiB"});
+  const std::string message =
+      refusal(config::load_scenario(kScenarios + "a100-2node-roce.yaml", small), "network.packet.shared_buffer");
+  EXPECT_NE(message.find("links into it need their PFC headroom"), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
+
 TEST(PacketRunner, SweepTooLargeForPacketsIsRefusedBeforeItRuns) {
   // Rings to 8 GiB: every byte crosses NVLink and the network 2(n-1)/n times.
   auto s = config::load_scenario(kScenarios + "default.yaml",

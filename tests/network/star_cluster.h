@@ -17,7 +17,8 @@ namespace dtsim::testing_support {
 // (switch -> gpu), so any two transfers into the same GPU share its down link, as in an incast.
 class StarCluster : public topology::Cluster {
  public:
-  StarCluster(int gpus, Bandwidth bw, Time latency) {
+  // `sink` is the last GPU's down link's bandwidth (default: bw), a bottleneck for an incast into it.
+  StarCluster(int gpus, Bandwidth bw, Time latency, Bandwidth sink = Bandwidth{}) {
     spec_.nodes = gpus;
     spec_.gpus_per_node = 1;
     for (int i = 0; i < gpus; ++i)
@@ -27,7 +28,8 @@ class StarCluster : public topology::Cluster {
     for (int i = 0; i < gpus; ++i) {
       const auto g = static_cast<topology::DeviceId>(i);
       links_.push_back({g, sw, topology::LinkKind::network, bw, latency});
-      links_.push_back({sw, g, topology::LinkKind::network, bw, latency});
+      const bool slow = i + 1 == gpus && !sink.is_zero();
+      links_.push_back({sw, g, topology::LinkKind::network, slow ? sink : bw, latency});
     }
   }
   const topology::ClusterSpec& spec() const override { return spec_; }
