@@ -52,8 +52,10 @@ double net_messages(Protocol p, int steps, double chunk_bytes);
 // The rate `channels` channels of protocol p reach over links of bandwidth `bw`; `network`: the
 // channels' path crosses the network (LL then moves at its network rate).
 double channel_capped(const HardwareView& hw, Protocol p, int channels, double bw, bool network);
-// The rate one channel of protocol p moves (GB/s of payload).
-double channel_rate(const ModelParameters& params, Protocol p, bool network);
+// The rate one channel of protocol p moves (GB/s of payload); LL's inside a node follows the
+// GPUs' generation (compute_capability).
+double channel_rate(const ModelParameters& params, Protocol p, bool network,
+                    int compute_capability);
 // Latency of one step over the scale-up fabric, and of one inter-node step, for protocol p.
 double intra_step_us(const HardwareView& hw, Protocol p);
 double inter_step_us(const HardwareView& hw, Protocol p);

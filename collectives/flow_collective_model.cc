@@ -17,9 +17,9 @@
 
 namespace dtsim::collectives {
 double flow_channel_cap(const ModelParameters& p, Algorithm algo, Protocol protocol,
-                        bool spans_nodes, double cap_scale) {
+                        bool spans_nodes, int compute_capability, double cap_scale) {
   if (algo == Algorithm::nvls_tree) return std::numeric_limits<double>::infinity();
-  const double payload = channel_rate(p, protocol, spans_nodes);
+  const double payload = channel_rate(p, protocol, spans_nodes, compute_capability);
   return payload * 1e9 * cap_scale / p.bandwidth_fraction(protocol);
 }
 

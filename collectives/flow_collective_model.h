@@ -65,7 +65,7 @@ network::FlowModelOptions flow_model_options(const AnalyticalCollectiveModel& mo
 // or the network's, nvls_tree_cost). Trees take the ring's figure, not the closed form's
 // tree_channel_bandwidth: in a sweep their store-and-forward slices would pay it on every hop.
 double flow_channel_cap(const ModelParameters& p, Algorithm algo, Protocol protocol,
-                        bool spans_nodes, double cap_scale);
+                        bool spans_nodes, int compute_capability, double cap_scale);
 
 // Whether `kind` run with `algo` copies pair by pair at the send/recv rate (send_recv, and each
 // round of hypercube): flow_p2p_cap then caps its transfers.

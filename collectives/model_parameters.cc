@@ -54,7 +54,9 @@ constexpr P::Descriptor kDescriptors[] = {
     {"ll128_bandwidth_fraction", U::fraction, &P::ll128_bandwidth_fraction, 0.5, 0.9375,
      "LL128 payload fraction (120 of 128 bytes)"},
     {"ll_channel_bandwidth", U::gbytes_per_s, &P::ll_channel_bandwidth, 1, 40,
-     "rate of one LL channel"},
+     "rate of one LL channel inside a node, before Hopper"},
+    {"ll_channel_bandwidth_sm90", U::gbytes_per_s, &P::ll_channel_bandwidth_sm90, 1, 40,
+     "rate of one LL channel inside a node, Hopper and newer"},
     {"ll_net_channel_bandwidth", U::gbytes_per_s, &P::ll_net_channel_bandwidth, 1, 40,
      "rate of one LL channel whose path crosses the network"},
     {"base_latency_ll", U::microseconds, &P::base_latency_ll, 0.5, 50, "launch and setup, LL"},
@@ -119,6 +121,8 @@ constexpr P::Descriptor kDescriptors[] = {
      "rate one channel can move"},
     {"tree_channel_bandwidth", U::gbytes_per_s, &P::tree_channel_bandwidth, 2, 100,
      "algbw one tree channel reaches"},
+    {"tree_net_channel_bandwidth", U::gbytes_per_s, &P::tree_net_channel_bandwidth, 2, 100,
+     "algbw one tree channel reaches when the tree spans nodes"},
 };
 
 const P::Descriptor* find(std::string_view name) {

@@ -55,7 +55,14 @@ struct ModelParameters {
   // --- Protocols: LL carries 8 data bytes per 16, LL128 120 per 128; both also lose to flags.
   double ll_bandwidth_fraction = 0.5;
   double ll128_bandwidth_fraction = 0.92;
-  double ll_channel_bandwidth = 10.9;  // GB/s one LL channel moves (flag polling bound)
+  // GB/s one LL channel moves inside a node (flag polling bound), before Hopper and from Hopper
+  // on. The bound is the SM's and its NVLink generation's, and NCCL's own model carries its LL
+  // cap inside one node per compute capability (llMaxBws: 39, 87.7 and 141 GB/s of busbw for
+  // Volta, Ampere and Hopper), so a rate the Volta and Ampere sets fit says nothing of Hopper's.
+  // (Ampere apart from Volta was tried: the Ampere sets then pull their rate below Volta's, to
+  // 2.2 GB/s, against NCCL's order, and the leave-one-out mean is worse.)
+  double ll_channel_bandwidth = 10.9;
+  double ll_channel_bandwidth_sm90 = 10.9;
   // ... on a path that crosses the network: its lines then go through the NIC proxy's buffers,
   // and NCCL's own model caps LL across nodes far lower than inside one (llMaxBws: 39 GB/s of
   // busbw on 2 x86 nodes, 20.4 on more, against 141 in one Hopper node). Fitted on the 47
@@ -123,6 +130,11 @@ struct ModelParameters {
   double pipeline_max_hops = 16;
   double channel_bandwidth = 24.0;       // GB/s one channel (one thread block) can move
   double tree_channel_bandwidth = 12.0;  // GB/s algbw one tree channel reaches (reduce + forward)
+  // ... on a tree that spans nodes, whose channels also carry the hops between nodes: NCCL's
+  // own model carries its per-channel tree rate per node count (perChMaxTreeBws, one node
+  // against two and four: 24.0, 23.6 and 17.8 GB/s on Ampere, 26.5, 18.5 and 10.0 on Volta), so
+  // the chain inside one node is a rate of its own.
+  double tree_net_channel_bandwidth = 12.0;
 
   struct Descriptor {
     std::string_view name;

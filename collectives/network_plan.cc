@@ -83,6 +83,7 @@ NetworkPlan plan_on_network(const AnalyticalCollectiveModel& model, const topolo
   if (run.algorithm == Algorithm::ring) {
     plan.channel_rate =
         flow_channel_cap(model.parameters(), run.algorithm, run.protocol, q.shape.nodes > 1,
+                         model.hardware().compute_capability,
                          static_cast<double>(tuned.channels) / std::max(1, plan.schedule.channels()));
   }
   // A send/recv pair, or a hypercube round's, copies at the closed form's send/recv rate.

@@ -52,14 +52,16 @@ double net_window_us(const HardwareView& hw, double messages) {
   return messages / kNcclSteps * hw.send_completion_us;
 }
 
-double channel_rate(const ModelParameters& params, Protocol p, bool network) {
+double channel_rate(const ModelParameters& params, Protocol p, bool network,
+                    int compute_capability) {
   if (p != Protocol::ll) return params.channel_bandwidth;
-  return network ? params.ll_net_channel_bandwidth : params.ll_channel_bandwidth;
+  if (network) return params.ll_net_channel_bandwidth;
+  return compute_capability >= 90 ? params.ll_channel_bandwidth_sm90 : params.ll_channel_bandwidth;
 }
 
 double channel_capped(const HardwareView& hw, Protocol p, int channels, double bw, bool network) {
   return std::min(bw * hw.params.bandwidth_fraction(p),
-                  channel_rate(hw.params, p, network) * channels);
+                  channel_rate(hw.params, p, network, hw.compute_capability) * channels);
 }
 
 double pipeline_fill_us(const HardwareView& hw, Protocol p, int hops, double bytes_per_hop,

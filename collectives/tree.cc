@@ -33,8 +33,9 @@ AlgoCost tree_cost(const HardwareView& hw, const CostQuery& q) {
   const double net =
       nodes > 1 ? hw.net_bw(q.shape, HardwareView::Pattern::tree) / (nodes == 2 ? 1.0 : 2.0) : inf;
   const double per_channel =
-      (q.protocol == Protocol::ll ? channel_rate(hw.params, Protocol::ll, nodes > 1) / 2.0
-                                  : hw.params.tree_channel_bandwidth);
+      q.protocol == Protocol::ll
+          ? channel_rate(hw.params, Protocol::ll, nodes > 1, hw.compute_capability) / 2.0
+          : (nodes > 1 ? hw.params.tree_net_channel_bandwidth : hw.params.tree_channel_bandwidth);
   const double algbw = std::min(std::min(chain, net) * hw.params.bandwidth_fraction(q.protocol),
                                 per_channel * q.channels);
   c.algbw_gbytes = algbw;

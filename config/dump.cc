@@ -158,6 +158,7 @@ void write_workload(Writer& w, int d, const workloads::WorkloadSpec& wl) {
   w.key(d, "fused_cross_entropy", boolean(wl.training.fused_cross_entropy));
   w.key(d, "fused_elementwise", boolean(wl.training.fused_elementwise));
   w.key(d, "fp8_tp_all_gather", boolean(wl.training.fp8_tp_all_gather));
+  w.key(d, "cp_torch_ring", boolean(wl.training.cp_torch_ring));
   w.key(d, "bf16_layers_at_start", std::to_string(wl.training.bf16_layers_at_start));
   w.key(d, "bf16_layers_at_end", std::to_string(wl.training.bf16_layers_at_end));
   w.key(d, "cpu_offload_layers", std::to_string(wl.training.cpu_offload_layers));

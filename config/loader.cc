@@ -675,6 +675,7 @@ workloads::WorkloadSpec read_workload(MapReader r, const ClusterSpec& cluster) {
   r.read("fused_cross_entropy", t.fused_cross_entropy);
   r.read("fused_elementwise", t.fused_elementwise);
   r.read("fp8_tp_all_gather", t.fp8_tp_all_gather);
+  r.read("cp_torch_ring", t.cp_torch_ring);
   r.read("bf16_layers_at_start", t.bf16_layers_at_start, Range{0, kMaxCount});
   r.read("bf16_layers_at_end", t.bf16_layers_at_end, Range{0, kMaxCount});
   r.read("cpu_offload_layers", t.cpu_offload_layers, Range{0, kMaxCount});

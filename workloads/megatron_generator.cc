@@ -234,6 +234,12 @@ class StageBuilder {
     if (comm < 0) return prev;
     return chain(Op::collective_on(st, kind, comm, act_dtype_, Bytes(bytes)), prev, label, rep);
   }
+  // Width of the K and V a token carries through the CP exchange: the KV heads, or with PyTorch's
+  // ring attention under torchtitan (cp_torch_ring) K and V repeated to every query head, as its
+  // SDPA takes them.
+  int64_t cp_kv_width() const {
+    return t_.cp_torch_ring && !z_.mla() ? z_.a * (z_.dqk + z_.dv) : z_.kd + z_.vd;
+  }
   uint32_t attention(bool fwd, uint32_t prev, int rep) {
     const int64_t heads = z_.a / tp_;
     const int64_t sq = z_.s / cp_;
@@ -333,7 +339,7 @@ class StageBuilder {
     x = qkv(true, x, rep);
     x = eager_attention_prep(true, x, rep);
     x = coll(L("attn.cp_kv.fwd"), x, rep, Stream::cp, CollectiveKind::all_gather, cp_comm_,
-             T_ * cp_ * (z_.kd + z_.vd) / tp_ * B_);
+             T_ * cp_ * cp_kv_width() / tp_ * B_);
     x = attention(true, x, rep);
     x = gemm(L("attn.proj.fwd"), x, rep, T_, z_.h, z_.a * z_.dv / tp_);
     x = tp_exit(L("attn.rs.fwd"), x, rep);
@@ -393,7 +399,8 @@ class StageBuilder {
     x = attention(false, x, rep);
     x = eager_attention_prep(false, x, rep);
     x = coll("attn.cp_kv.bwd", x, rep, Stream::cp, CollectiveKind::reduce_scatter, cp_comm_,
-             T_ * cp_ * (z_.kd + z_.vd) / tp_ * B_);
+             T_ * cp_ * cp_kv_width() / tp_ *
+                 (t_.cp_torch_ring ? bytes_per_element(topology::Dtype::fp32) : B_));
     x = qkv(false, x, rep);
     x = tp_exit("attn.rs.bwd", x, rep);
     return elem("ln1.bwd", x, rep, Tsp_ * z_.h * norm_bytes(false));

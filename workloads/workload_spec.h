@@ -140,6 +140,12 @@ struct TrainingSpec {
   // inputs, a byte an element (torchtitan's Float8ColwiseParallel under tensorwise scaling); the
   // reduce-scatters and every backward collective stay BF16.
   bool fp8_tp_all_gather = false;
+  // Context parallelism as PyTorch's ring attention runs it under torchtitan's Llama
+  // (torch.distributed.tensor.experimental.context_parallel): the model repeats K and V to every
+  // query head before SDPA, so the ring moves the repeated heads, and the backward accumulates and
+  // passes dK and dV in FP32 (its convert_to_f32). False: K and V at their own heads and their
+  // gradients at the training precision (Megatron-Core's and Transformer Engine's attention).
+  bool cp_torch_ring = false;
   // FP8/FP4 only: the first and last decoder layers whose GEMMs stay in BF16 (Megatron's
   // --first-last-layers-bf16 with --num-layers-at-start/end-in-bf16; Megatron-Bridge's NVFP4
   // recipe for Nemotron 3 Super keeps its last 14 so). Their saved GEMM inputs stay BF16 too.

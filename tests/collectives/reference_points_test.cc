@@ -22,6 +22,12 @@ double busbw(const AnalyticalCollectiveModel& m, CollectiveKind k, Bytes b) {
   return b.as_double() / e.time.seconds() * 1e-9 * busbw_factor(k, w.size());
 }
 
+CollectiveOptions forced(Algorithm algorithm, Protocol protocol, int channels) {
+  CollectiveOptions o;
+  o.algorithm = algorithm, o.protocol = protocol, o.channels = channels;
+  return o;
+}
+
 // Bus bandwidth of `k` at `b` on one node of `preset` and across two, with options `o`.
 std::pair<double, double> inside_and_across(std::string_view preset, const CollectiveOptions& o,
                                             CollectiveKind k, Bytes b) {
@@ -78,7 +84,7 @@ TEST(ReferencePoints, H100AllToAllInsideANodeReachesAbout336GBpsBusBandwidth) {
 // NCCL's own model caps LL's bus bandwidth across two x86 nodes at 39 GB/s and inside one Hopper
 // node at 141 (llMaxBws, docs/nccl-tuning-model.md): an LL channel whose ring crosses
 // the network moves far less than one on NVLink. The closed form's LL cap is channels x
-// ll_net_channel_bandwidth across nodes, channels x ll_channel_bandwidth inside one.
+// ll_net_channel_bandwidth across nodes, channels x ll_channel_bandwidth_sm90 inside one (Hopper).
 TEST(ReferencePoints, LlAcrossNodesIsCappedNearNcclsOwnLlLimit) {
   CollectiveOptions o;
   o.algorithm = Algorithm::ring;
@@ -89,8 +95,38 @@ TEST(ReferencePoints, LlAcrossNodesIsCappedNearNcclsOwnLlLimit) {
       inside_and_across("hgx-h100", o, CollectiveKind::all_gather, Bytes::gib(1));
   EXPECT_NEAR(across, 16 * p.ll_net_channel_bandwidth, 0.05 * 16 * p.ll_net_channel_bandwidth);
   EXPECT_NEAR(across, 39, 39 * 0.2);
-  EXPECT_NEAR(inside, 16 * p.ll_channel_bandwidth, 0.05 * 16 * p.ll_channel_bandwidth);
+  EXPECT_NEAR(inside, 16 * p.ll_channel_bandwidth_sm90, 0.05 * 16 * p.ll_channel_bandwidth_sm90);
   EXPECT_GT(inside, 4 * across);
+}
+
+// NCCL's own model caps LL inside one node per GPU generation (llMaxBws: 87.7 GB/s of busbw on
+// Ampere, 141 on Hopper): an LL channel inside an A100 node moves ll_channel_bandwidth, one inside
+// an H100 node ll_channel_bandwidth_sm90, each whatever the other is.
+TEST(ReferencePoints, LlInsideANodeMovesAtItsGenerationsChannelRate) {
+  ModelParameters p;
+  p.ll_channel_bandwidth = 4;
+  p.ll_channel_bandwidth_sm90 = 9;
+  const CollectiveOptions ll = forced(Algorithm::ring, Protocol::ll, 16);
+  const AnalyticalCollectiveModel a100(node("hgx-a100", 1), ll, p);
+  EXPECT_NEAR(busbw(a100, CollectiveKind::all_gather, Bytes::gib(1)), 16 * 4.0, 0.05 * 16 * 4.0);
+  const AnalyticalCollectiveModel h100(node("hgx-h100", 1), ll, p);
+  EXPECT_NEAR(busbw(h100, CollectiveKind::all_gather, Bytes::gib(1)), 16 * 9.0, 0.05 * 16 * 9.0);
+}
+
+// NCCL's own model rates a Simple tree channel per node count (perChMaxTreeBws): the chain
+// inside one node moves tree_channel_bandwidth a channel, a tree across nodes
+// tree_net_channel_bandwidth, each whatever the other is.
+TEST(ReferencePoints, TreeChannelRateInsideANodeIsApartFromAcrossNodes) {
+  ModelParameters p;
+  p.tree_channel_bandwidth = 5;
+  p.tree_net_channel_bandwidth = 3;
+  const Bytes size = Bytes::gib(4);
+  const auto algbw = [&](int nodes) {
+    const AnalyticalCollectiveModel m(node("hgx-h100", nodes), forced(Algorithm::tree, Protocol::simple, 8), p);
+    return size.as_double() / m.estimate(CollectiveKind::all_reduce, size, m.world()).time.seconds() * 1e-9;
+  };
+  EXPECT_NEAR(algbw(1), 8 * 5.0, 0.05 * 8 * 5.0);
+  EXPECT_NEAR(algbw(2), 8 * 3.0, 0.05 * 8 * 3.0);
 }
 
 // nccl-tests#309 (validation/extra/h100_2node_ndr_ring_allreduce.txt): a ring all_reduce forced

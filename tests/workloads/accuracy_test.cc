@@ -145,10 +145,11 @@ TEST(PublishedRuns, RunsOutsideTheDevSetPredictedWithinFifteenPercent) {
   check_runs(std::string(DTSIM_SOURCE_DIR) + "/tests/workloads/data/training_runs_extra.csv", known_extra_miss);
 }
 
-// torchtitan rows more than 20% off (docs/training.md, "FSDP stacks"): ring attention over 4-8 CP
-// ranks at 128K-256K tokens, -26% to -30%.
+// torchtitan rows more than 20% off (docs/training.md, "FSDP stacks"): Llama 3.1 8B with ring
+// attention over 4 and 8 CP ranks at 128K and 256K tokens, -25% and -28%.
 bool known_torchtitan_miss(const std::string& id) {
-  return id.find("_cp4_") != std::string::npos || id.find("_cp8_") != std::string::npos;
+  return id.find("_8b_") != std::string::npos &&
+         (id.find("_cp4_") != std::string::npos || id.find("_cp8_") != std::string::npos);
 }
 
 // The "FSDP stacks" class of issue 30: every row of torchtitan's December 2024 Llama 3.1 page
@@ -156,12 +157,13 @@ bool known_torchtitan_miss(const std::string& id) {
 // H100s of 96 GB HBM2e at 500 W). Each row within 20%, a named miss within 35%, the mean |error|
 // of time and of peak memory held to their bounds. The rows take torchtitan's own stack: per-op
 // checkpointing, unfused Float8 casts and loss, eager elementwise work without torch.compile, FSDP
-// kept unsharded across microbatches under PP (docs/training.md, "FSDP stacks").
-TEST(PublishedRuns, TorchtitanFsdpStacksWithinTwentyPercentAndTenOnAverage) {
+// kept unsharded across microbatches under PP, context parallelism as PyTorch's ring attention
+// (docs/training.md, "FSDP stacks").
+TEST(PublishedRuns, TorchtitanFsdpStacksWithinTwentyPercentAndUnderEightOnAverage) {
   double memory_error = 1;
   const double mean = check_runs(std::string(DTSIM_SOURCE_DIR) + "/tests/workloads/data/training_runs_torchtitan.csv",
                                  known_torchtitan_miss, false, 0.20, 0.35, nullptr, &memory_error);
-  EXPECT_LE(mean, 0.095);
+  EXPECT_LE(mean, 0.075);
   EXPECT_LE(memory_error, 0.17);
 }
 

@@ -49,6 +49,12 @@ int count_label(const RankGraph& r, std::string_view label) {
   return n;
 }
 
+int64_t label_bytes(const RankGraph& r, std::string_view label) {
+  int64_t b = 0;
+  for (const Op& op : r.ops) b += r.labels[op.label] == label ? op.bytes.count() : 0;
+  return b;
+}
+
 // CPU offload: each offloaded layer's activations go out after its forward and come back before
 // its backward, once per microbatch, on the host stream at the host link's rate.
 TEST(MegatronGenerator, CpuOffloadCopiesEachOffloadedLayerOutAndBack) {
@@ -232,6 +238,21 @@ TEST(MegatronGenerator, Fp8TensorParallelAllGathersMoveOneByteAnElementForward) 
   t.precision = topology::Dtype::bf16;
   const RankGraph b = generate_megatron(t, cluster(1)).ranks[0];
   EXPECT_EQ(bytes(b, "attn.ag.fwd"), bytes(b, "attn.ag.bwd"));
+}
+
+// PyTorch's ring attention under torchtitan's Llama: the ring moves K and V repeated to every
+// query head (16 heads over 4 KV heads: 4x the bytes), and the backward's dK and dV in FP32 (2x
+// again over BF16).
+TEST(MegatronGenerator, TorchRingAttentionExchangesRepeatedHeadsAndFp32Gradients) {
+  TrainingSpec t = gpt(1, 1, 1, 8, 2);
+  t.model.kv_heads = 4;
+  t.parallel.cp = 2;
+  const RankGraph gqa = generate_megatron(t, cluster(1)).ranks[0];
+  t.cp_torch_ring = true;
+  const RankGraph ring = generate_megatron(t, cluster(1)).ranks[0];
+  ASSERT_GT(label_bytes(gqa, "attn.cp_kv.fwd"), 0);
+  EXPECT_EQ(label_bytes(ring, "attn.cp_kv.fwd"), 4 * label_bytes(gqa, "attn.cp_kv.fwd"));
+  EXPECT_EQ(label_bytes(ring, "attn.cp_kv.bwd"), 2 * 4 * label_bytes(gqa, "attn.cp_kv.bwd"));
 }
 
 // HSDP (shard_group 8 of a DP group of 16, two nodes): parameters are gathered and gradients

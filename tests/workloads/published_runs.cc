@@ -136,6 +136,8 @@ std::vector<PublishedRun> read_published_runs(const std::string& path) {
     r.spec.fused_elementwise = !contains(r.framework, "eager");
     // torchtitan's Float8 TP (tensorwise scaling, its default recipe then) all-gathers FP8 inputs.
     r.spec.fp8_tp_all_gather = contains(r.framework, "torchtitan");
+    // torchtitan's context parallelism is PyTorch's ring attention over repeated K and V heads.
+    r.spec.cp_torch_ring = contains(r.framework, "torchtitan");
     r.spec.overlap_grad_reduce = !old_stack;
     p.sequence_parallel = !old_stack && !contains(notes, "no sequence parallel");
     // NeMo's and Megatron-Bridge's performance recipes for dense models turn on userbuffers TP
