@@ -84,7 +84,8 @@ struct RankState {
   std::vector<uint8_t> done;
   std::vector<uint8_t> recv_waiting;
   std::vector<std::pair<int, uint32_t>> send_match;  // send op -> (rank, recv op)
-  std::vector<uint32_t> coll_seq;                    // collective op -> its number on its comm
+  std::vector<uint32_t> coll_seq;                    // collective or send op -> its number on its comm
+  std::vector<uint8_t> delivered;                    // online, receive op: its send's bytes have landed
 };
 
 class Run final : public sim::EventHandler {
@@ -92,13 +93,20 @@ class Run final : public sim::EventHandler {
   Run(const Workload& w, const ComputeModel& cm, const collectives::CollectiveCostModel& cc,
       CommunicationRunner* network, ExecutionProgress* progress)
       : w_(w), ranks_(w.ranks.size()), slowdown_(cm.params().comm_overlap_slowdown), network_(network),
-        landed_(*this), progress_(progress) {
+        progress_(progress) {
     // Which simulated ranks belong to each communicator: only those take part in a rendezvous.
     std::unordered_map<int, int> rank_of_gpu;
     for (size_t r = 0; r < w.ranks.size(); ++r) rank_of_gpu[w.ranks[r].gpu] = static_cast<int>(r);
     members_.assign(w.comms.size(), 0);
+    absent_.assign(w.comms.size(), {});
     for (size_t c = 0; c < w.comms.size(); ++c) {
-      for (int g : w.comms[c].ranks) members_[c] += rank_of_gpu.count(g) ? 1 : 0;
+      for (int g : w.comms[c].ranks) {
+        if (rank_of_gpu.count(g)) {
+          ++members_[c];
+        } else {
+          absent_[c].push_back(g);
+        }
+      }
     }
     // Handed over at once, so that a model that prices collectives at a cost can price them side by
     // side before the loop below asks for each.
@@ -116,6 +124,7 @@ class Run final : public sim::EventHandler {
       st.recv_waiting.assign(n, 0);
       st.prev_in_stream.assign(n, kNone);
       st.coll_seq.assign(n, 0);
+      st.delivered.assign(n, 0);
       std::vector<uint32_t> count(n + 1, 0);
       std::vector<uint32_t> label_first(g.labels.size() + 1, kNone);
       std::vector<Time> unit_dur(g.labels.size() + 1);
@@ -132,7 +141,7 @@ class Run final : public sim::EventHandler {
           st.prev_in_stream[i] = last[s];
           last[s] = static_cast<uint32_t>(i);
         }
-        if (op.kind == OpKind::collective && op.comm >= 0) st.coll_seq[i] = seq[op.comm]++;
+        if ((op.kind == OpKind::collective || op.kind == OpKind::send) && op.comm >= 0) st.coll_seq[i] = seq[op.comm]++;
         // Generated graphs repeat each shape once per microbatch under one label: price a
         // compute op once per label and reuse it while the shape matches.
         if (op.kind == OpKind::compute && !op.has_measured() && op.label < label_first.size()) {
@@ -207,6 +216,11 @@ class Run final : public sim::EventHandler {
   }
 
   void on_event(sim::Engine& e, uint64_t payload) override {
+    if (payload == kNobody) return;
+    if ((payload & kDelivered) != 0) {
+      delivered(e, static_cast<int>((payload & ~kDelivered) >> 32), static_cast<uint32_t>(payload & 0xffffffffu));
+      return;
+    }
     const int r = static_cast<int>(payload >> 32);
     const auto i = static_cast<uint32_t>(payload & 0xffffffffu);
     complete(e, r, i);
@@ -215,36 +229,39 @@ class Run final : public sim::EventHandler {
   std::vector<RankState>& ranks() { return ranks_; }
 
  private:
-  // Starts communication op i of every rank in `members` (one collective, or one send) on the
-  // network; each completes once its last byte has landed (landed()).
-  void begin_on_network(std::vector<std::pair<int, uint32_t>> members) {
-    for (auto [r, i] : members) ranks_[r].start[i] = engine_->now();
-    const auto [r, i] = members.front();
+  // Starts rank r's part of communication op i (a collective, or a send) on the network; it
+  // completes once the rank's part has ended (landed()), and a send's receive once its bytes have
+  // landed. A member of the collective's communicator that is not simulated reaches it with the
+  // first simulated member that does.
+  void begin_on_network(int r, uint32_t i) {
+    RankState& st = ranks_[r];
+    st.start[i] = engine_->now();
     const Op& op = w_.ranks[r].ops[i];
-    uint64_t slot;
-    if (free_slots_.empty()) {
-      slot = in_flight_.size();
-      in_flight_.push_back(std::move(members));
-    } else {
-      slot = free_slots_.back();
-      free_slots_.pop_back();
-      in_flight_[slot] = std::move(members);
+    const collectives::Communicator& comm = w_.comms[op.comm];
+    uint64_t delivered = kNobody;
+    if (op.kind == OpKind::send && st.send_match[i].first >= 0) {
+      delivered = kDelivered | (static_cast<uint64_t>(st.send_match[i].first) << 32) | st.send_match[i].second;
     }
-    network_->start(*engine_, op, w_.comms[op.comm], landed_, slot);
+    if (op.kind == OpKind::collective && !absent_[op.comm].empty() &&
+        present_.insert((static_cast<uint64_t>(op.comm) << 32) | st.coll_seq[i]).second) {
+      for (int g : absent_[op.comm]) network_->start(*engine_, op, comm, g, st.coll_seq[i], *this, kNobody, kNobody);
+    }
+    network_->start(*engine_, op, comm, w_.ranks[r].gpu, st.coll_seq[i], *this,
+                    (static_cast<uint64_t>(r) << 32) | i, delivered);
   }
 
-  void landed(sim::Engine& e, uint64_t slot) {
-    const std::vector<std::pair<int, uint32_t>> members = std::move(in_flight_[slot]);
-    free_slots_.push_back(slot);
-    for (auto [r, i] : members) complete(e, r, i);
+  // Online: the bytes of the send that receive op i of rank r waits on have landed.
+  void delivered(sim::Engine& e, int r, uint32_t i) {
+    RankState& st = ranks_[r];
+    st.delivered[i] = 1;
+    if (st.recv_waiting[i]) {
+      st.recv_waiting[i] = 0;
+      e.schedule_in(Time::zero(), *this, (static_cast<uint64_t>(r) << 32) | i);
+    }
   }
 
   void begin(int r, uint32_t i) {
     RankState& st = ranks_[r];
-    if (network_ != nullptr && runs_on_network(w_.ranks[r].ops[i])) {
-      begin_on_network({{r, i}});
-      return;
-    }
     st.start[i] = engine_->now();
     Time d = st.dur[i];
     if (slowdown_ > 0 && w_.ranks[r].ops[i].kind == OpKind::compute &&
@@ -266,17 +283,17 @@ class Run final : public sim::EventHandler {
     if (st.remaining[i] != 0) return;
     st.busy[s] = true;
     const Op& op = w_.ranks[r].ops[i];
+    if (network_ != nullptr && runs_on_network(op)) {
+      begin_on_network(r, i);
+      return;
+    }
     if (op.kind == OpKind::collective && op.comm >= 0 && members_[op.comm] > 1) {
       // Rendezvous: all simulated members must reach this collective before any starts it.
       const uint64_t key = (static_cast<uint64_t>(op.comm) << 32) | st.coll_seq[i];
       auto& waiting = rendezvous_[key];
       waiting.emplace_back(r, i);
       if (static_cast<int>(waiting.size()) == members_[op.comm]) {
-        if (network_ != nullptr) {
-          begin_on_network(std::move(waiting));
-        } else {
-          for (auto [wr, wi] : waiting) begin(wr, wi);
-        }
+        for (auto [wr, wi] : waiting) begin(wr, wi);
         rendezvous_.erase(key);
       }
       return;
@@ -288,7 +305,10 @@ class Run final : public sim::EventHandler {
     const Op& op = w_.ranks[r].ops[i];
     RankState& st = ranks_[r];
     st.start[i] = engine_->now();
-    if (op.peer_rank < 0 || op.peer_op < 0 || ranks_[op.peer_rank].done[op.peer_op]) {
+    // Online, a receive waits for its send's bytes to land (delivered()); priced, for its send.
+    const bool online = op.peer_rank >= 0 && op.peer_op >= 0 && network_ != nullptr &&
+                        runs_on_network(w_.ranks[op.peer_rank].ops[op.peer_op]);
+    if (op.peer_rank < 0 || op.peer_op < 0 || (online ? st.delivered[i] : ranks_[op.peer_rank].done[op.peer_op])) {
       engine_->schedule_in(Time::zero(), *this, (static_cast<uint64_t>(r) << 32) | i);
     } else {
       st.recv_waiting[i] = 1;
@@ -306,7 +326,7 @@ class Run final : public sim::EventHandler {
       st.busy[s] = false;
       ++st.head[s];
     }
-    if (op.kind == OpKind::send) {
+    if (op.kind == OpKind::send && !(network_ != nullptr && runs_on_network(op))) {
       auto [rr, ri] = st.send_match[i];
       if (rr >= 0 && ranks_[rr].recv_waiting[ri]) {
         ranks_[rr].recv_waiting[ri] = 0;
@@ -326,24 +346,21 @@ class Run final : public sim::EventHandler {
     if (op.kind != OpKind::recv) try_stream(r, s);
   }
 
-  // Where the network reports a communication op landed: the slot of its members in in_flight_.
-  struct Landed final : sim::EventHandler {
-    explicit Landed(Run& owner) : run(owner) {}
-    void on_event(sim::Engine& e, uint64_t slot) override { run.landed(e, slot); }
-    Run& run;
-  };
 
   const Workload& w_;
   std::vector<RankState> ranks_;
+  // Payloads the network reports with: a receive's send delivered (its rank and op below), or no
+  // one to tell (a member not simulated; a send whose receive is not in the workload).
+  static constexpr uint64_t kDelivered = uint64_t{1} << 63;
+  static constexpr uint64_t kNobody = ~uint64_t{0};
   std::vector<int> members_;
+  std::vector<std::vector<int>> absent_;  // each communicator's GPUs that are not simulated
+  std::unordered_set<uint64_t> present_;  // (communicator, number) of collectives they have reached
   std::unordered_map<uint64_t, std::vector<std::pair<int, uint32_t>>> rendezvous_;
   sim::Engine* engine_ = nullptr;
   double slowdown_ = 0;
   CommunicationRunner* network_ = nullptr;
-  Landed landed_;
   ExecutionProgress* progress_ = nullptr;
-  std::vector<std::vector<std::pair<int, uint32_t>>> in_flight_;  // members of each op on the network
-  std::vector<uint64_t> free_slots_;
 };
 
 TimeBreakdown split(const RankGraph& g, const RankState& st, Time horizon) {

@@ -2,8 +2,10 @@
 // ComputeModel, collectives and point-to-point transfers by a CollectiveCostModel (analytical,
 // or any other backend behind that interface), handed all the distinct ones first (prepare, so a
 // flow model can price them side by side). Each stream runs its ops in program order once
-// their dependencies are done; a collective also waits for its communicator's other simulated
-// members; a receive completes when its matching send has. The result is the iteration time, the
+// their dependencies are done. Priced, a collective also waits for its communicator's other
+// simulated members and a receive completes when its matching send has; online (a
+// CommunicationRunner), each rank starts its part of a collective or send on its own and the
+// network joins them, and a receive completes when its send's bytes have landed. The result is the iteration time, the
 // per-GPU split of that time into compute, exposed communication per parallelism, waiting on
 // the host and idle (pipeline bubble), and the critical path.
 //   Executor ex(compute_model, cost_model);
@@ -62,11 +64,15 @@ struct ExecutionResult {
 class CommunicationRunner {
  public:
   virtual ~CommunicationRunner() = default;
-  // Starts `op` (a collective on `comm`, or a send whose pair communicator is `comm`: sender,
-  // receiver) at engine.now(), its `repeat` instances back to back, and calls
-  // done.on_event(engine, payload) once the last byte of the last has landed.
-  virtual void start(sim::Engine& engine, const Op& op, const collectives::Communicator& comm,
-                     sim::EventHandler& done, uint64_t payload) = 0;
+  // The rank on GPU `gpu` reaches `op` at engine.now(): a collective on `comm`, which each member
+  // reaches on its own, or a send whose pair communicator is `comm` (sender, receiver), reached by
+  // its sender, its receiver's buffer taken as posted. `instance` numbers the op among those its
+  // members run on `comm` (every member numbers alike; a send counts its sender's). It runs the
+  // op's `repeat` instances back to back and calls done.on_event(engine, payload) once the rank's
+  // part of the last has ended; for a send, also done.on_event(engine, delivered) once the last
+  // byte of the last has landed at the receiver.
+  virtual void start(sim::Engine& engine, const Op& op, const collectives::Communicator& comm, int gpu,
+                     uint64_t instance, sim::EventHandler& done, uint64_t payload, uint64_t delivered) = 0;
 };
 
 // How far a run has got: ops completed of all, updated by Executor::run as it goes (a progress

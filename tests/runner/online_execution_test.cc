@@ -55,8 +55,9 @@ double priced_alone_s(const config::Scenario& s) {
   return workloads::run_training(s.workload.training, s.cluster, m.alone, generator).iteration_time_s;
 }
 
-// The DLRM scenario's op times, by label, with every rank simulated: online on `model`, or (alone)
-// each collective priced alone on an idle flow network.
+// The DLRM scenario's op times, by label, from the last rank's start to the last rank's end, with
+// every rank simulated: online on `model`, or (alone) each collective priced alone on an idle flow
+// network.
 std::map<std::string, double> dlrm_op_us(const config::Scenario& s, bool alone) {
   const Models m(s);
   std::unique_ptr<network::NetworkModel> net;
@@ -73,12 +74,20 @@ std::map<std::string, double> dlrm_op_us(const config::Scenario& s, bool alone) 
   workloads::evaluate_workload_traced(workloads::generate_dlrm(s.workload.dlrm, s.cluster, true), s.cluster, m.alone,
                                       s.workload.dlrm.precision, compute, trace,
                                       alone ? workloads::OnlineExecution{} : workloads::OnlineExecution{.network = &online, .watch = nullptr, .copies = {}});
-  std::map<std::string, double> us;
-  const workloads::RankGraph& g = trace.workload.ranks[0];
-  for (size_t i = 0; i < g.ops.size(); ++i) {
-    const auto [start, end] = trace.execution.op_times[0][i];
-    us[g.labels[g.ops[i].label]] = (end - start).us();
+  // Each op's span from its last member's start to its last member's end: online, where members
+  // start and end their parts on their own, the time the collective took as a whole (priced, every
+  // member starts and ends it together).
+  std::map<std::string, std::pair<Time, Time>> span;
+  for (size_t r = 0; r < trace.workload.ranks.size(); ++r) {
+    const workloads::RankGraph& g = trace.workload.ranks[r];
+    for (size_t i = 0; i < g.ops.size(); ++i) {
+      const auto [start, end] = trace.execution.op_times[r][i];
+      auto [it, fresh] = span.try_emplace(g.labels[g.ops[i].label], start, end);
+      if (!fresh) it->second = {std::max(it->second.first, start), std::max(it->second.second, end)};
+    }
   }
+  std::map<std::string, double> us;
+  for (const auto& [label, times] : span) us[label] = (times.second - times.first).us();
   us["iteration"] = trace.execution.iteration.us();
   return us;
 }
