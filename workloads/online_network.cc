@@ -110,13 +110,60 @@ void OnlineNetwork::start(sim::Engine& engine, const Op& op, const collectives::
   join(engine, slot);
 }
 
-void OnlineNetwork::join(sim::Engine& engine, uint32_t part) {
-  Part& p = parts_[part];
+void OnlineNetwork::create(Instance& in, const Part& p, uint32_t slot, const InstanceKey& key) {
   const Plan& plan = *p.plan;
+  const size_t n = plan.ranks.gpus.size();
+  in.plan = &plan;
+  in.key = key;
+  in.members_left.store(static_cast<uint32_t>(n), std::memory_order_relaxed);
+  in.part_of.assign(n, 0);
+  in.ended = 0;
+  if (plan.net.closed_form) {
+    in.unheard.assign(n, static_cast<uint32_t>(n));
+    return;
+  }
+  // Each instance its own salt, from its communicator's first GPU and its number on that
+  // communicator: concurrent collectives' transfers hash to their own ECMP routes, the same ones
+  // whatever else runs. Communicators side by side (a data-parallel group per GPU of a node) take
+  // consecutive first GPUs, so their salts differ in the low bits ECMP picks a path by, as
+  // consecutive salts do.
+  const auto first = static_cast<uint64_t>(p.comm->ranks.front());
+  const uint64_t id =
+      first + static_cast<uint64_t>(cluster_.gpu_count()) * ((p.instance << 16) + static_cast<uint64_t>(p.repeat) + 1);
+  const uint64_t salt = id * 0xd1b54a32d192ed03ULL + p.domain * 0x9e3779b97f4a7c15ULL;
+  collectives::ExecutorOptions options = collectives::executor_options(plan.net, salt);
+  options.ranks = &plan.ranks;
+  in.exec = std::make_unique<collectives::ScheduleExecutor>(plan.net.schedule, network_, options);
+  sent_.fetch_add(plan.net.schedule.total_bytes().count(), std::memory_order_relaxed);
+  if (p.receiver_part != kNoPart) {
+    // A send's receiver has posted its buffer: it is there from the start.
+    Part& q = parts_[p.receiver_part];
+    q.slot = slot;
+    q.pending = 1;
+    in.exec->posted(q.member, *this, p.receiver_part);
+  }
+}
+
+OnlineNetwork::Part& OnlineNetwork::part_at(uint32_t slot) {
+  const std::lock_guard lock(mutex_);
+  return parts_[slot];
+}
+
+OnlineNetwork::Instance& OnlineNetwork::instance_at(uint32_t slot) {
+  const std::lock_guard lock(mutex_);
+  return instances_[slot];
+}
+
+void OnlineNetwork::join(sim::Engine& engine, uint32_t part) {
+  Part& p = part_at(part);
+  const Plan& plan = *p.plan;
+  const size_t n = plan.ranks.gpus.size();
   const auto key = std::make_tuple(p.comm, p.instance, p.repeat);
   uint32_t slot;
-  bool created = false;
+  Instance* found;
   {
+    // Made whole under the lock, so that a member reaching it from another partition meanwhile
+    // finds it so.
     const std::lock_guard lock(mutex_);
     auto [it, fresh] = instance_of_.try_emplace(key, 0);
     if (fresh) {
@@ -127,43 +174,12 @@ void OnlineNetwork::join(sim::Engine& engine, uint32_t part) {
         it->second = free_instances_.back();
         free_instances_.pop_back();
       }
-      created = true;
     }
     slot = it->second;
+    found = &instances_[slot];
+    if (fresh) create(*found, p, slot, key);
   }
-  Instance& in = instances_[slot];
-  const size_t n = plan.ranks.gpus.size();
-  if (created) {
-    in.plan = &plan;
-    in.key = key;
-    in.members_left.store(static_cast<uint32_t>(n), std::memory_order_relaxed);
-    in.part_of.assign(n, 0);
-    in.ended = 0;
-    if (plan.net.closed_form) {
-      in.unheard.assign(n, static_cast<uint32_t>(n));
-    } else {
-      // Each instance its own salt, from its communicator's first GPU and its number on that
-      // communicator: concurrent collectives' transfers hash to their own ECMP routes, the same ones
-      // whatever else runs. Communicators side by side (a data-parallel group per GPU of a node)
-      // take consecutive first GPUs, so their salts differ in the low bits ECMP picks a path by, as
-      // consecutive salts do.
-      const auto first = static_cast<uint64_t>(p.comm->ranks.front());
-      const uint64_t id = first + static_cast<uint64_t>(cluster_.gpu_count()) *
-                                      ((p.instance << 16) + static_cast<uint64_t>(p.repeat) + 1);
-      const uint64_t salt = id * 0xd1b54a32d192ed03ULL + p.domain * 0x9e3779b97f4a7c15ULL;
-      collectives::ExecutorOptions options = collectives::executor_options(plan.net, salt);
-      options.ranks = &plan.ranks;
-      in.exec = std::make_unique<collectives::ScheduleExecutor>(plan.net.schedule, network_, options);
-      sent_.fetch_add(plan.net.schedule.total_bytes().count(), std::memory_order_relaxed);
-      if (p.receiver_part != kNoPart) {
-        // A send's receiver has posted its buffer: it is there from the start.
-        Part& q = parts_[p.receiver_part];
-        q.slot = slot;
-        q.pending = 1;
-        in.exec->posted(q.member, *this, p.receiver_part);
-      }
-    }
-  }
+  Instance& in = *found;
   p.slot = slot;
   in.part_of[p.member] = part;
   if (plan.net.closed_form) {
@@ -183,11 +199,11 @@ void OnlineNetwork::join(sim::Engine& engine, uint32_t part) {
 }
 
 void OnlineNetwork::heard(sim::Engine& engine, uint32_t slot, uint32_t member) {
-  Instance& in = instances_[slot];
+  Instance& in = instance_at(slot);
   if (--in.unheard[member] != 0) return;
   // Every member's arrival has reached this one: its part takes the closed form's time from here.
   const uint32_t part = in.part_of[member];
-  parts_[part].pending = 1;
+  part_at(part).pending = 1;
   engine.schedule_at_site(engine.now() + in.plan->net.time, site_of(*in.plan, member), *this, part);
 }
 
@@ -199,10 +215,10 @@ void OnlineNetwork::on_event(sim::Engine& engine, uint64_t payload) {
     if ((payload & kNotice) != 0) {
       heard(engine, slot, member);
     } else if ((payload & kRelease) != 0) {
-      finish(engine, instances_[slot].part_of[member]);
+      finish(engine, instance_at(slot).part_of[member]);
     } else {
       // At member 0: once every member's part is done, each hears so.
-      Instance& in = instances_[slot];
+      Instance& in = instance_at(slot);
       const Plan& plan = *in.plan;
       if (++in.ended < plan.ranks.gpus.size()) return;
       for (uint32_t m = 0; m < plan.ranks.gpus.size(); ++m) {
@@ -213,7 +229,7 @@ void OnlineNetwork::on_event(sim::Engine& engine, uint64_t payload) {
     return;
   }
   const auto part = static_cast<uint32_t>(payload);
-  Part& p = parts_[part];
+  Part& p = part_at(part);
   if (--p.pending > 0) return;
   if (p.plan->together) {
     engine.schedule_at_site(engine.now() + p.plan->to_leader[p.member], site_of(*p.plan, 0), *this,
@@ -224,10 +240,10 @@ void OnlineNetwork::on_event(sim::Engine& engine, uint64_t payload) {
 }
 
 void OnlineNetwork::finish(sim::Engine& engine, uint32_t part) {
-  Part& p = parts_[part];
+  Part& p = part_at(part);
   // This member is done with the instance; the last one frees it (its executor has no event left:
   // every clear-to-send and acknowledgement came before some member's part ended).
-  Instance& in = instances_[p.slot];
+  Instance& in = instance_at(p.slot);
   if (in.members_left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     in.exec.reset();
     in.unheard.clear();

@@ -81,6 +81,8 @@ class OnlineNetwork final : public CommunicationRunner, public sim::EventHandler
     bool together = false;
     std::vector<Time> to_leader, from_leader;
   };
+  // An instance: its communicator, its number on it, its repeat.
+  using InstanceKey = std::tuple<const collectives::Communicator*, uint64_t, int>;
   // One instance of an op (one of its repeats), shared by its members: its executor, or under the
   // closed form, how many arrivals each member has yet to hear of.
   struct Instance {
@@ -90,7 +92,7 @@ class OnlineNetwork final : public CommunicationRunner, public sim::EventHandler
     std::vector<uint32_t> part_of;  // each member's part
     uint32_t ended = 0;             // members whose end member 0 has heard of
     std::atomic<uint32_t> members_left{0};
-    std::tuple<const collectives::Communicator*, uint64_t, int> key;
+    InstanceKey key;
   };
   static constexpr uint32_t kNoPart = UINT32_MAX;
   // One member's part in one op, all its repeats: what it waits for, and whom to tell.
@@ -111,6 +113,11 @@ class OnlineNetwork final : public CommunicationRunner, public sim::EventHandler
   const Plan& plan_of(const Op& op, const collectives::Communicator& comm);
   uint32_t new_part();
   void join(sim::Engine& engine, uint32_t part);  // its member reaches its current repeat
+  // Makes a fresh instance for `p`'s op (under the lock).
+  void create(Instance& in, const Part& p, uint32_t slot, const InstanceKey& key);
+  // A part or an instance by slot (under the lock: the deques may grow meanwhile).
+  Part& part_at(uint32_t slot);
+  Instance& instance_at(uint32_t slot);
   void heard(sim::Engine& engine, uint32_t slot, uint32_t member);
   void finish(sim::Engine& engine, uint32_t part);  // its member is done with its instance
   sim::Site site_of(const Plan& plan, uint32_t member) const {
@@ -130,7 +137,7 @@ class OnlineNetwork final : public CommunicationRunner, public sim::EventHandler
   std::vector<uint32_t> free_parts_;
   std::deque<Instance> instances_;
   std::vector<uint32_t> free_instances_;
-  std::map<std::tuple<const collectives::Communicator*, uint64_t, int>, uint32_t> instance_of_;
+  std::map<InstanceKey, uint32_t> instance_of_;
   std::vector<int> domain_of_gpu_;
   std::atomic<size_t> live_{0};
   std::atomic<int64_t> sent_{0};
