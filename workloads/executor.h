@@ -13,6 +13,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
@@ -73,12 +74,21 @@ class CommunicationRunner {
   // byte of the last has landed at the receiver.
   virtual void start(sim::Engine& engine, const Op& op, const collectives::Communicator& comm, int gpu,
                      uint64_t instance, sim::EventHandler& done, uint64_t payload, uint64_t delivered) = 0;
+  // The engine site (sim/event.h) where `gpu`'s rank runs: its events, and the start of its parts.
+  virtual sim::Site site_of_gpu(int gpu) const = 0;
+};
+
+// How a run is spread over a sim::PartitionedEngine: each site's partition and the lookahead
+// (network::ClusterPartition gives both for a cluster's devices).
+struct EnginePartitions {
+  std::vector<uint32_t> owner;
+  Time lookahead;
 };
 
 // How far a run has got: ops completed of all, updated by Executor::run as it goes (a progress
 // bar's watch reads it on the run's thread).
 struct ExecutionProgress {
-  uint64_t done = 0;
+  std::atomic<uint64_t> done = 0;  // counted from every partition's thread
   uint64_t total = 0;
 };
 
@@ -92,6 +102,9 @@ struct ExecutorOptions {
   // ExecutionStopped. Null: none.
   sim::EngineWatch* watch = nullptr;
   ExecutionProgress* progress = nullptr;  // kept up to date when set
+  // Online execution on a sim::PartitionedEngine cut so (one thread per partition, the serial
+  // run's result and fingerprint). Null: a plain sim::Engine.
+  const EnginePartitions* partitions = nullptr;
 };
 
 // Online execution as the training entry points take it: the network the communication runs on
@@ -101,6 +114,7 @@ struct OnlineExecution {
   CommunicationRunner* network = nullptr;
   sim::EngineWatch* watch = nullptr;
   ExecutionProgress* progress = nullptr;
+  const EnginePartitions* partitions = nullptr;  // ExecutorOptions::partitions
   // Copies of the job run beside it, these many GPUs further on (add_copies, op_graph.h): its
   // neighbours on the fabric (network.background: replicas). Empty: none.
   std::vector<int> copies;

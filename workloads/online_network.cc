@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
+
+#include "sim/error.h"
 
 namespace dtsim::workloads {
 
@@ -38,6 +41,15 @@ const OnlineNetwork::Plan& OnlineNetwork::plan_of(const Op& op, const collective
   Plan& p = *slot;
   p.net = online_plan(model_, cluster_, kind, op.bytes, comm);
   p.ranks = collectives::rank_plan_on(p.net.schedule, comm.ranks, cluster_);
+  if (!partition_of_gpu_.empty() && !p.net.closed_form &&
+      !collectives::ScheduleExecutor(p.net.schedule, network_, {}).hands_off_within(partition_of_gpu_)) {
+    throw InputError(
+        SourceLocation{}, "--partitions",
+        std::string(collectives::name(kind)) + " runs " +
+        std::string(collectives::name(p.net.algorithm)) +
+        ", whose senders wait on their own sends landing across the cut; use collectives.algorithm: ring or "
+        "leave --partitions out");
+  }
   const size_t n = p.ranks.gpus.size();
   p.together = !p.net.closed_form && kind != collectives::CollectiveKind::send_recv && n > 1;
   if (p.together) {

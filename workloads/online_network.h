@@ -55,12 +55,19 @@ class OnlineNetwork final : public CommunicationRunner, public sim::EventHandler
   void start(sim::Engine& engine, const Op& op, const collectives::Communicator& comm, int gpu, uint64_t instance,
              sim::EventHandler& done, uint64_t payload, uint64_t delivered) override;
   void on_event(sim::Engine& engine, uint64_t payload) override;
+  sim::Site site_of_gpu(int gpu) const override { return network_.site_of_gpu(gpu); }
 
   // Each job's own ECMP salts: an instance's salt, drawn from its communicator's first GPU g and
   // its number on that communicator, is offset by domain domain_of_gpu[g], so that the routes a
   // job's transfers hash to do not depend on what other jobs run beside them (jobs.h). Without:
   // domain 0 for all.
   void set_salt_domains(std::vector<int> domain_of_gpu);
+
+  // The run is on a sim::PartitionedEngine that puts GPU g in partition partition_of_gpu[g]: an
+  // op whose schedule has a sender wait on its own send landing in another partition (a tree or
+  // a chain cut between nodes: ScheduleExecutor::hands_off_within) is refused, in one line, when
+  // it is first reached. Empty (the default): one engine, nothing refused.
+  void set_partitions(std::vector<uint32_t> partition_of_gpu) { partition_of_gpu_ = std::move(partition_of_gpu); }
 
   // Bytes the schedules put on the network so far (with each protocol's line format), to compare
   // with the model's bytes delivered.
@@ -139,6 +146,7 @@ class OnlineNetwork final : public CommunicationRunner, public sim::EventHandler
   std::vector<uint32_t> free_instances_;
   std::map<InstanceKey, uint32_t> instance_of_;
   std::vector<int> domain_of_gpu_;
+  std::vector<uint32_t> partition_of_gpu_;
   std::atomic<size_t> live_{0};
   std::atomic<int64_t> sent_{0};
 };

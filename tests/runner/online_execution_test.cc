@@ -14,6 +14,7 @@
 #include "collectives/analytical_model.h"
 #include "collectives/flow_collective_model.h"
 #include "config/loader.h"
+#include "sim/error.h"
 #include "network/flow/flow_model.h"
 #include "network/packet/packet_model.h"
 #include "workloads/dlrm_generator.h"
@@ -25,6 +26,29 @@ namespace dtsim::runner {
 namespace {
 
 const std::string kScenarios = std::string(DTSIM_SOURCE_DIR) + "/scenarios/";
+
+// What run_scenario prints for `s` (with its fingerprint) on `threads` and `partitions`.
+std::string printed(const config::Scenario& s, int threads, int partitions) {
+  RunOptions options;
+  options.quiet = true;
+  options.fingerprint = true;
+  options.threads = threads;
+  options.partitions = partitions;
+  std::ostringstream out;
+  EXPECT_EQ(run_scenario(s, options, out), 0);
+  return out.str();
+}
+
+// A Llama-shaped model small enough that an iteration on packets over 16 GPUs takes well under a
+// second: 2 layers, hidden 256, sequences of 256.
+const std::vector<config::Override> kTinyModel = {
+    {"workload.model.layers", "2"},          {"workload.model.hidden", "256"},  {"workload.model.heads", "8"},
+    {"workload.model.ffn_hidden", "1024"},   {"workload.model.seq_len", "256"}, {"workload.model.vocab", "1024"}};
+
+std::vector<config::Override> with_tiny_model(std::vector<config::Override> sets) {
+  sets.insert(sets.end(), kTinyModel.begin(), kTinyModel.end());
+  return sets;
+}
 
 double iteration_s(const config::Scenario& s) {
   const Headline h = evaluate_scenario(s);
@@ -232,17 +256,56 @@ TEST(OnlineExecution, OutputIsTheSameAcrossRunsAndThreads) {
        {"workload.parallel.pp", "2"}, {"cluster.fabric.kind", "fat-tree"}, {"cluster.fabric.radix", "8"},
        {"cluster.fabric.oversubscription", "2"}, {"network.model", "flow"}, {"output.formats", "[table]"}});
   std::vector<std::string> outs;
-  for (int threads : {1, 1, 1, 2, 4}) {
-    RunOptions options;
-    options.quiet = true;
-    options.fingerprint = true;
-    options.threads = threads;
-    std::ostringstream out;
-    ASSERT_EQ(run_scenario(s, options, out), 0);
-    outs.push_back(out.str());
-  }
+  for (int threads : {1, 1, 1, 2, 4}) outs.push_back(printed(s, threads, 1));
   ASSERT_NE(outs[0].find("fingerprint "), std::string::npos);
   for (size_t i = 1; i < outs.size(); ++i) EXPECT_EQ(outs[i], outs[0]) << "run " << i;
+}
+
+// A packet-level training iteration on a partitioned engine (--partitions, one thread per block
+// of nodes) prints what the serial engine does: iteration time, breakdown, critical path and
+// fingerprint. A small job on 8 nodes of 2 GPUs (tp 2, pp 2, dp 4), so that every cut from one
+// partition per node up holds ranks of every kind of communicator; 16 asks for more partitions
+// than nodes and gets 8.
+TEST(OnlineExecution, PartitionsChangeNothingInATrainingIteration) {
+  const auto s = config::load_scenario(
+      kScenarios + "llama3-8b-64gpu.yaml",
+      with_tiny_model({{"cluster.nodes", "8"}, {"cluster.gpus_per_node", "2"}, {"workload.parallel.tp", "2"},
+                       {"workload.parallel.pp", "2"}, {"workload.batch.global", "8"}, {"network.model", "packet"},
+                       {"output.formats", "[table]"}}));
+  const std::string serial = printed(s, 1, 1);
+  ASSERT_NE(serial.find("fingerprint "), std::string::npos);
+  ASSERT_NE(serial.find("iteration time"), std::string::npos);
+  for (int partitions : {2, 3, 4, 8, 16})
+    EXPECT_EQ(printed(s, 1, partitions), serial) << partitions << " partitions";
+}
+
+// --partitions cuts an online training iteration on packets only, not one whose outputs carry the
+// per-link table, and not a tree cut between nodes (its senders wait on their own sends landing
+// in another partition): each refused in one line naming --partitions.
+TEST(OnlineExecution, PartitionsRefuseFlowsTheLinkTableAndTrees) {
+  auto refusal = [&](std::vector<config::Override> sets) {
+    sets.insert(sets.end(), {{"cluster.nodes", "2"}, {"workload.batch.global", "8"}});
+    RunOptions options;
+    options.quiet = true;
+    options.partitions = 2;
+    std::ostringstream out;
+    try {
+      run_scenario(config::load_scenario(kScenarios + "llama3-8b-64gpu.yaml", sets), options, out);
+    } catch (const dtsim::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("not refused");
+  };
+  EXPECT_NE(refusal({{"network.model", "flow"}, {"output.formats", "[table]"}}).find("--model packet"),
+            std::string::npos);
+  EXPECT_NE(refusal({{"network.model", "packet"}, {"output.formats", "[table, csv]"}}).find("per-link table"),
+            std::string::npos);
+  EXPECT_NE(refusal(with_tiny_model({{"network.model", "packet"}, {"output.formats", "[table]"},
+                                     {"cluster.gpus_per_node", "2"}, {"workload.parallel.tp", "1"},
+                                     {"workload.parallel.pp", "1"}, {"workload.parallel.zero", "0"},
+                                     {"collectives.algorithm", "tree"}}))
+                .find("all_reduce runs tree"),
+            std::string::npos);
 }
 
 // The report says which ranks were simulated and why the others need not be: every GPU online;
