@@ -6,6 +6,7 @@
 
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "sim/error.h"
 #include "network/flow/flow_model.h"
 #include "network/packet/packet_model.h"
+#include "network/packet/partition.h"
 #include "workloads/dlrm_generator.h"
 #include "topology/cluster.h"
 #include "workloads/online_network.h"
@@ -277,6 +279,47 @@ TEST(OnlineExecution, PartitionsChangeNothingInATrainingIteration) {
   ASSERT_NE(serial.find("iteration time"), std::string::npos);
   for (int partitions : {2, 3, 4, 8, 16})
     EXPECT_EQ(printed(s, 1, partitions), serial) << partitions << " partitions";
+}
+
+// The same iteration through the library: the executor on sim::PartitionedEngine, one partition
+// included (the partitioned engine's single-thread path), gives the plain engine's fingerprint,
+// event count, iteration time and every part of the breakdown, to the picosecond.
+TEST(OnlineExecution, OnePartitionOrManyIsThePlainEngine) {
+  const auto s = config::load_scenario(
+      kScenarios + "llama3-8b-64gpu.yaml",
+      with_tiny_model({{"cluster.nodes", "8"}, {"cluster.gpus_per_node", "2"}, {"workload.parallel.tp", "2"},
+                       {"workload.parallel.pp", "2"}, {"workload.batch.global", "8"}, {"network.model", "packet"}}));
+  const collectives::AnalyticalCollectiveModel analytical(s.cluster, s.collectives, {});
+  const auto cluster = topology::build_cluster(s.cluster);
+  auto run = [&](uint32_t partitions) {
+    network::PacketNetworkModel net(*cluster);
+    workloads::OnlineNetwork online(analytical, *cluster, net);
+    std::optional<workloads::EnginePartitions> cut;
+    if (partitions > 0) {
+      const network::ClusterPartition c = network::partition_cluster(*cluster, partitions);
+      std::vector<uint32_t> partition_of_gpu;
+      for (int g = 0; g < cluster->gpu_count(); ++g) partition_of_gpu.push_back(c.owner[cluster->gpu_device(g)]);
+      online.set_partitions(std::move(partition_of_gpu));
+      net.set_partitions(c.partitions);
+      cut = workloads::EnginePartitions{c.owner, c.lookahead};
+    }
+    const workloads::GeneratorOptions generator{.layers_per_block = s.workload.layers_per_block, .all_ranks = true};
+    return workloads::run_training(s.workload.training, s.cluster, analytical, generator,
+                                   {.network = &online, .partitions = cut ? &*cut : nullptr, .copies = {}});
+  };
+  const workloads::TrainingResult plain = run(0);
+  ASSERT_GT(plain.events, 0u);
+  for (uint32_t partitions : {1u, 2u, 4u, 8u}) {
+    SCOPED_TRACE(std::to_string(partitions) + " partitions");
+    const workloads::TrainingResult cut = run(partitions);
+    EXPECT_EQ(cut.fingerprint, plain.fingerprint);
+    EXPECT_EQ(cut.events, plain.events);
+    EXPECT_EQ(cut.iteration_time_s, plain.iteration_time_s);
+    EXPECT_EQ(cut.breakdown.compute, plain.breakdown.compute);
+    EXPECT_EQ(cut.breakdown.exposed, plain.breakdown.exposed);
+    EXPECT_EQ(cut.breakdown.host, plain.breakdown.host);
+    EXPECT_EQ(cut.breakdown.bubble, plain.breakdown.bubble);
+  }
 }
 
 // --partitions cuts an online training iteration on packets only, not one whose outputs carry the
