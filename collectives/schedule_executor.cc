@@ -92,11 +92,17 @@ ScheduleExecutor::ScheduleExecutor(const Schedule& schedule, network::NetworkMod
   }
 }
 
+bool ScheduleExecutor::waits_for_ack(uint32_t i, uint32_t dependent) const {
+  const auto& ts = schedule_.transfers();
+  return options_.ranks != nullptr && ts[dependent].src_gpu == ts[i].src_gpu && ts[i].src_gpu != ts[i].dst_gpu;
+}
+
 bool ScheduleExecutor::hands_off_within(std::span<const uint32_t> partition_of_gpu) const {
   const auto& ts = schedule_.transfers();
   for (uint32_t i = 0; i < ts.size(); ++i) {
     const uint32_t arrives_in = partition_of_gpu[static_cast<size_t>(ts[i].dst_gpu)];
     for (uint32_t k = dependents_begin_[i]; k < dependents_begin_[i + 1]; ++k) {
+      if (waits_for_ack(i, dependents_[k])) continue;  // handed back by the acknowledgement
       if (partition_of_gpu[static_cast<size_t>(ts[dependents_[k]].src_gpu)] != arrives_in) return false;
     }
   }
@@ -168,7 +174,9 @@ void ScheduleExecutor::release(sim::Engine& engine, uint32_t i) {
   while (engine.now().ps() > finish &&
          !finish_ps_.compare_exchange_weak(finish, engine.now().ps(), std::memory_order_relaxed)) {
   }
-  for (uint32_t k = dependents_begin_[i]; k < dependents_begin_[i + 1]; ++k) unblock(engine, dependents_[k]);
+  for (uint32_t k = dependents_begin_[i]; k < dependents_begin_[i + 1]; ++k) {
+    if (!waits_for_ack(i, dependents_[k])) unblock(engine, dependents_[k]);
+  }
   if (options_.ranks != nullptr) {
     // Landed at its receiver: one of the receiver's parts, and the acknowledgement on its way back.
     const RankPlan& p = *options_.ranks;
@@ -187,6 +195,9 @@ void ScheduleExecutor::on_event(sim::Engine& engine, uint64_t payload) {
   if ((payload & (kArrived | kClear | kAcked)) != 0) {
     const RankPlan& p = *options_.ranks;
     if ((payload & kAcked) != 0) {
+      for (uint32_t k = dependents_begin_[i]; k < dependents_begin_[i + 1]; ++k) {
+        if (waits_for_ack(i, dependents_[k])) unblock(engine, dependents_[k]);
+      }
       part_done(engine, p.pairs[p.pair_of[i]].src);
     } else if ((payload & kClear) != 0) {
       for (uint32_t k = p.pair_begin[i]; k < p.pair_begin[i + 1]; ++k) unblock(engine, p.pair_transfers[k]);

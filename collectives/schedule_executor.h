@@ -5,7 +5,8 @@
 // source GPU's site (NetworkModel::site_of_gpu): by the event that released it, which runs where
 // the transfer it waited on arrived. On a partitioned engine (sim/partitioned_engine.h) every
 // dependency must therefore end on the GPU the dependent transfer leaves from, or one in the same
-// partition; the counts of what completed are atomic and the order of their updates is free.
+// partition (rank by rank, a sender's own earlier send is handed back by its acknowledgement);
+// the counts of what completed are atomic and the order of their updates is free.
 //
 // Rank by rank (online execution of a workload, workloads/online_network.h), each member GPU
 // reaches the schedule at its own time and ends its own part (arrive): no event of one member
@@ -108,8 +109,9 @@ class ScheduleExecutor final : public sim::EventHandler {
 
   // Whether every dependency ends where its dependent starts, up to `partition_of_gpu`: each
   // transfer's destination GPU and the source GPUs of the transfers waiting on it lie in one
-  // partition. A schedule where a sender waits on its own send landing on another node does not,
-  // and cannot run on a partitioned engine cut there.
+  // partition. Started whole (start()), a schedule where a sender waits on its own send landing
+  // on another node does not, and cannot run on a partitioned engine cut there; rank by rank
+  // such a sender waits for the send's acknowledgement, which comes back to it.
   bool hands_off_within(std::span<const uint32_t> partition_of_gpu) const;
   Time start_time() const { return start_; }
   Time finish_time() const { return Time::ps(finish_ps_.load(std::memory_order_relaxed)); }
@@ -121,6 +123,10 @@ class ScheduleExecutor final : public sim::EventHandler {
   void launch(sim::Engine& engine, uint32_t transfer);
   void release(sim::Engine& engine, uint32_t transfer);
   void unblock(sim::Engine& engine, uint32_t transfer);  // one condition of its start met
+  // Rank by rank, a transfer that waits on its own sender's earlier send `i` to another GPU is
+  // released when i's acknowledgement reaches that sender, not when i lands: the sender learns
+  // of the landing only then (NCCL: the receiver's flag back to it).
+  bool waits_for_ack(uint32_t i, uint32_t dependent) const;
   void part_done(sim::Engine& engine, uint32_t member);  // one of the member's parts ended
 
   const Schedule& schedule_;

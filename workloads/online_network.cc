@@ -41,14 +41,16 @@ const OnlineNetwork::Plan& OnlineNetwork::plan_of(const Op& op, const collective
   Plan& p = *slot;
   p.net = online_plan(model_, cluster_, kind, op.bytes, comm);
   p.ranks = collectives::rank_plan_on(p.net.schedule, comm.ranks, cluster_);
+  collectives::ExecutorOptions by_rank;
+  by_rank.ranks = &p.ranks;
   if (!partition_of_gpu_.empty() && !p.net.closed_form &&
-      !collectives::ScheduleExecutor(p.net.schedule, network_, {}).hands_off_within(partition_of_gpu_)) {
+      !collectives::ScheduleExecutor(p.net.schedule, network_, by_rank).hands_off_within(partition_of_gpu_)) {
     throw InputError(
         SourceLocation{}, "--partitions",
         std::string(collectives::name(kind)) + " runs " +
         std::string(collectives::name(p.net.algorithm)) +
-        ", whose senders wait on their own sends landing across the cut; use collectives.algorithm: ring or "
-        "leave --partitions out");
+        ", whose schedule starts a transfer on another's landing across the cut with no message between; use "
+        "collectives.algorithm: ring or leave --partitions out");
   }
   const size_t n = p.ranks.gpus.size();
   p.together = !p.net.closed_form && kind != collectives::CollectiveKind::send_recv && n > 1;

@@ -64,9 +64,10 @@ class OnlineNetwork final : public CommunicationRunner, public sim::EventHandler
   void set_salt_domains(std::vector<int> domain_of_gpu);
 
   // The run is on a sim::PartitionedEngine that puts GPU g in partition partition_of_gpu[g]: an
-  // op whose schedule has a sender wait on its own send landing in another partition (a tree or
-  // a chain cut between nodes: ScheduleExecutor::hands_off_within) is refused, in one line, when
-  // it is first reached. Empty (the default): one engine, nothing refused.
+  // op whose schedule starts a transfer when another lands in another partition, neither at its
+  // sender nor its sender's own (released by the acknowledgement), is refused, in one line, when
+  // it is first reached (ScheduleExecutor::hands_off_within; none of the schedules online
+  // execution runs today). Empty (the default): one engine, nothing refused.
   void set_partitions(std::vector<uint32_t> partition_of_gpu) { partition_of_gpu_ = std::move(partition_of_gpu); }
 
   // Bytes the schedules put on the network so far (with each protocol's line format), to compare
