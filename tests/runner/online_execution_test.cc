@@ -268,7 +268,7 @@ TEST(OnlineExecution, OutputIsTheSameAcrossRunsAndThreads) {
 // fingerprint. Small jobs on 8 nodes of 2 GPUs: tp 2, pp 2, dp 4 (rings and sends), so that every
 // cut from one partition per node up holds ranks of every kind of communicator; and dp 16 on
 // trees, whose senders wait on their own sends landing on other nodes (released by the
-// acknowledgement). 16 asks for more partitions than nodes and gets 8.
+// acknowledgement). 16 asks for more partitions than nodes and gets 8. And a DLRM iteration.
 TEST(OnlineExecution, PartitionsChangeNothingInATrainingIteration) {
   const std::vector<std::vector<config::Override>> jobs = {
       {{"workload.parallel.tp", "2"}, {"workload.parallel.pp", "2"}, {"workload.batch.global", "8"}},
@@ -284,6 +284,14 @@ TEST(OnlineExecution, PartitionsChangeNothingInATrainingIteration) {
     for (int partitions : {2, 3, 4, 8, 16})
       EXPECT_EQ(printed(s, 1, partitions), serial) << partitions << " partitions, " << job.front().value;
   }
+  // A DLRM iteration: its embedding all_to_all and dense all_reduce, on 4 nodes of 2 GPUs.
+  const auto dlrm = config::load_scenario(
+      kScenarios + "dlrm-64gpu.yaml",
+      {{"cluster.nodes", "4"}, {"cluster.gpus_per_node", "2"}, {"workload.dlrm.tables", "16"},
+       {"workload.dlrm.batch_per_gpu", "32"}, {"network.model", "packet"}, {"output.formats", "[table]"}});
+  const std::string serial = printed(dlrm, 1, 1);
+  ASSERT_NE(serial.find("fingerprint "), std::string::npos);
+  for (int partitions : {2, 4}) EXPECT_EQ(printed(dlrm, 1, partitions), serial) << partitions << " partitions, dlrm";
 }
 
 // The same iteration through the library: the executor on sim::PartitionedEngine, one partition
