@@ -79,7 +79,8 @@ int main(int argc, char** argv) {
                  "cores); other runs use one. Outputs do not depend on it")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--partitions", partitions,
-                 "Spread each size of a collective sweep on the packet model over this many threads, "
+                 "Spread each size of a collective sweep, or a training or trace iteration, on the packet "
+                 "model over this many threads, "
                  "the cluster cut into that many blocks of nodes; outputs and --fingerprint do not "
                  "depend on it")
       ->check(CLI::Range(1, 64));

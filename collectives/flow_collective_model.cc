@@ -138,7 +138,7 @@ NetworkPlan FlowCollectiveModel::plan(CollectiveKind kind, Bytes bytes, const Co
   return plan_on_network(analytical_, *cluster_, kind, bytes, comm, tuned, /*coalesce=*/true);
 }
 
-Schedule FlowCollectiveModel::with_groups(const Schedule& own, const Communicator& comm) const {
+std::vector<Communicator> FlowCollectiveModel::groups_of(const Communicator& comm) const {
   // Siblings fill the NVLink domain (an NVL72 rack of trays is one node of the graph and of the
   // closed form's network figures).
   std::vector<Communicator> groups =
@@ -155,6 +155,15 @@ Schedule FlowCollectiveModel::with_groups(const Schedule& own, const Communicato
       }
     }
   }
+  return groups;
+}
+
+Schedule FlowCollectiveModel::with_groups(const Schedule& own, const Communicator& comm) const {
+  return with_groups(own, comm, groups_of(comm));
+}
+
+Schedule FlowCollectiveModel::with_groups(const Schedule& own, const Communicator& comm,
+                                          const std::vector<Communicator>& groups) const {
   if (groups.size() == 1) return own;
   std::unordered_map<int, size_t> position;
   for (size_t i = 0; i < comm.ranks.size(); ++i) position.emplace(comm.ranks[i], i);
@@ -267,10 +276,11 @@ CollectiveEstimate FlowCollectiveModel::price(CollectiveKind kind, Bytes bytes,
   e.algorithm = p.algorithm;
   e.protocol = p.protocol;
   if (p.closed_form) {
-    e.time = p.time;
+    e.time = time_alone_by_rank(p, kind, {&comm, 1}, p.schedule, *cluster_, nullptr);
     return e;
   }
-  const Schedule schedule = with_groups(p.schedule, comm);
+  const std::vector<Communicator> groups = groups_of(comm);
+  const Schedule schedule = with_groups(p.schedule, comm, groups);
   network::FlowModelOptions options = flow_options_;
   std::unique_lock<std::mutex> accelerated;
   if (accelerator_) {
@@ -278,17 +288,15 @@ CollectiveEstimate FlowCollectiveModel::price(CollectiveKind kind, Bytes bytes,
     accelerated = std::unique_lock(accelerator_mutex_);
   }
   network::FlowNetworkModel network(*cluster_, std::move(options));
-  sim::Engine engine;
-  ScheduleExecutor run(schedule, network, executor_options(p));
-  run.start(engine);
-  engine.run();
+  // Rank by rank, every member arriving at once: what online execution gives it alone.
+  const Time alone = time_alone_by_rank(p, kind, groups, schedule, *cluster_, &network);
   const network::NetworkCounters counted = network.counters();
   solves_ += counted.solves;
   flows_ += counted.flows;
   if (network.bytes_delivered() != schedule.total_bytes()) {
     throw InputError({}, "network.model", "a collective's flow crosses a link with no capacity");
   }
-  e.time = std::max(run.finish_time() - run.start_time(), p.floor);
+  e.time = alone;
   return e;
 }
 

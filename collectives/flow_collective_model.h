@@ -165,6 +165,9 @@ class FlowCollectiveModel final : public CollectiveCostModel {
   NetworkPlan plan(CollectiveKind kind, Bytes bytes, const Communicator& comm, const CollectiveEstimate& tuned) const;
   // `plan`'s schedule, then each sibling group's and neighbour copy's copy of it.
   Schedule with_groups(const Schedule& own, const Communicator& comm) const;
+  // `comm` and the sibling groups (and the job's copies' groups) that run beside it.
+  std::vector<Communicator> groups_of(const Communicator& comm) const;
+  Schedule with_groups(const Schedule& own, const Communicator& comm, const std::vector<Communicator>& groups) const;
   // estimate() without the cache.
   CollectiveEstimate price(CollectiveKind kind, Bytes bytes, const Communicator& comm) const;
 

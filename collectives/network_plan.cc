@@ -26,6 +26,81 @@ Time link_latency_path(const Schedule& schedule, const topology::Cluster& cluste
   return Time::ps(longest);
 }
 
+RankPlan rank_plan_on(const Schedule& schedule, std::vector<int> gpus, const topology::Cluster& cluster) {
+  const auto& ts = schedule.transfers();
+  return rank_plan(schedule, std::move(gpus), [&](int src, int dst, uint32_t i) {
+    return network::empty_message_latency(cluster, {.src_gpu = dst, .dst_gpu = src, .bytes = Bytes(0), .flow_hash = 0, .nic = ts[i].nic, .max_rate = 0});
+  });
+}
+
+Time notice_latency(const topology::Cluster& cluster, int from, int to) {
+  return network::empty_message_latency(cluster, {.src_gpu = from, .dst_gpu = to, .bytes = Bytes(0), .flow_hash = 0, .nic = -1, .max_rate = 0});
+}
+
+namespace {
+
+// Records when each member's part was done (the payload: the member).
+struct Ends final : sim::EventHandler {
+  std::vector<Time> at;
+  void on_event(sim::Engine& engine, uint64_t member) override { at[member] = engine.now(); }
+};
+
+}  // namespace
+
+Time time_alone_by_rank(const NetworkPlan& plan, CollectiveKind kind, std::span<const Communicator> groups,
+                        const Schedule& schedule, const topology::Cluster& cluster,
+                        network::NetworkModel* network) {
+  if (plan.closed_form) {
+    Time heard;
+    for (const Communicator& comm : groups) {
+      for (int a : comm.ranks) {
+        for (int b : comm.ranks) heard = std::max(heard, notice_latency(cluster, a, b));
+      }
+    }
+    return heard + plan.time;
+  }
+  std::vector<int> gpus;
+  for (const Communicator& comm : groups) gpus.insert(gpus.end(), comm.ranks.begin(), comm.ranks.end());
+  const RankPlan ranks = rank_plan_on(schedule, gpus, cluster);
+  ExecutorOptions options = executor_options(plan);
+  options.ranks = &ranks;
+  ScheduleExecutor exec(schedule, *network, options);
+  sim::Engine engine;
+  Ends ends;
+  ends.at.assign(ranks.gpus.size(), Time::zero());
+  // A send (send_recv on a pair) is reached by its sender, its receiver posted; a collective by all.
+  std::vector<uint8_t> posted(ranks.gpus.size(), 0);
+  if (kind == CollectiveKind::send_recv) {
+    for (const Communicator& comm : groups) {
+      if (comm.ranks.size() == 2) posted[ranks.member_of(comm.ranks[1])] = 1;
+    }
+  }
+  for (size_t m = 0; m < ranks.gpus.size(); ++m) {
+    if (posted[m]) exec.posted(static_cast<uint32_t>(m), ends, m);
+  }
+  for (size_t m = 0; m < ranks.gpus.size(); ++m) {
+    if (!posted[m]) exec.arrive(engine, static_cast<uint32_t>(m), ends, m);
+  }
+  engine.run();
+  Time last;
+  for (const Communicator& comm : groups) {
+    const int leader = *std::min_element(comm.ranks.begin(), comm.ranks.end());
+    Time heard, told;
+    for (int g : comm.ranks) {
+      const Time done = std::max(ends.at[ranks.member_of(g)], plan.floor);
+      if (kind == CollectiveKind::send_recv || comm.ranks.size() < 2) {
+        last = std::max(last, done);
+        continue;
+      }
+      // A collective's members end together, through its lowest GPU (OnlineNetwork).
+      heard = std::max(heard, done + notice_latency(cluster, g, leader));
+      told = std::max(told, notice_latency(cluster, leader, g));
+    }
+    if (heard.ps() > 0) last = std::max(last, heard + told);
+  }
+  return last;
+}
+
 NetworkPlan plan_on_network(const AnalyticalCollectiveModel& model, const topology::Cluster& cluster,
                             CollectiveKind kind, Bytes bytes, const Communicator& comm,
                             const CollectiveEstimate& tuned, bool coalesce) {

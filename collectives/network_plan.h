@@ -10,7 +10,9 @@
 //                                                 .channel_rate = plan.channel_rate});
 #pragma once
 
+#include <span>
 #include <string_view>
+#include <vector>
 
 #include "collectives/analytical_model.h"
 #include "collectives/schedule.h"
@@ -50,6 +52,27 @@ inline ExecutorOptions executor_options(const NetworkPlan& plan, uint64_t flow_s
 // route's link latencies (routed as ScheduleExecutor routes it), after the latest of its
 // dependencies.
 Time link_latency_path(const Schedule& schedule, const topology::Cluster& cluster);
+
+// Rank by rank (ScheduleExecutor::arrive): the RankPlan of `schedule` on members `gpus`, each pair's
+// clear-to-send and acknowledgement taking the latency of the route back from its receiver to its
+// sender (on the pair's first transfer's NIC slot).
+RankPlan rank_plan_on(const Schedule& schedule, std::vector<int> gpus, const topology::Cluster& cluster);
+
+// The latency of the route from GPU `from` to GPU `to` for a message of no bytes: how long one
+// member's arrival takes to reach another under the closed form (NVLS inside one NVLink domain).
+Time notice_latency(const topology::Cluster& cluster, int from, int to);
+
+// What `plan` of `kind` takes run rank by rank with every member arriving at once (a send_recv on
+// a pair, as a send: its sender arriving, its receiver posted), alone on `network` (idle, on an
+// engine of its own): until the last member's part is done and at least its floor has passed, and
+// for a collective, until its lowest GPU has heard so from every member and told each (its
+// members end together: workloads/online_network.h); under the closed form (where `network` may
+// be null), the closed form's time after the last member has heard of every other's arrival. `schedule` is the plan's for one group, or the same for each of
+// `groups` (communicators of one shape, their GPUs disjoint) run side by side. The price online
+// execution is held to where no link is shared.
+Time time_alone_by_rank(const NetworkPlan& plan, CollectiveKind kind, std::span<const Communicator> groups,
+                        const Schedule& schedule, const topology::Cluster& cluster,
+                        network::NetworkModel* network);
 
 // How `kind` of `bytes` (nccl-tests size) on `comm` runs on a network model of `cluster`, given
 // the tuner's choice for it (`tuned`: algorithm, protocol, channels).

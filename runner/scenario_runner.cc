@@ -807,7 +807,7 @@ class OnlineWatch final : public sim::EngineWatch {
     if (!now) return true;
     if (bar_ && progress.total > 0) {
       if (!progress_bar_) progress_bar_.emplace(static_cast<int64_t>(progress.total), label_, true);
-      progress_bar_->advance(static_cast<int64_t>(progress.done) - progress_bar_->done());
+      progress_bar_->advance(static_cast<int64_t>(progress.done.load(std::memory_order_relaxed)) - progress_bar_->done());
       progress_bar_->set_note(
           fmt::format("{:.4g} s simulated, {} events", engine.now().seconds(), engine.events_executed()));
     }
@@ -863,11 +863,28 @@ TrainingRun run_training_online(const config::Scenario& s, const RunControl& con
   if (trace) ledger.emplace(*cluster, *model_net);
   network::NetworkModel* net = ledger ? static_cast<network::NetworkModel*>(&*ledger) : model_net.get();
   workloads::OnlineNetwork online(*analytical, *cluster, *net);
+  // With --partitions (refused with a trace: the ledger is not kept on partitions), on a
+  // partitioned engine cut by node blocks (network/packet/partition.h).
+  std::optional<workloads::EnginePartitions> partitions;
+  if (control.partitions > 1 && !ledger) {
+    auto* packets = dynamic_cast<network::PacketNetworkModel*>(model_net.get());
+    if (packets == nullptr) throw std::logic_error("--partitions: online execution on partitions needs packets");
+    const network::ClusterPartition cut = network::partition_cluster(*cluster, static_cast<uint32_t>(control.partitions));
+    std::vector<uint32_t> partition_of_gpu;
+    for (int g = 0; g < cluster->gpu_count(); ++g) partition_of_gpu.push_back(cut.owner[cluster->gpu_device(g)]);
+    online.set_partitions(std::move(partition_of_gpu));
+    packets->set_partitions(cut.partitions);
+    partitions = workloads::EnginePartitions{cut.owner, cut.lookahead};
+  }
   const std::vector<int> copies = training_copies(s);
   {
     OnlineWatch watch(control, fmt::format("ops online on {}", moved_as(s)));
-    run.result = evaluate_training(
-        s, *analytical, trace, {.network = &online, .watch = &watch, .progress = &watch.progress, .copies = copies});
+    run.result = evaluate_training(s, *analytical, trace,
+                                   {.network = &online,
+                                    .watch = &watch,
+                                    .progress = &watch.progress,
+                                    .partitions = partitions ? &*partitions : nullptr,
+                                    .copies = copies});
   }
   run.result.neighbour_copies = static_cast<int>(copies.size());
   check_delivered(online, *net);
@@ -1457,6 +1474,25 @@ int stopped(const workloads::ExecutionStopped& e, double max_wall_s, std::string
 
 }  // namespace
 
+namespace {
+
+// Refuses, in one line, a --partitions run that is not a collective sweep or an online training or
+// trace run on the packet model, or a training run whose outputs carry the per-link table.
+void check_partitions(const config::Scenario& s) {
+  const auto refuse = [&](const std::string& why) { throw InputError(where(s), "--partitions", why); };
+  const char* what = "cuts a collective sweep's runs and an online training iteration on the packet model; ";
+  if (s.network.model != config::NetworkModelKind::packet) refuse(std::string(what) + "this scenario runs on another model (--model packet)");
+  if (!s.jobs.empty()) refuse(std::string(what) + "this scenario runs several jobs");
+  if (s.workload.kind == workloads::WorkloadKind::collective_sweep) return;
+  if (!runs_online(s)) refuse(std::string(what) + "this scenario's collectives are priced, not run online");
+  if (wants(s, "trace") || wants(s, "html") || wants(s, "csv") || wants(s, "json")) {
+    refuse("the per-link table and traces that trace, html, csv and json outputs carry are not kept on partitions; "
+           "use output.formats: [table] or leave --partitions out");
+  }
+}
+
+}  // namespace
+
 int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostream& out) {
   const auto started = std::chrono::steady_clock::now();
   sim::WallDeadline deadline = options.max_wall_s > 0 ? sim::WallDeadline(options.max_wall_s) : sim::WallDeadline();
@@ -1476,14 +1512,7 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
     throw InputError(SourceLocation{}, "--format", "dot is only for --describe; expected table, csv or json");
   }
   require_supported_model(s);
-  if (options.partitions > 1 && (s.workload.kind != workloads::WorkloadKind::collective_sweep ||
-                                 s.network.model != config::NetworkModelKind::packet)) {
-    throw InputError(where(s), "--partitions",
-                     std::string("cuts a collective sweep's runs on the packet model; this scenario ") +
-                         (s.workload.kind == workloads::WorkloadKind::collective_sweep
-                              ? "runs on another model (--model packet)"
-                              : "is not a collective sweep"));
-  }
+  if (options.partitions > 1) check_partitions(s);
   const config::PacketSpec& packet = s.network.packet;
   const bool tcp_runs_it = s.cluster.nic.kind == topology::NicKind::tcp && packet.cc == "dctcp";
   const bool roce_runs_it = s.cluster.nic.kind == topology::NicKind::roce && packet.cc != "dctcp";

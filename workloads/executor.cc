@@ -7,6 +7,8 @@
 #include <unordered_set>
 
 #include "sim/engine.h"
+#include "sim/error.h"
+#include "sim/partitioned_engine.h"
 
 namespace dtsim::workloads {
 namespace {
@@ -84,7 +86,8 @@ struct RankState {
   std::vector<uint8_t> done;
   std::vector<uint8_t> recv_waiting;
   std::vector<std::pair<int, uint32_t>> send_match;  // send op -> (rank, recv op)
-  std::vector<uint32_t> coll_seq;                    // collective op -> its number on its comm
+  std::vector<uint32_t> coll_seq;                    // collective or send op -> its number on its comm
+  std::vector<uint8_t> delivered;                    // online, receive op: its send's bytes have landed
 };
 
 class Run final : public sim::EventHandler {
@@ -92,13 +95,20 @@ class Run final : public sim::EventHandler {
   Run(const Workload& w, const ComputeModel& cm, const collectives::CollectiveCostModel& cc,
       CommunicationRunner* network, ExecutionProgress* progress)
       : w_(w), ranks_(w.ranks.size()), slowdown_(cm.params().comm_overlap_slowdown), network_(network),
-        landed_(*this), progress_(progress) {
+        progress_(progress) {
     // Which simulated ranks belong to each communicator: only those take part in a rendezvous.
     std::unordered_map<int, int> rank_of_gpu;
     for (size_t r = 0; r < w.ranks.size(); ++r) rank_of_gpu[w.ranks[r].gpu] = static_cast<int>(r);
     members_.assign(w.comms.size(), 0);
+    absent_.assign(w.comms.size(), {});
     for (size_t c = 0; c < w.comms.size(); ++c) {
-      for (int g : w.comms[c].ranks) members_[c] += rank_of_gpu.count(g) ? 1 : 0;
+      for (int g : w.comms[c].ranks) {
+        if (rank_of_gpu.count(g)) {
+          ++members_[c];
+        } else {
+          absent_[c].push_back(g);
+        }
+      }
     }
     // Handed over at once, so that a model that prices collectives at a cost can price them side by
     // side before the loop below asks for each.
@@ -116,6 +126,7 @@ class Run final : public sim::EventHandler {
       st.recv_waiting.assign(n, 0);
       st.prev_in_stream.assign(n, kNone);
       st.coll_seq.assign(n, 0);
+      st.delivered.assign(n, 0);
       std::vector<uint32_t> count(n + 1, 0);
       std::vector<uint32_t> label_first(g.labels.size() + 1, kNone);
       std::vector<Time> unit_dur(g.labels.size() + 1);
@@ -132,7 +143,7 @@ class Run final : public sim::EventHandler {
           st.prev_in_stream[i] = last[s];
           last[s] = static_cast<uint32_t>(i);
         }
-        if (op.kind == OpKind::collective && op.comm >= 0) st.coll_seq[i] = seq[op.comm]++;
+        if ((op.kind == OpKind::collective || op.kind == OpKind::send) && op.comm >= 0) st.coll_seq[i] = seq[op.comm]++;
         // Generated graphs repeat each shape once per microbatch under one label: price a
         // compute op once per label and reuse it while the shape matches.
         if (op.kind == OpKind::compute && !op.has_measured() && op.label < label_first.size()) {
@@ -194,19 +205,49 @@ class Run final : public sim::EventHandler {
     return t * op.repeat;
   }
 
+  // Each rank starts in an event at its GPU's site (online; site 0 otherwise), all scheduled from
+  // `e` in rank order, so that a rank's events run where its GPU's do and take the keys a serial
+  // run gives them.
   void start_all(sim::Engine& e) {
-    engine_ = &e;
     for (size_t r = 0; r < ranks_.size(); ++r) {
-      // Communication streams first: their kernels are enqueued ahead of compute at the start.
-      for (int s = kStreamCount - 1; s >= 0; --s) try_stream(static_cast<int>(r), s);
+      const sim::Site site = network_ != nullptr ? network_->site_of_gpu(w_.ranks[r].gpu) : 0;
+      e.schedule_at_site(e.now(), site, *this, kStart | r);
+    }
+  }
+
+  // Refuses, in one line, a workload whose ranks would touch each other's state at once on a
+  // partitioned engine: one with members of a communicator not simulated (they reach a collective
+  // with whichever simulated member first does), or a send that does not run on the network (its
+  // receive is woken from the sender's event).
+  void check_partitionable() const {
+    if (network_ == nullptr) throw InputError(SourceLocation{}, "--partitions", "needs online execution");
+    for (size_t c = 0; c < absent_.size(); ++c) {
+      if (!absent_[c].empty()) {
+        throw InputError(SourceLocation{}, "--partitions",
+                         "needs every rank simulated; communicator " + std::to_string(c) + " has members that are not");
+      }
+    }
+    for (size_t r = 0; r < ranks_.size(); ++r) {
       const auto& ops = w_.ranks[r].ops;
       for (size_t i = 0; i < ops.size(); ++i) {
-        if (ops[i].kind == OpKind::recv && ranks_[r].remaining[i] == 0) recv_ready(static_cast<int>(r), static_cast<uint32_t>(i));
+        if (ops[i].kind == OpKind::send && !runs_on_network(ops[i]) && ranks_[r].send_match[i].first >= 0) {
+          throw InputError(SourceLocation{}, "--partitions",
+                           "needs every send on a communicator; rank " + std::to_string(r) + " has one on none");
+        }
       }
     }
   }
 
   void on_event(sim::Engine& e, uint64_t payload) override {
+    if (payload == kNobody) return;
+    if ((payload & kStart) != 0 && (payload & kDelivered) == 0) {
+      start_rank(e, static_cast<int>(payload & ~kStart));
+      return;
+    }
+    if ((payload & kDelivered) != 0) {
+      delivered(e, static_cast<int>((payload & ~kDelivered) >> 32), static_cast<uint32_t>(payload & 0xffffffffu));
+      return;
+    }
     const int r = static_cast<int>(payload >> 32);
     const auto i = static_cast<uint32_t>(payload & 0xffffffffu);
     complete(e, r, i);
@@ -215,37 +256,49 @@ class Run final : public sim::EventHandler {
   std::vector<RankState>& ranks() { return ranks_; }
 
  private:
-  // Starts communication op i of every rank in `members` (one collective, or one send) on the
-  // network; each completes once its last byte has landed (landed()).
-  void begin_on_network(std::vector<std::pair<int, uint32_t>> members) {
-    for (auto [r, i] : members) ranks_[r].start[i] = engine_->now();
-    const auto [r, i] = members.front();
-    const Op& op = w_.ranks[r].ops[i];
-    uint64_t slot;
-    if (free_slots_.empty()) {
-      slot = in_flight_.size();
-      in_flight_.push_back(std::move(members));
-    } else {
-      slot = free_slots_.back();
-      free_slots_.pop_back();
-      in_flight_[slot] = std::move(members);
+  void start_rank(sim::Engine& e, int r) {
+    // Communication streams first: their kernels are enqueued ahead of compute at the start.
+    for (int s = kStreamCount - 1; s >= 0; --s) try_stream(e, r, s);
+    const auto& ops = w_.ranks[r].ops;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].kind == OpKind::recv && ranks_[r].remaining[i] == 0) recv_ready(e, r, static_cast<uint32_t>(i));
     }
-    network_->start(*engine_, op, w_.comms[op.comm], landed_, slot);
   }
 
-  void landed(sim::Engine& e, uint64_t slot) {
-    const std::vector<std::pair<int, uint32_t>> members = std::move(in_flight_[slot]);
-    free_slots_.push_back(slot);
-    for (auto [r, i] : members) complete(e, r, i);
-  }
-
-  void begin(int r, uint32_t i) {
+  // Starts rank r's part of communication op i (a collective, or a send) on the network; it
+  // completes once the rank's part has ended (landed()), and a send's receive once its bytes have
+  // landed. A member of the collective's communicator that is not simulated reaches it with the
+  // first simulated member that does.
+  void begin_on_network(sim::Engine& e, int r, uint32_t i) {
     RankState& st = ranks_[r];
-    if (network_ != nullptr && runs_on_network(w_.ranks[r].ops[i])) {
-      begin_on_network({{r, i}});
-      return;
+    st.start[i] = e.now();
+    const Op& op = w_.ranks[r].ops[i];
+    const collectives::Communicator& comm = w_.comms[op.comm];
+    uint64_t delivered = kNobody;
+    if (op.kind == OpKind::send && st.send_match[i].first >= 0) {
+      delivered = kDelivered | (static_cast<uint64_t>(st.send_match[i].first) << 32) | st.send_match[i].second;
     }
-    st.start[i] = engine_->now();
+    if (op.kind == OpKind::collective && !absent_[op.comm].empty() &&
+        present_.insert((static_cast<uint64_t>(op.comm) << 32) | st.coll_seq[i]).second) {
+      for (int g : absent_[op.comm]) network_->start(e, op, comm, g, st.coll_seq[i], *this, kNobody, kNobody);
+    }
+    network_->start(e, op, comm, w_.ranks[r].gpu, st.coll_seq[i], *this,
+                    (static_cast<uint64_t>(r) << 32) | i, delivered);
+  }
+
+  // Online: the bytes of the send that receive op i of rank r waits on have landed.
+  void delivered(sim::Engine& e, int r, uint32_t i) {
+    RankState& st = ranks_[r];
+    st.delivered[i] = 1;
+    if (st.recv_waiting[i]) {
+      st.recv_waiting[i] = 0;
+      e.schedule_in(Time::zero(), *this, (static_cast<uint64_t>(r) << 32) | i);
+    }
+  }
+
+  void begin(sim::Engine& e, int r, uint32_t i) {
+    RankState& st = ranks_[r];
+    st.start[i] = e.now();
     Time d = st.dur[i];
     if (slowdown_ > 0 && w_.ranks[r].ops[i].kind == OpKind::compute &&
         w_.ranks[r].ops[i].stream != Stream::host) {
@@ -256,40 +309,43 @@ class Run final : public sim::EventHandler {
         }
       }
     }
-    engine_->schedule_in(d, *this, (static_cast<uint64_t>(r) << 32) | i);
+    e.schedule_in(d, *this, (static_cast<uint64_t>(r) << 32) | i);
   }
 
-  void try_stream(int r, int s) {
+  void try_stream(sim::Engine& e, int r, int s) {
     RankState& st = ranks_[r];
     if (st.busy[s] || st.head[s] >= st.queue[s].size()) return;
     const uint32_t i = st.queue[s][st.head[s]];
     if (st.remaining[i] != 0) return;
     st.busy[s] = true;
     const Op& op = w_.ranks[r].ops[i];
+    if (network_ != nullptr && runs_on_network(op)) {
+      begin_on_network(e, r, i);
+      return;
+    }
     if (op.kind == OpKind::collective && op.comm >= 0 && members_[op.comm] > 1) {
       // Rendezvous: all simulated members must reach this collective before any starts it.
       const uint64_t key = (static_cast<uint64_t>(op.comm) << 32) | st.coll_seq[i];
       auto& waiting = rendezvous_[key];
       waiting.emplace_back(r, i);
       if (static_cast<int>(waiting.size()) == members_[op.comm]) {
-        if (network_ != nullptr) {
-          begin_on_network(std::move(waiting));
-        } else {
-          for (auto [wr, wi] : waiting) begin(wr, wi);
-        }
+        for (auto [wr, wi] : waiting) begin(e, wr, wi);
         rendezvous_.erase(key);
       }
       return;
     }
-    begin(r, i);
+    begin(e, r, i);
   }
 
-  void recv_ready(int r, uint32_t i) {
+  void recv_ready(sim::Engine& e, int r, uint32_t i) {
     const Op& op = w_.ranks[r].ops[i];
     RankState& st = ranks_[r];
-    st.start[i] = engine_->now();
-    if (op.peer_rank < 0 || op.peer_op < 0 || ranks_[op.peer_rank].done[op.peer_op]) {
-      engine_->schedule_in(Time::zero(), *this, (static_cast<uint64_t>(r) << 32) | i);
+    st.start[i] = e.now();
+    // Online, a receive waits for its send's bytes to land (delivered()); priced, for its send.
+    const bool online = op.peer_rank >= 0 && op.peer_op >= 0 && network_ != nullptr &&
+                        runs_on_network(w_.ranks[op.peer_rank].ops[op.peer_op]);
+    if (op.peer_rank < 0 || op.peer_op < 0 || (online ? st.delivered[i] : ranks_[op.peer_rank].done[op.peer_op])) {
+      e.schedule_in(Time::zero(), *this, (static_cast<uint64_t>(r) << 32) | i);
     } else {
       st.recv_waiting[i] = 1;
     }
@@ -300,13 +356,13 @@ class Run final : public sim::EventHandler {
     const Op& op = w_.ranks[r].ops[i];
     st.end[i] = e.now();
     st.done[i] = 1;
-    if (progress_ != nullptr) ++progress_->done;
+    if (progress_ != nullptr) progress_->done.fetch_add(1, std::memory_order_relaxed);
     const int s = static_cast<int>(op.stream);
     if (op.kind != OpKind::recv) {
       st.busy[s] = false;
       ++st.head[s];
     }
-    if (op.kind == OpKind::send) {
+    if (op.kind == OpKind::send && !(network_ != nullptr && runs_on_network(op))) {
       auto [rr, ri] = st.send_match[i];
       if (rr >= 0 && ranks_[rr].recv_waiting[ri]) {
         ranks_[rr].recv_waiting[ri] = 0;
@@ -318,32 +374,30 @@ class Run final : public sim::EventHandler {
       if (--st.remaining[j] != 0) continue;
       const Op& next = w_.ranks[r].ops[j];
       if (next.kind == OpKind::recv) {
-        recv_ready(r, j);
+        recv_ready(e, r, j);
       } else {
-        try_stream(r, static_cast<int>(next.stream));
+        try_stream(e, r, static_cast<int>(next.stream));
       }
     }
-    if (op.kind != OpKind::recv) try_stream(r, s);
+    if (op.kind != OpKind::recv) try_stream(e, r, s);
   }
 
-  // Where the network reports a communication op landed: the slot of its members in in_flight_.
-  struct Landed final : sim::EventHandler {
-    explicit Landed(Run& owner) : run(owner) {}
-    void on_event(sim::Engine& e, uint64_t slot) override { run.landed(e, slot); }
-    Run& run;
-  };
 
   const Workload& w_;
   std::vector<RankState> ranks_;
+  // Payloads the network reports with: a receive's send delivered (its rank and op below), or no
+  // one to tell (a member not simulated; a send whose receive is not in the workload).
+  // A rank's start (its index below) is kStart without kDelivered.
+  static constexpr uint64_t kDelivered = uint64_t{1} << 63;
+  static constexpr uint64_t kStart = uint64_t{1} << 62;
+  static constexpr uint64_t kNobody = ~uint64_t{0};
   std::vector<int> members_;
+  std::vector<std::vector<int>> absent_;  // each communicator's GPUs that are not simulated
+  std::unordered_set<uint64_t> present_;  // (communicator, number) of collectives they have reached
   std::unordered_map<uint64_t, std::vector<std::pair<int, uint32_t>>> rendezvous_;
-  sim::Engine* engine_ = nullptr;
   double slowdown_ = 0;
   CommunicationRunner* network_ = nullptr;
-  Landed landed_;
   ExecutionProgress* progress_ = nullptr;
-  std::vector<std::vector<std::pair<int, uint32_t>>> in_flight_;  // members of each op on the network
-  std::vector<uint64_t> free_slots_;
 };
 
 TimeBreakdown split(const RankGraph& g, const RankState& st, Time horizon) {
@@ -444,22 +498,40 @@ Executor::Executor(const ComputeModel& compute, const collectives::CollectiveCos
     : compute_(compute), comm_(comm), options_(options) {}
 
 ExecutionResult Executor::run(const Workload& w) const {
-  if (options_.progress != nullptr) *options_.progress = {0, w.op_count()};
+  if (options_.progress != nullptr) {
+    options_.progress->done.store(0, std::memory_order_relaxed);
+    options_.progress->total = w.op_count();
+  }
   Run run(w, compute_, comm_, options_.network, options_.progress);
-  sim::Engine engine;
-  engine.set_watch(options_.watch);
-  run.start_all(engine);
   ExecutionResult out;
-  out.events = engine.run();
-  out.fingerprint = engine.fingerprint();
+  bool stopped = false;
+  Time reached;
+  if (options_.partitions != nullptr) {
+    run.check_partitionable();
+    sim::PartitionedEngine engines(options_.partitions->owner, options_.partitions->lookahead);
+    engines.set_watch(options_.watch);
+    run.start_all(engines.engine_of(0));
+    out.events = engines.run();
+    out.fingerprint = engines.fingerprint();
+    stopped = !engines.idle();
+    reached = engines.now();
+  } else {
+    sim::Engine engine;
+    engine.set_watch(options_.watch);
+    run.start_all(engine);
+    out.events = engine.run();
+    out.fingerprint = engine.fingerprint();
+    stopped = !engine.idle();
+    reached = engine.now();
+  }
   auto& ranks = run.ranks();
-  if (!engine.idle()) {  // the watch stopped it
+  if (stopped) {  // the watch stopped it
     size_t done = 0, total = 0;
     for (const RankState& st : ranks) {
       total += st.done.size();
       for (uint8_t d : st.done) done += d;
     }
-    throw ExecutionStopped(engine.now(), done, total);
+    throw ExecutionStopped(reached, done, total);
   }
 
   int best_rank = -1;

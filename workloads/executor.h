@@ -2,8 +2,10 @@
 // ComputeModel, collectives and point-to-point transfers by a CollectiveCostModel (analytical,
 // or any other backend behind that interface), handed all the distinct ones first (prepare, so a
 // flow model can price them side by side). Each stream runs its ops in program order once
-// their dependencies are done; a collective also waits for its communicator's other simulated
-// members; a receive completes when its matching send has. The result is the iteration time, the
+// their dependencies are done. Priced, a collective also waits for its communicator's other
+// simulated members and a receive completes when its matching send has; online (a
+// CommunicationRunner), each rank starts its part of a collective or send on its own and the
+// network joins them, and a receive completes when its send's bytes have landed. The result is the iteration time, the
 // per-GPU split of that time into compute, exposed communication per parallelism, waiting on
 // the host and idle (pipeline bubble), and the critical path.
 //   Executor ex(compute_model, cost_model);
@@ -11,6 +13,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
@@ -62,17 +65,30 @@ struct ExecutionResult {
 class CommunicationRunner {
  public:
   virtual ~CommunicationRunner() = default;
-  // Starts `op` (a collective on `comm`, or a send whose pair communicator is `comm`: sender,
-  // receiver) at engine.now(), its `repeat` instances back to back, and calls
-  // done.on_event(engine, payload) once the last byte of the last has landed.
-  virtual void start(sim::Engine& engine, const Op& op, const collectives::Communicator& comm,
-                     sim::EventHandler& done, uint64_t payload) = 0;
+  // The rank on GPU `gpu` reaches `op` at engine.now(): a collective on `comm`, which each member
+  // reaches on its own, or a send whose pair communicator is `comm` (sender, receiver), reached by
+  // its sender, its receiver's buffer taken as posted. `instance` numbers the op among those its
+  // members run on `comm` (every member numbers alike; a send counts its sender's). It runs the
+  // op's `repeat` instances back to back and calls done.on_event(engine, payload) once the rank's
+  // part of the last has ended; for a send, also done.on_event(engine, delivered) once the last
+  // byte of the last has landed at the receiver.
+  virtual void start(sim::Engine& engine, const Op& op, const collectives::Communicator& comm, int gpu,
+                     uint64_t instance, sim::EventHandler& done, uint64_t payload, uint64_t delivered) = 0;
+  // The engine site (sim/event.h) where `gpu`'s rank runs: its events, and the start of its parts.
+  virtual sim::Site site_of_gpu(int gpu) const = 0;
+};
+
+// How a run is spread over a sim::PartitionedEngine: each site's partition and the lookahead
+// (network::ClusterPartition gives both for a cluster's devices).
+struct EnginePartitions {
+  std::vector<uint32_t> owner;
+  Time lookahead;
 };
 
 // How far a run has got: ops completed of all, updated by Executor::run as it goes (a progress
 // bar's watch reads it on the run's thread).
 struct ExecutionProgress {
-  uint64_t done = 0;
+  std::atomic<uint64_t> done = 0;  // counted from every partition's thread
   uint64_t total = 0;
 };
 
@@ -86,6 +102,9 @@ struct ExecutorOptions {
   // ExecutionStopped. Null: none.
   sim::EngineWatch* watch = nullptr;
   ExecutionProgress* progress = nullptr;  // kept up to date when set
+  // Online execution on a sim::PartitionedEngine cut so (one thread per partition, the serial
+  // run's result and fingerprint). Null: a plain sim::Engine.
+  const EnginePartitions* partitions = nullptr;
 };
 
 // Online execution as the training entry points take it: the network the communication runs on
@@ -95,6 +114,7 @@ struct OnlineExecution {
   CommunicationRunner* network = nullptr;
   sim::EngineWatch* watch = nullptr;
   ExecutionProgress* progress = nullptr;
+  const EnginePartitions* partitions = nullptr;  // ExecutorOptions::partitions
   // Copies of the job run beside it, these many GPUs further on (add_copies, op_graph.h): its
   // neighbours on the fabric (network.background: replicas). Empty: none.
   std::vector<int> copies;

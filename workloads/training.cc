@@ -63,6 +63,7 @@ ExecutionResult execute(const Workload& w, const topology::ClusterSpec& cluster,
   eo.network = online.network;
   eo.watch = online.watch;
   eo.progress = online.progress;
+  eo.partitions = online.partitions;
   return Executor(compute, comm, eo).run(w);
 }
 

@@ -6,6 +6,7 @@
 
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -14,8 +15,10 @@
 #include "collectives/analytical_model.h"
 #include "collectives/flow_collective_model.h"
 #include "config/loader.h"
+#include "sim/error.h"
 #include "network/flow/flow_model.h"
 #include "network/packet/packet_model.h"
+#include "network/packet/partition.h"
 #include "workloads/dlrm_generator.h"
 #include "topology/cluster.h"
 #include "workloads/online_network.h"
@@ -25,6 +28,29 @@ namespace dtsim::runner {
 namespace {
 
 const std::string kScenarios = std::string(DTSIM_SOURCE_DIR) + "/scenarios/";
+
+// What run_scenario prints for `s` (with its fingerprint) on `threads` and `partitions`.
+std::string printed(const config::Scenario& s, int threads, int partitions) {
+  RunOptions options;
+  options.quiet = true;
+  options.fingerprint = true;
+  options.threads = threads;
+  options.partitions = partitions;
+  std::ostringstream out;
+  EXPECT_EQ(run_scenario(s, options, out), 0);
+  return out.str();
+}
+
+// A Llama-shaped model small enough that an iteration on packets over 16 GPUs takes well under a
+// second: 2 layers, hidden 256, sequences of 256.
+const std::vector<config::Override> kTinyModel = {
+    {"workload.model.layers", "2"},          {"workload.model.hidden", "256"},  {"workload.model.heads", "8"},
+    {"workload.model.ffn_hidden", "1024"},   {"workload.model.seq_len", "256"}, {"workload.model.vocab", "1024"}};
+
+std::vector<config::Override> with_tiny_model(std::vector<config::Override> sets) {
+  sets.insert(sets.end(), kTinyModel.begin(), kTinyModel.end());
+  return sets;
+}
 
 double iteration_s(const config::Scenario& s) {
   const Headline h = evaluate_scenario(s);
@@ -55,8 +81,9 @@ double priced_alone_s(const config::Scenario& s) {
   return workloads::run_training(s.workload.training, s.cluster, m.alone, generator).iteration_time_s;
 }
 
-// The DLRM scenario's op times, by label, with every rank simulated: online on `model`, or (alone)
-// each collective priced alone on an idle flow network.
+// The DLRM scenario's op times, by label, from the last rank's start to the last rank's end, with
+// every rank simulated: online on `model`, or (alone) each collective priced alone on an idle flow
+// network.
 std::map<std::string, double> dlrm_op_us(const config::Scenario& s, bool alone) {
   const Models m(s);
   std::unique_ptr<network::NetworkModel> net;
@@ -73,12 +100,20 @@ std::map<std::string, double> dlrm_op_us(const config::Scenario& s, bool alone) 
   workloads::evaluate_workload_traced(workloads::generate_dlrm(s.workload.dlrm, s.cluster, true), s.cluster, m.alone,
                                       s.workload.dlrm.precision, compute, trace,
                                       alone ? workloads::OnlineExecution{} : workloads::OnlineExecution{.network = &online, .watch = nullptr, .copies = {}});
-  std::map<std::string, double> us;
-  const workloads::RankGraph& g = trace.workload.ranks[0];
-  for (size_t i = 0; i < g.ops.size(); ++i) {
-    const auto [start, end] = trace.execution.op_times[0][i];
-    us[g.labels[g.ops[i].label]] = (end - start).us();
+  // Each op's span from its last member's start to its last member's end: online, where members
+  // start and end their parts on their own, the time the collective took as a whole (priced, every
+  // member starts and ends it together).
+  std::map<std::string, std::pair<Time, Time>> span;
+  for (size_t r = 0; r < trace.workload.ranks.size(); ++r) {
+    const workloads::RankGraph& g = trace.workload.ranks[r];
+    for (size_t i = 0; i < g.ops.size(); ++i) {
+      const auto [start, end] = trace.execution.op_times[r][i];
+      auto [it, fresh] = span.try_emplace(g.labels[g.ops[i].label], start, end);
+      if (!fresh) it->second = {std::max(it->second.first, start), std::max(it->second.second, end)};
+    }
   }
+  std::map<std::string, double> us;
+  for (const auto& [label, times] : span) us[label] = (times.second - times.first).us();
   us["iteration"] = trace.execution.iteration.us();
   return us;
 }
@@ -225,17 +260,103 @@ TEST(OnlineExecution, OutputIsTheSameAcrossRunsAndThreads) {
        {"workload.parallel.pp", "2"}, {"cluster.fabric.kind", "fat-tree"}, {"cluster.fabric.radix", "8"},
        {"cluster.fabric.oversubscription", "2"}, {"network.model", "flow"}, {"output.formats", "[table]"}});
   std::vector<std::string> outs;
-  for (int threads : {1, 1, 1, 2, 4}) {
-    RunOptions options;
-    options.quiet = true;
-    options.fingerprint = true;
-    options.threads = threads;
-    std::ostringstream out;
-    ASSERT_EQ(run_scenario(s, options, out), 0);
-    outs.push_back(out.str());
-  }
+  for (int threads : {1, 1, 1, 2, 4}) outs.push_back(printed(s, threads, 1));
   ASSERT_NE(outs[0].find("fingerprint "), std::string::npos);
   for (size_t i = 1; i < outs.size(); ++i) EXPECT_EQ(outs[i], outs[0]) << "run " << i;
+}
+
+// A packet-level training iteration on a partitioned engine (--partitions, one thread per block
+// of nodes) prints what the serial engine does: iteration time, breakdown, critical path and
+// fingerprint. Small jobs on 8 nodes of 2 GPUs: tp 2, pp 2, dp 4 (rings and sends), so that every
+// cut from one partition per node up holds ranks of every kind of communicator; and dp 16 on
+// trees, whose senders wait on their own sends landing on other nodes (released by the
+// acknowledgement). 16 asks for more partitions than nodes and gets 8. And a DLRM iteration.
+TEST(OnlineExecution, PartitionsChangeNothingInATrainingIteration) {
+  const std::vector<std::vector<config::Override>> jobs = {
+      {{"workload.parallel.tp", "2"}, {"workload.parallel.pp", "2"}, {"workload.batch.global", "8"}},
+      {{"workload.parallel.tp", "1"}, {"workload.parallel.pp", "1"}, {"workload.parallel.zero", "0"},
+       {"workload.batch.global", "16"}, {"collectives.algorithm", "tree"}}};
+  for (std::vector<config::Override> job : jobs) {
+    job.insert(job.end(), {{"cluster.nodes", "8"}, {"cluster.gpus_per_node", "2"}, {"network.model", "packet"},
+                           {"output.formats", "[table]"}});
+    const auto s = config::load_scenario(kScenarios + "llama3-8b-64gpu.yaml", with_tiny_model(job));
+    const std::string serial = printed(s, 1, 1);
+    ASSERT_NE(serial.find("fingerprint "), std::string::npos);
+    ASSERT_NE(serial.find("iteration time"), std::string::npos);
+    for (int partitions : {2, 3, 4, 8, 16})
+      EXPECT_EQ(printed(s, 1, partitions), serial) << partitions << " partitions, " << job.front().value;
+  }
+  // A DLRM iteration: its embedding all_to_all and dense all_reduce, on 4 nodes of 2 GPUs.
+  const auto dlrm = config::load_scenario(
+      kScenarios + "dlrm-64gpu.yaml",
+      {{"cluster.nodes", "4"}, {"cluster.gpus_per_node", "2"}, {"workload.dlrm.tables", "16"},
+       {"workload.dlrm.batch_per_gpu", "32"}, {"network.model", "packet"}, {"output.formats", "[table]"}});
+  const std::string serial = printed(dlrm, 1, 1);
+  ASSERT_NE(serial.find("fingerprint "), std::string::npos);
+  for (int partitions : {2, 4}) EXPECT_EQ(printed(dlrm, 1, partitions), serial) << partitions << " partitions, dlrm";
+}
+
+// The same iteration through the library: the executor on sim::PartitionedEngine, one partition
+// included (the partitioned engine's single-thread path), gives the plain engine's fingerprint,
+// event count, iteration time and every part of the breakdown, to the picosecond.
+TEST(OnlineExecution, OnePartitionOrManyIsThePlainEngine) {
+  const auto s = config::load_scenario(
+      kScenarios + "llama3-8b-64gpu.yaml",
+      with_tiny_model({{"cluster.nodes", "8"}, {"cluster.gpus_per_node", "2"}, {"workload.parallel.tp", "2"},
+                       {"workload.parallel.pp", "2"}, {"workload.batch.global", "8"}, {"network.model", "packet"}}));
+  const collectives::AnalyticalCollectiveModel analytical(s.cluster, s.collectives, {});
+  const auto cluster = topology::build_cluster(s.cluster);
+  auto run = [&](uint32_t partitions) {
+    network::PacketNetworkModel net(*cluster);
+    workloads::OnlineNetwork online(analytical, *cluster, net);
+    std::optional<workloads::EnginePartitions> cut;
+    if (partitions > 0) {
+      const network::ClusterPartition c = network::partition_cluster(*cluster, partitions);
+      std::vector<uint32_t> partition_of_gpu;
+      for (int g = 0; g < cluster->gpu_count(); ++g) partition_of_gpu.push_back(c.owner[cluster->gpu_device(g)]);
+      online.set_partitions(std::move(partition_of_gpu));
+      net.set_partitions(c.partitions);
+      cut = workloads::EnginePartitions{c.owner, c.lookahead};
+    }
+    const workloads::GeneratorOptions generator{.layers_per_block = s.workload.layers_per_block, .all_ranks = true};
+    return workloads::run_training(s.workload.training, s.cluster, analytical, generator,
+                                   {.network = &online, .partitions = cut ? &*cut : nullptr, .copies = {}});
+  };
+  const workloads::TrainingResult plain = run(0);
+  ASSERT_GT(plain.events, 0u);
+  for (uint32_t partitions : {1u, 2u, 4u, 8u}) {
+    SCOPED_TRACE(std::to_string(partitions) + " partitions");
+    const workloads::TrainingResult cut = run(partitions);
+    EXPECT_EQ(cut.fingerprint, plain.fingerprint);
+    EXPECT_EQ(cut.events, plain.events);
+    EXPECT_EQ(cut.iteration_time_s, plain.iteration_time_s);
+    EXPECT_EQ(cut.breakdown.compute, plain.breakdown.compute);
+    EXPECT_EQ(cut.breakdown.exposed, plain.breakdown.exposed);
+    EXPECT_EQ(cut.breakdown.host, plain.breakdown.host);
+    EXPECT_EQ(cut.breakdown.bubble, plain.breakdown.bubble);
+  }
+}
+
+// --partitions cuts an online training iteration on packets only, and not one whose outputs carry
+// the per-link table: each refused in one line naming --partitions.
+TEST(OnlineExecution, PartitionsRefuseFlowsAndTheLinkTable) {
+  auto refusal = [&](std::vector<config::Override> sets) {
+    sets.insert(sets.end(), {{"cluster.nodes", "2"}, {"workload.batch.global", "8"}});
+    RunOptions options;
+    options.quiet = true;
+    options.partitions = 2;
+    std::ostringstream out;
+    try {
+      run_scenario(config::load_scenario(kScenarios + "llama3-8b-64gpu.yaml", sets), options, out);
+    } catch (const dtsim::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("not refused");
+  };
+  EXPECT_NE(refusal({{"network.model", "flow"}, {"output.formats", "[table]"}}).find("--model packet"),
+            std::string::npos);
+  EXPECT_NE(refusal({{"network.model", "packet"}, {"output.formats", "[table, csv]"}}).find("per-link table"),
+            std::string::npos);
 }
 
 // The report says which ranks were simulated and why the others need not be: every GPU online;
