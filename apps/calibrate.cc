@@ -4,6 +4,9 @@
 //   calibrate --scenario S.yaml MEASURED... -o calibration.yaml
 //   calibrate --pair S1.yaml:M1.csv --pair S2.yaml:M2.csv#LABEL ... -o calibration.yaml
 //   calibrate --pairs validation/datasets.txt -o calibration.yaml --markdown docs/validation.md
+//   calibrate --training validation/training_tables.txt --markdown docs/validation-errors.md
+// The last fits the training compute model's efficiencies to published training tables instead
+// (validation/training_fit.h) and prints the fitted values; nothing loads them.
 // Exit status: 0 done, 2 bad input, 1 internal error.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -20,6 +23,7 @@
 #include "validation/measurement_reader.h"
 #include "validation/scenario_predictor.h"
 #include "validation/text_fields.h"
+#include "validation/training_fit.h"
 
 namespace {
 
@@ -64,9 +68,10 @@ std::vector<Pair> read_pairs_file(const std::string& path) {
   return pairs;
 }
 
-std::string markdown_table(const CrossValidation& cv, const FitOptions& o, size_t parameters) {
+std::string markdown_table(const CrossValidation& cv, const FitOptions& o, size_t parameters,
+                           std::string_view points = "sizes") {
   std::ostringstream md;
-  md << "| dataset | sizes | default parameters | in-sample | leave-one-out |\n";
+  md << "| dataset | " << points << " | default parameters | in-sample | leave-one-out |\n";
   md << "| --- | ---: | ---: | ---: | ---: |\n";
   double n = 0, s0 = 0, s1 = 0, s2 = 0;
   for (const CrossValidationRow& r : cv.rows) {
@@ -80,17 +85,20 @@ std::string markdown_table(const CrossValidation& cv, const FitOptions& o, size_
   if (n > 0)
     md << fmt::format("| **mean over datasets** | | {:.1f}% | {:.1f}% | {:.1f}% |\n", s0 / n, s1 / n,
                       s2 / n);
-  md << fmt::format("\nErrors are mean |predicted - measured| / measured of time per size. {} "
+  md << fmt::format("\nErrors are mean |predicted - measured| / measured of time per {}. {} "
                     "parameters fitted; Huber delta {} (ln units), prior weight {}; {} "
                     "Levenberg-Marquardt iterations for the fit on all datasets.\n",
-                    parameters, o.huber_delta, o.prior_weight, cv.all.iterations);
+                    points == "sizes" ? "size" : "row", parameters, o.huber_delta, o.prior_weight,
+                    cv.all.iterations);
   return md.str();
 }
 
-// Replaces the text between the two markers in `path` (a document that also holds prose).
-void replace_marked_section(const std::string& path, const std::string& body) {
-  const std::string begin = "<!-- calibration-table:begin -->";
-  const std::string end = "<!-- calibration-table:end -->";
+// Replaces the text between the two markers `<!-- MARKER:begin -->` and `<!-- MARKER:end -->` in
+// `path` (a document that also holds prose).
+void replace_marked_section(const std::string& path, const std::string& body,
+                            std::string_view marker = "calibration-table") {
+  const std::string begin = fmt::format("<!-- {}:begin -->", marker);
+  const std::string end = fmt::format("<!-- {}:end -->", marker);
   std::string doc = read_text_file(path);
   size_t b = doc.find(begin), e = doc.find(end);
   if (b == std::string::npos || e == std::string::npos || e < b)
@@ -101,33 +109,13 @@ void replace_marked_section(const std::string& path, const std::string& body) {
   out << doc;
 }
 
-int run(int argc, char** argv) {
-  CLI::App app{"Fit the collective cost model's physical parameters to measurements"};
-  std::optional<std::string> scenario;
-  std::vector<std::string> measured, pair_args, names;
-  std::optional<std::string> pairs_file, markdown, start;
-  std::string output;
-  FitOptions options;
-  bool no_cv = false;
-  app.add_option("--scenario", scenario, "scenario for the MEASURED files");
-  app.add_option("measured", measured, "measured files for --scenario");
-  apps::add_repeatable(app, "--pair", pair_args, "repeatable; one fit spans all", "SCENARIO:MEASURED[#LABEL]");
-  app.add_option("--pairs", pairs_file, "file of 'SCENARIO MEASURED[#LABEL]' lines");
-  app.add_option("-o,--output", output, "calibration.yaml to write")->required();
-  app.add_option("--parameters", names, "fit only these parameters (default: all)")->delimiter(',');
-  app.add_option("--start", start, "calibration.yaml to start from (default: built-in values)");
-  app.add_option("--huber", options.huber_delta, "Huber delta on ln(pred/meas)");
-  app.add_option("--prior", options.prior_weight, "pull towards the starting values");
-  app.add_option("--iterations", options.max_iterations, "Levenberg-Marquardt iterations at most");
-  app.add_flag("--no-cross-validation", no_cv, "skip the leave-one-dataset-out fits");
-  app.add_option("--markdown", markdown, "rewrite the table between calibration-table markers in this file");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
-  }
-
+// The collective datasets the command line names: --scenario with measured files, --pair, --pairs.
+std::vector<FitDataset> collective_datasets(const std::optional<std::string>& scenario,
+                                            const std::vector<std::string>& measured,
+                                            const std::vector<std::string>& pair_args,
+                                            const std::optional<std::string>& pairs_file,
+                                            const collectives::ModelParameters& base,
+                                            const std::vector<FitParameter>& fitted) {
   std::vector<Pair> pairs;
   if (scenario)
     for (const std::string& m : measured) pairs.push_back(Pair{*scenario, m, std::nullopt});
@@ -138,8 +126,6 @@ int run(int argc, char** argv) {
     for (Pair& p : read_pairs_file(*pairs_file)) pairs.push_back(std::move(p));
   if (pairs.empty()) throw InputError("calibrate: give --scenario with measured files, --pair or --pairs");
 
-  collectives::ModelParameters base = start ? collectives::load_calibration(*start) : collectives::ModelParameters{};
-  std::vector<FitParameter> fitted = fit_parameters_of(base, names);
   std::vector<FitDataset> datasets;
   for (const Pair& p : pairs) {
     config::Scenario s = config::load_scenario(p.scenario);
@@ -162,6 +148,57 @@ int run(int argc, char** argv) {
                                : "no unlabelled rows: name the block as MEASURED#LABEL");
   }
 
+  return datasets;
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"Fit the collective cost model's physical parameters to measurements, or the training "
+               "compute model's efficiencies to published training tables"};
+  std::optional<std::string> scenario;
+  std::vector<std::string> measured, pair_args, names;
+  std::optional<std::string> pairs_file, markdown, start, training;
+  std::string output;
+  FitOptions options;
+  bool no_cv = false;
+  app.add_option("--scenario", scenario, "scenario for the MEASURED files");
+  app.add_option("measured", measured, "measured files for --scenario");
+  apps::add_repeatable(app, "--pair", pair_args, "repeatable; one fit spans all", "SCENARIO:MEASURED[#LABEL]");
+  app.add_option("--pairs", pairs_file, "file of 'SCENARIO MEASURED[#LABEL]' lines");
+  app.add_option("--training", training,
+                 "file of 'CSV dense|moe' training tables: fit the training compute model instead");
+  app.add_option("-o,--output", output, "calibration.yaml to write (collective fits)");
+  app.add_option("--parameters", names, "fit only these parameters (default: all)")->delimiter(',');
+  app.add_option("--start", start, "calibration.yaml to start from (default: built-in values)");
+  app.add_option("--huber", options.huber_delta, "Huber delta on ln(pred/meas)");
+  app.add_option("--prior", options.prior_weight, "pull towards the starting values");
+  app.add_option("--iterations", options.max_iterations, "Levenberg-Marquardt iterations at most");
+  app.add_flag("--no-cross-validation", no_cv, "skip the leave-one-dataset-out fits");
+  app.add_option("--markdown", markdown, "rewrite the table between calibration-table markers in this file");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+
+  const bool collective = !training;
+  if (training && (scenario || !measured.empty() || !pair_args.empty() || pairs_file || start || !output.empty()))
+    throw InputError(SourceLocation{}, "--training",
+                     "fits training tables alone: --scenario, --pair, --pairs, --start and -o are for collective fits");
+  if (collective && output.empty()) throw InputError(SourceLocation{}, "-o", "a collective fit needs -o calibration.yaml");
+
+  collectives::ModelParameters base = start ? collectives::load_calibration(*start) : collectives::ModelParameters{};
+  std::vector<FitParameter> fitted;
+  std::vector<FitDataset> datasets;
+  if (training) {
+    fitted = training_fit_parameters(names);
+    for (const TrainingTable& t : read_training_tables(*training))
+      datasets.push_back(make_training_dataset(t, fitted));
+  } else {
+    fitted = fit_parameters_of(base, names);
+    datasets = collective_datasets(scenario, measured, pair_args, pairs_file, base, fitted);
+  }
+
   auto t0 = std::chrono::steady_clock::now();
   CrossValidation cv;
   if (no_cv) {
@@ -177,7 +214,7 @@ int run(int argc, char** argv) {
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  std::cout << fmt::format("{:<44} {:>6} {:>10} {:>10} {:>14}\n", "dataset", "sizes", "default",
+  std::cout << fmt::format("{:<44} {:>6} {:>10} {:>10} {:>14}\n", "dataset", collective ? "sizes" : "rows", "default",
                            "in-sample", no_cv ? "" : "leave-one-out");
   for (const CrossValidationRow& r : cv.rows)
     std::cout << fmt::format("{:<44} {:>6} {:>9.1f}% {:>9.1f}% {:>13}\n", r.dataset, r.points,
@@ -188,6 +225,12 @@ int run(int argc, char** argv) {
                            fitted.size(), datasets.size(), cv.all.initial_cost, cv.all.final_cost,
                            cv.all.iterations, secs);
 
+  if (!collective) {
+    for (size_t j = 0; j < fitted.size(); ++j)
+      std::cout << fmt::format("{:<30} {:.4g} -> {:.4g}\n", fitted[j].name, fitted[j].initial, cv.all.values[j]);
+    if (markdown) replace_marked_section(*markdown, markdown_table(cv, options, fitted.size(), "rows"), "training-fit-table");
+    return 0;
+  }
   collectives::ModelParameters result = with_values(base, fitted, cv.all.values);
   std::ofstream out(output);
   if (!out) throw InputError(SourceLocation{output, 0, 0}, "-o", "cannot write the file");

@@ -162,6 +162,25 @@ TEST_F(ValidateCommand, CalibrateReadsAPairsFileAndNamesItsBadLine) {
   for (const auto& f : {pairs, out, log}) std::filesystem::remove(f);
 }
 
+// calibrate --training fits the training tables a file names and scores each left out; it takes
+// no collective inputs beside them.
+TEST(CalibrateTraining, FitsTheNamedTablesAndRefusesCollectiveInputs) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string tables = (dir / ("dtsim_calibrate_training_" + std::to_string(getpid()) + ".txt")).string();
+  std::ofstream(tables) << "# the smallest table\n" << src("tests/workloads/data/training_runs_torchtitan.csv") << " dense\n";
+  const std::string cmd = app("calibrate") + " --iterations 1 --parameters hopper.gemm_efficiency --training " + tables;
+  const auto [rc, out] = capture(cmd);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("training_runs_torchtitan"), std::string::npos) << out;
+  EXPECT_NE(out.find("hopper.gemm_efficiency"), std::string::npos) << out;
+  EXPECT_EQ(capture(cmd + " -o " + (dir / "x.yaml").string()).first, 2);
+  std::ofstream(tables) << src("tests/workloads/data/training_runs_torchtitan.csv") << " dense-ish\n";
+  const auto [bad_rc, bad] = capture(cmd);
+  EXPECT_EQ(bad_rc, 2);
+  EXPECT_NE(bad.find(tables + ":1:1: training table: expected CSV dense|moe"), std::string::npos) << bad;
+  std::filesystem::remove(tables);
+}
+
 // GPUDirect-TCPX on flows: the schedule's time is floored by the sends' bound at 8 per completion
 // (NetworkPlan::floor), and both A3 High runs stay within 10% of their measurements there.
 TEST(ValidateOnFlows, TcpxRunsStayWithinTenPercentOfTheirMeasurements) {

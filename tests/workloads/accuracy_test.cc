@@ -8,13 +8,19 @@
 #include <exception>
 #include <string>
 
-#include "published_runs.h"
 #include "collectives/analytical_model.h"
+#include "validation/training_runs.h"
 #include "workloads/advice.h"
 #include "workloads/training.h"
 
 namespace dtsim::workloads {
 namespace {
+
+// The dev set's path: $DTSIM_TRAINING_RUNS, else tests/workloads/data/training_runs_dev.csv.
+std::string training_runs_csv() {
+  if (const char* env = std::getenv("DTSIM_TRAINING_RUNS")) return env;
+  return std::string(DTSIM_SOURCE_DIR) + "/tests/workloads/data/training_runs_dev.csv";
+}
 
 // Published rows the model misses by more than 15%, each for a reason the model deliberately
 // does not fit (docs/training.md, "Known outliers"). They are held to 30%.
@@ -54,7 +60,7 @@ std::string fmt_seconds(double v, const char* format = "%.3f") {
 double check_runs(const std::string& path, bool (*known_miss)(const std::string&), bool moe = false,
                   double bound = 0.15, double miss_bound = 0.30,
                   bool (*far_miss)(const std::string&) = nullptr, double* memory_error = nullptr) {
-  const auto runs = testing::read_published_runs(path);
+  const auto runs = validation::read_published_runs(path);
   EXPECT_FALSE(runs.empty()) << path;
   const bool print = std::getenv("DTSIM_PRINT_TABLE") != nullptr;
   if (print) {
@@ -135,7 +141,7 @@ TEST(PublishedRuns, FileNamedByTheEnvironment) {
 }
 
 TEST(PublishedRuns, EveryDenseRunPredictedWithinFifteenPercent) {
-  check_runs(testing::training_runs_csv(), known_outlier);
+  check_runs(training_runs_csv(), known_outlier);
 }
 
 // Runs outside the dev set (tests/workloads/data/training_runs_extra.csv): Megatron-LM 2022,
@@ -259,7 +265,7 @@ TEST(PublishedRuns, HeldOutRunsPredictedWithinFifteenPercent) {
 TEST(PublishedBreakdowns, Llama3PipelineBubbleIsThePapersClosedForm) {
   int checked = 0;
   for (const auto& run :
-       testing::read_published_runs(std::string(DTSIM_SOURCE_DIR) + "/tests/workloads/data/training_runs_extra.csv")) {
+       validation::read_published_runs(std::string(DTSIM_SOURCE_DIR) + "/tests/workloads/data/training_runs_extra.csv")) {
     if (run.id.rfind("llama3_405b_", 0) != 0) continue;
     const collectives::ModelParameters params;
     const collectives::AnalyticalCollectiveModel comm(run.cluster, collectives::CollectiveOptions{}, params);

@@ -1,6 +1,5 @@
-#include "published_runs.h"
+#include "validation/training_runs.h"
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <algorithm>
@@ -11,7 +10,9 @@
 
 #include "topology/catalog.h"
 
-namespace dtsim::workloads::testing {
+namespace dtsim::validation {
+
+using namespace dtsim::workloads;
 namespace {
 
 std::vector<std::string> split_csv(const std::string& line) {
@@ -37,11 +38,6 @@ int to_int(const std::string& s, int fallback) { return s.empty() ? fallback : s
 bool contains(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
 
 }  // namespace
-
-std::string training_runs_csv() {
-  if (const char* env = std::getenv("DTSIM_TRAINING_RUNS")) return env;
-  return std::string(DTSIM_SOURCE_DIR) + "/tests/workloads/data/training_runs_dev.csv";
-}
 
 std::vector<PublishedRun> read_published_runs(const std::string& path) {
   std::ifstream in(path);
@@ -243,4 +239,4 @@ std::vector<PublishedRun> read_published_runs(const std::string& path) {
   return runs;
 }
 
-}  // namespace dtsim::workloads::testing
+}  // namespace dtsim::validation
