@@ -863,10 +863,10 @@ TrainingRun run_training_online(const config::Scenario& s, const RunControl& con
   if (trace) ledger.emplace(*cluster, *model_net);
   network::NetworkModel* net = ledger ? static_cast<network::NetworkModel*>(&*ledger) : model_net.get();
   workloads::OnlineNetwork online(*analytical, *cluster, *net);
-  // With --partitions (refused with a trace: the ledger is not kept on partitions), on a
-  // partitioned engine cut by node blocks (network/packet/partition.h).
+  // With --partitions, on a partitioned engine cut by node blocks (network/packet/partition.h);
+  // the ledger then keeps a part per partition.
   std::optional<workloads::EnginePartitions> partitions;
-  if (control.partitions > 1 && !ledger) {
+  if (control.partitions > 1) {
     auto* packets = dynamic_cast<network::PacketNetworkModel*>(model_net.get());
     if (packets == nullptr) throw std::logic_error("--partitions: online execution on partitions needs packets");
     const network::ClusterPartition cut = network::partition_cluster(*cluster, static_cast<uint32_t>(control.partitions));
@@ -874,6 +874,7 @@ TrainingRun run_training_online(const config::Scenario& s, const RunControl& con
     for (int g = 0; g < cluster->gpu_count(); ++g) partition_of_gpu.push_back(cut.owner[cluster->gpu_device(g)]);
     online.set_partitions(std::move(partition_of_gpu));
     packets->set_partitions(cut.partitions);
+    if (ledger) ledger->set_partitions(cut.partitions);
     partitions = workloads::EnginePartitions{cut.owner, cut.lookahead};
   }
   const std::vector<int> copies = training_copies(s);
@@ -1477,7 +1478,7 @@ int stopped(const workloads::ExecutionStopped& e, double max_wall_s, std::string
 namespace {
 
 // Refuses, in one line, a --partitions run that is not a collective sweep or an online training or
-// trace run on the packet model, or a training run whose outputs carry the per-link table.
+// trace run on the packet model.
 void check_partitions(const config::Scenario& s) {
   const auto refuse = [&](const std::string& why) { throw InputError(where(s), "--partitions", why); };
   const char* what = "cuts a collective sweep's runs and an online training iteration on the packet model; ";
@@ -1485,10 +1486,6 @@ void check_partitions(const config::Scenario& s) {
   if (!s.jobs.empty()) refuse(std::string(what) + "this scenario runs several jobs");
   if (s.workload.kind == workloads::WorkloadKind::collective_sweep) return;
   if (!runs_online(s)) refuse(std::string(what) + "this scenario's collectives are priced, not run online");
-  if (wants(s, "trace") || wants(s, "html") || wants(s, "csv") || wants(s, "json")) {
-    refuse("the per-link table and traces that trace, html, csv and json outputs carry are not kept on partitions; "
-           "use output.formats: [table] or leave --partitions out");
-  }
 }
 
 }  // namespace

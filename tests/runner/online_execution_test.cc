@@ -4,6 +4,7 @@
 // iteration, and to itself across runs and thread counts.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "runner/scenario_runner.h"
+#include "tests/apps/run_program.h"
 #include "collectives/analytical_model.h"
 #include "collectives/flow_collective_model.h"
 #include "config/loader.h"
@@ -337,26 +339,65 @@ TEST(OnlineExecution, OnePartitionOrManyIsThePlainEngine) {
   }
 }
 
-// --partitions cuts an online training iteration on packets only, and not one whose outputs carry
-// the per-link table: each refused in one line naming --partitions.
-TEST(OnlineExecution, PartitionsRefuseFlowsAndTheLinkTable) {
-  auto refusal = [&](std::vector<config::Override> sets) {
-    sets.insert(sets.end(), {{"cluster.nodes", "2"}, {"workload.batch.global", "8"}});
+// --partitions cuts one online training iteration on packets only: flows and several jobs are each
+// refused in one line naming --partitions.
+TEST(OnlineExecution, PartitionsRefuseFlowsAndSeveralJobs) {
+  auto refusal = [&](const std::string& file, std::vector<config::Override> sets) {
     RunOptions options;
     options.quiet = true;
     options.partitions = 2;
     std::ostringstream out;
     try {
-      run_scenario(config::load_scenario(kScenarios + "llama3-8b-64gpu.yaml", sets), options, out);
+      run_scenario(config::load_scenario(kScenarios + file, sets), options, out);
     } catch (const dtsim::InputError& e) {
       return std::string(e.what());
     }
     return std::string("not refused");
   };
-  EXPECT_NE(refusal({{"network.model", "flow"}, {"output.formats", "[table]"}}).find("--model packet"),
+  EXPECT_NE(refusal("llama3-8b-64gpu.yaml", {{"cluster.nodes", "2"}, {"workload.batch.global", "8"},
+                                            {"network.model", "flow"}, {"output.formats", "[table]"}})
+                .find("--model packet"),
             std::string::npos);
-  EXPECT_NE(refusal({{"network.model", "packet"}, {"output.formats", "[table, csv]"}}).find("per-link table"),
-            std::string::npos);
+  EXPECT_NE(refusal("two-jobs-one-spine.yaml", {{"network.model", "packet"}}).find("several jobs"), std::string::npos);
+}
+
+// The files a training run writes (csv and json with the per-link table, the trace with sampled
+// port queues) are the serial run's, byte for byte, on partitions: the ledger keeps a part per
+// partition and the ports are kept by device.
+TEST(OnlineExecution, PartitionsChangeNothingInATrainingRunsFiles) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "online_partitions_files";
+  fs::remove_all(dir);
+  const auto s = config::load_scenario(
+      kScenarios + "llama3-8b-64gpu.yaml",
+      with_tiny_model({{"cluster.nodes", "8"}, {"cluster.gpus_per_node", "2"}, {"workload.parallel.tp", "2"},
+                       {"workload.parallel.pp", "2"}, {"workload.batch.global", "8"}, {"network.model", "packet"},
+                       {"network.packet.sample_interval", "1us"}, {"output.formats", "[table, csv, json, trace]"}}));
+  auto files = [&](int partitions) {
+    RunOptions options;
+    options.quiet = true;
+    options.fingerprint = true;
+    options.partitions = partitions;
+    options.out_dir = (dir / std::to_string(partitions)).string();
+    std::ostringstream out;
+    EXPECT_EQ(run_scenario(s, options, out), 0);
+    std::map<std::string, std::string> written{{"stdout", out.str()}};
+    for (const auto& e : fs::directory_iterator(*options.out_dir))
+      written[e.path().filename().string()] = dtsim::testing::slurp(e.path());
+    return written;
+  };
+  const auto serial = files(1);
+  ASSERT_GE(serial.size(), 4u);  // stdout, csv, json and the trace at least
+  bool links = false;
+  for (const auto& [name, text] : serial) links = links || name.find("links") != std::string::npos;
+  EXPECT_TRUE(links) << "no per-link table written";
+  for (int partitions : {2, 4, 8}) {
+    const auto cut = files(partitions);
+    ASSERT_EQ(cut.size(), serial.size()) << partitions << " partitions";
+    for (const auto& [name, text] : serial) {
+      EXPECT_TRUE(cut.count(name) && cut.at(name) == text) << name << ", " << partitions << " partitions";
+    }
+  }
 }
 
 // The report says which ranks were simulated and why the others need not be: every GPU online;
