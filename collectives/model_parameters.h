@@ -59,8 +59,6 @@ struct ModelParameters {
   // on. The bound is the SM's and its NVLink generation's, and NCCL's own model carries its LL
   // cap inside one node per compute capability (llMaxBws: 39, 87.7 and 141 GB/s of busbw for
   // Volta, Ampere and Hopper), so a rate the Volta and Ampere sets fit says nothing of Hopper's.
-  // (Ampere apart from Volta was tried: the Ampere sets then pull their rate below Volta's, to
-  // 2.2 GB/s, against NCCL's order, and the leave-one-out mean is worse.)
   double ll_channel_bandwidth = 10.9;
   double ll_channel_bandwidth_sm90 = 10.9;
   // ... on a path that crosses the network: its lines then go through the NIC proxy's buffers,

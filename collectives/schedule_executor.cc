@@ -110,9 +110,6 @@ bool ScheduleExecutor::hands_off_within(std::span<const uint32_t> partition_of_g
 }
 
 void ScheduleExecutor::start(sim::Engine& engine) {
-  if (on_done_ != nullptr && engine.partitioned()) {
-    throw std::logic_error("schedule executor: no end-of-schedule notice on a partitioned engine");
-  }
   start_ = engine.now();
   finish_ps_.store(start_.ps(), std::memory_order_relaxed);
   const auto& ts = schedule_.transfers();
@@ -122,7 +119,6 @@ void ScheduleExecutor::start(sim::Engine& engine) {
                               network_.site_of_gpu(ts[i].src_gpu), *this, kLaunch | i);
     }
   }
-  if (ts.empty() && on_done_ != nullptr) engine.schedule_in(options_.launch_latency, *on_done_, done_payload_);
 }
 
 void ScheduleExecutor::arrive(sim::Engine& engine, uint32_t member, sim::EventHandler& done, uint64_t payload) {
@@ -169,7 +165,7 @@ void ScheduleExecutor::launch(sim::Engine& engine, uint32_t i) {
 }
 
 void ScheduleExecutor::release(sim::Engine& engine, uint32_t i) {
-  const size_t completed = completed_.fetch_add(1, std::memory_order_relaxed) + 1;
+  completed_.fetch_add(1, std::memory_order_relaxed);
   int64_t finish = finish_ps_.load(std::memory_order_relaxed);
   while (engine.now().ps() > finish &&
          !finish_ps_.compare_exchange_weak(finish, engine.now().ps(), std::memory_order_relaxed)) {
@@ -183,10 +179,6 @@ void ScheduleExecutor::release(sim::Engine& engine, uint32_t i) {
     const RankPlan::Pair& pair = p.pairs[p.pair_of[i]];
     part_done(engine, pair.dst);
     engine.schedule_at_site(engine.now() + pair.back, network_.site_of_gpu(p.gpus[pair.src]), *this, kAcked | i);
-  }
-  // As an event of its own, so that the handler runs with no executor code under it and may free it.
-  if (on_done_ != nullptr && completed == schedule_.transfers().size()) {
-    engine.schedule_in(Time::zero(), *on_done_, done_payload_);
   }
 }
 

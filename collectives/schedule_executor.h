@@ -64,7 +64,7 @@ struct ExecutorOptions {
   // workload's collectives) take their own ECMP routes, not the same ones transfer by transfer.
   uint64_t flow_salt = 0;
   // Set: the schedule runs rank by rank (arrive, posted) on this plan of it, which must outlive
-  // the executor; start() and notify() are then not used.
+  // the executor; start() is then not used.
   const RankPlan* ranks = nullptr;
 };
 
@@ -83,14 +83,6 @@ class ScheduleExecutor final : public sim::EventHandler {
   void start(sim::Engine& engine);
   bool done() const {
     return completed_.load(std::memory_order_relaxed) == schedule_.transfers().size();
-  }
-  // Calls done.on_event(engine, payload) in an event at the moment the last transfer has landed
-  // (after the launch latency, for a schedule of no transfers); the handler may then destroy this
-  // executor. Set before start(); not on a partitioned engine, where which partition completes
-  // last is a matter of the threads' timing.
-  void notify(sim::EventHandler& done, uint64_t payload) {
-    on_done_ = &done;
-    done_payload_ = payload;
   }
   // Rank by rank (ExecutorOptions::ranks): member `member` reaches the schedule at engine.now(),
   // at its GPU's site. After the launch latency (its kernel's launch) it posts its receive
@@ -137,8 +129,6 @@ class ScheduleExecutor final : public sim::EventHandler {
   // dependents_[dependents_begin_[i] .. dependents_begin_[i + 1]).
   std::vector<uint32_t> dependents_begin_;
   std::vector<uint32_t> dependents_;
-  sim::EventHandler* on_done_ = nullptr;
-  uint64_t done_payload_ = 0;
   std::atomic<size_t> completed_{0};
   Time start_;
   std::atomic<int64_t> finish_ps_{0};

@@ -303,12 +303,10 @@ RowRun run_row(const config::Scenario& s, const SweepPlan& plan, workloads::Swee
   if (packet_net != nullptr && control.partitions > 1) {
     const network::ClusterPartition cut =
         network::partition_cluster(cluster, static_cast<uint32_t>(control.partitions));
-    std::vector<uint32_t> partition_of_gpu;
-    for (int g = 0; g < cluster.gpu_count(); ++g) partition_of_gpu.push_back(cut.owner[cluster.gpu_device(g)]);
     // A schedule whose senders wait on their own sends landing on another node (trees) hands
     // work across the cut without a message; such a row runs on one thread, with the same result.
-    bool local = exec.hands_off_within(partition_of_gpu);
-    for (const auto& n : neighbours) local = local && n->hands_off_within(partition_of_gpu);
+    bool local = exec.hands_off_within(cut.of_gpu);
+    for (const auto& n : neighbours) local = local && n->hands_off_within(cut.of_gpu);
     if (local) {
       packet_net->set_partitions(cut.partitions);
       if (ledger) ledger->set_partitions(cut.partitions);
@@ -870,9 +868,7 @@ TrainingRun run_training_online(const config::Scenario& s, const RunControl& con
     auto* packets = dynamic_cast<network::PacketNetworkModel*>(model_net.get());
     if (packets == nullptr) throw std::logic_error("--partitions: online execution on partitions needs packets");
     const network::ClusterPartition cut = network::partition_cluster(*cluster, static_cast<uint32_t>(control.partitions));
-    std::vector<uint32_t> partition_of_gpu;
-    for (int g = 0; g < cluster->gpu_count(); ++g) partition_of_gpu.push_back(cut.owner[cluster->gpu_device(g)]);
-    online.set_partitions(std::move(partition_of_gpu));
+    online.set_partitions(cut.of_gpu);
     packets->set_partitions(cut.partitions);
     if (ledger) ledger->set_partitions(cut.partitions);
     partitions = workloads::EnginePartitions{cut.owner, cut.lookahead};

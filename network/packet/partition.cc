@@ -60,6 +60,7 @@ ClusterPartition partition_cluster(const topology::Cluster& cluster, uint32_t pa
       cut.lookahead = std::min(cut.lookahead, links[l].latency);
     }
   }
+  for (int g = 0; g < cluster.gpu_count(); ++g) cut.of_gpu.push_back(cut.owner[cluster.gpu_device(g)]);
   return cut;
 }
 

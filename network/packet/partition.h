@@ -20,6 +20,7 @@ namespace dtsim::network {
 
 struct ClusterPartition {
   std::vector<uint32_t> owner;  // per device (site): its partition
+  std::vector<uint32_t> of_gpu;  // per GPU: the partition of its device
   uint32_t partitions = 1;      // at most the requested count and the node count
   Time lookahead = Time::max();  // Time::max() with one partition
 };

@@ -18,6 +18,7 @@ namespace {
 
 using testing_support::LineCluster;
 using testing_support::Recorder;
+using testing_support::run_incast;
 using testing_support::StarCluster;
 
 // 400 Gb/s = 50 GB/s: a 4096-byte packet serializes in exactly 81,920 ps, a pause frame in 1,280.
@@ -32,18 +33,6 @@ PacketModelOptions pfc_options(Bytes buffer) {
   o.buffer_per_port = buffer;
   o.flow_control = FlowControl::pfc;
   return o;
-}
-
-// Runs `senders` transfers of `size` from GPUs 0, 1, ... into GPU `senders`, all started at time
-// zero; every one completes and every byte arrives.
-Recorder run_incast(PacketNetworkModel& net, int senders, Bytes size) {
-  sim::Engine engine;
-  Recorder r;
-  for (int i = 0; i < senders; ++i) net.start(engine, {.src_gpu = i, .dst_gpu = senders, .bytes = size}, r, i);
-  engine.run();
-  EXPECT_EQ(r.done.size(), static_cast<size_t>(senders));
-  EXPECT_EQ(net.bytes_delivered(), size * senders);
-  return r;
 }
 
 // gpu0 sends to gpu2 through gpu1 at 400 Gb/s; gpu1 forwards at 150 Gb/s, so its ingress queue

@@ -118,12 +118,7 @@ TEST(PacketSharedBuffer, PfcIncastIsLosslessAndEndsAtTheBottlenecksTime) {
   options.shared_buffer = headroom + Bytes::mib(4);
   options.buffer_per_port = PacketNetworkModel::pfc_headroom(star, 1, options);  // the GPUs' own
   PacketNetworkModel net(star, options);
-  sim::Engine engine;
-  Recorder r;
-  for (int i = 0; i < senders; ++i) net.start(engine, {.src_gpu = i, .dst_gpu = senders, .bytes = size}, r, i);
-  engine.run();
-  EXPECT_EQ(r.done.size(), static_cast<size_t>(senders));
-  EXPECT_EQ(net.bytes_delivered(), size * senders);
+  const Recorder r = testing_support::run_incast(net, senders, size);
   EXPECT_GT(net.pause_frames(), 0u);
   EXPECT_EQ(net.drops(), 0u);
   EXPECT_LE(net.peak_pool(), options.shared_buffer);

@@ -8,6 +8,9 @@
 #include <utility>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include "network/network_model.h"
 #include "sim/engine.h"
 #include "topology/cluster.h"
 
@@ -65,5 +68,19 @@ struct Recorder final : sim::EventHandler {
     return t;
   }
 };
+
+// Runs `senders` transfers of `size` from GPUs 0, 1, ... into GPU `senders` on `net`, all started
+// at time zero; every one completes and every byte arrives.
+inline Recorder run_incast(network::NetworkModel& net, int senders, Bytes size) {
+  sim::Engine engine;
+  Recorder r;
+  for (int i = 0; i < senders; ++i) {
+    net.start(engine, {.src_gpu = i, .dst_gpu = senders, .bytes = size}, r, static_cast<uint64_t>(i));
+  }
+  engine.run();
+  EXPECT_EQ(r.done.size(), static_cast<size_t>(senders));
+  EXPECT_EQ(net.bytes_delivered(), size * senders);
+  return r;
+}
 
 }  // namespace dtsim::testing_support

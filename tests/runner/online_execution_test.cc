@@ -314,9 +314,7 @@ TEST(OnlineExecution, OnePartitionOrManyIsThePlainEngine) {
     std::optional<workloads::EnginePartitions> cut;
     if (partitions > 0) {
       const network::ClusterPartition c = network::partition_cluster(*cluster, partitions);
-      std::vector<uint32_t> partition_of_gpu;
-      for (int g = 0; g < cluster->gpu_count(); ++g) partition_of_gpu.push_back(c.owner[cluster->gpu_device(g)]);
-      online.set_partitions(std::move(partition_of_gpu));
+      online.set_partitions(c.of_gpu);
       net.set_partitions(c.partitions);
       cut = workloads::EnginePartitions{c.owner, c.lookahead};
     }
