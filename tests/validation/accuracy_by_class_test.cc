@@ -95,6 +95,21 @@ TEST(AccuracyByClass, RingsAcrossGb200PartitionsInThreeRacksWithin5Point5Percent
             5.5);
 }
 
+// A fabric declared `sharp: true`: NCCL runs CollNet only with NCCL_COLLNET_ENABLE=1, so a
+// default run on SHARP switches is priced as it is without them. The 64-GPU H100 run measured
+// ring- and tree-level busbw (321 GB/s at 8 GiB); CollNet, which the model chose there before,
+// prices 738 GB/s.
+TEST(AccuracyByClass, SharpFabricsRunWhatNcclRunsByDefault) {
+  const Set h100 = extra_set("h100_8node_ndr_allreduce", "txt");
+  const double plain = class_mean_error({h100});
+  const double declared = class_mean_error({h100}, {{"cluster.fabric.sharp", "true"}});
+  EXPECT_EQ(declared, plain);
+  EXPECT_LE(declared, 18.5);
+  const double collnet = class_mean_error(
+      {h100}, {{"cluster.fabric.sharp", "true"}, {"collectives.collnet", "true"}});
+  EXPECT_GT(collnet, 60.0);
+}
+
 // A pair of validation/datasets.txt by its stem.
 Set shared(const std::string& name) {
   return {"scenarios/validation/" + name + ".yaml", "validation/measured/" + name + ".csv"};
