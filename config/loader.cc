@@ -417,6 +417,7 @@ NetworkSpec read_network(MapReader r) {
     fail(*p.node().find("sample_interval"), p.key("sample_interval"),
          "expected a time of at least 0s (0s: no sampling), got " + describe(*p.node().find("sample_interval")));
   }
+  n.packet.cc_stated = p.node().find("ecn") != nullptr || p.node().find("cc") != nullptr;
   p.read("ecn", n.packet.ecn);
   if (const YamlNode* cc = p.get("cc")) {
     n.packet.cc = std::string(to_preset(*cc, p.key("cc"), {"dcqcn", "dctcp", "none"}));

@@ -41,6 +41,9 @@ struct PacketSpec {
   Time sample_interval = Time::zero();
   bool ecn = true;
   std::string cc = "dcqcn";
+  // Whether the scenario wrote ecn or cc itself: defaults that do not apply to its NICs (DCQCN on
+  // InfiniBand, whose links are credit-based) are not worth a warning, written ones are.
+  bool cc_stated = false;
   // DCQCN's settings (network.packet.dcqcn); `enabled` and `seed` are not read: DCQCN runs on RoCE
   // NICs with ecn and cc: dcqcn, and draws from the scenario's seed.
   network::DcqcnOptions dcqcn;

@@ -1509,8 +1509,11 @@ int run_scenario(const config::Scenario& s, const RunOptions& options, std::ostr
   const config::PacketSpec& packet = s.network.packet;
   const bool tcp_runs_it = s.cluster.nic.kind == topology::NicKind::tcp && packet.cc == "dctcp";
   const bool roce_runs_it = s.cluster.nic.kind == topology::NicKind::roce && packet.cc != "dctcp";
+  // Warned where the scenario asked for ECN or a congestion control its NICs do not run, and on
+  // TCP NICs without DCTCP, whose default (credits, no congestion control) is no TCP stack.
+  const bool tcp_without_cc = s.cluster.nic.kind == topology::NicKind::tcp && packet.cc != "dctcp";
   if (s.network.model == config::NetworkModelKind::packet && (packet.ecn || packet.cc != "none") &&
-      !tcp_runs_it && !roce_runs_it && !options.quiet) {
+      !tcp_runs_it && !roce_runs_it && (packet.cc_stated || tcp_without_cc) && !options.quiet) {
     std::cerr << "simulate: warning: network.packet: ECN marking and cc: " << packet.cc << " are "
               << (packet.cc == "dctcp" ? "TCP's" : "RoCE's") << "; on " << topology::name(s.cluster.nic.kind)
               << " NICs the packet model runs credit flow control without congestion control\n";

@@ -488,7 +488,7 @@ TEST(SimulateCli, StatesTheCostOfASweepAndRefusesOneThatWouldNotFit) {
   const RunResult fits = with({"--model", "packet"});
   ASSERT_EQ(fits.status, 0) << fits.err;
   EXPECT_TRUE(std::regex_search(
-      fits.err, std::regex(R"(\nsimulate: packet model: 18 rows, [0-9.e+]+ transfers \([0-9.e+]+ in the largest row\), )"
+      fits.err, std::regex(R"(^simulate: packet model: 18 rows, [0-9.e+]+ transfers \([0-9.e+]+ in the largest row\), )"
                            R"([0-9.e+]+ packet hops; at most about [0-9.]+ MiB of memory \([0-9.]+ GiB available\)\n$)")))
       << fits.err;
   EXPECT_EQ(with({"--model", "packet", "-q"}).err, "");

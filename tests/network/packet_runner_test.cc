@@ -119,6 +119,9 @@ TEST(PacketRunner, TheContractsPacketLineRunsDcqcnOnRoceAndWarnsElsewhere) {
   const std::string plain = packet_run_stderr(
       "default.yaml", {{"network.packet.ecn", "false"}, {"network.packet.cc", "none"}, {"workload.max_bytes", "64KiB"}}, 14);
   EXPECT_EQ(plain.find("warning"), std::string::npos) << plain;
+  // Nor with neither written: on InfiniBand the defaults' DCQCN simply does not apply.
+  const std::string unstated = packet_run_stderr("default.yaml", {{"workload.max_bytes", "64KiB"}}, 14);
+  EXPECT_EQ(unstated.find("warning"), std::string::npos) << unstated;
 }
 
 // cc: dctcp on TCP NICs runs DCTCP's windows with nothing to warn about; a window starting below
@@ -131,6 +134,12 @@ TEST(PacketRunner, DctcpRunsOnTcpNicsAndIsRefusedLossyOrWithoutEcn) {
                                                {"workload.max_bytes", "4MiB"}};
   const std::string err = packet_run_stderr(file, dctcp, 3);
   EXPECT_EQ(err.find("warning"), std::string::npos) << err;
+  // Without it a TCP run is warned, cc written or not: credits without congestion control is no
+  // TCP stack.
+  const std::string unstated =
+      packet_run_stderr(file, {{"workload.min_bytes", "1MiB"}, {"workload.max_bytes", "4MiB"}}, 3);
+  EXPECT_NE(unstated.find("on tcp NICs the packet model runs credit flow control"), std::string::npos)
+      << unstated;
   auto on = dctcp;
   on.push_back({"network.model", "packet"});
   auto off = on;
