@@ -171,18 +171,18 @@ struct EcmpRouter::TargetRef {
   LinkId root_link = 0;
 };
 
+// A segment inside a node (with its DAG's tables, held for every route of the plan) or across the
+// fabric (without: its alternative's TargetRef is its table).
 struct EcmpRouter::Segment {
-  bool fabric = false;
-  int node = 0;
   DeviceId from = 0;
   DeviceId to = 0;
   uint64_t count = 1;
-  // Inside a node: the tables of its DAG, held for every route of the plan.
   std::shared_ptr<const DagTables> tables;
+  bool fabric() const { return tables == nullptr; }
 };
 
 struct EcmpRouter::Alternative {
-  boost::container::small_vector<Segment, 4> segments;  // a PXN lead, up, fabric, down
+  boost::container::small_vector<Segment, 3> segments;  // up, fabric, down; a PXN lead first
   uint64_t count = 0;
   TargetRef target;  // its fabric segment's, fetched once for the plan and every route of it
 };
@@ -191,8 +191,11 @@ struct EcmpRouter::Plan {
   boost::container::small_vector<Alternative, 1> alternatives;
   uint64_t total = 0;
   // The distinct exits the alternatives' fabric segments leave and enter by, in device order (a
-  // node's NICs in their local order): pick()'s NIC slots. Empty for a single alternative.
-  std::vector<DeviceId> outs, ins;
+  // node's NICs in their local order): pick()'s NIC slots. Null for a single alternative.
+  struct NicSlots {
+    std::vector<DeviceId> outs, ins;
+  };
+  std::unique_ptr<const NicSlots> slots;
 };
 
 size_t EcmpRouter::RouteKeyHash::operator()(const RouteKey& k) const {
@@ -673,9 +676,9 @@ void EcmpRouter::add_cross_node(Plan& p, DeviceId src, std::span<const DeviceId>
       a.segments.assign(lead.begin(), lead.end());
       IntraDag up = intra_dag(src_node, src, e);
       IntraDag down = intra_dag(dst_node, x, dst);
-      a.segments.push_back({false, src_node, src, e, up.count[local_[src]], std::move(up.tables)});
-      a.segments.push_back({true, -1, e, x, fn, nullptr});
-      a.segments.push_back({false, dst_node, x, dst, down.count[local_[x]], std::move(down.tables)});
+      a.segments.push_back({src, e, up.count[local_[src]], std::move(up.tables)});
+      a.segments.push_back({e, x, fn, nullptr});
+      a.segments.push_back({x, dst, down.count[local_[x]], std::move(down.tables)});
       a.target = t;
       a.count = 1;
       for (const Segment& s : a.segments) a.count = sat_mul(a.count, s.count);
@@ -699,7 +702,7 @@ std::shared_ptr<EcmpRouter::Plan> EcmpRouter::make_plan(int src_gpu, int dst_gpu
     IntraDag dag = intra_dag(src_node, src, dst);
     uint64_t n = dag.count[local_[src]];
     if (n > 0) {
-      plan->alternatives.push_back({{{false, src_node, src, dst, n, std::move(dag.tables)}}, n, {}});
+      plan->alternatives.push_back({{{src, dst, n, std::move(dag.tables)}}, n, {}});
       plan->total = n;
       return plan;
     }
@@ -731,7 +734,7 @@ std::shared_ptr<EcmpRouter::Plan> EcmpRouter::make_plan(int src_gpu, int dst_gpu
       if (nvlink) {
         uint64_t lead_cost =
             hop.dist[local_[src]] + uint64_t{exit_cost_[static_cast<size_t>(relay_gpu)]};
-        const Segment lead{false, src_node, src, relay, n, hop.tables};
+        const Segment lead{src, relay, n, hop.tables};
         add_cross_node(*plan, relay, nearest_exits(relay_gpu), lead_cost, std::span(&lead, 1), dst, dst_gpu);
         if (plan->total > 0) return plan;
       }
@@ -762,7 +765,7 @@ const std::shared_ptr<const EcmpRouter::Plan>& EcmpRouter::Shard::store_plan(uin
   }
   const auto next = static_cast<uint32_t>(plans.size());
   const PlanRef ref{
-      .total = p->total, .plan = next, .by_hash = p->alternatives.size() <= 1 || p->outs.empty()};
+      .total = p->total, .plan = next, .by_hash = p->alternatives.size() <= 1 || !p->slots};
   const uint32_t at = plan_index.insert(pair, ref).plan;
   if (at == next) plans.push_back(std::move(p));
   return plans[at];
@@ -776,18 +779,21 @@ std::shared_ptr<const EcmpRouter::Plan> EcmpRouter::new_plan(int src_gpu, int ds
                             std::to_string(gpus_.size() - 1));
   }
   std::shared_ptr<Plan> p = make_plan(src_gpu, dst_gpu, pxn);
-  for (const Alternative& a : p->alternatives) {
-    if (p->alternatives.size() <= 1) break;  // pick() reads the exits only to choose among several
-    for (const Segment& seg : a.segments) {
-      if (!seg.fabric) continue;
-      p->outs.push_back(seg.from);
-      p->ins.push_back(seg.to);
-      break;
+  if (p->alternatives.size() > 1) {  // pick() reads the exits only to choose among several
+    auto slots = std::make_unique<Plan::NicSlots>();
+    for (const Alternative& a : p->alternatives) {
+      for (const Segment& seg : a.segments) {
+        if (!seg.fabric()) continue;
+        slots->outs.push_back(seg.from);
+        slots->ins.push_back(seg.to);
+        break;
+      }
     }
-  }
-  for (auto* v : {&p->outs, &p->ins}) {
-    std::sort(v->begin(), v->end());
-    v->erase(std::unique(v->begin(), v->end()), v->end());
+    for (auto* v : {&slots->outs, &slots->ins}) {
+      std::sort(v->begin(), v->end());
+      v->erase(std::unique(v->begin(), v->end()), v->end());
+    }
+    if (!slots->outs.empty()) p->slots = std::move(slots);
   }
   if (p->total == 0) {
     throw std::runtime_error("no route from GPU " + std::to_string(src_gpu) + " (" +
@@ -809,10 +815,11 @@ std::vector<LinkId> EcmpRouter::unrank(const Plan& p, uint64_t index) const {
     for (const Segment& s : a.segments) {
       uint64_t sub = index % s.count;
       index /= s.count;
-      if (s.fabric) {
+      if (s.fabric()) {
         fabric_walk(s.from, a.target, sub, out);
       } else if (s.from != s.to) {
-        intra_walk({s.node, s.from, s.to, nullptr, s.tables->dist.data(), s.tables->count.data()}, sub, out);
+        intra_walk({devices_[s.from].node, s.from, s.to, nullptr, s.tables->dist.data(), s.tables->count.data()},
+                   sub, out);
       }
     }
     return out;
@@ -821,14 +828,14 @@ std::vector<LinkId> EcmpRouter::unrank(const Plan& p, uint64_t index) const {
 }
 
 uint64_t EcmpRouter::pick(const Plan& p, uint64_t h, int nic) const {
-  if (nic < 0 || p.alternatives.size() <= 1 || p.outs.empty()) return h % p.total;
+  if (nic < 0 || p.alternatives.size() <= 1 || !p.slots) return h % p.total;
   // Slot i takes the i-th exit out and the i-th in, then the hash picks among their paths.
-  const DeviceId out = p.outs[static_cast<size_t>(nic) % p.outs.size()];
-  const DeviceId in = p.ins[static_cast<size_t>(nic) % p.ins.size()];
+  const DeviceId out = p.slots->outs[static_cast<size_t>(nic) % p.slots->outs.size()];
+  const DeviceId in = p.slots->ins[static_cast<size_t>(nic) % p.slots->ins.size()];
   uint64_t offset = 0;
   for (const Alternative& a : p.alternatives) {
     for (const Segment& s : a.segments) {
-      if (!s.fabric) continue;
+      if (!s.fabric()) continue;
       if (s.from == out && s.to == in) return offset + h % a.count;
       break;
     }
@@ -851,7 +858,7 @@ std::vector<uint64_t> EcmpRouter::spread(const Plan& p, uint64_t index, size_t k
     const uint64_t local = index - offset;
     uint64_t stride = 1;
     for (const Segment& s : a.segments) {
-      if (!s.fabric) {
+      if (!s.fabric()) {
         stride = sat_mul(stride, s.count);
         continue;
       }
