@@ -1,10 +1,13 @@
 #include "topology/ecmp_router.h"
 
 #include <algorithm>
+#include <boost/container/small_vector.hpp>
 #include <boost/range/iterator_range.hpp>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <queue>
 #include <span>
@@ -46,6 +49,10 @@ uint32_t link_cost(const Link& l) {
   double c = std::round(1e15 / std::max(l.bandwidth.bytes_per_s(), 1.0));
   return static_cast<uint32_t>(std::clamp(c, 1.0, 1e8));
 }
+// The hash a pair's route index is taken from: the flow's, mixed with the pair.
+uint64_t route_hash(int src, int dst, uint64_t flow_hash) {
+  return mix(flow_hash ^ mix((static_cast<uint64_t>(src) << 32) | static_cast<uint32_t>(dst)));
+}
 uint64_t pair_key(int src, int dst, bool pxn) {
   return (static_cast<uint64_t>(src) << 33) | (static_cast<uint64_t>(dst) << 1) | (pxn ? 1 : 0);
 }
@@ -86,6 +93,7 @@ class FlatIndex {
     slots_.clear();
     size_ = 0;
   }
+  size_t size() const { return size_; }
 
  private:
   struct Slot {
@@ -132,37 +140,62 @@ struct EcmpRouter::IntraDag {
 
 // Least-cost distances and path counts from every fabric device to one target, indexed by the
 // fabric-local index. Shared by every exit hanging off the same single switch.
+// With them, each fabric device's next hops on its least-cost routes there, so that a walk picks
+// its hop from those instead of testing every out-link of a switch.
 struct EcmpRouter::FabricTarget {
   std::vector<uint32_t> dist;
   std::vector<uint64_t> count;
+  // A next hop: the link, where it leads and the least-cost routes on from there.
+  struct Hop {
+    LinkId link;
+    DeviceId to;
+    uint64_t count;
+  };
+  // Per fabric-local index, its next hops in the order of its out-links (CSR). A table shared by
+  // the exits under one switch holds only hops between fabric devices: that switch's link down to
+  // the exit is the walk's (TargetRef::root_link); an exit's own table also holds the links into
+  // the exit.
+  std::vector<uint32_t> hop_offset;
+  std::vector<Hop> hops;
+  std::span<const Hop> hops_of(uint32_t fabric) const {
+    return std::span<const Hop>(hops).subspan(hop_offset[fabric], hop_offset[fabric + 1] - hop_offset[fabric]);
+  }
 };
 
 struct EcmpRouter::TargetRef {
   std::shared_ptr<const FabricTarget> target;
   uint32_t offset = 0;  // cost from the keyed switch down to the exit
   DeviceId exit = 0;
+  // For a table shared under one switch: that switch, and its link down to the exit.
+  DeviceId root = kNone;
+  LinkId root_link = 0;
 };
 
+// A segment inside a node (with its DAG's tables, held for every route of the plan) or across the
+// fabric (without: its alternative's TargetRef is its table).
 struct EcmpRouter::Segment {
-  bool fabric = false;
-  int node = 0;
   DeviceId from = 0;
   DeviceId to = 0;
   uint64_t count = 1;
+  std::shared_ptr<const DagTables> tables;
+  bool fabric() const { return tables == nullptr; }
 };
 
 struct EcmpRouter::Alternative {
-  std::vector<Segment> segments;
+  boost::container::small_vector<Segment, 3> segments;  // up, fabric, down; a PXN lead first
   uint64_t count = 0;
   TargetRef target;  // its fabric segment's, fetched once for the plan and every route of it
 };
 
 struct EcmpRouter::Plan {
-  std::vector<Alternative> alternatives;
+  boost::container::small_vector<Alternative, 1> alternatives;
   uint64_t total = 0;
   // The distinct exits the alternatives' fabric segments leave and enter by, in device order (a
-  // node's NICs in their local order): pick()'s NIC slots. Empty for a single alternative.
-  std::vector<DeviceId> outs, ins;
+  // node's NICs in their local order): pick()'s NIC slots. Null for a single alternative.
+  struct NicSlots {
+    std::vector<DeviceId> outs, ins;
+  };
+  std::unique_ptr<const NicSlots> slots;
 };
 
 size_t EcmpRouter::RouteKeyHash::operator()(const RouteKey& k) const {
@@ -186,11 +219,26 @@ struct alignas(64) EcmpRouter::Shard {
   FlatIndex<RouteKey, uint32_t, RouteKeyHash> route_index;
   std::vector<LinkId> route_links;
 
+  // Caches `pair`'s plan unless another thread did meanwhile, and returns the cached one (under
+  // the exclusive lock; the plan index is dropped wholesale when full).
+  const std::shared_ptr<const Plan>& store_plan(uint64_t pair, std::shared_ptr<const Plan> p);
+  // Caches `route`, the index-th of `pair` (under the exclusive lock).
+  void store_route(uint64_t pair, uint64_t index, std::span<const LinkId> route);
   // The cached route that starts at `at` in route_links.
   std::vector<LinkId> route_at(uint32_t at) const {
     const LinkId* p = route_links.data() + at;
     return std::vector<LinkId>(p + 1, p + 1 + *p);
   }
+};
+
+// Fabric tables, looked up once per plan (each alternative keeps its own): one plain mutex.
+// Intra-node tables by (node class, local from, local to), read under a shared lock.
+struct EcmpRouter::TableCache {
+  std::mutex targets_mutex;
+  FlatIndex<uint64_t, std::shared_ptr<const FabricTarget>, PairHash> targets;
+  size_t target_bytes = 0;
+  std::shared_mutex dags_mutex;
+  FlatIndex<uint64_t, std::shared_ptr<const DagTables>, PairHash> dags;
 };
 
 EcmpRouter::Shard& EcmpRouter::shard(uint64_t pair) const {
@@ -204,6 +252,7 @@ EcmpRouter::EcmpRouter(std::span<const Device> devices, std::span<const Link> li
       links_(links),
       graph_(graph),
       gpus_(gpus),
+      tables_(std::make_unique<TableCache>()),
       shards_(std::make_unique<Shard[]>(kShards)) {
   cost_.reserve(links.size());
   for (const Link& l : links) cost_.push_back(link_cost(l));
@@ -343,16 +392,18 @@ EcmpRouter::IntraDag EcmpRouter::intra_dag(int node, DeviceId from, DeviceId to)
                        (uint64_t{local_[from]} << 20) | local_[to];
   std::shared_ptr<const DagTables> tables;
   {
-    std::shared_lock read(dags_mutex_);
-    if (auto it = dags_.find(key); it != dags_.end()) tables = it->second;
+    std::shared_lock read(tables_->dags_mutex);
+    if (const auto* found = tables_->dags.find(key)) tables = *found;
   }
   if (!tables) {
     std::shared_ptr<const DagTables> made = make_dag(node, from, to);
-    std::unique_lock write(dags_mutex_);
-    if (dags_.size() >= kMaxDags) dags_.clear();
-    tables = dags_.try_emplace(key, std::move(made)).first->second;
+    std::unique_lock write(tables_->dags_mutex);
+    if (tables_->dags.size() >= kMaxDags) tables_->dags.clear();
+    tables = tables_->dags.insert(key, made);
   }
-  return {node, from, to, tables, tables->dist.data(), tables->count.data()};
+  const uint32_t* dist = tables->dist.data();
+  const uint64_t* count = tables->count.data();
+  return {node, from, to, std::move(tables), dist, count};
 }
 
 std::shared_ptr<const EcmpRouter::DagTables> EcmpRouter::make_dag(int node, DeviceId from, DeviceId to) const {
@@ -409,14 +460,13 @@ void EcmpRouter::intra_walk(const IntraDag& dag, uint64_t index, std::vector<Lin
   while (v != dag.to) {
     uint32_t dv = dag.dist[local_[v]];
     bool moved = false;
-    for (auto e : boost::make_iterator_range(boost::out_edges(v, graph_))) {
-      LinkId l = graph_[e].link;
-      DeviceId u = links_[l].to;
+    for (const OutArc& a : out_arcs(v)) {
+      const DeviceId u = a.to;
       if (devices_[u].node != dag.node || !transit(u) || dag.dist[local_[u]] == kInf) continue;
-      if (dag.dist[local_[u]] + cost_[l] != dv) continue;
+      if (dag.dist[local_[u]] + a.cost != dv) continue;
       uint64_t c = dag.count[local_[u]];
       if (index < c) {
-        out.push_back(l);
+        out.push_back(a.link);
         v = u;
         moved = true;
         break;
@@ -432,23 +482,25 @@ EcmpRouter::TargetRef EcmpRouter::fabric_target(DeviceId exit) const {
   DeviceId only = kNone;
   LinkId only_link = 0;
   int outside = 0;
-  for (auto e : boost::make_iterator_range(boost::out_edges(exit, graph_))) {
-    LinkId l = graph_[e].link;
-    DeviceId u = links_[l].to;
-    if (devices_[u].node == devices_[exit].node) continue;
+  for (const OutArc& a : out_arcs(exit)) {
+    if (devices_[a.to].node == devices_[exit].node) continue;
     ++outside;
-    only = u;
-    only_link = l;
+    only = a.to;
+    only_link = a.link;
   }
   bool shared = outside == 1 && is_fabric(only);
   uint64_t key = shared ? only : (uint64_t{1} << 40) | exit;
   TargetRef ref;
   ref.exit = exit;
   ref.offset = shared ? cost_[only_link ^ 1U] : 0;
+  if (shared) {
+    ref.root = only;
+    ref.root_link = only_link ^ 1U;
+  }
   {
-    const std::lock_guard lock(targets_mutex_);
-    if (auto it = targets_.find(key); it != targets_.end()) {
-      ref.target = it->second;
+    const std::lock_guard lock(tables_->targets_mutex);
+    if (const auto* found = tables_->targets.find(key)) {
+      ref.target = *found;
       return ref;
     }
   }
@@ -503,16 +555,32 @@ EcmpRouter::TargetRef EcmpRouter::fabric_target(DeviceId exit) const {
     }
     t->count[lv] = c;
   }
-  size_t bytes = f * (sizeof(uint32_t) + sizeof(uint64_t));
-  const std::lock_guard lock(targets_mutex_);
-  if (target_bytes_ + bytes > kMaxTargetBytes) {
-    targets_.clear();
-    target_bytes_ = 0;
+  // The hops a walk takes (fabric_walk): from v, the out-links where via() costs what the least
+  // cost from v is, dist[v] (plus the offset on both sides, for a shared table).
+  t->hop_offset.reserve(f + 1);
+  t->hop_offset.push_back(0);
+  for (uint32_t lv = 0; lv < f; ++lv) {
+    const uint32_t dv = t->dist[lv];
+    for (const OutArc& a : dv == kInf ? std::span<const OutArc>() : out_arcs(fabric_devices_[lv])) {
+      if (!shared && a.to == exit) {
+        if (a.cost == dv) t->hops.push_back({a.link, a.to, 1});
+      } else if (a.fabric != kNone && t->dist[a.fabric] != kInf &&
+                 uint64_t{a.cost} + t->dist[a.fabric] == dv) {
+        t->hops.push_back({a.link, a.to, t->count[a.fabric]});
+      }
+    }
+    t->hop_offset.push_back(static_cast<uint32_t>(t->hops.size()));
+  }
+  size_t bytes = f * (sizeof(uint32_t) + sizeof(uint64_t)) + t->hop_offset.size() * sizeof(uint32_t) +
+                 t->hops.size() * sizeof(FabricTarget::Hop);
+  const std::lock_guard lock(tables_->targets_mutex);
+  if (tables_->target_bytes + bytes > kMaxTargetBytes) {
+    tables_->targets.clear();
+    tables_->target_bytes = 0;
   }
   // Another thread may have built the same table meanwhile; either copy will do.
-  auto [it, fresh] = targets_.try_emplace(key, std::move(t));
-  if (fresh) target_bytes_ += bytes;
-  ref.target = it->second;
+  ref.target = tables_->targets.insert(key, t);
+  if (ref.target == t) tables_->target_bytes += bytes;
   return ref;
 }
 
@@ -548,6 +616,25 @@ void EcmpRouter::fabric_walk(DeviceId e, const TargetRef& t, uint64_t index,
   DeviceId v = e;
   while (v != t.exit) {
     bool moved = false;
+    if (is_fabric(v)) {
+      // On the fabric every step is to a least-cost hop: the table's, or the shared table's
+      // switch down to the exit.
+      if (v == t.root) {
+        out.push_back(t.root_link);
+        break;
+      }
+      for (const FabricTarget::Hop& h : t.target->hops_of(local_[v])) {
+        if (index < h.count) {
+          out.push_back(h.link);
+          v = h.to;
+          moved = true;
+          break;
+        }
+        index -= h.count;
+      }
+      if (!moved) throw std::logic_error("EcmpRouter: fabric walk lost its way");
+      continue;
+    }
     for (const OutArc& a : out_arcs(v)) {
       const auto hop = via(a, t);
       if (!hop) continue;
@@ -567,12 +654,13 @@ void EcmpRouter::fabric_walk(DeviceId e, const TargetRef& t, uint64_t index,
 }
 
 void EcmpRouter::add_cross_node(Plan& p, DeviceId src, std::span<const DeviceId> exits,
-                                uint64_t lead_cost, const std::vector<Segment>& lead, DeviceId dst,
+                                uint64_t lead_cost, std::span<const Segment> lead, DeviceId dst,
                                 int dst_gpu) const {
   int src_node = devices_[src].node;
   int dst_node = devices_[dst].node;
   uint64_t best = std::numeric_limits<uint64_t>::max();
-  std::vector<Alternative> alts;
+  // The least-cost alternatives are built in place, after those the plan already has.
+  const size_t first = p.alternatives.size();
   for (DeviceId x : nearest_exits(dst_gpu)) {
     TargetRef t = fabric_target(x);
     for (DeviceId e : exits) {
@@ -582,26 +670,21 @@ void EcmpRouter::add_cross_node(Plan& p, DeviceId src, std::span<const DeviceId>
       if (total > best) continue;
       if (total < best) {
         best = total;
-        alts.clear();
+        p.alternatives.erase(p.alternatives.begin() + static_cast<std::ptrdiff_t>(first), p.alternatives.end());
       }
-      Alternative a;
-      a.segments.reserve(lead.size() + 3);
-      a.segments = lead;
+      Alternative& a = p.alternatives.emplace_back();
+      a.segments.assign(lead.begin(), lead.end());
       IntraDag up = intra_dag(src_node, src, e);
       IntraDag down = intra_dag(dst_node, x, dst);
-      a.segments.push_back({false, src_node, src, e, up.count[local_[src]]});
-      a.segments.push_back({true, -1, e, x, fn});
-      a.segments.push_back({false, dst_node, x, dst, down.count[local_[x]]});
+      a.segments.push_back({src, e, up.count[local_[src]], std::move(up.tables)});
+      a.segments.push_back({e, x, fn, nullptr});
+      a.segments.push_back({x, dst, down.count[local_[x]], std::move(down.tables)});
       a.target = t;
       a.count = 1;
       for (const Segment& s : a.segments) a.count = sat_mul(a.count, s.count);
-      alts.push_back(std::move(a));
     }
   }
-  for (auto& a : alts) {
-    p.total = sat_add(p.total, a.count);
-    p.alternatives.push_back(std::move(a));
-  }
+  for (size_t i = first; i < p.alternatives.size(); ++i) p.total = sat_add(p.total, p.alternatives[i].count);
 }
 
 std::shared_ptr<EcmpRouter::Plan> EcmpRouter::make_plan(int src_gpu, int dst_gpu, bool pxn) const {
@@ -619,7 +702,7 @@ std::shared_ptr<EcmpRouter::Plan> EcmpRouter::make_plan(int src_gpu, int dst_gpu
     IntraDag dag = intra_dag(src_node, src, dst);
     uint64_t n = dag.count[local_[src]];
     if (n > 0) {
-      plan->alternatives.push_back({{{false, src_node, src, dst, n}}, n, {}});
+      plan->alternatives.push_back({{{src, dst, n, std::move(dag.tables)}}, n, {}});
       plan->total = n;
       return plan;
     }
@@ -651,8 +734,8 @@ std::shared_ptr<EcmpRouter::Plan> EcmpRouter::make_plan(int src_gpu, int dst_gpu
       if (nvlink) {
         uint64_t lead_cost =
             hop.dist[local_[src]] + uint64_t{exit_cost_[static_cast<size_t>(relay_gpu)]};
-        add_cross_node(*plan, relay, nearest_exits(relay_gpu), lead_cost,
-                       {{false, src_node, src, relay, n}}, dst, dst_gpu);
+        const Segment lead{src, relay, n, hop.tables};
+        add_cross_node(*plan, relay, nearest_exits(relay_gpu), lead_cost, std::span(&lead, 1), dst, dst_gpu);
         if (plan->total > 0) return plan;
       }
     }
@@ -663,31 +746,54 @@ std::shared_ptr<EcmpRouter::Plan> EcmpRouter::make_plan(int src_gpu, int dst_gpu
 }
 
 std::shared_ptr<const EcmpRouter::Plan> EcmpRouter::plan(int src_gpu, int dst_gpu, bool pxn) const {
+  const uint64_t key = pair_key(src_gpu, dst_gpu, pxn);
+  Shard& cache = shard(key);
+  {
+    std::shared_lock read(cache.mutex);
+    if (const Shard::PlanRef* ref = cache.plan_index.find(key)) return cache.plans[ref->plan];
+  }
+  std::shared_ptr<const Plan> made = new_plan(src_gpu, dst_gpu, pxn);
+  std::unique_lock write(cache.mutex);
+  return cache.store_plan(key, std::move(made));
+}
+
+const std::shared_ptr<const EcmpRouter::Plan>& EcmpRouter::Shard::store_plan(uint64_t pair,
+                                                                            std::shared_ptr<const Plan> p) {
+  if (plans.size() >= kMaxPlans) {
+    plans.clear();
+    plan_index.clear();
+  }
+  const auto next = static_cast<uint32_t>(plans.size());
+  const PlanRef ref{
+      .total = p->total, .plan = next, .by_hash = p->alternatives.size() <= 1 || !p->slots};
+  const uint32_t at = plan_index.insert(pair, ref).plan;
+  if (at == next) plans.push_back(std::move(p));
+  return plans[at];
+}
+
+std::shared_ptr<const EcmpRouter::Plan> EcmpRouter::new_plan(int src_gpu, int dst_gpu, bool pxn) const {
   if (src_gpu < 0 || dst_gpu < 0 || static_cast<size_t>(src_gpu) >= gpus_.size() ||
       static_cast<size_t>(dst_gpu) >= gpus_.size()) {
     throw std::out_of_range("route: GPU " + std::to_string(src_gpu) + " -> " +
                             std::to_string(dst_gpu) + " outside 0.." +
                             std::to_string(gpus_.size() - 1));
   }
-  uint64_t key = pair_key(src_gpu, dst_gpu, pxn);
-  Shard& cache = shard(key);
-  {
-    std::shared_lock read(cache.mutex);
-    if (const Shard::PlanRef* ref = cache.plan_index.find(key)) return cache.plans[ref->plan];
-  }
   std::shared_ptr<Plan> p = make_plan(src_gpu, dst_gpu, pxn);
-  for (const Alternative& a : p->alternatives) {
-    if (p->alternatives.size() <= 1) break;  // pick() reads the exits only to choose among several
-    for (const Segment& seg : a.segments) {
-      if (!seg.fabric) continue;
-      p->outs.push_back(seg.from);
-      p->ins.push_back(seg.to);
-      break;
+  if (p->alternatives.size() > 1) {  // pick() reads the exits only to choose among several
+    auto slots = std::make_unique<Plan::NicSlots>();
+    for (const Alternative& a : p->alternatives) {
+      for (const Segment& seg : a.segments) {
+        if (!seg.fabric()) continue;
+        slots->outs.push_back(seg.from);
+        slots->ins.push_back(seg.to);
+        break;
+      }
     }
-  }
-  for (auto* v : {&p->outs, &p->ins}) {
-    std::sort(v->begin(), v->end());
-    v->erase(std::unique(v->begin(), v->end()), v->end());
+    for (auto* v : {&slots->outs, &slots->ins}) {
+      std::sort(v->begin(), v->end());
+      v->erase(std::unique(v->begin(), v->end()), v->end());
+    }
+    if (!slots->outs.empty()) p->slots = std::move(slots);
   }
   if (p->total == 0) {
     throw std::runtime_error("no route from GPU " + std::to_string(src_gpu) + " (" +
@@ -695,17 +801,7 @@ std::shared_ptr<const EcmpRouter::Plan> EcmpRouter::plan(int src_gpu, int dst_gp
                              std::to_string(dst_gpu) + " (" +
                              devices_[gpus_[static_cast<size_t>(dst_gpu)]].name + ")");
   }
-  std::unique_lock write(cache.mutex);
-  if (cache.plans.size() >= kMaxPlans) {
-    cache.plans.clear();
-    cache.plan_index.clear();
-  }
-  const auto next = static_cast<uint32_t>(cache.plans.size());
-  const Shard::PlanRef ref{
-      .total = p->total, .plan = next, .by_hash = p->alternatives.size() <= 1 || p->outs.empty()};
-  const uint32_t at = cache.plan_index.insert(key, ref).plan;
-  if (at == next) cache.plans.push_back(std::move(p));
-  return cache.plans[at];
+  return p;
 }
 
 std::vector<LinkId> EcmpRouter::unrank(const Plan& p, uint64_t index) const {
@@ -719,10 +815,11 @@ std::vector<LinkId> EcmpRouter::unrank(const Plan& p, uint64_t index) const {
     for (const Segment& s : a.segments) {
       uint64_t sub = index % s.count;
       index /= s.count;
-      if (s.fabric) {
+      if (s.fabric()) {
         fabric_walk(s.from, a.target, sub, out);
       } else if (s.from != s.to) {
-        intra_walk(intra_dag(s.node, s.from, s.to), sub, out);
+        intra_walk({devices_[s.from].node, s.from, s.to, nullptr, s.tables->dist.data(), s.tables->count.data()},
+                   sub, out);
       }
     }
     return out;
@@ -731,14 +828,14 @@ std::vector<LinkId> EcmpRouter::unrank(const Plan& p, uint64_t index) const {
 }
 
 uint64_t EcmpRouter::pick(const Plan& p, uint64_t h, int nic) const {
-  if (nic < 0 || p.alternatives.size() <= 1 || p.outs.empty()) return h % p.total;
+  if (nic < 0 || p.alternatives.size() <= 1 || !p.slots) return h % p.total;
   // Slot i takes the i-th exit out and the i-th in, then the hash picks among their paths.
-  const DeviceId out = p.outs[static_cast<size_t>(nic) % p.outs.size()];
-  const DeviceId in = p.ins[static_cast<size_t>(nic) % p.ins.size()];
+  const DeviceId out = p.slots->outs[static_cast<size_t>(nic) % p.slots->outs.size()];
+  const DeviceId in = p.slots->ins[static_cast<size_t>(nic) % p.slots->ins.size()];
   uint64_t offset = 0;
   for (const Alternative& a : p.alternatives) {
     for (const Segment& s : a.segments) {
-      if (!s.fabric) continue;
+      if (!s.fabric()) continue;
       if (s.from == out && s.to == in) return offset + h % a.count;
       break;
     }
@@ -761,7 +858,7 @@ std::vector<uint64_t> EcmpRouter::spread(const Plan& p, uint64_t index, size_t k
     const uint64_t local = index - offset;
     uint64_t stride = 1;
     for (const Segment& s : a.segments) {
-      if (!s.fabric) {
+      if (!s.fabric()) {
         stride = sat_mul(stride, s.count);
         continue;
       }
@@ -778,8 +875,41 @@ std::vector<uint64_t> EcmpRouter::spread(const Plan& p, uint64_t index, size_t k
   return out;
 }
 
+void EcmpRouter::Shard::store_route(uint64_t pair, uint64_t index, std::span<const LinkId> route) {
+  if (route_links.size() + 1 + route.size() > kMaxRouteLinks) {
+    route_index.clear();
+    route_links.clear();
+  }
+  const auto next = static_cast<uint32_t>(route_links.size());
+  if (route_index.insert(RouteKey{pair, index}, next) != next) return;
+  route_links.push_back(static_cast<LinkId>(route.size()));
+  route_links.insert(route_links.end(), route.begin(), route.end());
+}
+
 std::vector<LinkId> EcmpRouter::route(int src_gpu, int dst_gpu, uint64_t flow_hash, bool pxn, int nic) const {
-  return std::move(routes(src_gpu, dst_gpu, flow_hash, pxn, nic, 1).front());
+  // routes() for one route, without its lists: the commonest query.
+  const uint64_t pair = pair_key(src_gpu, dst_gpu, pxn);
+  const uint64_t h = route_hash(src_gpu, dst_gpu, flow_hash);
+  Shard& cache = shard(pair);
+  std::shared_ptr<const Plan> p;
+  {
+    std::shared_lock read(cache.mutex);
+    if (const Shard::PlanRef* ref = cache.plan_index.find(pair)) {
+      // The hash's route among all, found without reading the plan; or the NIC slot's.
+      const uint64_t index = nic < 0 || ref->by_hash ? h % ref->total : pick(*cache.plans[ref->plan], h, nic);
+      if (const uint32_t* at = cache.route_index.find(RouteKey{pair, index})) return cache.route_at(*at);
+      p = cache.plans[ref->plan];
+    }
+  }
+  // A new pair's plan and route are made with no lock held, then cached under one exclusive lock.
+  const bool fresh = !p;
+  if (fresh) p = new_plan(src_gpu, dst_gpu, pxn);
+  const uint64_t index = pick(*p, h, nic);
+  std::vector<LinkId> out = unrank(*p, index);
+  std::unique_lock write(cache.mutex);
+  if (fresh) cache.store_plan(pair, std::move(p));
+  cache.store_route(pair, index, out);
+  return out;
 }
 
 std::vector<std::vector<LinkId>> EcmpRouter::spray(int src_gpu, int dst_gpu, uint64_t flow_hash, int nic,
@@ -789,52 +919,40 @@ std::vector<std::vector<LinkId>> EcmpRouter::spray(int src_gpu, int dst_gpu, uin
 
 std::vector<std::vector<LinkId>> EcmpRouter::routes(int src_gpu, int dst_gpu, uint64_t flow_hash, bool pxn,
                                                     int nic, size_t k) const {
-  const uint64_t pair = pair_key(src_gpu, dst_gpu, pxn);
-  const uint64_t h =
-      mix(flow_hash ^ mix((static_cast<uint64_t>(src_gpu) << 32) | static_cast<uint32_t>(dst_gpu)));
-  Shard& cache = shard(pair);
   std::vector<std::vector<LinkId>> out;
+  if (k <= 1) {
+    out.push_back(route(src_gpu, dst_gpu, flow_hash, pxn, nic));
+    return out;
+  }
+  const uint64_t pair = pair_key(src_gpu, dst_gpu, pxn);
+  const uint64_t h = route_hash(src_gpu, dst_gpu, flow_hash);
+  Shard& cache = shard(pair);
   std::shared_ptr<const Plan> p;
   {
     std::shared_lock read(cache.mutex);
     if (const Shard::PlanRef* ref = cache.plan_index.find(pair)) {
-      if (k <= 1 && (nic < 0 || ref->by_hash)) {
-        // One route, the hash's among all: pick() and spread() without reading the plan.
-        if (const uint32_t* at = cache.route_index.find(RouteKey{pair, h % ref->total})) {
-          out.push_back(cache.route_at(*at));
-          return out;
-        }
-      } else {
-        const Plan& found = *cache.plans[ref->plan];  // held by the cache while the lock is
-        const std::vector<uint64_t> indices = spread(found, pick(found, h, nic), k);
-        for (uint64_t i : indices) {
-          const uint32_t* at = cache.route_index.find(RouteKey{pair, i});
-          if (!at) break;
-          out.push_back(cache.route_at(*at));
-        }
-        if (out.size() == indices.size()) return out;
+      const Plan& found = *cache.plans[ref->plan];  // held by the cache while the lock is
+      const std::vector<uint64_t> indices = spread(found, pick(found, h, nic), k);
+      for (uint64_t i : indices) {
+        const uint32_t* at = cache.route_index.find(RouteKey{pair, i});
+        if (!at) break;
+        out.push_back(cache.route_at(*at));
       }
+      if (out.size() == indices.size()) return out;
       p = cache.plans[ref->plan];
     }
   }
   // The missing routes (after the cached ones found above) are unranked with no lock held, so
   // that other threads' reads and walks go on meanwhile, then cached under the exclusive lock.
   // Two threads may walk the same route at once; both get the same links.
-  if (!p) p = plan(src_gpu, dst_gpu, pxn);
+  const bool fresh = !p;
+  if (fresh) p = new_plan(src_gpu, dst_gpu, pxn);
   const std::vector<uint64_t> indices = spread(*p, pick(*p, h, nic), k);
   const size_t found = out.size();
   for (size_t j = found; j < indices.size(); ++j) out.push_back(unrank(*p, indices[j]));
   std::unique_lock write(cache.mutex);
-  for (size_t j = found; j < indices.size(); ++j) {
-    if (cache.route_links.size() + 1 + out[j].size() > kMaxRouteLinks) {
-      cache.route_index.clear();
-      cache.route_links.clear();
-    }
-    const auto next = static_cast<uint32_t>(cache.route_links.size());
-    if (cache.route_index.insert(RouteKey{pair, indices[j]}, next) != next) continue;
-    cache.route_links.push_back(static_cast<LinkId>(out[j].size()));
-    cache.route_links.insert(cache.route_links.end(), out[j].begin(), out[j].end());
-  }
+  if (fresh) cache.store_plan(pair, std::move(p));
+  for (size_t j = found; j < indices.size(); ++j) cache.store_route(pair, indices[j], out[j]);
   return out;
 }
 

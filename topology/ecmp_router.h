@@ -77,9 +77,12 @@ class EcmpRouter {
   void fabric_walk(DeviceId e, const TargetRef& t, uint64_t index, std::vector<LinkId>& out) const;
   // The plan of a pair: cached, or made with no lock held and then cached.
   std::shared_ptr<const Plan> plan(int src_gpu, int dst_gpu, bool pxn) const;
+  // A pair's plan as the cache keeps it (with pick()'s exits), made with no lock held; throws
+  // where the GPUs are out of range or have no route.
+  std::shared_ptr<const Plan> new_plan(int src_gpu, int dst_gpu, bool pxn) const;
   std::shared_ptr<Plan> make_plan(int src_gpu, int dst_gpu, bool pxn) const;
   void add_cross_node(Plan& p, DeviceId src, std::span<const DeviceId> exits, uint64_t lead_cost,
-                      const std::vector<Segment>& lead, DeviceId dst, int dst_gpu) const;
+                      std::span<const Segment> lead, DeviceId dst, int dst_gpu) const;
   std::vector<LinkId> unrank(const Plan& p, uint64_t index) const;
   // The index of the route `route()` takes: the hash's among all, or with a NIC slot, the
   // hash's among those through the slot's exits.
@@ -87,8 +90,8 @@ class EcmpRouter {
   // The indices spray() takes: `index` first, then up to k - 1 more of its alternative, differing
   // from it only in the fabric segment's sub-index, spaced evenly over that segment's routes.
   std::vector<uint64_t> spread(const Plan& p, uint64_t index, size_t k) const;
-  // route() and spray() alike: the routes of `spread` around the pick, cached ones read under the
-  // shared lock, missing ones unranked with no lock held and then cached.
+  // spray(): the routes of `spread` around the pick (route()'s alone where k <= 1), cached ones
+  // read under the shared lock, missing ones unranked with no lock held and then cached.
   std::vector<std::vector<LinkId>> routes(int src_gpu, int dst_gpu, uint64_t flow_hash, bool pxn, int nic,
                                           size_t k) const;
   bool is_fabric(DeviceId d) const { return devices_[d].node < 0; }
@@ -131,13 +134,9 @@ class EcmpRouter {
   std::vector<DeviceId> exits_;
   std::vector<uint32_t> exit_cost_;  // per GPU: intra-node cost to its nearest exits
 
-  // Fabric tables, looked up once per plan (each alternative keeps its own): one plain mutex.
-  mutable std::mutex targets_mutex_;
-  mutable std::unordered_map<uint64_t, std::shared_ptr<const FabricTarget>> targets_;
-  mutable size_t target_bytes_ = 0;
-  // Intra-node tables by (node class, local from, local to).
-  mutable std::shared_mutex dags_mutex_;
-  mutable std::unordered_map<uint64_t, std::shared_ptr<const DagTables>> dags_;
+  // The fabric tables and the intra-node ones, each behind its lock (ecmp_router.cc).
+  struct TableCache;
+  std::unique_ptr<TableCache> tables_;
   // Plans and routes, read on every query, in the shard of their pair.
   struct RouteKeyHash {
     size_t operator()(const RouteKey& k) const;

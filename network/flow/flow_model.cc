@@ -1,6 +1,7 @@
 #include "network/flow/flow_model.h"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <cmath>
 #include <span>
@@ -141,10 +142,42 @@ void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventH
   if (!(live_at_ >= now && live_at_ - now <= window)) schedule(engine, now + window);
 }
 
+void FlowNetworkModel::mark_leaving(std::span<const Drain> due) {
+  leaving_.resize(links_.size());
+  emptied_.resize(links_.size());
+  for (const Drain& d : due) {
+    for (const Crossing& c : slots_[d.slot].links) {
+      if (leaving_[c.link]++ == 0) leaving_links_.push_back(c.link);
+    }
+  }
+  for (uint32_t l : leaving_links_) emptied_[l] = leaving_[l] == links_[l].flows.size();
+  leaving_links_.clear();
+}
+
+void FlowNetworkModel::release_link(uint32_t link) {
+  LinkState& l = links_[link];
+  l.load = 0;
+  if (link >= cluster_links_) {
+    if (l.staged_pair >= 0) staged_links_.erase(l.staged_pair);
+    l.staged_pair = -1;
+    free_links_.push_back(link);
+  }
+}
+
 void FlowNetworkModel::remove_flow(uint32_t slot) {
   ActiveFlow& f = slots_[slot];
   for (const Crossing& c : f.links) {
     LinkState& link = links_[c.link];
+    if (emptied_[c.link]) {
+      // Every flow on it leaves in this batch: it is cleared when the last of them leaves, which
+      // is when one at a time would have left it empty, and no flow on it moves meanwhile.
+      if (--leaving_[c.link] > 0) continue;
+      emptied_[c.link] = 0;
+      link.flows.clear();
+      release_link(c.link);
+      continue;
+    }
+    --leaving_[c.link];
     const bool tight = filled(link.load, link.capacity);
     link.load -= f.rate;
     const uint32_t moved = link.flows.back();
@@ -166,12 +199,7 @@ void FlowNetworkModel::remove_flow(uint32_t slot) {
       }
       continue;
     }
-    link.load = 0;
-    if (c.link >= cluster_links_) {
-      if (link.staged_pair >= 0) staged_links_.erase(link.staged_pair);
-      link.staged_pair = -1;
-      free_links_.push_back(c.link);
-    }
+    release_link(c.link);
   }
   f.live = false;
   ++f.version;  // its heap entries are stale
@@ -290,7 +318,21 @@ bool FlowNetworkModel::complete_drained(sim::Engine& engine) {
     drains_.pop_back();
     return d;
   };
-  while (!drains_.empty() && drains_.front().at <= until) {
+  for (size_t popped = 0; !drains_.empty() && drains_.front().at <= until; ++popped) {
+    if (popped >= 64 && popped * static_cast<size_t>(std::bit_width(drains_.size())) >= drains_.size()) {
+      // Most of the heap is due (an all-to-all's flows drain together): one pass takes the rest
+      // of what is due, at most what the pops so far cost, and the heap is rebuilt from what is
+      // left. Entries are popped in (at, order) order, a total order among live ones, so the
+      // heap's layout changes nothing that follows.
+      const auto later = std::partition(drains_.begin(), drains_.end(),
+                                        [until](const Drain& d) { return d.at > until; });
+      for (auto it = later; it != drains_.end(); ++it) {
+        if (!stale(*it)) due_.push_back(*it);
+      }
+      drains_.erase(later, drains_.end());
+      std::make_heap(drains_.begin(), drains_.end(), LaterDrain{});
+      break;
+    }
     const Drain d = pop();
     if (!stale(d)) due_.push_back(d);
   }
@@ -321,6 +363,7 @@ bool FlowNetworkModel::complete_drained(sim::Engine& engine) {
   if (due_.empty()) return false;
   // Retire in start order, so transfers that complete at one instant are notified in that order.
   std::sort(due_.begin(), due_.end(), [](const Drain& a, const Drain& b) { return a.order < b.order; });
+  mark_leaving(due_);
   for (const Drain& d : due_) {
     const ActiveFlow& f = slots_[d.slot];
     delivered_ += f.bytes;

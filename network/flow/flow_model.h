@@ -27,6 +27,7 @@
 #include <boost/container/small_vector.hpp>
 
 #include "network/flow/max_min_solver.h"
+#include "network/free_list.h"
 #include "network/network_model.h"
 #include "topology/cluster.h"
 
@@ -214,7 +215,14 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   double capped_rate(const Transfer& t, std::span<const topology::LinkId> path) const;
   uint32_t add_virtual_link(double capacity, int64_t staged_pair);
   void attach(uint32_t slot, uint32_t link);
+  // Counts, per link, the flows of `due` (a batch about to leave) on it, and marks the links all
+  // of whose flows are among them (emptied_), so that remove_flow clears each such link once
+  // instead of taking its flows off one by one.
+  void mark_leaving(std::span<const Drain> due);
+  // Takes a flow of the batch mark_leaving counted off its links.
   void remove_flow(uint32_t slot);
+  // A link its last flow left: no load, and a virtual link back to the free list.
+  void release_link(uint32_t link);
   // After a batch of flows left: the full links they left that bound a flow still on them go to
   // left_links_, for the next solve to start from; the others bound none.
   void settle_left_links();
@@ -250,7 +258,7 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   double peak_utilization_ = 0;
 
   // The persistent problem.
-  std::vector<ActiveFlow> slots_;
+  ChunkedSlots<ActiveFlow> slots_;
   std::vector<uint32_t> free_slots_;
   size_t live_ = 0;
   // (slot, order) of every flow in start order; entries of flows that left are skipped and
@@ -269,6 +277,11 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   // (-1: none), for settle_left_links.
   std::vector<uint32_t> left_candidates_;
   std::vector<double> left_level_;
+  // Per link: the flows of the batch being retired still on it (zero between batches), and
+  // whether all its flows are among them; the links counted, while counting.
+  std::vector<uint32_t> leaving_;
+  std::vector<uint8_t> emptied_;
+  std::vector<uint32_t> leaving_links_;
   std::vector<Drain> drains_;          // a min-heap on (at, order), with stale entries
   // The solve epoch whose component search reached a slot, a link, last: apart from the slots
   // and links so that the search, which tests every flow of every link it reaches, stays in cache.

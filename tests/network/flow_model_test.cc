@@ -737,6 +737,26 @@ TEST(FlowNetworkModelIncremental, DrainsThatLeaveOnlySlowerFlowsOnTheirLinksSolv
   EXPECT_EQ(net.solves(), 1u);
 }
 
+// Waves of an all-to-all of equal transfers on a star, among capped transfers at random instants
+// over the first 3 ms: the flows of a wave that runs alone (the last, at 20 ms) drain at one
+// instant and leave every link they crossed empty at once; the earlier waves drain in batches
+// beside the capped transfers, which leave their cap links with their last flow. The rates equal
+// a full solve's after every event, the links cleared at once being taken up again.
+TEST(FlowNetworkModelIncremental, RatesEqualAFullSolveWhenWholeWavesDrainAtOnce) {
+  const StarCluster c(12, Bandwidth::gbytes_per_s(25), Time::zero());
+  for (uint64_t seed : {21, 22}) {
+    std::vector<std::pair<Time, Transfer>> plan = random_capped_plan(seed, 12, 60, Time::ms(3), 2);
+    for (const Time wave : {Time::zero(), Time::ms(1), Time::ms(20)}) {
+      for (int s = 0; s < 12; ++s) {
+        for (int d = 0; d < 12; ++d) {
+          if (s != d) plan.push_back({wave, {s, d, Bytes(500'000), static_cast<uint64_t>(s * 12 + d)}});
+        }
+      }
+    }
+    EXPECT_GT(expect_full_solve_rates_after_every_event(c, exact(), plan), 60) << "seed " << seed;
+  }
+}
+
 TEST(FlowNetworkModelIncremental, WholeRunsAgreeWithFullSolves) {
   const StarCluster star(16, Bandwidth::gbytes_per_s(25), Time::us(1));
   for (uint64_t seed : {3, 4, 5, 6}) {

@@ -5,11 +5,13 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <thread>
 
 #include "spec_helpers.h"
 #include "topology/cluster.h"
 #include "topology/graph_cluster.h"
+#include "topology/topology_file.h"
 
 namespace dtsim::topology {
 namespace {
@@ -257,6 +259,113 @@ TEST(Routing, PxnWithoutNvlinkFallsBackToTheOrdinaryRoute) {
   s.fabric.kind = FabricKind::single_switch;
   auto c = build_cluster(s);
   EXPECT_EQ(c->route_pxn(0, 8 + 6, 1), c->route(0, 8 + 6, 1));
+}
+
+// The least cost from GPU a to GPU b in the router's link costs, through no other GPU and no
+// device of a third node: a plain Dijkstra over every link, independent of the router's tables.
+uint64_t least_cost(const GraphCluster& c, int a, int b) {
+  const DeviceId from = c.gpu_device(a);
+  const DeviceId to = c.gpu_device(b);
+  const int ends[] = {c.device(from).node, c.device(to).node};
+  std::vector<uint64_t> dist(c.devices().size(), UINT64_MAX);
+  std::set<std::pair<uint64_t, DeviceId>> frontier{{0, from}};
+  dist[from] = 0;
+  while (!frontier.empty()) {
+    const auto [d, v] = *frontier.begin();
+    frontier.erase(frontier.begin());
+    if (v == to) return d;
+    if (v != from && c.device(v).kind == DeviceKind::gpu) continue;
+    for (const Link& l : c.links()) {
+      if (l.from != v) continue;
+      const int node = c.device(l.to).node;
+      if (node >= 0 && node != ends[0] && node != ends[1]) continue;
+      const LinkId id = static_cast<LinkId>(&l - c.links().data());
+      const uint64_t nd = d + c.router().cost(id);
+      if (nd < dist[l.to]) {
+        frontier.erase({dist[l.to], l.to});
+        dist[l.to] = nd;
+        frontier.insert({nd, l.to});
+      }
+    }
+  }
+  return UINT64_MAX;
+}
+
+// What the router lists for a pair are its path_count routes, distinct, each joined end to end
+// from GPU to GPU at the least cost; and route() takes one of them whatever the hash.
+void expect_equal_cost_paths_are_least_cost(const GraphCluster& c, int a, int b) {
+  const auto paths = c.equal_cost_paths(a, b, 1 << 20);
+  ASSERT_EQ(paths.size(), c.path_count(a, b)) << a << " -> " << b;
+  const std::set<std::vector<LinkId>> distinct(paths.begin(), paths.end());
+  EXPECT_EQ(distinct.size(), paths.size()) << a << " -> " << b;
+  const uint64_t least = least_cost(c, a, b);
+  for (const auto& p : paths) {
+    expect_contiguous(c, p, c.gpu_device(a), c.gpu_device(b));
+    uint64_t cost = 0;
+    for (LinkId l : p) cost += c.router().cost(l);
+    EXPECT_EQ(cost, least) << a << " -> " << b;
+  }
+  for (uint64_t h = 0; h < 16; ++h) EXPECT_TRUE(distinct.count(c.route(a, b, h))) << a << " -> " << b;
+}
+
+TEST(Ecmp, EveryFabricsRoutesAreItsLeastCostPaths) {
+  ClusterSpec dragonfly = one_nic_nodes(64, FabricKind::dragonfly, 16, 2);
+  dragonfly.fabric.dragonfly_groups = 4;
+  for (const ClusterSpec& spec :
+       {one_nic_nodes(16, FabricKind::fat_tree, 4, 3), one_nic_nodes(16, FabricKind::torus, 8, 2), dragonfly}) {
+    auto built = build_cluster(spec);
+    const auto& c = static_cast<const GraphCluster&>(*built);
+    const int step = c.gpu_count() > 16 ? 5 : 1;  // a sample of the dragonfly's pairs
+    for (int a = 0; a < c.gpu_count(); a += step) {
+      for (int b = 0; b < c.gpu_count(); b += step) {
+        if (a != b) expect_equal_cost_paths_are_least_cost(c, a, b);
+      }
+    }
+  }
+}
+
+// Three one-GPU nodes whose NICs hang off three leaves under two spines; the first two NICs are
+// cabled to two leaves each, so the routes into them end on either.
+const char* kDualHomed = R"(devices:
+  - {name: n0/gpu0, kind: gpu, node: 0}
+  - {name: n0/nic0, kind: nic, node: 0}
+  - {name: n1/gpu0, kind: gpu, node: 1}
+  - {name: n1/nic0, kind: nic, node: 1}
+  - {name: n2/gpu0, kind: gpu, node: 2}
+  - {name: n2/nic0, kind: nic, node: 2}
+  - {name: leaf0, kind: switch}
+  - {name: leaf1, kind: switch}
+  - {name: leaf2, kind: switch}
+  - {name: spine0, kind: switch}
+  - {name: spine1, kind: switch}
+links:
+  - {from: n0/gpu0, to: n0/nic0, bandwidth: 50GB/s, latency: 1us}
+  - {from: n1/gpu0, to: n1/nic0, bandwidth: 50GB/s, latency: 1us}
+  - {from: n2/gpu0, to: n2/nic0, bandwidth: 50GB/s, latency: 1us}
+  - {from: n0/nic0, to: leaf0, bandwidth: 400Gbps, latency: 500ns}
+  - {from: n0/nic0, to: leaf1, bandwidth: 400Gbps, latency: 500ns}
+  - {from: n1/nic0, to: leaf0, bandwidth: 400Gbps, latency: 500ns}
+  - {from: n1/nic0, to: leaf1, bandwidth: 400Gbps, latency: 500ns}
+  - {from: n2/nic0, to: leaf2, bandwidth: 400Gbps, latency: 500ns}
+  - {from: leaf0, to: spine0, bandwidth: 400Gbps, latency: 500ns}
+  - {from: leaf0, to: spine1, bandwidth: 400Gbps, latency: 500ns}
+  - {from: leaf1, to: spine0, bandwidth: 400Gbps, latency: 500ns}
+  - {from: leaf1, to: spine1, bandwidth: 400Gbps, latency: 500ns}
+  - {from: leaf2, to: spine0, bandwidth: 400Gbps, latency: 500ns}
+  - {from: leaf2, to: spine1, bandwidth: 400Gbps, latency: 500ns}
+)";
+
+TEST(Ecmp, RoutesIntoANicOnTwoLeavesEndOnEither) {
+  auto built = parse_topology_yaml(*find_node_preset("hgx-h100"), kDualHomed, "dual.yaml");
+  const auto& c = static_cast<const GraphCluster&>(*built);
+  EXPECT_EQ(c.path_count(0, 1), 2u);  // over either shared leaf
+  EXPECT_EQ(c.path_count(0, 2), 4u);  // either leaf up, either spine
+  EXPECT_EQ(c.path_count(2, 0), 4u);  // either spine, down to either leaf
+  for (int a = 0; a < 3; ++a) {
+    for (int b = 0; b < 3; ++b) {
+      if (a != b) expect_equal_cost_paths_are_least_cost(c, a, b);
+    }
+  }
 }
 
 TEST(Routing, RouteLatencySumsNicScaleUpAndCableLatency) {
