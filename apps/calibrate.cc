@@ -14,6 +14,8 @@
 #include <chrono>
 #include <fstream>
 #include <iostream>
+#include <limits>
+#include <span>
 #include <sstream>
 
 #include "apps/cli_options.h"
@@ -68,6 +70,60 @@ std::vector<Pair> read_pairs_file(const std::string& path) {
   return pairs;
 }
 
+// How a fit ended: converged, or at the iteration cap.
+std::string how_it_ended(const FitResult& r, const FitOptions& o) {
+  return r.converged ? "converged" : fmt::format("stopped at the cap of {}", o.max_iterations);
+}
+
+// The stopping rule and how many iterations each fit took.
+std::string iterations_note(const CrossValidation& cv, const FitOptions& o) {
+  std::string note = fmt::format(
+      "Levenberg-Marquardt, stopping when a step lowers the cost by less than {:g} of itself or "
+      "moves no parameter by more than {:g} (in ln units where its bounds are positive), at most {} "
+      "iterations: {} "
+      "for the fit on all datasets ({})",
+      o.tolerance, o.step_tolerance, o.max_iterations, cv.all.iterations, how_it_ended(cv.all, o));
+  int fewest = std::numeric_limits<int>::max(), most = 0, converged = 0, held = 0;
+  for (const CrossValidationRow& r : cv.rows) {
+    if (r.held_out.values.empty()) continue;  // no leave-one-out fits were run
+    fewest = std::min(fewest, r.held_out.iterations);
+    most = std::max(most, r.held_out.iterations);
+    converged += r.held_out.converged ? 1 : 0;
+    ++held;
+  }
+  if (held > 0)
+    note += fmt::format("; {}{} for the fits with one dataset left out, {} of {} converged",
+                        fewest == most ? "" : fmt::format("{}-", fewest), most, converged, held);
+  return note + ".";
+}
+
+// The training fits' values, one row a fit: the hand-set values (the model before any fit), the
+// fit on every table, then each fit with one table left out.
+std::string fits_table(const CrossValidation& cv, std::span<const FitParameter> fitted, const FitOptions& o) {
+  std::ostringstream md;
+  md << "| fit | iterations | cost |";
+  for (const FitParameter& p : fitted) md << " " << p.name << " |";
+  md << "\n| --- | --- | --- |";
+  for (size_t j = 0; j < fitted.size(); ++j) md << " ---: |";
+  auto row = [&](const std::string& name, const std::string& iterations, const std::string& cost,
+                 std::span<const double> values) {
+    md << "\n| " << name << " | " << iterations << " | " << cost << " |";
+    for (double v : values) md << fmt::format(" {:.4g} |", v);
+  };
+  std::vector<double> initial;
+  for (const FitParameter& p : fitted) initial.push_back(p.initial);
+  auto fit = [&](const std::string& name, const FitResult& r) {
+    row(name, fmt::format("{} ({})", r.iterations, how_it_ended(r, o)),
+        fmt::format("{:.4g} -> {:.4g}", r.initial_cost, r.final_cost), r.values);
+  };
+  row("hand-set (no fit)", "", "", initial);
+  fit("on every table", cv.all);
+  for (const CrossValidationRow& r : cv.rows)
+    if (!r.held_out.values.empty()) fit("without " + r.dataset, r.held_out);
+  md << "\n";
+  return md.str();
+}
+
 std::string markdown_table(const CrossValidation& cv, const FitOptions& o, size_t parameters,
                            std::string_view points = "sizes") {
   std::ostringstream md;
@@ -85,11 +141,24 @@ std::string markdown_table(const CrossValidation& cv, const FitOptions& o, size_
   if (n > 0)
     md << fmt::format("| **mean over datasets** | | {:.1f}% | {:.1f}% | {:.1f}% |\n", s0 / n, s1 / n,
                       s2 / n);
+  if (n > 0 && points == "rows") {  // tables of very different sizes: the mean over their rows too
+    size_t rows = 0;
+    double w0 = 0, w1 = 0, w2 = 0;
+    for (const CrossValidationRow& r : cv.rows) {
+      rows += r.points;
+      w0 += static_cast<double>(r.points) * r.initial_pct;
+      w1 += static_cast<double>(r.points) * r.in_sample_pct;
+      w2 += static_cast<double>(r.points) * r.leave_one_out_pct;
+    }
+    if (rows > 0) {
+      const auto k = static_cast<double>(rows);
+      md << fmt::format("| **mean over rows** | {} | {:.1f}% | {:.1f}% | {:.1f}% |\n", rows, w0 / k, w1 / k, w2 / k);
+    }
+  }
   md << fmt::format("\nErrors are mean |predicted - measured| / measured of time per {}. {} "
-                    "parameters fitted; Huber delta {} (ln units), prior weight {}; {} "
-                    "Levenberg-Marquardt iterations for the fit on all datasets.\n",
+                    "parameters fitted; Huber delta {} (ln units), prior weight {}. {}\n",
                     points == "sizes" ? "size" : "row", parameters, o.huber_delta, o.prior_weight,
-                    cv.all.iterations);
+                    iterations_note(cv, o));
   return md.str();
 }
 
@@ -172,6 +241,11 @@ int run(int argc, char** argv) {
   app.add_option("--huber", options.huber_delta, "Huber delta on ln(pred/meas)");
   app.add_option("--prior", options.prior_weight, "pull towards the starting values");
   app.add_option("--iterations", options.max_iterations, "Levenberg-Marquardt iterations at most");
+  app.add_option("--tolerance", options.tolerance, "a step that lowers the cost by less than this fraction ends the fit");
+  app.add_option("--step-tolerance", options.step_tolerance,
+                 "a step that moves no parameter by more than this (ln units where positive) ends the fit");
+  int jobs = 0;
+  app.add_option("--jobs,-j", jobs, "threads that re-price training rows (default: all cores)");
   app.add_flag("--no-cross-validation", no_cv, "skip the leave-one-dataset-out fits");
   app.add_option("--markdown", markdown, "rewrite the table between calibration-table markers in this file");
   try {
@@ -193,7 +267,7 @@ int run(int argc, char** argv) {
   if (training) {
     fitted = training_fit_parameters(names);
     for (const TrainingTable& t : read_training_tables(*training))
-      datasets.push_back(make_training_dataset(t, fitted));
+      datasets.push_back(make_training_dataset(t, fitted, jobs));
   } else {
     fitted = fit_parameters_of(base, names);
     datasets = collective_datasets(scenario, measured, pair_args, pairs_file, base, fitted);
@@ -206,8 +280,12 @@ int run(int argc, char** argv) {
     for (const FitDataset& d : datasets) {
       std::vector<double> initial;
       for (const FitParameter& f : fitted) initial.push_back(f.initial);
-      cv.rows.push_back({d.name, d.points.size(), mean_abs_error_pct(d, initial),
-                         mean_abs_error_pct(d, cv.all.values), 0});
+      CrossValidationRow row;
+      row.dataset = d.name;
+      row.points = d.points.size();
+      row.initial_pct = mean_abs_error_pct(d, initial);
+      row.in_sample_pct = mean_abs_error_pct(d, cv.all.values);
+      cv.rows.push_back(std::move(row));
     }
   } else {
     cv = cross_validate(fitted, datasets, options);
@@ -220,15 +298,17 @@ int run(int argc, char** argv) {
     std::cout << fmt::format("{:<44} {:>6} {:>9.1f}% {:>9.1f}% {:>13}\n", r.dataset, r.points,
                              r.initial_pct, r.in_sample_pct,
                              no_cv ? "" : fmt::format("{:.1f}%", r.leave_one_out_pct));
-  std::cout << fmt::format("# {} parameters, {} datasets, cost {:.4g} -> {:.4g} in {} iterations, "
-                           "{:.1f} s\n",
+  std::cout << fmt::format("# {} parameters, {} datasets, cost {:.4g} -> {:.4g} in {} iterations ({}), "
+                           "{:.1f} s\n# {}\n",
                            fitted.size(), datasets.size(), cv.all.initial_cost, cv.all.final_cost,
-                           cv.all.iterations, secs);
+                           cv.all.iterations, how_it_ended(cv.all, options), secs, iterations_note(cv, options));
 
   if (!collective) {
-    for (size_t j = 0; j < fitted.size(); ++j)
-      std::cout << fmt::format("{:<30} {:.4g} -> {:.4g}\n", fitted[j].name, fitted[j].initial, cv.all.values[j]);
-    if (markdown) replace_marked_section(*markdown, markdown_table(cv, options, fitted.size(), "rows"), "training-fit-table");
+    const std::string fits = fits_table(cv, fitted, options);
+    std::cout << "\n" << fits;
+    if (markdown)
+      replace_marked_section(*markdown, markdown_table(cv, options, fitted.size(), "rows") + "\n" + fits,
+                             "training-fit-table");
     return 0;
   }
   collectives::ModelParameters result = with_values(base, fitted, cv.all.values);

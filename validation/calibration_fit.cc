@@ -153,6 +153,13 @@ FitResult fit_parameters(std::span<const FitParameter> parameters,
       std::vector<double> un = u;
       for (size_t j = 0; j < n; ++j) un[j] += step[j];
       s.clamp(un);
+      double largest = 0;
+      for (size_t j = 0; j < n; ++j) largest = std::max(largest, std::abs(un[j] - u[j]));
+      if (largest <= o.step_tolerance) {
+        // Negligible: the tries left would only damp it further.
+        result.converged = true;
+        break;
+      }
       std::vector<double> rn = residuals(datasets, s.values(un));
       double cn = cost(s, rn, un, o);
       if (cn < c) {
@@ -204,9 +211,8 @@ CrossValidation cross_validate(std::span<const FitParameter> parameters,
     std::vector<FitDataset> rest;
     for (size_t i = 0; i < datasets.size(); ++i)
       if (i != k) rest.push_back(datasets[i]);
-    FitResult without = rest.empty() ? FitResult{initial, 0, 0, 0, true}
-                                     : fit_parameters(parameters, rest, options);
-    row.leave_one_out_pct = mean_abs_error_pct(datasets[k], without.values);
+    row.held_out = rest.empty() ? FitResult{initial, 0, 0, 0, true} : fit_parameters(parameters, rest, options);
+    row.leave_one_out_pct = mean_abs_error_pct(datasets[k], row.held_out.values);
     cv.rows.push_back(row);
   }
   return cv;

@@ -46,6 +46,7 @@ struct FitOptions {
   double prior_weight = 0.3;    // pull towards the initial values, per unit of log range
   int max_iterations = 60;
   double tolerance = 1e-7;      // relative cost decrease that counts as converged
+  double step_tolerance = 0;    // a step no larger in any parameter (in ln units where positive) ends the fit
 };
 
 struct FitResult {
@@ -53,7 +54,7 @@ struct FitResult {
   double initial_cost = 0;
   double final_cost = 0;
   int iterations = 0;
-  bool converged = false;
+  bool converged = false;  // false: stopped at max_iterations
 };
 
 FitResult fit_parameters(std::span<const FitParameter> parameters,
@@ -68,6 +69,7 @@ struct CrossValidationRow {
   double initial_pct = 0;        // with the starting values
   double in_sample_pct = 0;      // with the fit on every dataset
   double leave_one_out_pct = 0;  // with the fit on every dataset but this one
+  FitResult held_out;            // that fit
 };
 
 struct CrossValidation {

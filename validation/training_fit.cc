@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <memory>
 
 #include "collectives/analytical_model.h"
 #include "sim/error.h"
+#include "sim/parallel_rows.h"
 #include "validation/measurement_reader.h"
 #include "validation/text_fields.h"
 #include "workloads/megatron_generator.h"
@@ -29,17 +31,27 @@ int capability_of(std::string_view generation) {
   return generation == "blackwell" ? 100 : generation == "hopper" ? 90 : 80;
 }
 
-// One row, ready to re-price: its graphs, its collective model, and the prediction at the last
-// values of the parameters it depends on.
+// One row, ready to re-price: its graphs, its collective model, and its prediction at every
+// value of the parameters it depends on that it was priced at. A fit comes back to the same
+// values often (each Jacobian column moves one parameter from the current point; every fit of a
+// cross-validation starts at the hand-set values), and a price is a few doubles where a re-run is
+// an execution of the graphs.
 struct Row {
   PublishedRun run;
   workloads::TrainingSpec resolved;
   workloads::Workload workload;
   std::unique_ptr<collectives::AnalyticalCollectiveModel> comm;
-  std::vector<size_t> depends_on;  // indices into the parameter vector
-  std::vector<double> key;         // their values at the cached prediction
-  double predicted_us = 0;
+  std::vector<size_t> depends_on;                    // indices into the parameter vector
+  std::map<std::vector<double>, double> predicted_us;  // their values -> the row's time
 };
+
+// The values of the parameters the row depends on, in `values`.
+std::vector<double> key_of(const Row& row, std::span<const double> values) {
+  std::vector<double> key;
+  key.reserve(row.depends_on.size());
+  for (size_t j : row.depends_on) key.push_back(values[j]);
+  return key;
+}
 
 // What run_training computes for the row, from the graphs generated once.
 workloads::TrainingResult evaluate(const Row& row, std::span<const FitParameter> parameters,
@@ -122,7 +134,8 @@ workloads::ComputeModelParams training_compute_params(const topology::GpuSpec& g
   return p;
 }
 
-FitDataset make_training_dataset(const TrainingTable& table, std::span<const FitParameter> parameters) {
+FitDataset make_training_dataset(const TrainingTable& table, std::span<const FitParameter> parameters,
+                                 int threads) {
   auto rows = std::make_shared<std::vector<std::unique_ptr<Row>>>();
   FitDataset d;
   d.name = table.name;
@@ -141,12 +154,11 @@ FitDataset make_training_dataset(const TrainingTable& table, std::span<const Fit
       row->comm = std::make_unique<collectives::AnalyticalCollectiveModel>(
           row->run.cluster, collectives::CollectiveOptions{}, collectives::ModelParameters{});
       const workloads::TrainingResult r = evaluate(*row, parameters, initial);
-      row->predicted_us = r.iteration_time_s * 1e6;
+      row->predicted_us.emplace(key_of(*row, initial), r.iteration_time_s * 1e6);
       model_flops = r.tflops_per_gpu * r.iteration_time_s;
     } catch (const std::exception&) {
       continue;  // the accuracy tests report it; a fit cannot use it
     }
-    for (size_t j : row->depends_on) row->key.push_back(initial[j]);
     FitPoint point;
     // Published TFLOP/s only: the model's FLOPs per iteration (its TFLOP/s x its time, fixed by
     // the graphs) over the published rate.
@@ -155,18 +167,19 @@ FitDataset make_training_dataset(const TrainingTable& table, std::span<const Fit
     rows->push_back(std::move(row));
   }
   std::vector<FitParameter> ps(parameters.begin(), parameters.end());
-  d.predict_us = [rows, ps](std::span<const double> values) {
+  d.predict_us = [rows, ps, threads](std::span<const double> values) {
+    // The rows not yet priced at these values run side by side, each its own graphs and model.
+    std::vector<Row*> unpriced;
+    for (const std::unique_ptr<Row>& row : *rows)
+      if (!row->predicted_us.contains(key_of(*row, values))) unpriced.push_back(row.get());
+    std::vector<double> priced(unpriced.size());
+    sim::for_each_row(unpriced.size(), threads, [&](size_t i) {
+      priced[i] = evaluate(*unpriced[i], ps, values).iteration_time_s * 1e6;
+    });
+    for (size_t i = 0; i < unpriced.size(); ++i) unpriced[i]->predicted_us.emplace(key_of(*unpriced[i], values), priced[i]);
     std::vector<double> out;
     out.reserve(rows->size());
-    for (const std::unique_ptr<Row>& row : *rows) {
-      std::vector<double> key;
-      for (size_t j : row->depends_on) key.push_back(values[j]);
-      if (key != row->key) {
-        row->predicted_us = evaluate(*row, ps, values).iteration_time_s * 1e6;
-        row->key = std::move(key);
-      }
-      out.push_back(row->predicted_us);
-    }
+    for (const std::unique_ptr<Row>& row : *rows) out.push_back(row->predicted_us.at(key_of(*row, values)));
     return out;
   };
   return d;

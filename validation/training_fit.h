@@ -51,9 +51,12 @@ workloads::ComputeModelParams training_compute_params(const topology::GpuSpec& g
                                                       std::span<const double> values);
 
 // A table as a fit dataset. Every row's graphs are generated once; predict_us re-prices them with
-// the compute model at the given values, and re-runs a row only when a parameter of its GPU's
-// generation changed. A row that publishes only TFLOP/s per GPU is compared as the time its model
-// FLOPs would take at that rate. A row the model cannot run (it throws) is left out.
-FitDataset make_training_dataset(const TrainingTable& table, std::span<const FitParameter> parameters);
+// the compute model at the given values, and runs a row only at values of its GPU generation's
+// parameters it has not been priced at (it keeps every price; copies of the dataset share them),
+// on `threads` threads (0: every core). A row that publishes only TFLOP/s per GPU is compared as
+// the time its model FLOPs would take at that rate. A row the model cannot run (it throws) is left
+// out.
+FitDataset make_training_dataset(const TrainingTable& table, std::span<const FitParameter> parameters,
+                                 int threads = 1);
 
 }  // namespace dtsim::validation

@@ -69,6 +69,36 @@ TEST(CalibrationFit, ParameterNoDatasetSeesStaysAtItsStart) {
   EXPECT_NEAR(r.values[2], 3.0, 1e-9);
 }
 
+// The fit says how it ended: converged under the cap, stopped at the cap, or ended by a step too
+// small to count, which is not taken.
+TEST(CalibrationFit, SaysWhetherItConvergedOrStoppedAtTheCap) {
+  std::vector<FitDataset> ds{synthetic_dataset("a", 35.0, 180.0)};
+  FitOptions o;
+  o.prior_weight = 0;
+  const FitResult full = fit_parameters(start(), ds, o);
+  EXPECT_TRUE(full.converged);
+  EXPECT_LT(full.iterations, o.max_iterations);
+  o.max_iterations = 2;
+  const FitResult capped = fit_parameters(start(), ds, o);
+  EXPECT_FALSE(capped.converged);
+  EXPECT_EQ(capped.iterations, 2);
+  EXPECT_GT(capped.final_cost, full.final_cost);
+  o.max_iterations = 60;
+  o.tolerance = 1;  // every step lowers the cost by less than all of it: the first one taken ends it
+  const FitResult loose = fit_parameters(start(), ds, o);
+  EXPECT_TRUE(loose.converged);
+  EXPECT_EQ(loose.iterations, 1);
+  EXPECT_LT(loose.final_cost, loose.initial_cost);
+  o.tolerance = 1e-7;
+  o.step_tolerance = 100;  // more than the box is wide in ln units: every step is negligible
+  const FitResult still = fit_parameters(start(), ds, o);
+  EXPECT_TRUE(still.converged);
+  EXPECT_EQ(still.iterations, 1);
+  EXPECT_DOUBLE_EQ(still.values[0], 10.0);
+  EXPECT_DOUBLE_EQ(still.values[1], 20.0);
+  EXPECT_EQ(still.final_cost, still.initial_cost);
+}
+
 TEST(CalibrationFit, ErrorIsMeanAbsolutePercent) {
   FitDataset d = synthetic_dataset("a", 35.0, 180.0);
   std::vector<double> truth{35.0, 180.0};
@@ -84,6 +114,9 @@ TEST(CrossValidation, LeaveOneOutPredictsADatasetFromTheOthers) {
     EXPECT_GT(row.initial_pct, 10.0);
     EXPECT_LT(row.in_sample_pct, 1.0);
     EXPECT_LT(row.leave_one_out_pct, 1.0);  // same physics everywhere: the others predict it
+    EXPECT_TRUE(row.held_out.converged) << row.dataset;
+    EXPECT_GT(row.held_out.iterations, 0) << row.dataset;
+    EXPECT_LT(row.held_out.final_cost, row.held_out.initial_cost) << row.dataset;
   }
 }
 

@@ -87,6 +87,28 @@ TEST(TrainingFit, DatasetPricesRowsAsRunTrainingDoes) {
   EXPECT_NEAR(mean_abs_error_pct(d, initial), 0, 1e-6);
 }
 
+// A dataset keeps every price it computed and re-prices on several threads: going back and forth
+// between values, and moving one generation's parameter only, it answers what a dataset that never
+// saw the other values answers on one thread, exactly.
+TEST(TrainingFit, RepricingOnThreadsAtValuesSeenBeforeAnswersAsAFreshDataset) {
+  const TrainingTable table{"mixed", {synthetic_tables()[0].runs[0], synthetic_tables()[0].runs[1],
+                                      synthetic_tables()[1].runs[1], synthetic_tables()[2].runs[2]}};
+  const std::vector<FitParameter> ps = training_fit_parameters({});
+  const std::vector<std::vector<double>> visits{
+      {0.75, 0.58, 0.65}, {0.60, 0.58, 0.65}, {0.60, 0.70, 0.65}, {0.75, 0.58, 0.65}, {0.60, 0.70, 0.80}, {0.60, 0.58, 0.65}};
+  const FitDataset shared = make_training_dataset(table, ps, 2);
+  for (const std::vector<double>& v : visits) {
+    const std::vector<double> got = shared.predict_us(v);
+    const std::vector<double> fresh = make_training_dataset(table, ps, 1).predict_us(v);
+    ASSERT_EQ(got.size(), 4u);
+    EXPECT_EQ(got, fresh) << v[0] << " " << v[1] << " " << v[2];
+  }
+  // The visits moved each generation's rows: the prices differ between them.
+  EXPECT_NE(shared.predict_us(visits[0])[0], shared.predict_us(visits[1])[0]);  // A100
+  EXPECT_NE(shared.predict_us(visits[1])[1], shared.predict_us(visits[2])[1]);  // H100
+  EXPECT_EQ(shared.predict_us(visits[1])[0], shared.predict_us(visits[2])[0]);  // A100 untouched
+}
+
 TEST(TrainingFit, ParametersApplyToTheirGenerationOnly) {
   const std::vector<std::string> names{"hopper.gemm_efficiency", "hopper.attention_scale"};
   const std::vector<FitParameter> ps = training_fit_parameters(names);

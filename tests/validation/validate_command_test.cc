@@ -173,6 +173,7 @@ TEST(CalibrateTraining, FitsTheNamedTablesAndRefusesCollectiveInputs) {
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("training_runs_torchtitan"), std::string::npos) << out;
   EXPECT_NE(out.find("hopper.gemm_efficiency"), std::string::npos) << out;
+  EXPECT_NE(out.find("at most 1 iterations"), std::string::npos) << out;  // the cap, stated
   EXPECT_EQ(capture(cmd + " -o " + (dir / "x.yaml").string()).first, 2);
   std::ofstream(tables) << src("tests/workloads/data/training_runs_torchtitan.csv") << " dense-ish\n";
   const auto [bad_rc, bad] = capture(cmd);
