@@ -1,5 +1,6 @@
 #include "sim/radix_event_queue.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace dtsim::sim {
@@ -37,7 +38,18 @@ const Event& RadixEventQueue::minimum_of(const Bucket& bucket) const {
 
 const Event& RadixEventQueue::top() const {
   if (!equal_.empty()) return equal_.back();
+  if (!run_.empty()) return run_.back();
   return minimum_of(buckets_[lowest_bucket()]);
+}
+
+void RadixEventQueue::join_run(const Event& e) {
+  if (before(e, run_.back())) {  // below every event of the run: popped first
+    run_.push_back(e);
+    return;
+  }
+  const auto at = std::upper_bound(run_.begin(), run_.end(), e,
+                                   [](const Event& a, const Event& z) { return before(z, a); });
+  run_.insert(at, e);
 }
 
 void RadixEventQueue::release_bucket(size_t b) {
@@ -61,6 +73,25 @@ bool RadixEventQueue::pop_from_buckets(Time until, Event& out) {
     free_chunk(bucket.head);
     --size_;
     return true;
+  }
+
+  // A small bucket: sorted into the run, its least popped (or none, if that lies past `until`).
+  uint32_t in_bucket = 0;
+  for (uint32_t c = bucket.head; c != kNone && in_bucket <= kRunMax; c = chunks_[c].next) {
+    in_bucket += chunks_[c].count;
+  }
+  if (in_bucket <= kRunMax) {
+    release_bucket(b);
+    for (uint32_t c = bucket.head; c != kNone;) {
+      const Chunk& chunk = chunks_[c];
+      run_.insert(run_.end(), chunk.events, chunk.events + chunk.count);
+      const uint32_t next = chunk.next;
+      free_chunk(c);
+      c = next;
+    }
+    std::sort(run_.begin(), run_.end(), [](const Event& a, const Event& z) { return before(z, a); });
+    set_last(run_.front());
+    return pop_until(until, out);
   }
 
   const Event& best = minimum_of(bucket);

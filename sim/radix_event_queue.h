@@ -10,6 +10,9 @@
 // non-empty bucket is scanned for its minimum and spread into lower buckets. Each event moves a
 // few times, always by sequential passes, where a heap's sift jumps across memory, so it wins
 // most when many events are pending (bench/sim.md).
+// A lowest bucket of at most kRunMax events is not spread but sorted into a run, popped from its
+// end: a packet run's ports act in step, so a bucket often holds a crowd of events of one instant
+// that spreading would move through several key digits one by one (bench/peers.md).
 #pragma once
 
 #include <array>
@@ -32,15 +35,27 @@ class RadixEventQueue {
   const Event& top() const;
 
   void push(const Event& e) {
+    ++size_;
+    // While there is a run the reference is its greatest event: one not above it joins the run.
+    if (!run_.empty() && !before(run_.front(), e)) {
+      join_run(e);
+      return;
+    }
     assert(time_bits(e.time) > last_time_ ||
            (time_bits(e.time) == last_time_ && e.key >= last_key_));
     place(e);
-    ++size_;
   }
 
   // Pops the minimum into `out` if the queue holds one with time <= until; false otherwise.
   bool pop_until(Time until, Event& out) {
-    if (equal_.empty()) return pop_from_buckets(until, out);
+    if (equal_.empty()) {
+      if (run_.empty()) return pop_from_buckets(until, out);
+      if (run_.back().time > until) return false;
+      out = run_.back();
+      run_.pop_back();
+      --size_;
+      return true;
+    }
     if (equal_.back().time > until) return false;
     out = equal_.back();
     equal_.pop_back();
@@ -141,7 +156,15 @@ class RadixEventQueue {
   // precede the last popped event.
   bool pop_from_buckets(Time until, Event& out);
   void release_bucket(size_t b);
+  void join_run(const Event& e);
 
+  // The run: a lowest bucket's events, sorted greatest first, so the back is the next to pop.
+  // Every event in the buckets is greater than all of them, and the reference is the greatest
+  // (the front) from the run's making until the run is empty: the buckets stay valid for it,
+  // as for any value of the bucket the run came from, and no pop moves it below a bucket's
+  // range.
+  static constexpr uint32_t kRunMax = 256;
+  std::vector<Event> run_;
   std::vector<Event> equal_;
   std::array<Bucket, kBuckets> buckets_;
   // Bit b of the bitmap is set while bucket b holds events, and bit w of the summary while word w
@@ -151,7 +174,8 @@ class RadixEventQueue {
   uint64_t occupied_words_ = 0;
   std::vector<Chunk> chunks_;
   uint32_t free_ = kNone;
-  // The reference value: the last popped event, (Time min, 0) before the first pop.
+  // The reference value: the last popped event, (Time min, 0) before the first pop; while there
+  // is a run, the run's greatest event.
   uint64_t last_time_ = 0;  // in time_bits form
   uint64_t last_key_ = 0;
   size_t size_ = 0;

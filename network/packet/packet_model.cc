@@ -128,6 +128,29 @@ PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketM
     }
     ingress_.resize(links.size());
   }
+  if (options_.credit_batch.count() < 0 || options_.credit_batch.count() + options_.mtu.count() > UINT32_MAX) {
+    throw std::invalid_argument("packet model: credit_batch must be between 0 and 4 GiB less one mtu");
+  }
+  eager_ = options_.flow_control == FlowControl::credits && options_.switch_buffer == SwitchBuffer::dedicated;
+  Time slowest = Time::zero();  // the longest serialization of a full packet on any port
+  for (const Port& p : ports_) slowest = std::max(slowest, p.mtu_time);
+  if (eager_ && options_.credit_batch.count() > 0 && slowest != Time::max()) {
+    const int64_t buffer = options_.buffer_per_port.count();
+    const int64_t mtu = options_.mtu.count();
+    while ((buffer >> stamp_shift_) > static_cast<int64_t>(kStampMax)) ++stamp_shift_;
+    credit_back_.resize(links.size());
+    for (size_t l = 0; l < links.size(); ++l) {
+      const Port& p = ports_[l];
+      // What l's port can send, back to back at its rate, from the first packet its far end has
+      // not seen (it started at most a latency and a serialization before that end's event) to
+      // the moment credits the far end returns at its next event reach the port (at most a
+      // serialization there, for the packet being freed, and the reverse latency later), with a
+      // packet more for the rounding; the port needs room for one packet more after that.
+      const Time span = p.latency + p.mtu_time + slowest + ports_[l ^ 1].latency;
+      const auto reach = static_cast<int64_t>(std::ceil(p.bandwidth.bytes_per_s() * span.seconds()));
+      credit_back_[l].defer_below = buffer - reach - 3 * mtu;
+    }
+  }
 }
 
 Bytes PacketNetworkModel::pfc_headroom(const topology::Cluster& cluster, topology::LinkId link,
@@ -288,10 +311,16 @@ PacketNetworkModel::Shard& PacketNetworkModel::shard(const sim::Engine& engine) 
   return shards_[p];
 }
 
-uint64_t PacketNetworkModel::encode(const Packet& p) const {
-  const uint64_t seq_low = options_.flow_control == FlowControl::lossy ? p.seq & ((1U << kSeqLowBits) - 1) : 0;
+uint64_t PacketNetworkModel::encode(const Packet& p, uint64_t stamp) const {
+  const uint64_t seq_low = options_.flow_control == FlowControl::lossy ? p.seq & ((1U << kSeqLowBits) - 1) : stamp;
   return uint64_t{p.transfer} | (uint64_t{p.hop} << 32) | (uint64_t{p.route} << 40) |
-         (uint64_t{p.marked} << 48) | (uint64_t{p.completes} << 49) | (seq_low << 50);
+         (uint64_t{p.marked} << 48) | (uint64_t{p.completes} << 49) | (seq_low << kStampShift);
+}
+
+uint64_t PacketNetworkModel::stamp(int64_t credits_used) const {
+  if (credit_back_.empty()) return 0;
+  const int64_t unit = int64_t{1} << stamp_shift_;
+  return std::min(kStampMax, static_cast<uint64_t>((credits_used + unit - 1) >> stamp_shift_));
 }
 
 uint32_t PacketNetworkModel::aux_of(const Packet& p) const {
@@ -420,7 +449,8 @@ uint32_t PacketNetworkModel::new_packet(Shard& sh, uint32_t transfer_id, uint32_
   TransferState& ts = transfer(transfer_id);
   // Oblivious spraying: the transfer's packets take its routes in turn.
   const auto seq = static_cast<uint32_t>(ts.cut);
-  const auto route = static_cast<uint8_t>(ts.cut++ % ts.paths.size());
+  const auto route = static_cast<uint8_t>(ts.paths.size() == 1 ? 0 : ts.cut % ts.paths.size());
+  ++ts.cut;
   sh.packets[id] =
       Packet{.transfer = transfer_id, .bytes = bytes, .next = kNone, .hop = 0, .route = route, .seq = seq};
   ++sh.injected;
@@ -519,6 +549,10 @@ std::vector<PortTimeline> PacketNetworkModel::port_timelines(Time end) const {
 
 void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
   Port& p = ports_[port];
+  if (eager_ && engine.now() < p.free_at) {  // still serializing: start the next once it is done
+    ensure_finish(engine, port);
+    return;
+  }
   // A paused port finishes the packet on its serializer but starts no other.
   if (p.busy || p.paused || p.ready.empty()) return;
   Shard& sh = shard(engine);
@@ -542,7 +576,8 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
       }
       const TransferState& ts = transfer(p.injecting[chosen]);
       bytes = static_cast<uint32_t>(std::min(ts.unsent, options_.mtu.count()));
-      credited = credits && links_of(ts, ts.cut % ts.paths.size()).size() > 1;  // the route of the packet cut next
+      // The route of the packet cut next (with routes all as long, any of them).
+      credited = credits && (ts.hops != 0 ? ts.hops : links_of(ts, ts.cut % ts.paths.size()).size()) > 1;
     } else {
       const Packet& head = sh.packets[p.inputs[slot].head];
       bytes = head.bytes;
@@ -591,19 +626,7 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
         p.ready.push_back(slot);
       }
     }
-    if (credited) {
-      p.credits_used += bytes;
-      sh.peak_occupancy = std::max(sh.peak_occupancy, p.credits_used);
-    }
-    p.busy = true;
-    p.on_wire = packet;
-    ++sh.packets_sent;
-    const Time serialize =
-        bytes == options_.mtu.count() ? p.mtu_time : p.bandwidth.transfer_time(Bytes(bytes));
-    // A zero-bandwidth link never finishes a packet; everything behind it stays put.
-    if (serialize != Time::max()) {
-      engine.schedule_at_site(engine.now() + serialize, p.site, *this, event(kFinish, port));
-    }
+    begin(engine, sh, port, packet, bytes, credited);
     return;
   }
   // Every input waits, on credits or on its rate limiter: a credit's arrival retries, and a paced
@@ -614,12 +637,69 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
   }
 }
 
+void PacketNetworkModel::begin(sim::Engine& engine, Shard& sh, uint32_t port, uint32_t packet, uint32_t bytes,
+                               bool credited) {
+  Port& p = ports_[port];
+  if (credited) {
+    p.credits_used += bytes;
+    sh.peak_occupancy = std::max(sh.peak_occupancy, p.credits_used);
+  }
+  ++sh.packets_sent;
+  const Time serialize =
+      bytes == options_.mtu.count() ? p.mtu_time : p.bandwidth.transfer_time(Bytes(bytes));
+  if (eager_) {
+    send_now(engine, sh, port, packet, serialize);
+    return;
+  }
+  p.busy = true;
+  p.on_wire = packet;
+  // A zero-bandwidth link never finishes a packet; everything behind it stays put.
+  if (serialize != Time::max()) {
+    engine.schedule_at_site(engine.now() + serialize, p.site, *this, event(kFinish, port));
+  }
+}
+
+void PacketNetworkModel::send_now(sim::Engine& engine, Shard& sh, uint32_t port, uint32_t packet, Time serialize) {
+  Port& p = ports_[port];
+  // A zero-bandwidth link never finishes a packet; everything behind it stays put.
+  if (serialize == Time::max()) {
+    p.free_at = Time::max();
+    return;
+  }
+  const Time left = engine.now() + serialize;
+  p.free_at = left;
+  p.finish_key = engine.take_key();
+  const Packet& pk = sh.packets[packet];
+  p.bytes_sent += pk.bytes;
+  // As finish_transmit, at the instant the last byte is out: the packet leaves the receive buffer
+  // of the link it came over, whose credits go back.
+  const uint32_t over = came_over(pk);
+  const int64_t bytes = pk.bytes;
+  depart(engine, sh, port, packet, left, stamp(p.credits_used));
+  if (over != kNone) return_credits(engine, over, bytes, left);
+  ensure_finish(engine, port);
+}
+
+void PacketNetworkModel::ensure_finish(sim::Engine& engine, uint32_t port) {
+  Port& p = ports_[port];
+  if (p.finish_pending || p.ready.empty() || p.free_at == Time::max()) return;
+  p.finish_pending = true;
+  engine.schedule_keyed(p.free_at, p.finish_key, *this, event(kFinish, port));
+}
+
 void PacketNetworkModel::on_event(sim::Engine& engine, uint64_t payload) {
   const uint64_t fields = payload & kFieldMask;
   const auto id = static_cast<uint32_t>(fields);
   switch (payload >> kKindShift) {
-    case kFinish: finish_transmit(engine, id); return;
-    case kArrive: arrive(engine, decode(fields, engine.aux())); return;
+    case kFinish:
+      if (eager_) {
+        ports_[id].finish_pending = false;
+        try_send(engine, id);
+      } else {
+        finish_transmit(engine, id);
+      }
+      return;
+    case kArrive: arrive(engine, decode(fields, engine.aux()), stamp_of(fields)); return;
     case kWake:
       if (ports_[id].wake_at == engine.now()) ports_[id].wake_at = Time::max();
       try_send(engine, id);
@@ -627,7 +707,7 @@ void PacketNetworkModel::on_event(sim::Engine& engine, uint64_t payload) {
     case kCnpArrive: {
       Packet cnp = decode(fields, engine.aux());
       cnp.cnp = true;
-      arrive_cnp(engine, cnp);
+      arrive_cnp(engine, cnp, stamp_of(fields));
       return;
     }
     case kAck: {
@@ -698,7 +778,7 @@ void PacketNetworkModel::finish_transmit(sim::Engine& engine, uint32_t port) {
   // queue drains. An injected packet waited in host memory and took none.
   const uint32_t over = came_over(pk);
   const int64_t bytes = pk.bytes;
-  depart(engine, sh, port, packet);
+  depart(engine, sh, port, packet, engine.now(), 0);
   try_send(engine, port);
   if (over == kNone) return;
   if (options_.flow_control != FlowControl::credits) {
@@ -706,7 +786,7 @@ void PacketNetworkModel::finish_transmit(sim::Engine& engine, uint32_t port) {
   } else if (!pool_of_.empty() && pool_of_[over] != kNone) {
     release_shared(engine, over, bytes);
   } else {
-    return_credits(engine, over, bytes);
+    return_credits(engine, over, bytes, engine.now());
   }
 }
 
@@ -748,16 +828,32 @@ void PacketNetworkModel::drain_ingress(sim::Engine& engine, uint32_t link, int64
   engine.schedule_at_site(engine.now() + q.back, ports_[link].site, *this, event(kResume, link));
 }
 
-void PacketNetworkModel::return_credits(sim::Engine& engine, uint32_t link, int64_t bytes) {
-  engine.schedule_at_site(engine.now() + ports_[link ^ 1].latency, ports_[link].site, *this,
-                          event(kCredit, link), static_cast<uint32_t>(bytes));
+void PacketNetworkModel::return_credits(sim::Engine& engine, uint32_t link, int64_t bytes, Time freed) {
+  if (credit_back_.empty()) {
+    engine.schedule_at_site(freed + ports_[link ^ 1].latency, ports_[link].site, *this, event(kCredit, link),
+                            static_cast<uint32_t>(bytes));
+    return;
+  }
+  CreditReturn& c = credit_back_[link];
+  c.deferred += bytes;
+  c.freed_by = std::max(c.freed_by, freed);
+  if (c.port_used <= c.defer_below && c.deferred < options_.credit_batch.count()) return;
+  flush_credits(engine, link);
 }
 
-void PacketNetworkModel::depart(sim::Engine& engine, Shard& sh, uint32_t link, uint32_t packet) {
+void PacketNetworkModel::flush_credits(sim::Engine& engine, uint32_t link) {
+  CreditReturn& c = credit_back_[link];
+  engine.schedule_at_site(std::max(engine.now(), c.freed_by) + ports_[link ^ 1].latency, ports_[link].site, *this,
+                          event(kCredit, link), static_cast<uint32_t>(c.deferred));
+  c.deferred = 0;
+}
+
+void PacketNetworkModel::depart(sim::Engine& engine, Shard& sh, uint32_t link, uint32_t packet, Time left,
+                                uint64_t stamp) {
   Packet& pk = sh.packets[packet];
   if (pk.cnp) {
-    engine.schedule_at_site(engine.now() + ports_[link].latency, cluster_.link(link).to, *this,
-                            event(kCnpArrive, encode(pk)), aux_of(pk));
+    engine.schedule_at_site(left + ports_[link].latency, cluster_.link(link).to, *this,
+                            event(kCnpArrive, encode(pk, stamp)), aux_of(pk));
     sh.free_packets.push_back(packet);
     return;
   }
@@ -778,12 +874,12 @@ void PacketNetworkModel::depart(sim::Engine& engine, Shard& sh, uint32_t link, u
     }
   }
   // The packet travels as its arrival event; the device it reaches holds it next.
-  engine.schedule_at_site(engine.now() + ports_[link].latency, cluster_.link(link).to, *this,
-                          event(kArrive, encode(pk)), aux_of(pk));
+  engine.schedule_at_site(left + ports_[link].latency, cluster_.link(link).to, *this,
+                          event(kArrive, encode(pk, stamp)), aux_of(pk));
   sh.free_packets.push_back(packet);
 }
 
-void PacketNetworkModel::arrive(sim::Engine& engine, const Packet& arrived) {
+void PacketNetworkModel::arrive(sim::Engine& engine, const Packet& arrived, uint64_t stamp) {
   Shard& sh = shard(engine);
   TransferState& ts = transfer(arrived.transfer);
   const std::span<const topology::LinkId> path = links_of(ts, arrived.route);
@@ -791,7 +887,7 @@ void PacketNetworkModel::arrive(sim::Engine& engine, const Packet& arrived) {
   const size_t hop = size_t{arrived.hop} + 1;
   if (hop < path.size()) {
     const uint32_t port = path[hop];
-    const uint32_t packet = take_in(engine, sh, arrived, over, port, static_cast<uint8_t>(hop));
+    const uint32_t packet = take_in(engine, sh, arrived, over, port, static_cast<uint8_t>(hop), stamp);
     if (packet == kNone) return;
     Packet& pk = sh.packets[packet];
     const bool dctcp_mark = options_.dctcp.enabled && ports_[port].queued > options_.dctcp.k.count();
@@ -822,7 +918,7 @@ void PacketNetworkModel::arrive(sim::Engine& engine, const Packet& arrived) {
                           event(kAck, arrived.transfer), ts.cnps_sent);
 }
 
-void PacketNetworkModel::arrive_cnp(sim::Engine& engine, const Packet& arrived) {
+void PacketNetworkModel::arrive_cnp(sim::Engine& engine, const Packet& arrived, uint64_t stamp) {
   Shard& sh = shard(engine);
   TransferState& ts = transfer(arrived.transfer);
   if (arrived.hop == 0) {  // back at the sender
@@ -835,12 +931,19 @@ void PacketNetworkModel::arrive_cnp(sim::Engine& engine, const Packet& arrived) 
   }
   const uint32_t over = link_of(arrived);
   const uint32_t port = transfer(arrived.transfer).paths[arrived.route][arrived.hop - 1U] ^ 1;
-  const uint32_t packet = take_in(engine, sh, arrived, over, port, static_cast<uint8_t>(arrived.hop - 1));
+  const uint32_t packet = take_in(engine, sh, arrived, over, port, static_cast<uint8_t>(arrived.hop - 1), stamp);
   if (packet != kNone) forward(engine, sh, port, over, packet);
 }
 
 uint32_t PacketNetworkModel::take_in(sim::Engine& engine, Shard& sh, const Packet& arrived, uint32_t over,
-                                     uint32_t port, uint8_t hop) {
+                                     uint32_t port, uint8_t hop, uint64_t stamp) {
+  if (!credit_back_.empty()) {
+    // What over's port had in use when it sent this packet: credits held back go now if the
+    // port may come near its limit before the next chance to send them.
+    CreditReturn& c = credit_back_[over];
+    c.port_used = static_cast<int64_t>(stamp) << stamp_shift_;
+    if (c.deferred > 0 && c.port_used > c.defer_below) flush_credits(engine, over);
+  }
   // Lossy: a packet that finds the buffer of the link it came over full is dropped; in a shared
   // switch buffer, one that finds its queue at or above the threshold or the pool full.
   if (options_.flow_control == FlowControl::lossy && !admits(over, arrived.bytes)) {
@@ -859,6 +962,18 @@ uint32_t PacketNetworkModel::take_in(sim::Engine& engine, Shard& sh, const Packe
 }
 
 void PacketNetworkModel::forward(sim::Engine& engine, Shard& sh, uint32_t port, uint32_t over, uint32_t packet) {
+  Port& p = ports_[port];
+  if (eager_ && p.ready.empty() && !p.paused && engine.now() >= p.free_at) {
+    // An idle port with nothing queued sends the packet at once if its credits allow, as
+    // try_send would serve it from its input (no other input to take a turn before it).
+    const Packet& pk = sh.packets[packet];
+    const bool credited = next_port(pk) != kNone;
+    if (!credited || p.credits_used + pk.bytes <= p.credit_limit) {
+      change_queue(sh, port, engine.now(), -int64_t{pk.bytes});
+      begin(engine, sh, port, packet, pk.bytes, credited);
+      return;
+    }
+  }
   ensure_inputs(port);
   enqueue(sh, port, in_index_[over], packet);
   try_send(engine, port);

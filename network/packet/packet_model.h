@@ -5,9 +5,10 @@
 // store-and-forward, and the packet reaches the next device a link latency later. The fabric is
 // lossless with link-level credits, as InfiniBand's: each link has a receive buffer at its far
 // end, its port sends a packet only with credits for the packet's bytes, and the credits come
-// back over the reverse link, a latency after the packet has left that buffer. An output port
-// serves its input ports round robin. A transfer completes when its last packet arrives. Pick it
-// with `--model packet`.
+// back over the reverse link, a latency after the packet has left that buffer (several packets'
+// in one update while the port is far from its limit, which moves no time: credit_batch). An
+// output port serves its input ports round robin. A transfer completes when its last packet
+// arrives. Pick it with `--model packet`.
 // With flow_control = pfc the credits give way to PFC (network/packet/pfc.h): each ingress queue
 // (the receive buffer at a link's far end) counts its bytes, and above Xoff = buffer - headroom
 // its device sends a PAUSE back over the reverse link that stops the upstream port from starting
@@ -38,6 +39,8 @@
 //    its DCTCP Window (cwnd, bytes in flight, alpha), which its ACK events update,
 //    and its slot, which lives in the sender's partition and is given back when the receiver's
 //    acknowledgement arrives (a route's reverse latency after the last packet).
+//  - Credits held back for link l (CreditReturn, device to(l)): what l's far end has freed and not
+//    returned, and what l's port last said it had in use, which rides in each packet's event.
 //  - Ingress queue l (device to(l), PFC and lossy): its bytes, peak and drops, and whether it has
 //    paused l's port;
 //    the port itself (device from(l)) holds whether it is paused, which only PAUSE and RESUME
@@ -95,6 +98,12 @@ struct PacketModelOptions {
   // (port_timelines) and its pauses are kept, from the ports' own state as it changes: sampling
   // schedules no event, so the run, its counters and its fingerprint are the same without it.
   Time sample_interval = Time::zero();
+  // Credits with dedicated buffers: a link's far end may return the credits of several packets
+  // in one update of at most this many bytes (at least one packet's), but only while the
+  // link's port is provably far from its limit, so that no port ever waits on a credit later
+  // than it would with an update per packet: times and every byte sent are the same, with fewer
+  // events (docs/packet-model.md, Speed). Zero: an update per packet.
+  Bytes credit_batch = Bytes::kib(64);
   // Dedicated buffers (buffer_per_port per link) or, at network switches, one pool per switch of
   // shared_buffer bytes under the dynamic threshold dt_alpha (SwitchBuffer): with credits a link
   // is granted room only while what it holds (granted, not yet freed) is below the threshold;
@@ -207,7 +216,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // it), and a pause not yet resumed ends at `end`. Empty without sampling.
   std::vector<PortTimeline> port_timelines(Time end) const;
 
-  // Packet hops a transfer of `bytes` over `hops` links costs: two to three engine events each
+  // Packet hops a transfer of `bytes` over `hops` links costs: one to three engine events each
   // (docs/packet-model.md, Speed).
   static uint64_t packet_hops(Bytes bytes, size_t hops, Bytes mtu);
 
@@ -350,6 +359,13 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     int64_t queued = 0;     // bytes that have arrived at this port and wait to be sent
     bool busy = false;
     uint32_t on_wire = kNone;  // the packet being serialized
+    // Sent at start (eager_): the serializer is busy until free_at, and a finish event is queued
+    // for that instant only while a packet waits to be sent after it.
+    Time free_at = Time::zero();
+    bool finish_pending = false;
+    // The finish event's key, taken as the packet starts: queued later, the event sorts among
+    // those of its instant where it would have, had it been queued then (Engine::take_key).
+    uint64_t finish_key = 0;
     // Input slots, created on first use: one per link into this port's device (by
     // in_index_), then the local injection slot (transfers that start here).
     std::vector<InputQueue> inputs;
@@ -381,6 +397,20 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     bool pausing = false;  // a PAUSE went out and no RESUME since
     int64_t peak = 0;      // the most bytes it held
     uint64_t drops = 0;    // lossy: packets that found it full
+  };
+  // Credits sent back in batches (credit_batch), kept by link l's far end, to(l): the credits of
+  // packets it has freed and not yet returned, the latest time one of them was freed, and what
+  // the last packet to arrive over l said l's port had in use (its credits_used once it had
+  // taken that packet's, rounded up). The port's use grows only by what it sends, so from that
+  // figure the far end bounds it until its next packet can arrive and the credits, if returned
+  // then, reach the port: credits stay back only while that bound (defer_below) leaves the port
+  // room for a packet, so the port never tries a packet that a per-packet return would have let
+  // through (docs/packet-model.md, Speed).
+  struct CreditReturn {
+    int64_t deferred = 0;
+    Time freed_by = Time::zero();
+    int64_t port_used = 0;
+    int64_t defer_below = -1;  // credits stay back while port_used is at most this
   };
   // A network switch's shared buffer, kept by the switch (to(l) of every link l into it).
   struct SharedPool {
@@ -418,7 +448,8 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     uint64_t window_cuts = 0;
   };
 
-  // Event kinds, in the payload's top bits: a port finishing a packet (the port), a packet
+  // Event kinds, in the payload's top bits: a port finishing a packet (the port; eager_: its
+  // serializer coming free with a packet waiting), a packet
   // arriving over a link (its fields, below), a port's paced sender becoming ready (the port), a
   // CNP packet arriving over a link (its fields), the acknowledgement reaching its sender (the
   // transfer; the CNPs its receiver sent in aux), credits reaching
@@ -439,11 +470,19 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // when lossy its seq's low 10 bits; its bytes ride in the event's aux word, lossy in its low 21
   // bits with the seq's high 11 above them.
   static constexpr int kSeqLowBits = 10;
+  // Credits (eager_): the port's credits in use as it sent the packet, in units of 2^stamp_shift_,
+  // in the bits the lossy seq takes otherwise.
+  static constexpr int kStampShift = 50;
+  static constexpr uint64_t kStampMax = (uint64_t{1} << kSeqLowBits) - 1;
   static constexpr int kAuxBytesBits = 21;
   static constexpr uint64_t kMaxLossyPackets = uint64_t{1} << (kSeqLowBits + 32 - kAuxBytesBits);
-  uint64_t encode(const Packet& p) const;
+  uint64_t encode(const Packet& p, uint64_t stamp = 0) const;
+  uint64_t stamp(int64_t credits_used) const;
   uint32_t aux_of(const Packet& p) const;
   Packet decode(uint64_t fields, uint32_t aux) const;
+  uint64_t stamp_of(uint64_t fields) const {
+    return credit_back_.empty() ? 0 : (fields >> kStampShift) & kStampMax;
+  }
 
   void on_event(sim::Engine& engine, uint64_t payload) override;
   Shard& shard(const sim::Engine& engine);
@@ -456,14 +495,24 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   void finish_transmit(sim::Engine& engine, uint32_t port);
   // Sends a packet that `link`'s port has serialized over the link: its arrival is an event at
   // the link's far end, a latency later.
-  void depart(sim::Engine& engine, Shard& sh, uint32_t link, uint32_t packet);
-  void arrive(sim::Engine& engine, const Packet& arrived);
+  // With eager_ the port sends it as it starts it: `left` is when its last byte is out, and
+  // `stamp` the port's credits in use then (stamp()).
+  void depart(sim::Engine& engine, Shard& sh, uint32_t link, uint32_t packet, Time left, uint64_t stamp);
+  // eager_: a port starting a packet sends it at once (depart) and frees the credits of the link it
+  // came over as its serialization ends; finish events come only while packets wait behind it.
+  void send_now(sim::Engine& engine, Shard& sh, uint32_t port, uint32_t packet, Time serialize);
+  // `port` starts serializing `packet` (of `bytes`, taking credits if `credited`), chosen by
+  // try_send or forward.
+  void begin(sim::Engine& engine, Shard& sh, uint32_t port, uint32_t packet, uint32_t bytes, bool credited);
+  void ensure_finish(sim::Engine& engine, uint32_t port);
+  void arrive(sim::Engine& engine, const Packet& arrived, uint64_t stamp);
   // A CNP packet arrives: at a switch it queues for the next link back, at the sender it is taken.
-  void arrive_cnp(sim::Engine& engine, const Packet& arrived);
+  void arrive_cnp(sim::Engine& engine, const Packet& arrived, uint64_t stamp);
   // A packet that arrived over `over` joins this device as the packet at `hop`, queued for `port`
   // (its bytes counted there and, PFC and lossy, in the ingress queue); kNone when lossy drops it.
   // forward() puts it in port's FIFO for `over` and tries the port.
-  uint32_t take_in(sim::Engine& engine, Shard& sh, const Packet& arrived, uint32_t over, uint32_t port, uint8_t hop);
+  uint32_t take_in(sim::Engine& engine, Shard& sh, const Packet& arrived, uint32_t over, uint32_t port, uint8_t hop,
+                   uint64_t stamp);
   void forward(sim::Engine& engine, Shard& sh, uint32_t port, uint32_t over, uint32_t packet);
   // The link a packet is on at its hop, and the link it came over to get there (kNone: it was
   // cut here, a transfer's packet at its sender or a CNP at the receiver).
@@ -474,9 +523,12 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // Starts serializing the next packet on `port` if it is idle and some input's head packet has
   // the credits it needs; otherwise a credit's arrival (or a paced sender's wake-up) tries again.
   void try_send(sim::Engine& engine, uint32_t port);
-  // Sends `bytes` of credits back to `link`'s port over the reverse link; they arrive its
-  // latency later.
-  void return_credits(sim::Engine& engine, uint32_t link, int64_t bytes);
+  // Sends `bytes` of credits, freed at `freed`, back to `link`'s port over the reverse link; they
+  // arrive its latency later. With credit batches they may stay back (CreditReturn), and
+  // flush_credits sends all that did, to arrive its latency after the last was freed or after
+  // now, whichever is later.
+  void return_credits(sim::Engine& engine, uint32_t link, int64_t bytes, Time freed);
+  void flush_credits(sim::Engine& engine, uint32_t link);
   // PFC: a packet of `bytes` joins or leaves link's ingress queue; crossing Xoff sends a PAUSE,
   // falling to Xon after one a RESUME, each an event at the link's port a frame's trip later.
   void fill_ingress(sim::Engine& engine, Shard& sh, uint32_t link, int64_t bytes);
@@ -541,6 +593,11 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   PacketModelOptions options_;
   std::vector<Port> ports_;             // one per directed link, by LinkId
   std::vector<IngressQueue> ingress_;   // PFC: one per directed link, by LinkId
+  // Credits with dedicated buffers: ports send packets as they start them (Port::free_at), and
+  // credits may come back in batches (credit_back_, per link; empty without batches).
+  bool eager_ = false;
+  std::vector<CreditReturn> credit_back_;
+  int stamp_shift_ = 0;  // a stamp's unit is 2^stamp_shift_ bytes
   std::vector<uint32_t> in_index_;      // link -> its index among the links into its `to` device
   std::vector<uint32_t> in_degree_;     // device -> links into it
   std::vector<Shard> shards_;           // one per partition

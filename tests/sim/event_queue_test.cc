@@ -95,39 +95,74 @@ TYPED_TEST(EventQueueTest, ExtremeTimesAndKeysKeepTheirOrder) {
                                     at(0, big), at(INT64_MAX, 0)}));
 }
 
-// The engine's pattern: pop the minimum, then push events no earlier than it, many at equal
-// times, with growing keys. Checked against a binary heap at every pop.
-TYPED_TEST(EventQueueTest, HoldSequenceMatchesABinaryHeap) {
+// Pushes `initial` into `q` and a binary heap, then pops `pops` events from both, each the same,
+// pushing after each pop the events `next(popped, q.size())` gives into both.
+template <class Queue, class Next>
+void hold_against_a_heap(Queue& q, const std::vector<Event>& initial, int pops, Next next) {
   struct Later {
     bool operator()(const Event& a, const Event& b) const { return before(b, a); }
   };
   std::priority_queue<Event, std::vector<Event>, Later> reference;
-  TypeParam q;
-  Rng rng(11, stream_id("queue-hold"));
-  uint64_t key = 0;
-  for (int i = 0; i < 1'000; ++i) {
-    const Event e = at(static_cast<int64_t>(rng.below(1'000'000)), key++);
+  for (const Event& e : initial) {
     q.push(e);
     reference.push(e);
   }
-  for (int i = 0; i < 200'000; ++i) {
+  for (int i = 0; i < pops; ++i) {
     const Event got = q.pop();
     const Event want = reference.top();
     reference.pop();
     ASSERT_EQ(got.time, want.time) << "at pop " << i;
     ASSERT_EQ(got.key, want.key) << "at pop " << i;
-    // Zero, one or two successors, so the queue size wanders; delays span 1 ps to 2^40 ps.
-    const uint64_t successors = rng.below(3) + (q.size() < 10 ? 1 : 0);
-    for (uint64_t s = 0; s < successors; ++s) {
-      const uint64_t shift = rng.below(41);
-      const auto delay =
-          static_cast<int64_t>(rng.below(2) == 0 ? 0 : rng.below(uint64_t{1} << shift));
-      const Event next = at(got.time.ps() + delay, key++);
-      q.push(next);
-      reference.push(next);
+    for (const Event& e : next(got, q.size())) {
+      q.push(e);
+      reference.push(e);
     }
   }
   EXPECT_EQ(q.size(), reference.size());
+}
+
+// The engine's pattern: pop the minimum, then push events no earlier than it, many at equal
+// times, with growing keys. Checked against a binary heap at every pop.
+TYPED_TEST(EventQueueTest, HoldSequenceMatchesABinaryHeap) {
+  TypeParam q;
+  Rng rng(11, stream_id("queue-hold"));
+  uint64_t key = 0;
+  std::vector<Event> initial;
+  for (int i = 0; i < 1'000; ++i) initial.push_back(at(static_cast<int64_t>(rng.below(1'000'000)), key++));
+  hold_against_a_heap(q, initial, 200'000, [&](const Event& got, size_t pending) {
+    // Zero, one or two successors, so the queue size wanders; delays span 1 ps to 2^40 ps.
+    std::vector<Event> next;
+    const uint64_t successors = rng.below(3) + (pending < 10 ? 1 : 0);
+    for (uint64_t s = 0; s < successors; ++s) {
+      const uint64_t shift = rng.below(41);
+      const auto delay = static_cast<int64_t>(rng.below(2) == 0 ? 0 : rng.below(uint64_t{1} << shift));
+      next.push_back(at(got.time.ps() + delay, key++));
+    }
+    return next;
+  });
+}
+
+// A packet run's pattern: ports in step, so crowds of events share an instant, their keys in no
+// order (a key names the scheduling site first); an event for the instant being run has a key
+// above every other of it (the engine's next generation). Checked against a binary heap.
+TYPED_TEST(EventQueueTest, CrowdsAtOneInstantMatchABinaryHeap) {
+  TypeParam q;
+  Rng rng(13, stream_id("queue-crowds"));
+  uint64_t now_key = uint64_t{1} << 63;  // keys of events for the running instant: above the rest
+  const auto random_key = [&] { return rng.below(uint64_t{1} << 62); };
+  std::vector<Event> initial;
+  for (int i = 0; i < 600; ++i) initial.push_back(at(static_cast<int64_t>(rng.below(8)) * 327'680, random_key()));
+  hold_against_a_heap(q, initial, 200'000, [&](const Event& got, size_t pending) {
+    std::vector<Event> next;
+    const uint64_t successors = rng.below(3) + (pending < 300 ? 1 : 0);
+    for (uint64_t s = 0; s < successors; ++s) {
+      const uint64_t kind = rng.below(8);
+      const int64_t delay =
+          kind == 0 ? 0 : kind < 4 ? 327'680 : static_cast<int64_t>(rng.below(4) + 1) * 1'000'000 + 327'680;
+      next.push_back(at(got.time.ps() + delay, delay == 0 ? ++now_key : random_key()));
+    }
+    return next;
+  });
 }
 
 TEST(RadixEventQueue, PopUntilLeavesLaterEventsAndAcceptsEarlierPushes) {
