@@ -97,8 +97,8 @@ TEST(AccuracyByClass, RingsAcrossGb200PartitionsInThreeRacksWithin5Point5Percent
 
 // A fabric declared `sharp: true`: NCCL runs CollNet only with NCCL_COLLNET_ENABLE=1, so a
 // default run on SHARP switches is priced as it is without them. The 64-GPU H100 run measured
-// ring- and tree-level busbw (321 GB/s at 8 GiB); CollNet, which the model chose there before,
-// prices 738 GB/s.
+// ring- and tree-level busbw (321 GB/s at 8 GiB); CollNet (NCCL_COLLNET_ENABLE=1) prices 738
+// GB/s there.
 TEST(AccuracyByClass, SharpFabricsRunWhatNcclRunsByDefault) {
   const Set h100 = extra_set("h100_8node_ndr_allreduce", "txt");
   const double plain = class_mean_error({h100});
