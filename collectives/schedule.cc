@@ -53,6 +53,23 @@ void Schedule::append(const Schedule& other, int channel_offset) {
   }
 }
 
+uint64_t max_concurrent_transfers(const Schedule& s) {
+  const auto& ts = s.transfers();
+  std::vector<bool> chain_end(ts.size(), false);
+  uint64_t chains = 0;
+  for (size_t i = 0; i < ts.size(); ++i) {
+    const auto deps = s.deps_of(ts[i]);
+    const auto open = std::find_if(deps.begin(), deps.end(), [&](uint32_t d) { return chain_end[d]; });
+    if (open == deps.end()) {
+      ++chains;
+    } else {
+      chain_end[*open] = false;
+    }
+    chain_end[i] = true;
+  }
+  return chains;
+}
+
 Bytes Schedule::total_bytes() const {
   Bytes b(0);
   for (const auto& t : transfers_) b += t.bytes;

@@ -73,12 +73,26 @@ class Schedule {
     return std::span<const uint32_t>(deps_).subspan(t.deps_begin, t.deps_count);
   }
   Bytes total_bytes() const;
+  // How many dependencies its transfers have, all together.
+  size_t dependency_count() const { return deps_.size(); }
+  // The bytes its transfers and dependencies take on the heap (the vectors' capacity).
+  size_t heap_bytes() const {
+    return transfers_.capacity() * sizeof(ScheduledTransfer) + deps_.capacity() * sizeof(uint32_t);
+  }
 
  private:
   std::vector<ScheduledTransfer> transfers_;
   std::vector<uint32_t> deps_;
   int channels_ = 0;
 };
+
+// At least as many transfers as can be in flight at once: no set of the schedule's transfers none
+// of which waits on another (directly or through others) is larger. It is the number of chains in
+// a cover of the dependency order built greedily in index order, each transfer extending a chain
+// that ends at one of its dependencies: a chain's transfers wait on one another, so such a set
+// holds at most one of each. A ring all_reduce comes out at its ranks times its channels, an
+// all_to_all at its transfers.
+uint64_t max_concurrent_transfers(const Schedule& s);
 
 // Neighbours (`network.background: replicas`): the copies of a job of `job_gpus` GPUs (the first of
 // the cluster) that fit beside it, as the shift of each: k x job_gpus rounded up to whole nodes,

@@ -78,6 +78,11 @@ class ScheduleExecutor final : public sim::EventHandler {
  public:
   ScheduleExecutor(const Schedule& schedule, network::NetworkModel& network,
                    ExecutorOptions options = {});
+  // The most heap an executor of `schedule` started whole holds: its counts of unmet
+  // dependencies, who waits on whom, and while it is built, a cursor per transfer.
+  static size_t heap_bytes(const Schedule& schedule) {
+    return sizeof(uint32_t) * (3 * schedule.transfers().size() + 1 + schedule.dependency_count());
+  }
 
   // Starts every transfer with no dependencies at engine.now() + launch_latency.
   void start(sim::Engine& engine);

@@ -16,6 +16,7 @@
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "runner/progress.h"
 #include "collectives/analytical_model.h"
@@ -353,14 +354,21 @@ RowRun run_row(const config::Scenario& s, const SweepPlan& plan, workloads::Swee
   return run;
 }
 
-// What a sweep on flows or packets holds in memory per transfer of its schedules, bounds from
-// measured peaks (bench/README.md, "Memory of a sweep"): a planned schedule's transfer with its
-// dependencies and the vectors' slack, held from planning to the end of the run; and while its
-// row runs, the executor's and the network model's state for it, as when every transfer of the
-// row is in flight at once (an all_to_all on flows).
-// The program itself, its libraries and a small cluster's graph come on top.
+// What a sweep on flows or packets holds in memory, bounds from measured peaks (bench/README.md,
+// "Memory of a sweep"). Counted exactly: every planned schedule, held from planning to the end of
+// the run, and while a row runs its executors' state and its copies' schedules. Bounded: per
+// transfer in flight, the network model's state, a transfer's flows (one per route; adaptive
+// routing sprays a transfer over several) or its packet-level record with its routes and packets;
+// the router's plan per pair of GPUs and each route it keeps; the program itself with its
+// libraries and a small cluster's graph.
+// `kScheduleBytesPerTransfer` sizes the planning budget only: planning stops before schedules of
+// that size would exhaust the machine.
 constexpr double kScheduleBytesPerTransfer = 64;
-constexpr double kRunBytesPerTransfer = 640;
+constexpr double kFlowBytesInFlight = 384;    // and per route:
+constexpr double kFlowBytesPerRoute = 320;
+constexpr double kPacketBytesInFlight = 640;  // and per route: kRouteBytes
+constexpr double kPlanBytes = 640;
+constexpr double kRouteBytes = 128;
 constexpr double kProgramBytes = 16.0 * 1024 * 1024;
 
 // The memory this machine has available now (MemAvailable), else its physical memory.
@@ -405,6 +413,76 @@ struct SweepCost {
   double memory_bytes = 0;
 };
 
+// What running one row of a sweep costs, its `copies` (network.background: replicas) included:
+// the packet hops, the router's plans and routes (bytes it keeps for the rest of the sweep), and
+// the bytes the row holds while it runs besides its planned schedule.
+struct RowCost {
+  uint64_t packet_hops = 0;
+  double router_bytes = 0;
+  double run_bytes = 0;
+};
+RowCost cost_of_row(const collectives::Schedule& schedule, const topology::Cluster& cluster, uint64_t copies,
+                    bool on_packets, Bytes mtu) {
+  // Each pair of GPUs the row sends between, routed once: its route's length and latency
+  // (equal-cost routes are alike in both), and how many transfers it carries.
+  struct PairUse {
+    uint64_t transfers = 0;
+    size_t hops = 0;
+    Time latency;
+  };
+  std::unordered_map<uint64_t, PairUse> pairs;
+  RowCost cost;
+  for (const auto& t : schedule.transfers()) {
+    if (t.src_gpu == t.dst_gpu) continue;
+    const uint64_t key = (uint64_t{static_cast<uint32_t>(t.src_gpu)} << 32) | static_cast<uint32_t>(t.dst_gpu);
+    auto [it, added] = pairs.try_emplace(key);
+    PairUse& use = it->second;
+    if (added) {
+      const std::vector<topology::LinkId> route = cluster.route(t.src_gpu, t.dst_gpu);
+      use.hops = route.size();
+      for (const topology::LinkId l : route) use.latency += cluster.link(l).latency;
+    }
+    ++use.transfers;
+    // Copies of the row's communicator run as many transfers and hops, routed alike.
+    if (on_packets) cost.packet_hops += copies * network::PacketNetworkModel::packet_hops(t.bytes, use.hops, mtu);
+  }
+  // The router keeps a plan per pair and each route a transfer took: at most the routes of every
+  // transfer (several where adaptive routing sprays it) and no more than the pair has. A
+  // packet-level transfer's record is kept until its acknowledgement has come back, its route's
+  // latency after it landed: the shortest and longest routes bound how many land meanwhile.
+  Time shortest = Time::max();
+  Time longest;
+  uint64_t spray = 1;  // the most routes a transfer of the row takes
+  double routes = 0;
+  for (const auto& [key, use] : pairs) {
+    const int src = static_cast<int>(key >> 32);
+    const int dst = static_cast<int>(key & 0xffffffffu);
+    const uint64_t paths = cluster.path_count(src, dst);
+    const bool sprayed = cluster.spec().adaptive_routing() && cluster.node_of(src) != cluster.node_of(dst);
+    const uint64_t per_transfer = sprayed ? std::min<uint64_t>(topology::kSprayRoutes, paths) : 1;
+    spray = std::max(spray, per_transfer);
+    routes += static_cast<double>(std::min(use.transfers * per_transfer, paths));
+    shortest = std::min(shortest, use.latency);
+    longest = std::max(longest, use.latency);
+  }
+  const auto scale = static_cast<double>(copies);
+  cost.router_bytes = scale * (static_cast<double>(pairs.size()) * kPlanBytes + routes * kRouteBytes);
+  // In flight at once: at most one transfer of each chain of dependencies
+  // (max_concurrent_transfers), and on packets, besides it, those of the chain that landed less
+  // than an acknowledgement's trip ago, one each shortest route's latency at most.
+  const auto transfers = static_cast<double>(schedule.transfers().size());
+  double per_chain = 1;
+  if (on_packets && longest > Time()) per_chain = shortest > Time() ? 2 + std::floor(longest / shortest) : transfers;
+  const double in_flight =
+      std::min(transfers, per_chain * static_cast<double>(collectives::max_concurrent_transfers(schedule)));
+  const double per_transfer = on_packets ? kPacketBytesInFlight + static_cast<double>(spray) * kRouteBytes
+                                         : kFlowBytesInFlight + static_cast<double>(spray) * kFlowBytesPerRoute;
+  const double executor = static_cast<double>(collectives::ScheduleExecutor::heap_bytes(schedule));
+  // Each copy runs its own executor; the copies' schedules are made when the row starts.
+  cost.run_bytes = scale * (executor + in_flight * per_transfer) + (scale - 1) * static_cast<double>(schedule.heap_bytes());
+  return cost;
+}
+
 // Plans every row of a sweep on flows or packets under a budget from the machine's available
 // memory, states the run's cost on stderr (unless quiet), and refuses, in one line naming the key
 // to change, a sweep whose schedules or run would not fit in memory, or whose packet hops would
@@ -423,7 +501,9 @@ SweepCost plan_sweep(const config::Scenario& s, const collectives::AnalyticalCol
                                   model_name, what, memory_size(available), limit.allows));
   };
   SweepCost cost;
-  std::vector<uint64_t> row_transfers;
+  std::vector<double> row_bytes;  // what each row holds while it runs, besides its planned schedule
+  double planned_bytes = 0;
+  double router_bytes = 0;
   {
     const auto budget = static_cast<uint64_t>(std::min(available / kScheduleBytesPerTransfer, 4.0e9));
     const collectives::ScheduleBudget planning(budget);
@@ -435,34 +515,29 @@ SweepCost plan_sweep(const config::Scenario& s, const collectives::AnalyticalCol
                                   static_cast<double>(e.limit()), row.bytes.count(),
                                   memory_size(static_cast<double>(e.limit()) * kScheduleBytesPerTransfer)));
       }
-      const auto& transfers = cost.plans.back().schedule.transfers();
+      const collectives::Schedule& schedule = cost.plans.back().schedule;
       const uint64_t copies = 1 + neighbour_shifts(s, row.ranks, cluster.gpu_count()).size();
-      uint64_t row_hops = 0;
-      if (on_packets) {
-        for (const auto& t : transfers) {
-          if (t.src_gpu == t.dst_gpu) continue;
-          row_hops += network::PacketNetworkModel::packet_hops(t.bytes, cluster.route(t.src_gpu, t.dst_gpu).size(),
-                                                               s.network.packet.mtu);
-        }
-      }
-      // Copies of the row's communicator run as many transfers and hops, routed alike.
-      cost.packet_hops += row_hops * copies;
-      cost.transfers += transfers.size();
-      row_transfers.push_back(transfers.size() * copies);
-      cost.largest_row = std::max(cost.largest_row, row_transfers.back());
+      const RowCost row_cost = cost_of_row(schedule, cluster, copies, on_packets, s.network.packet.mtu);
+      cost.packet_hops += row_cost.packet_hops;
+      cost.transfers += schedule.transfers().size();
+      cost.largest_row = std::max<uint64_t>(cost.largest_row, schedule.transfers().size() * copies);
+      planned_bytes += static_cast<double>(schedule.heap_bytes());
+      router_bytes += row_cost.router_bytes;
+      row_bytes.push_back(row_cost.run_bytes);
     }
   }
-  // The schedules are held for the whole run; the rows running at once hold their run state.
-  std::sort(row_transfers.begin(), row_transfers.end(), std::greater<>());
-  const size_t workers = sim::worker_count(control.threads);
+  // The rows running at once hold their run state; the router keeps its plans and routes over the
+  // whole sweep.
+  std::sort(row_bytes.begin(), row_bytes.end(), std::greater<>());
+  const size_t workers = std::min(sim::worker_count(control.threads), row_bytes.size());
   double running = 0;
-  for (size_t i = 0; i < std::min(workers, row_transfers.size()); ++i) running += static_cast<double>(row_transfers[i]);
-  cost.memory_bytes =
-      kProgramBytes + static_cast<double>(cost.transfers) * kScheduleBytesPerTransfer + running * kRunBytesPerTransfer;
+  for (size_t i = 0; i < workers; ++i) running += row_bytes[i];
+  // A schedule's vectors are counted at their capacity, which also covers their last move while
+  // planning (the old half beside the new, with only that half's pages touched).
+  cost.memory_bytes = kProgramBytes + planned_bytes + running + router_bytes;
   if (cost.memory_bytes > available) {
     throw too_big(fmt::format("hold about {} for this sweep ({:.3g} transfers, the {} largest rows running at once)",
-                              memory_size(cost.memory_bytes), static_cast<double>(cost.transfers),
-                              std::min(workers, row_transfers.size())));
+                              memory_size(cost.memory_bytes), static_cast<double>(cost.transfers), workers));
   }
   if (cost.packet_hops > kMaxPacketHops) {
     throw InputError(where(s), "network.model",

@@ -6,6 +6,10 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "collectives/schedule_executor.h"
 #include "network/analytical/analytical_network.h"
@@ -420,6 +424,81 @@ TEST(Schedule, ShiftedCopyMovesEveryTransferAndKeepsItsDependencies) {
     const auto da = s.deps_of(a), db = t.deps_of(b);
     EXPECT_TRUE(std::equal(da.begin(), da.end(), db.begin(), db.end()));
   }
+}
+
+
+// Counts the transfers in flight on the network it wraps (started and not yet completed) and the
+// most there ever were.
+class InFlightCounter final : public network::NetworkModel, public sim::EventHandler {
+ public:
+  explicit InFlightCounter(network::NetworkModel& inner) : inner_(inner) {}
+  std::string_view name() const override { return "in-flight counter"; }
+  void start(sim::Engine& engine, const network::Transfer& t, sim::EventHandler& done, uint64_t payload) override {
+    waiting_.push_back({&done, payload});
+    peak_ = std::max(peak_, ++in_flight_);
+    inner_.start(engine, t, *this, waiting_.size() - 1);
+  }
+  void on_event(sim::Engine& engine, uint64_t payload) override {
+    --in_flight_;
+    waiting_[payload].first->on_event(engine, waiting_[payload].second);
+  }
+  Bytes bytes_delivered() const override { return inner_.bytes_delivered(); }
+  uint64_t peak() const { return peak_; }
+
+ private:
+  network::NetworkModel& inner_;
+  std::vector<std::pair<sim::EventHandler*, uint64_t>> waiting_;
+  uint64_t in_flight_ = 0;
+  uint64_t peak_ = 0;
+};
+
+// max_concurrent_transfers bounds what a schedule has in flight: run on a contention-free crossbar
+// (where the most transfers overlap), no schedule has more in flight than it says, and it is the
+// closed form where there is one: a ring's ranks times channels, an all_to_all's transfers, one
+// for a single chain of sends.
+TEST(Schedule, NoScheduleHasMoreInFlightThanItsBound) {
+  const int n = 8;
+  const testing_support::CrossbarCluster cluster(n, Bandwidth::gbytes_per_s(kBwGBps), Time::us(kAlphaUs));
+  const auto peak_in_flight = [&](const Schedule& s) {
+    network::AnalyticalNetwork net(cluster);
+    InFlightCounter counter(net);
+    sim::Engine engine;
+    ScheduleExecutor exec(s, counter);
+    exec.start(engine);
+    engine.run();
+    EXPECT_TRUE(exec.done());
+    return counter.peak();
+  };
+  const struct {
+    Algorithm algo;
+    CollectiveKind kind;
+    int channels;
+  } cases[] = {{Algorithm::ring, CollectiveKind::all_reduce, 1},       {Algorithm::ring, CollectiveKind::all_reduce, 4},
+               {Algorithm::ring, CollectiveKind::all_gather, 2},       {Algorithm::ring, CollectiveKind::broadcast, 2},
+               {Algorithm::tree, CollectiveKind::all_reduce, 2},       {Algorithm::ring, CollectiveKind::reduce_scatter, 3},
+               {Algorithm::halving_doubling, CollectiveKind::all_reduce, 1},
+               {Algorithm::pairwise, CollectiveKind::all_to_all, 2}};
+  for (const auto& c : cases) {
+    for (const Bytes bytes : {Bytes(4096), Bytes::mib(4)}) {
+      SCOPED_TRACE(fmt::format("{} {} {} channels {} B", name(c.algo), name(c.kind), c.channels, bytes.count()));
+      const Schedule s = build_schedule(c.algo, c.kind, bytes, world(n), c.channels);
+      const uint64_t bound = max_concurrent_transfers(s);
+      EXPECT_LE(peak_in_flight(s), bound);
+      EXPECT_LE(bound, s.transfers().size());
+      if (c.algo == Algorithm::ring && c.kind == CollectiveKind::all_reduce) {
+        EXPECT_EQ(bound, static_cast<uint64_t>(n * s.channels()));
+      }
+      if (c.kind == CollectiveKind::all_to_all) {
+        EXPECT_EQ(bound, s.transfers().size());
+        EXPECT_EQ(peak_in_flight(s), bound);
+      }
+    }
+  }
+  Schedule chain;
+  uint32_t last = chain.add(0, 1, Bytes(4096), {});
+  for (int i = 1; i < 20; ++i) last = chain.add(i % n, (i + 1) % n, Bytes(4096), std::span<const uint32_t>(&last, 1));
+  EXPECT_EQ(max_concurrent_transfers(chain), 1u);
+  EXPECT_EQ(peak_in_flight(chain), 1u);
 }
 
 }  // namespace
