@@ -23,8 +23,7 @@ bool WallDeadline::passed(WallClock::time_point now) {
   return true;
 }
 
-std::optional<WallClock::time_point> ClockSampler::sample() {
-  if (++calls_ < stride_) return std::nullopt;
+WallClock::time_point ClockSampler::read() {
   calls_ = 0;
   const WallClock::time_point now = WallClock::now();
   const auto since = now - last_;

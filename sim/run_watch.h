@@ -41,9 +41,15 @@ class ClockSampler {
   ClockSampler() : last_(WallClock::now()) {}
   // The time, on about one call in every stride (none on the others); the stride doubles while
   // reads come less than 5 ms apart and halves while they come more than 20 ms apart.
-  std::optional<WallClock::time_point> sample();
+  std::optional<WallClock::time_point> sample() {
+    if (++calls_ < stride_) return std::nullopt;
+    return read();
+  }
 
  private:
+  // The time, with the stride fitted to how long the calls since the last read took.
+  WallClock::time_point read();
+
   uint64_t calls_ = 0;
   uint64_t stride_ = 1;
   WallClock::time_point last_;
