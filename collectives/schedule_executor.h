@@ -49,6 +49,13 @@ struct RankPlan {
 
   // The member of `gpu`; throws std::invalid_argument for a GPU that is not one.
   uint32_t member_of(int gpu) const;
+  // The bytes its vectors take on the heap.
+  size_t heap_bytes() const {
+    const auto words = [](const std::vector<uint32_t>& v) { return v.capacity() * sizeof(uint32_t); };
+    return gpus.capacity() * sizeof(int) + pairs.capacity() * sizeof(Pair) + words(pair_of) + words(pair_begin) +
+           words(pair_transfers) + words(out_begin) + words(out_transfers) + words(in_begin) + words(in_pairs) +
+           words(parts);
+  }
 };
 
 // `back(src_gpu, dst_gpu, transfer)`: the latency from dst to src for transfer `transfer`'s pair

@@ -11,11 +11,13 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 #include <unordered_map>
 
 #include "runner/progress.h"
@@ -832,28 +834,73 @@ network::FlowModelOptions flow_options(const config::Scenario& s, const collecti
 // when traced, and the network model's share.
 constexpr double kOnlineBytesPerOp = 224;
 
-// The ops an online run of a generated job holds: its representative ranks' ops, each times the
-// GPUs it stands for (generated in milliseconds), and its copies' with network.background:
-// replicas; 0 for a trace, which is read whole anyway.
-double online_ops(const config::Scenario& s) {
-  workloads::Workload w;
-  if (s.workload.kind == workloads::WorkloadKind::training) {
-    w = workloads::generate_megatron(s.workload.training, s.cluster, {.layers_per_block = s.workload.layers_per_block});
-  } else if (s.workload.kind == workloads::WorkloadKind::dlrm) {
-    w = workloads::generate_dlrm(s.workload.dlrm, s.cluster);
-  }
+// The job an online run of a generated workload runs, as its representative ranks (each standing
+// for the GPUs of its `represents`; generated in milliseconds); empty for a trace, which is read
+// whole anyway.
+workloads::Workload online_workload(const config::Scenario& s) {
+  if (s.workload.kind == workloads::WorkloadKind::training)
+    return workloads::generate_megatron(s.workload.training, s.cluster, {.layers_per_block = s.workload.layers_per_block});
+  if (s.workload.kind == workloads::WorkloadKind::dlrm) return workloads::generate_dlrm(s.workload.dlrm, s.cluster);
+  return {};
+}
+
+// The ops an online run holds: every representative rank's, times the GPUs it stands for, and its
+// copies' with network.background: replicas.
+double online_ops(const config::Scenario& s, const workloads::Workload& w) {
   double ops = 0;
   for (const workloads::RankGraph& r : w.ranks) ops += static_cast<double>(r.ops.size()) * r.represents;
   return ops * (1.0 + static_cast<double>(training_copies(s).size()));
 }
 
+// What an online run holds for its collectives and sends besides their ops (OnlineNetwork): a plan
+// for each (collective, bytes, communicator), kept for the run, its schedule and rank plan, and
+// with one instance of it running, its executor, what the network model keeps for the transfers
+// it can have in flight and the router's plans and routes (cost_of_row). The job's communicators
+// of one size cut its GPUs into groups (tensor, data, expert parallel), so there are at most its
+// GPUs over the size of them, and a send's pairs at most its GPUs; those of one size and span of
+// nodes lower alike, so one of each is lowered.
+double online_plan_bytes(const config::Scenario& s, const workloads::Workload& w,
+                         const collectives::AnalyticalCollectiveModel& model, const topology::Cluster& cluster) {
+  const bool on_packets = s.network.model == config::NetworkModelKind::packet;
+  using Shape = std::tuple<int, int64_t, size_t, size_t>;  // collective, bytes, members, nodes spanned
+  std::map<Shape, const collectives::Communicator*> shapes;
+  for (const workloads::RankGraph& r : w.ranks) {
+    for (const workloads::Op& op : r.ops) {
+      if ((op.kind != workloads::OpKind::collective && op.kind != workloads::OpKind::send) || op.comm < 0) continue;
+      const collectives::Communicator& comm = w.comms[static_cast<size_t>(op.comm)];
+      std::vector<int> nodes;
+      for (const int g : comm.ranks) nodes.push_back(cluster.node_of(g));
+      std::sort(nodes.begin(), nodes.end());
+      const auto spanned = static_cast<size_t>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
+      const collectives::CollectiveKind kind =
+          op.kind == workloads::OpKind::send ? collectives::CollectiveKind::send_recv : op.collective;
+      shapes.try_emplace({static_cast<int>(kind), op.bytes.count(), comm.ranks.size(), spanned}, &comm);
+    }
+  }
+  const double gpus = w.total_gpus > 0 ? w.total_gpus : cluster.gpu_count();
+  double bytes = 0;
+  for (const auto& [shape, comm] : shapes) {
+    const auto kind = static_cast<collectives::CollectiveKind>(std::get<0>(shape));
+    const collectives::NetworkPlan plan = workloads::online_plan(model, cluster, kind, Bytes(std::get<1>(shape)), *comm);
+    const collectives::RankPlan ranks = collectives::rank_plan_on(plan.schedule, comm->ranks, cluster);
+    const RowCost running = cost_of_row(plan.schedule, cluster, 1, on_packets, s.network.packet.mtu);
+    const double members = static_cast<double>(std::max<size_t>(std::get<2>(shape), 1));
+    const double count = kind == collectives::CollectiveKind::send_recv ? gpus : std::ceil(gpus / members);
+    bytes += count * (static_cast<double>(plan.schedule.heap_bytes() + ranks.heap_bytes()) + running.run_bytes +
+                      running.router_bytes);
+  }
+  return bytes * (1.0 + static_cast<double>(training_copies(s).size()));
+}
+
 // States an online run's size on stderr (unless quiet) and refuses, in one line naming
 // network.execution, a run whose every-rank graphs would not fit in the memory limit.
-void check_online_cost(const config::Scenario& s, const RunControl& control) {
-  const double ops = online_ops(s);
+void check_online_cost(const config::Scenario& s, const RunControl& control,
+                       const collectives::AnalyticalCollectiveModel& analytical, const topology::Cluster& cluster) {
+  const workloads::Workload w = online_workload(s);
+  const double ops = online_ops(s, w);
   if (ops <= 0) return;
   const MemoryLimit limit = memory_limit(control);
-  const double bytes = kProgramBytes + ops * kOnlineBytesPerOp;
+  const double bytes = kProgramBytes + ops * kOnlineBytesPerOp + online_plan_bytes(s, w, analytical, cluster);
   const std::string_view model = moved_as(s);
   if (bytes > limit.bytes) {
     throw InputError(where(s), "network.execution",
@@ -924,11 +971,11 @@ void check_delivered(const workloads::OnlineNetwork& online, const network::Netw
 // all traffic in flight shares the links. Every byte the schedules sent must have been delivered.
 // Past the deadline the engine stops and workloads::ExecutionStopped says how far it got.
 TrainingRun run_training_online(const config::Scenario& s, const RunControl& control, workloads::TrainingTrace* trace) {
-  check_online_cost(s, control);
   TrainingRun run;
   auto analytical = std::make_unique<collectives::AnalyticalCollectiveModel>(s.cluster, s.collectives,
                                                                              model_parameters(s));
   auto cluster = topology::build_cluster(s.cluster);
+  check_online_cost(s, control, *analytical, *cluster);
   std::unique_ptr<network::NetworkModel> model_net =
       online_network_model(s, *analytical, *cluster, trace != nullptr && wants(s, "trace"));
   // A traced run (its views written) counts each link's bytes and busy time for the link table.
