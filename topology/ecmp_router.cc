@@ -76,7 +76,7 @@ class FlatIndex {
     }
   }
   // Maps `key` to `value` unless it is mapped already; returns what it maps to.
-  const Value& insert(const Key& key, const Value& value) {
+  Value& insert(const Key& key, const Value& value) {
     if (2 * (size_ + 1) > slots_.size()) grow();
     const size_t mask = slots_.size() - 1;
     for (size_t i = Hash{}(key) & mask;; i = (i + 1) & mask) {
@@ -206,12 +206,14 @@ size_t EcmpRouter::RouteKeyHash::operator()(const RouteKey& k) const {
 // shared, stored under it exclusive. Threads routing different pairs seldom wait for each other,
 // nor share the lock's cache line. A pair's plan is indexed with what pick() needs of it when it
 // takes the hash's route among all (its total); the routes lie in one array, back to back, each
-// its number of links and then its links.
+// its number of links and then its links. A pair's plan itself is kept only once a second route
+// of it is unranked, or where pick() reads it (several alternatives with NIC slots): a pair routed
+// once (an all-to-all's) keeps no plan, whose ~200 bytes were most of what routing it touched.
 struct alignas(64) EcmpRouter::Shard {
   struct PlanRef {
     uint64_t total = 0;
-    uint32_t plan = 0;    // in `plans`
-    bool by_hash = true;  // pick() takes h % total whatever the NIC slot
+    uint32_t plan = kNone;  // in `plans`; kNone: not kept, made again when a route needs it
+    bool by_hash = true;    // pick() takes h % total whatever the NIC slot
   };
   std::shared_mutex mutex;
   FlatIndex<uint64_t, PlanRef, PairHash> plan_index;
@@ -219,9 +221,10 @@ struct alignas(64) EcmpRouter::Shard {
   FlatIndex<RouteKey, uint32_t, RouteKeyHash> route_index;
   std::vector<LinkId> route_links;
 
-  // Caches `pair`'s plan unless another thread did meanwhile, and returns the cached one (under
-  // the exclusive lock; the plan index is dropped wholesale when full).
-  const std::shared_ptr<const Plan>& store_plan(uint64_t pair, std::shared_ptr<const Plan> p);
+  // Indexes `pair`'s plan unless another thread did meanwhile, and keeps the plan where `keep`
+  // and none is kept yet (under the exclusive lock; the plan index is dropped wholesale when
+  // full). Returns the kept plan, or null.
+  const std::shared_ptr<const Plan>* store_plan(uint64_t pair, std::shared_ptr<const Plan> p, bool keep);
   // Caches `route`, the index-th of `pair` (under the exclusive lock).
   void store_route(uint64_t pair, uint64_t index, std::span<const LinkId> route);
   // The cached route that starts at `at` in route_links.
@@ -750,25 +753,28 @@ std::shared_ptr<const EcmpRouter::Plan> EcmpRouter::plan(int src_gpu, int dst_gp
   Shard& cache = shard(key);
   {
     std::shared_lock read(cache.mutex);
-    if (const Shard::PlanRef* ref = cache.plan_index.find(key)) return cache.plans[ref->plan];
+    const Shard::PlanRef* ref = cache.plan_index.find(key);
+    if (ref && ref->plan != kNone) return cache.plans[ref->plan];
   }
   std::shared_ptr<const Plan> made = new_plan(src_gpu, dst_gpu, pxn);
   std::unique_lock write(cache.mutex);
-  return cache.store_plan(key, std::move(made));
+  return *cache.store_plan(key, std::move(made), true);
 }
 
-const std::shared_ptr<const EcmpRouter::Plan>& EcmpRouter::Shard::store_plan(uint64_t pair,
-                                                                            std::shared_ptr<const Plan> p) {
-  if (plans.size() >= kMaxPlans) {
+const std::shared_ptr<const EcmpRouter::Plan>* EcmpRouter::Shard::store_plan(uint64_t pair,
+                                                                            std::shared_ptr<const Plan> p,
+                                                                            bool keep) {
+  if (plan_index.size() >= kMaxPlans) {
     plans.clear();
     plan_index.clear();
   }
-  const auto next = static_cast<uint32_t>(plans.size());
-  const PlanRef ref{
-      .total = p->total, .plan = next, .by_hash = p->alternatives.size() <= 1 || !p->slots};
-  const uint32_t at = plan_index.insert(pair, ref).plan;
-  if (at == next) plans.push_back(std::move(p));
-  return plans[at];
+  PlanRef& ref = plan_index.insert(
+      pair, PlanRef{.total = p->total, .plan = kNone, .by_hash = p->alternatives.size() <= 1 || !p->slots});
+  if (keep && ref.plan == kNone) {
+    ref.plan = static_cast<uint32_t>(plans.size());
+    plans.push_back(std::move(p));
+  }
+  return ref.plan == kNone ? nullptr : &plans[ref.plan];
 }
 
 std::shared_ptr<const EcmpRouter::Plan> EcmpRouter::new_plan(int src_gpu, int dst_gpu, bool pxn) const {
@@ -892,22 +898,27 @@ std::vector<LinkId> EcmpRouter::route(int src_gpu, int dst_gpu, uint64_t flow_ha
   const uint64_t h = route_hash(src_gpu, dst_gpu, flow_hash);
   Shard& cache = shard(pair);
   std::shared_ptr<const Plan> p;
+  bool known = false;  // the pair is indexed: this is at least its second route
   {
     std::shared_lock read(cache.mutex);
     if (const Shard::PlanRef* ref = cache.plan_index.find(pair)) {
-      // The hash's route among all, found without reading the plan; or the NIC slot's.
+      // The hash's route among all, found without reading the plan; or the NIC slot's (whose
+      // plan is kept).
       const uint64_t index = nic < 0 || ref->by_hash ? h % ref->total : pick(*cache.plans[ref->plan], h, nic);
       if (const uint32_t* at = cache.route_index.find(RouteKey{pair, index})) return cache.route_at(*at);
-      p = cache.plans[ref->plan];
+      if (ref->plan != kNone) p = cache.plans[ref->plan];
+      known = true;
     }
   }
-  // A new pair's plan and route are made with no lock held, then cached under one exclusive lock.
+  // A plan not at hand and the route are made with no lock held, then cached under one
+  // exclusive lock; the plan is kept from the pair's second route on, or where pick() reads it.
   const bool fresh = !p;
   if (fresh) p = new_plan(src_gpu, dst_gpu, pxn);
   const uint64_t index = pick(*p, h, nic);
   std::vector<LinkId> out = unrank(*p, index);
+  const bool keep = known || (p->alternatives.size() > 1 && p->slots);
   std::unique_lock write(cache.mutex);
-  if (fresh) cache.store_plan(pair, std::move(p));
+  if (fresh) cache.store_plan(pair, std::move(p), keep);
   cache.store_route(pair, index, out);
   return out;
 }
@@ -930,7 +941,8 @@ std::vector<std::vector<LinkId>> EcmpRouter::routes(int src_gpu, int dst_gpu, ui
   std::shared_ptr<const Plan> p;
   {
     std::shared_lock read(cache.mutex);
-    if (const Shard::PlanRef* ref = cache.plan_index.find(pair)) {
+    const Shard::PlanRef* ref = cache.plan_index.find(pair);
+    if (ref && ref->plan != kNone) {
       const Plan& found = *cache.plans[ref->plan];  // held by the cache while the lock is
       const std::vector<uint64_t> indices = spread(found, pick(found, h, nic), k);
       for (uint64_t i : indices) {
@@ -951,7 +963,7 @@ std::vector<std::vector<LinkId>> EcmpRouter::routes(int src_gpu, int dst_gpu, ui
   const size_t found = out.size();
   for (size_t j = found; j < indices.size(); ++j) out.push_back(unrank(*p, indices[j]));
   std::unique_lock write(cache.mutex);
-  if (fresh) cache.store_plan(pair, std::move(p));
+  if (fresh) cache.store_plan(pair, std::move(p), true);
   for (size_t j = found; j < indices.size(); ++j) cache.store_route(pair, indices[j], out[j]);
   return out;
 }
