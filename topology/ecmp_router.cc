@@ -62,27 +62,32 @@ using Heap = std::priority_queue<std::pair<uint32_t, uint32_t>,
 
 // An open-addressing table from a key to a small value: linear probing over a power-of-two
 // array at most half full, so a lookup reads one or two cache lines and divides nothing. Keys
-// are only added, and dropped all at once (the caches' wholesale clear).
+// are only added, and dropped all at once (the caches' wholesale clear). A free slot holds
+// Hash::empty(), a key no caller stores (a slot is its key and value, no flag beside them).
 template <typename Key, typename Value, typename Hash>
 class FlatIndex {
  public:
+  Value* find(const Key& key) {
+    return const_cast<Value*>(static_cast<const FlatIndex*>(this)->find(key));
+  }
   const Value* find(const Key& key) const {
-    if (slots_.empty()) return nullptr;
+    if (slots_.empty() || key == Hash::empty()) return nullptr;
     const size_t mask = slots_.size() - 1;
     for (size_t i = Hash{}(key) & mask;; i = (i + 1) & mask) {
       const Slot& s = slots_[i];
-      if (!s.used) return nullptr;
       if (s.key == key) return &s.value;
+      if (s.key == Hash::empty()) return nullptr;
     }
   }
-  // Maps `key` to `value` unless it is mapped already; returns what it maps to.
+  // Maps `key` (not Hash::empty()) to `value` unless it is mapped already; returns what it maps to.
   Value& insert(const Key& key, const Value& value) {
+    if (key == Hash::empty()) throw std::logic_error("EcmpRouter: a cache key collides with the free slots'");
     if (2 * (size_ + 1) > slots_.size()) grow();
     const size_t mask = slots_.size() - 1;
     for (size_t i = Hash{}(key) & mask;; i = (i + 1) & mask) {
       Slot& s = slots_[i];
-      if (!s.used) {
-        s = {key, value, true};
+      if (s.key == Hash::empty()) {
+        s = {key, value};
         ++size_;
         return s.value;
       }
@@ -97,16 +102,15 @@ class FlatIndex {
 
  private:
   struct Slot {
-    Key key{};
+    Key key = Hash::empty();
     Value value{};
-    bool used = false;
   };
   void grow() {
     std::vector<Slot> old = std::move(slots_);
     slots_.assign(std::max<size_t>(64, 2 * old.size()), Slot{});
     size_ = 0;
     for (const Slot& s : old) {
-      if (s.used) insert(s.key, s.value);
+      if (s.key != Hash::empty()) insert(s.key, s.value);
     }
   }
   std::vector<Slot> slots_;
@@ -117,6 +121,9 @@ class FlatIndex {
 // slot by the low ones.
 struct PairHash {
   size_t operator()(uint64_t pair) const { return static_cast<size_t>(mix(pair)); }
+  // No key is all ones: pair_key's source and destination are below 2^31, and the table keys
+  // (fabric_target, intra_dag) use under 64 bits.
+  static constexpr uint64_t empty() { return ~uint64_t{0}; }
 };
 
 }  // namespace
@@ -201,6 +208,7 @@ struct EcmpRouter::Plan {
 size_t EcmpRouter::RouteKeyHash::operator()(const RouteKey& k) const {
   return static_cast<size_t>(mix(k.pair ^ mix(k.index)));
 }
+EcmpRouter::RouteKey EcmpRouter::RouteKeyHash::empty() { return {PairHash::empty(), 0}; }
 
 // The plans and routes of the pairs that hash to one shard, behind their own lock: read under it
 // shared, stored under it exclusive. Threads routing different pairs seldom wait for each other,
@@ -209,11 +217,16 @@ size_t EcmpRouter::RouteKeyHash::operator()(const RouteKey& k) const {
 // its number of links and then its links. A pair's plan itself is kept only once a second route
 // of it is unranked, or where pick() reads it (several alternatives with NIC slots): a pair routed
 // once (an all-to-all's) keeps no plan, whose ~200 bytes were most of what routing it touched.
+// Likewise a pair's first route is found from its plan entry; only later ones are in the route
+// index.
 struct alignas(64) EcmpRouter::Shard {
+  static constexpr uint32_t kNoRoute = (uint32_t{1} << 31) - 1;
   struct PlanRef {
     uint64_t total = 0;
-    uint32_t plan = kNone;  // in `plans`; kNone: not kept, made again when a route needs it
-    bool by_hash = true;    // pick() takes h % total whatever the NIC slot
+    uint64_t first = 0;                 // the index of its first cached route
+    uint32_t plan = kNone;              // in `plans`; kNone: not kept, made again when needed
+    uint32_t route : 31 = kNoRoute;     // its first cached route in route_links, or kNoRoute
+    uint32_t by_hash : 1 = 1;           // pick() takes h % total whatever the NIC slot
   };
   std::shared_mutex mutex;
   FlatIndex<uint64_t, PlanRef, PairHash> plan_index;
@@ -222,16 +235,21 @@ struct alignas(64) EcmpRouter::Shard {
   std::vector<LinkId> route_links;
 
   // Indexes `pair`'s plan unless another thread did meanwhile, and keeps the plan where `keep`
-  // and none is kept yet (under the exclusive lock; the plan index is dropped wholesale when
-  // full). Returns the kept plan, or null.
-  const std::shared_ptr<const Plan>* store_plan(uint64_t pair, std::shared_ptr<const Plan> p, bool keep);
-  // Caches `route`, the index-th of `pair` (under the exclusive lock).
-  void store_route(uint64_t pair, uint64_t index, std::span<const LinkId> route);
-  // The cached route that starts at `at` in route_links.
-  std::vector<LinkId> route_at(uint32_t at) const {
-    const LinkId* p = route_links.data() + at;
-    return std::vector<LinkId>(p + 1, p + 1 + *p);
+  // and none is kept yet (under the exclusive lock; every cache of the shard is dropped
+  // wholesale when the plans' or the routes' is full). Returns the pair's entry.
+  PlanRef& store_plan(uint64_t pair, const std::shared_ptr<const Plan>& p, bool keep, size_t route_size = 0);
+  // Caches `route`, the index-th of `pair`, and its plan as store_plan does (under the exclusive
+  // lock).
+  void store_route(uint64_t pair, const std::shared_ptr<const Plan>& p, bool keep, uint64_t index,
+                   std::span<const LinkId> route);
+  // The cached route of `pair` whose index is `index`, if any (under either lock).
+  const LinkId* find_route(const PlanRef& ref, uint64_t pair, uint64_t index) const {
+    if (ref.route != kNoRoute && ref.first == index) return route_links.data() + ref.route;
+    const uint32_t* at = route_index.find(RouteKey{pair, index});
+    return at ? route_links.data() + *at : nullptr;
   }
+  // A cached route: its number of links, then its links.
+  static std::vector<LinkId> route_at(const LinkId* p) { return std::vector<LinkId>(p + 1, p + 1 + *p); }
 };
 
 // Fabric tables, looked up once per plan (each alternative keeps its own): one plain mutex.
@@ -756,25 +774,27 @@ std::shared_ptr<const EcmpRouter::Plan> EcmpRouter::plan(int src_gpu, int dst_gp
     const Shard::PlanRef* ref = cache.plan_index.find(key);
     if (ref && ref->plan != kNone) return cache.plans[ref->plan];
   }
-  std::shared_ptr<const Plan> made = new_plan(src_gpu, dst_gpu, pxn);
+  const std::shared_ptr<const Plan> made = new_plan(src_gpu, dst_gpu, pxn);
   std::unique_lock write(cache.mutex);
-  return *cache.store_plan(key, std::move(made), true);
+  return cache.plans[cache.store_plan(key, made, true).plan];
 }
 
-const std::shared_ptr<const EcmpRouter::Plan>* EcmpRouter::Shard::store_plan(uint64_t pair,
-                                                                            std::shared_ptr<const Plan> p,
-                                                                            bool keep) {
-  if (plan_index.size() >= kMaxPlans) {
+EcmpRouter::Shard::PlanRef& EcmpRouter::Shard::store_plan(uint64_t pair, const std::shared_ptr<const Plan>& p,
+                                                          bool keep, size_t route_size) {
+  if (plan_index.size() >= kMaxPlans || route_links.size() + 1 + route_size > kMaxRouteLinks) {
     plans.clear();
     plan_index.clear();
+    route_index.clear();
+    route_links.clear();
   }
-  PlanRef& ref = plan_index.insert(
-      pair, PlanRef{.total = p->total, .plan = kNone, .by_hash = p->alternatives.size() <= 1 || !p->slots});
+  PlanRef fresh{.total = p->total};
+  fresh.by_hash = p->alternatives.size() <= 1 || !p->slots;
+  PlanRef& ref = plan_index.insert(pair, fresh);
   if (keep && ref.plan == kNone) {
     ref.plan = static_cast<uint32_t>(plans.size());
-    plans.push_back(std::move(p));
+    plans.push_back(p);
   }
-  return ref.plan == kNone ? nullptr : &plans[ref.plan];
+  return ref;
 }
 
 std::shared_ptr<const EcmpRouter::Plan> EcmpRouter::new_plan(int src_gpu, int dst_gpu, bool pxn) const {
@@ -881,13 +901,16 @@ std::vector<uint64_t> EcmpRouter::spread(const Plan& p, uint64_t index, size_t k
   return out;
 }
 
-void EcmpRouter::Shard::store_route(uint64_t pair, uint64_t index, std::span<const LinkId> route) {
-  if (route_links.size() + 1 + route.size() > kMaxRouteLinks) {
-    route_index.clear();
-    route_links.clear();
-  }
+void EcmpRouter::Shard::store_route(uint64_t pair, const std::shared_ptr<const Plan>& p, bool keep,
+                                    uint64_t index, std::span<const LinkId> route) {
+  PlanRef& ref = store_plan(pair, p, keep, route.size());
   const auto next = static_cast<uint32_t>(route_links.size());
-  if (route_index.insert(RouteKey{pair, index}, next) != next) return;
+  if (ref.route == kNoRoute) {
+    ref.route = next;
+    ref.first = index;
+  } else if (find_route(ref, pair, index) || route_index.insert(RouteKey{pair, index}, next) != next) {
+    return;  // another thread cached it meanwhile
+  }
   route_links.push_back(static_cast<LinkId>(route.size()));
   route_links.insert(route_links.end(), route.begin(), route.end());
 }
@@ -905,7 +928,7 @@ std::vector<LinkId> EcmpRouter::route(int src_gpu, int dst_gpu, uint64_t flow_ha
       // The hash's route among all, found without reading the plan; or the NIC slot's (whose
       // plan is kept).
       const uint64_t index = nic < 0 || ref->by_hash ? h % ref->total : pick(*cache.plans[ref->plan], h, nic);
-      if (const uint32_t* at = cache.route_index.find(RouteKey{pair, index})) return cache.route_at(*at);
+      if (const LinkId* at = cache.find_route(*ref, pair, index)) return Shard::route_at(at);
       if (ref->plan != kNone) p = cache.plans[ref->plan];
       known = true;
     }
@@ -918,8 +941,7 @@ std::vector<LinkId> EcmpRouter::route(int src_gpu, int dst_gpu, uint64_t flow_ha
   std::vector<LinkId> out = unrank(*p, index);
   const bool keep = known || (p->alternatives.size() > 1 && p->slots);
   std::unique_lock write(cache.mutex);
-  if (fresh) cache.store_plan(pair, std::move(p), keep);
-  cache.store_route(pair, index, out);
+  cache.store_route(pair, p, keep, index, out);
   return out;
 }
 
@@ -946,9 +968,9 @@ std::vector<std::vector<LinkId>> EcmpRouter::routes(int src_gpu, int dst_gpu, ui
       const Plan& found = *cache.plans[ref->plan];  // held by the cache while the lock is
       const std::vector<uint64_t> indices = spread(found, pick(found, h, nic), k);
       for (uint64_t i : indices) {
-        const uint32_t* at = cache.route_index.find(RouteKey{pair, i});
+        const LinkId* at = cache.find_route(*ref, pair, i);
         if (!at) break;
-        out.push_back(cache.route_at(*at));
+        out.push_back(Shard::route_at(at));
       }
       if (out.size() == indices.size()) return out;
       p = cache.plans[ref->plan];
@@ -963,8 +985,7 @@ std::vector<std::vector<LinkId>> EcmpRouter::routes(int src_gpu, int dst_gpu, ui
   const size_t found = out.size();
   for (size_t j = found; j < indices.size(); ++j) out.push_back(unrank(*p, indices[j]));
   std::unique_lock write(cache.mutex);
-  if (fresh) cache.store_plan(pair, std::move(p), true);
-  for (size_t j = found; j < indices.size(); ++j) cache.store_route(pair, indices[j], out[j]);
+  for (size_t j = found; j < indices.size(); ++j) cache.store_route(pair, p, true, indices[j], out[j]);
   return out;
 }
 

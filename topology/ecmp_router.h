@@ -140,6 +140,7 @@ class EcmpRouter {
   // Plans and routes, read on every query, in the shard of their pair.
   struct RouteKeyHash {
     size_t operator()(const RouteKey& k) const;
+    static RouteKey empty();  // no pair's key: the route index's free slots
   };
   Shard& shard(uint64_t pair) const;
   std::unique_ptr<Shard[]> shards_;
