@@ -37,6 +37,13 @@ Time drain_time(double bytes, double rate) {
   if (!(ps < 9e18)) return Time::max();
   return Time::ps(static_cast<int64_t>(std::max(ps, 0.0)));
 }
+
+// Makes room for `n` elements in `v` at once, at least doubling what it has (so that reserving
+// a little more on every call, as small solves do, stays amortized O(1) per element).
+template <typename T>
+void make_room(std::vector<T>& v, size_t n) {
+  if (n > v.capacity()) v.reserve(std::max(n, 2 * v.capacity()));
+}
 }  // namespace
 
 FlowNetworkModel::FlowNetworkModel(const topology::Cluster& cluster, FlowModelOptions options)
@@ -81,6 +88,12 @@ double FlowNetworkModel::capped_rate(const Transfer& t, std::span<const topology
   }
   if (pcie <= 0) return t.max_rate;
   return t.max_rate > 0 ? std::min(t.max_rate, pcie) : pcie;
+}
+
+void FlowNetworkModel::reserve(size_t transfers) {
+  make_room(open_transfers_, open_transfers_.size() + transfers);
+  make_room(by_order_, by_order_.size() + transfers);
+  make_room(fresh_, fresh_.size() + transfers);
 }
 
 void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done,
@@ -326,6 +339,7 @@ bool FlowNetworkModel::complete_drained(sim::Engine& engine) {
       // heap's layout changes nothing that follows.
       const auto later = std::partition(drains_.begin(), drains_.end(),
                                         [until](const Drain& d) { return d.at > until; });
+      make_room(due_, due_.size() + static_cast<size_t>(drains_.end() - later));
       for (auto it = later; it != drains_.end(); ++it) {
         if (!stale(*it)) due_.push_back(*it);
       }
@@ -450,6 +464,13 @@ void FlowNetworkModel::number_component() {
   path_offsets_.assign(1, 0);
   paths_.clear();
   units_.clear();
+  // Room made once: each doubling of a vector of a large component's paths would copy it and
+  // touch fresh pages.
+  size_t crossings = 0;
+  for (const uint32_t slot : component_) crossings += slots_[slot].links.size();
+  make_room(paths_, crossings);
+  make_room(path_offsets_, component_.size() + 1);
+  make_room(units_, component_.size());
   for (uint32_t i = 0; i < component_.size(); ++i) {
     const uint32_t slot = component_[i];
     const ActiveFlow& f = slots_[slot];
@@ -573,6 +594,7 @@ void FlowNetworkModel::solve(Time from) {
     const double load = link.load - inside_load_[d] + link_load_[d];
     if (load > 0) peak_utilization_ = std::max(peak_utilization_, link.capacity > 0 ? load / link.capacity : HUGE_VAL);
   }
+  make_room(drains_, drains_.size() + component_.size());
   for (size_t i = 0; i < component_.size(); ++i) {
     ActiveFlow& f = slots_[component_[i]];
     // A flow whose rate changes is re-anchored at what it has left now; a fresh one keeps its
