@@ -179,12 +179,15 @@ struct EcmpRouter::TargetRef {
 };
 
 // A segment inside a node (with its DAG's tables, held for every route of the plan) or across the
-// fabric (without: its alternative's TargetRef is its table).
+// fabric (without: its alternative's TargetRef is its table). A GPU's leg to or from an exit
+// with one route has that route's links (in the router's leg_links_).
 struct EcmpRouter::Segment {
   DeviceId from = 0;
   DeviceId to = 0;
   uint64_t count = 1;
   std::shared_ptr<const DagTables> tables;
+  const LinkId* walk = nullptr;
+  uint32_t walk_links = 0;
   bool fabric() const { return tables == nullptr; }
 };
 
@@ -396,6 +399,29 @@ EcmpRouter::EcmpRouter(std::span<const Device> devices, std::span<const Link> li
     }
     exit_cost_.push_back(best);
     exit_offset_.push_back(static_cast<uint32_t>(exits_.size()));
+  }
+
+  std::vector<LinkId> walk;
+  const auto leg = [&](int node, DeviceId from, DeviceId to) {
+    IntraDag dag = intra_dag(node, from, to);
+    ExitLeg out{.tables = dag.tables, .count = dag.count[local_[from]]};
+    if (out.count == 1) {
+      walk.clear();
+      if (from != to) intra_walk(dag, 0, walk);
+      out.links_at = static_cast<uint32_t>(leg_links_.size());
+      out.links = static_cast<uint32_t>(walk.size());
+      leg_links_.insert(leg_links_.end(), walk.begin(), walk.end());
+    }
+    return out;
+  };
+  up_legs_.reserve(exits_.size());
+  down_legs_.reserve(exits_.size());
+  for (size_t g = 0; g < gpus.size(); ++g) {
+    const int node = devices[gpus[g]].node;
+    for (uint32_t i = exit_offset_[g]; i < exit_offset_[g + 1]; ++i) {
+      up_legs_.push_back(leg(node, gpus[g], exits_[i]));
+      down_legs_.push_back(leg(node, exits_[i], gpus[g]));
+    }
   }
 }
 
@@ -674,17 +700,28 @@ void EcmpRouter::fabric_walk(DeviceId e, const TargetRef& t, uint64_t index,
   }
 }
 
-void EcmpRouter::add_cross_node(Plan& p, DeviceId src, std::span<const DeviceId> exits,
-                                uint64_t lead_cost, std::span<const Segment> lead, DeviceId dst,
+void EcmpRouter::add_cross_node(Plan& p, int src_gpu, uint64_t lead_cost, std::span<const Segment> lead,
                                 int dst_gpu) const {
-  int src_node = devices_[src].node;
-  int dst_node = devices_[dst].node;
+  const DeviceId src = gpus_[static_cast<size_t>(src_gpu)];
+  const DeviceId dst = gpus_[static_cast<size_t>(dst_gpu)];
+  const auto segment = [&](DeviceId from, DeviceId to, const ExitLeg& leg) {
+    Segment s{from, to, leg.count, leg.tables};
+    if (leg.links != UINT32_MAX) {
+      s.walk = leg_links_.data() + leg.links_at;
+      s.walk_links = leg.links;
+    }
+    return s;
+  };
   uint64_t best = std::numeric_limits<uint64_t>::max();
   // The least-cost alternatives are built in place, after those the plan already has.
   const size_t first = p.alternatives.size();
-  for (DeviceId x : nearest_exits(dst_gpu)) {
+  const uint32_t ups = exit_offset_[static_cast<size_t>(src_gpu)];
+  const uint32_t downs = exit_offset_[static_cast<size_t>(dst_gpu)];
+  for (uint32_t xi = downs; xi < exit_offset_[static_cast<size_t>(dst_gpu) + 1]; ++xi) {
+    const DeviceId x = exits_[xi];
     TargetRef t = fabric_target(x);
-    for (DeviceId e : exits) {
+    for (uint32_t ei = ups; ei < exit_offset_[static_cast<size_t>(src_gpu) + 1]; ++ei) {
+      const DeviceId e = exits_[ei];
       auto [fc, fn] = fabric_best(e, t);
       if (fn == 0) continue;
       uint64_t total = lead_cost + fc + exit_cost_[static_cast<size_t>(dst_gpu)];
@@ -695,11 +732,9 @@ void EcmpRouter::add_cross_node(Plan& p, DeviceId src, std::span<const DeviceId>
       }
       Alternative& a = p.alternatives.emplace_back();
       a.segments.assign(lead.begin(), lead.end());
-      IntraDag up = intra_dag(src_node, src, e);
-      IntraDag down = intra_dag(dst_node, x, dst);
-      a.segments.push_back({src, e, up.count[local_[src]], std::move(up.tables)});
+      a.segments.push_back(segment(src, e, up_legs_[ei]));
       a.segments.push_back({e, x, fn, nullptr});
-      a.segments.push_back({x, dst, down.count[local_[x]], std::move(down.tables)});
+      a.segments.push_back(segment(x, dst, down_legs_[xi]));
       a.target = t;
       a.count = 1;
       for (const Segment& s : a.segments) a.count = sat_mul(a.count, s.count);
@@ -756,13 +791,12 @@ std::shared_ptr<EcmpRouter::Plan> EcmpRouter::make_plan(int src_gpu, int dst_gpu
         uint64_t lead_cost =
             hop.dist[local_[src]] + uint64_t{exit_cost_[static_cast<size_t>(relay_gpu)]};
         const Segment lead{src, relay, n, hop.tables};
-        add_cross_node(*plan, relay, nearest_exits(relay_gpu), lead_cost, std::span(&lead, 1), dst, dst_gpu);
+        add_cross_node(*plan, relay_gpu, lead_cost, std::span(&lead, 1), dst_gpu);
         if (plan->total > 0) return plan;
       }
     }
   }
-  add_cross_node(*plan, src, nearest_exits(src_gpu), exit_cost_[static_cast<size_t>(src_gpu)], {},
-                 dst, dst_gpu);
+  add_cross_node(*plan, src_gpu, exit_cost_[static_cast<size_t>(src_gpu)], {}, dst_gpu);
   return plan;
 }
 
@@ -843,6 +877,8 @@ std::vector<LinkId> EcmpRouter::unrank(const Plan& p, uint64_t index) const {
       index /= s.count;
       if (s.fabric()) {
         fabric_walk(s.from, a.target, sub, out);
+      } else if (s.walk) {
+        out.insert(out.end(), s.walk, s.walk + s.walk_links);
       } else if (s.from != s.to) {
         intra_walk({devices_[s.from].node, s.from, s.to, nullptr, s.tables->dist.data(), s.tables->count.data()},
                    sub, out);
