@@ -206,6 +206,8 @@ struct EcmpRouter::Plan {
     std::vector<DeviceId> outs, ins;
   };
   std::unique_ptr<const NicSlots> slots;
+  // pick() takes h % total whatever the NIC slot.
+  bool by_hash() const { return alternatives.size() <= 1 || !slots; }
 };
 
 size_t EcmpRouter::RouteKeyHash::operator()(const RouteKey& k) const {
@@ -237,14 +239,16 @@ struct alignas(64) EcmpRouter::Shard {
   FlatIndex<RouteKey, uint32_t, RouteKeyHash> route_index;
   std::vector<LinkId> route_links;
 
-  // Indexes `pair`'s plan unless another thread did meanwhile, and keeps the plan where `keep`
-  // and none is kept yet (under the exclusive lock; every cache of the shard is dropped
-  // wholesale when the plans' or the routes' is full). Returns the pair's entry.
-  PlanRef& store_plan(uint64_t pair, const std::shared_ptr<const Plan>& p, bool keep, size_t route_size = 0);
-  // Caches `route`, the index-th of `pair`, and its plan as store_plan does (under the exclusive
-  // lock).
-  void store_route(uint64_t pair, const std::shared_ptr<const Plan>& p, bool keep, uint64_t index,
-                   std::span<const LinkId> route);
+  // Indexes `pair` (its plan's total and whether pick() is by hash) unless another thread did
+  // meanwhile, and keeps plan `keep` unless it is null or a plan is kept already (under the
+  // exclusive lock; every cache of the shard is dropped wholesale when the plans' or the routes'
+  // is full). Returns the pair's entry.
+  PlanRef& store_plan(uint64_t pair, uint64_t total, bool by_hash, const std::shared_ptr<const Plan>& keep,
+                      size_t route_size = 0);
+  // Caches `route`, the index-th of `pair`, and indexes the pair as store_plan does (under the
+  // exclusive lock).
+  void store_route(uint64_t pair, uint64_t total, bool by_hash, const std::shared_ptr<const Plan>& keep,
+                   uint64_t index, std::span<const LinkId> route);
   // The cached route of `pair` whose index is `index`, if any (under either lock).
   const LinkId* find_route(const PlanRef& ref, uint64_t pair, uint64_t index) const {
     if (ref.route != kNoRoute && ref.first == index) return route_links.data() + ref.route;
@@ -810,23 +814,24 @@ std::shared_ptr<const EcmpRouter::Plan> EcmpRouter::plan(int src_gpu, int dst_gp
   }
   const std::shared_ptr<const Plan> made = new_plan(src_gpu, dst_gpu, pxn);
   std::unique_lock write(cache.mutex);
-  return cache.plans[cache.store_plan(key, made, true).plan];
+  return cache.plans[cache.store_plan(key, made->total, made->by_hash(), made).plan];
 }
 
-EcmpRouter::Shard::PlanRef& EcmpRouter::Shard::store_plan(uint64_t pair, const std::shared_ptr<const Plan>& p,
-                                                          bool keep, size_t route_size) {
+EcmpRouter::Shard::PlanRef& EcmpRouter::Shard::store_plan(uint64_t pair, uint64_t total, bool by_hash,
+                                                          const std::shared_ptr<const Plan>& keep,
+                                                          size_t route_size) {
   if (plan_index.size() >= kMaxPlans || route_links.size() + 1 + route_size > kMaxRouteLinks) {
     plans.clear();
     plan_index.clear();
     route_index.clear();
     route_links.clear();
   }
-  PlanRef fresh{.total = p->total};
-  fresh.by_hash = p->alternatives.size() <= 1 || !p->slots;
+  PlanRef fresh{.total = total};
+  fresh.by_hash = by_hash ? 1 : 0;
   PlanRef& ref = plan_index.insert(pair, fresh);
   if (keep && ref.plan == kNone) {
     ref.plan = static_cast<uint32_t>(plans.size());
-    plans.push_back(p);
+    plans.push_back(keep);
   }
   return ref;
 }
@@ -889,6 +894,47 @@ std::vector<LinkId> EcmpRouter::unrank(const Plan& p, uint64_t index) const {
   throw std::logic_error("EcmpRouter: path index out of range");
 }
 
+void EcmpRouter::walk_leg(const ExitLeg& leg, DeviceId from, DeviceId to, uint64_t sub,
+                          std::vector<LinkId>& out) const {
+  if (leg.links != UINT32_MAX) {
+    out.insert(out.end(), leg_links_.data() + leg.links_at, leg_links_.data() + leg.links_at + leg.links);
+  } else if (from != to) {
+    intra_walk({devices_[from].node, from, to, nullptr, leg.tables->dist.data(), leg.tables->count.data()}, sub, out);
+  }
+}
+
+bool EcmpRouter::single_exit_route(int src_gpu, int dst_gpu, uint64_t h, uint64_t& total,
+                                   std::vector<LinkId>& out) const {
+  if (src_gpu < 0 || dst_gpu < 0 || static_cast<size_t>(src_gpu) >= gpus_.size() ||
+      static_cast<size_t>(dst_gpu) >= gpus_.size()) {
+    return false;
+  }
+  const auto s = static_cast<size_t>(src_gpu);
+  const auto d = static_cast<size_t>(dst_gpu);
+  if (devices_[gpus_[s]].node == devices_[gpus_[d]].node || exit_offset_[s + 1] - exit_offset_[s] != 1 ||
+      exit_offset_[d + 1] - exit_offset_[d] != 1) {
+    return false;
+  }
+  // make_plan's one alternative (add_cross_node) and unrank's walk of it: up, fabric, down, the
+  // index read as mixed radix with the first segment's sub-index least significant.
+  const uint32_t ei = exit_offset_[s];
+  const uint32_t xi = exit_offset_[d];
+  const TargetRef t = fabric_target(exits_[xi]);
+  const uint64_t fabric = fabric_best(exits_[ei], t).second;
+  if (fabric == 0) return false;
+  const ExitLeg& up = up_legs_[ei];
+  const ExitLeg& down = down_legs_[xi];
+  total = sat_mul(sat_mul(up.count, fabric), down.count);
+  uint64_t index = h % total;
+  out.reserve(kRouteLinksReserved);
+  walk_leg(up, gpus_[s], exits_[ei], index % up.count, out);
+  index /= up.count;
+  fabric_walk(exits_[ei], t, index % fabric, out);
+  index /= fabric;
+  walk_leg(down, exits_[xi], gpus_[d], index % down.count, out);
+  return true;
+}
+
 uint64_t EcmpRouter::pick(const Plan& p, uint64_t h, int nic) const {
   if (nic < 0 || p.alternatives.size() <= 1 || !p.slots) return h % p.total;
   // Slot i takes the i-th exit out and the i-th in, then the hash picks among their paths.
@@ -937,9 +983,10 @@ std::vector<uint64_t> EcmpRouter::spread(const Plan& p, uint64_t index, size_t k
   return out;
 }
 
-void EcmpRouter::Shard::store_route(uint64_t pair, const std::shared_ptr<const Plan>& p, bool keep,
-                                    uint64_t index, std::span<const LinkId> route) {
-  PlanRef& ref = store_plan(pair, p, keep, route.size());
+void EcmpRouter::Shard::store_route(uint64_t pair, uint64_t total, bool by_hash,
+                                    const std::shared_ptr<const Plan>& keep, uint64_t index,
+                                    std::span<const LinkId> route) {
+  PlanRef& ref = store_plan(pair, total, by_hash, keep, route.size());
   const auto next = static_cast<uint32_t>(route_links.size());
   if (ref.route == kNoRoute) {
     ref.route = next;
@@ -971,13 +1018,22 @@ std::vector<LinkId> EcmpRouter::route(int src_gpu, int dst_gpu, uint64_t flow_ha
   }
   // A plan not at hand and the route are made with no lock held, then cached under one
   // exclusive lock; the plan is kept from the pair's second route on, or where pick() reads it.
-  const bool fresh = !p;
-  if (fresh) p = new_plan(src_gpu, dst_gpu, pxn);
+  // A new pair with a single alternative needs no plan for its first route.
+  std::vector<LinkId> out;
+  if (!known && !pxn) {
+    uint64_t total = 0;
+    if (single_exit_route(src_gpu, dst_gpu, h, total, out)) {
+      std::unique_lock write(cache.mutex);
+      cache.store_route(pair, total, true, nullptr, h % total, out);
+      return out;
+    }
+  }
+  if (!p) p = new_plan(src_gpu, dst_gpu, pxn);
   const uint64_t index = pick(*p, h, nic);
-  std::vector<LinkId> out = unrank(*p, index);
-  const bool keep = known || (p->alternatives.size() > 1 && p->slots);
+  out = unrank(*p, index);
+  const bool keep = known || !p->by_hash();
   std::unique_lock write(cache.mutex);
-  cache.store_route(pair, p, keep, index, out);
+  cache.store_route(pair, p->total, p->by_hash(), keep ? p : nullptr, index, out);
   return out;
 }
 
@@ -1021,7 +1077,7 @@ std::vector<std::vector<LinkId>> EcmpRouter::routes(int src_gpu, int dst_gpu, ui
   const size_t found = out.size();
   for (size_t j = found; j < indices.size(); ++j) out.push_back(unrank(*p, indices[j]));
   std::unique_lock write(cache.mutex);
-  for (size_t j = found; j < indices.size(); ++j) cache.store_route(pair, p, true, indices[j], out[j]);
+  for (size_t j = found; j < indices.size(); ++j) cache.store_route(pair, p->total, p->by_hash(), p, indices[j], out[j]);
   return out;
 }
 

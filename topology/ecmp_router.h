@@ -86,6 +86,13 @@ class EcmpRouter {
   void add_cross_node(Plan& p, int src_gpu, uint64_t lead_cost, std::span<const Segment> lead,
                       int dst_gpu) const;
   std::vector<LinkId> unrank(const Plan& p, uint64_t index) const;
+  struct ExitLeg;
+  // Appends the sub-th route of a GPU's leg `leg` from `from` to `to` (one end its exit).
+  void walk_leg(const ExitLeg& leg, DeviceId from, DeviceId to, uint64_t sub, std::vector<LinkId>& out) const;
+  // Between GPUs of two nodes that have one nearest exit each, the plan has one alternative:
+  // its route count (`total`) and the route route() takes for hash `h`, made without a plan.
+  // False (and nothing made) elsewhere, or where there is no route.
+  bool single_exit_route(int src_gpu, int dst_gpu, uint64_t h, uint64_t& total, std::vector<LinkId>& out) const;
   // The index of the route `route()` takes: the hash's among all, or with a NIC slot, the
   // hash's among those through the slot's exits.
   uint64_t pick(const Plan& p, uint64_t hash, int nic) const;
