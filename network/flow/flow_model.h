@@ -154,13 +154,13 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
     sim::EventHandler* done = nullptr;
     uint64_t payload = 0;
     uint64_t transfer = 0;  // the transfer it carries (a share) of, in start order
-    uint32_t open = 0;      // its transfer's entry in open_transfers_
     uint64_t order = 0;     // its start order among all flows: every tie is broken by it
     // Its weight in kWeightUnit units: 1 / its transfer's sub-flows, so that a transfer gets one
     // share in all.
     uint64_t units = flow::kUnitsPerWeight;
     uint32_t route = 0;     // its route's index in its transfer's transfer_paths
     uint32_t version = 0;   // bumped whenever its drain instant changes or it leaves
+    uint32_t open = 0;      // its transfer's entry in open_transfers_
     bool live = false;
     bool fresh = true;      // started since the last solve: no rate yet
   };
