@@ -66,9 +66,22 @@ uint32_t FlowNetworkModel::add_virtual_link(double capacity, int64_t staged_pair
   return id;
 }
 
+uint32_t FlowNetworkModel::take_crossings(uint32_t n) {
+  if (crossings_end_ % kCrossingChunk + n > kCrossingChunk) {
+    crossings_end_ += kCrossingChunk - crossings_end_ % kCrossingChunk;  // the rest of this chunk stays unused
+  }
+  if (crossings_end_ / kCrossingChunk >= crossing_chunks_.size()) {
+    crossing_chunks_.push_back(std::make_unique_for_overwrite<Crossing[]>(kCrossingChunk));
+  }
+  const uint32_t at = crossings_end_;
+  crossings_end_ += n;
+  return at;
+}
+
 void FlowNetworkModel::attach(uint32_t slot, uint32_t link) {
   std::vector<uint32_t>& on = links_[link].flows;
-  slots_[slot].links.push_back({link, static_cast<uint32_t>(on.size())});
+  ActiveFlow& f = slots_[slot];
+  links_of(f).data()[f.link_count++] = {link, static_cast<uint32_t>(on.size())};
   on.push_back(slot);
 }
 
@@ -116,7 +129,13 @@ void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventH
   for (size_t i = 0; i < paths.size(); ++i) {
     const uint32_t slot = take_free(slots_, free_slots_);
     ActiveFlow& f = slots_[slot];
-    f.links.clear();  // keeps the storage of the slot's last flow
+    const size_t crossings = paths[i].size() + (staged ? 1 : 0) + (max_rate > 0 ? 1 : 0);
+    if (crossings > UINT16_MAX) throw std::length_error("FlowNetworkModel: a route of more than 65535 links");
+    if (crossings > f.link_room) {  // else the room of the slot's last flow is reused
+      f.links_at = take_crossings(static_cast<uint32_t>(crossings));
+      f.link_room = static_cast<uint16_t>(crossings);
+    }
+    f.link_count = 0;
     for (topology::LinkId l : paths[i]) attach(slot, static_cast<uint32_t>(l));
     if (staged) {
       // The GPU pair's host-staged copies share one virtual link of the host-staged rate.
@@ -159,7 +178,7 @@ void FlowNetworkModel::mark_leaving(std::span<const Drain> due) {
   leaving_.resize(links_.size());
   emptied_.resize(links_.size());
   for (const Drain& d : due) {
-    for (const Crossing& c : slots_[d.slot].links) {
+    for (const Crossing& c : links_of(slots_[d.slot])) {
       if (leaving_[c.link]++ == 0) leaving_links_.push_back(c.link);
     }
   }
@@ -179,7 +198,7 @@ void FlowNetworkModel::release_link(uint32_t link) {
 
 void FlowNetworkModel::remove_flow(uint32_t slot) {
   ActiveFlow& f = slots_[slot];
-  for (const Crossing& c : f.links) {
+  for (const Crossing& c : links_of(f)) {
     LinkState& link = links_[c.link];
     if (emptied_[c.link]) {
       // Every flow on it leaves in this batch: it is cleared when the last of them leaves, which
@@ -197,7 +216,7 @@ void FlowNetworkModel::remove_flow(uint32_t slot) {
     link.flows[c.index] = moved;
     link.flows.pop_back();
     if (moved != slot) {
-      for (Crossing& m : slots_[moved].links) {
+      for (Crossing& m : links_of(slots_[moved])) {
         if (m.link == c.link) {
           m.index = c.index;
           break;
@@ -405,7 +424,7 @@ void FlowNetworkModel::reach_flow(uint32_t slot) {
   if (slot_reached_[slot] == epoch_) return;
   slot_reached_[slot] = epoch_;
   component_.push_back(slot);
-  for (const Crossing& c : slots_[slot].links) reach_link(c.link, false);
+  for (const Crossing& c : links_of(slots_[slot])) reach_link(c.link, false);
 }
 
 void FlowNetworkModel::cross_pending() {
@@ -467,7 +486,7 @@ void FlowNetworkModel::number_component() {
   // Room made once: each doubling of a vector of a large component's paths would copy it and
   // touch fresh pages.
   size_t crossings = 0;
-  for (const uint32_t slot : component_) crossings += slots_[slot].links.size();
+  for (const uint32_t slot : component_) crossings += slots_[slot].link_count;
   make_room(paths_, crossings);
   make_room(path_offsets_, component_.size() + 1);
   make_room(units_, component_.size());
@@ -476,7 +495,7 @@ void FlowNetworkModel::number_component() {
     const ActiveFlow& f = slots_[slot];
     slot_pos_[slot] = i;
     units_.push_back(f.units);
-    for (const Crossing& c : f.links) {
+    for (const Crossing& c : links_of(f)) {
       if (link_numbered_[c.link] != numbering) {
         link_numbered_[c.link] = numbering;
         link_dense_[c.link] = static_cast<uint32_t>(dense_links_.size());
@@ -604,7 +623,7 @@ void FlowNetworkModel::solve(Time from) {
       f.anchor_remaining -= f.rate * (from - f.anchor_time).seconds();
       f.anchor_time = from;
     }
-    for (const Crossing& c : f.links) links_[c.link].load += rates_[i] - f.rate;
+    for (const Crossing& c : links_of(f)) links_[c.link].load += rates_[i] - f.rate;
     f.rate = rates_[i];
     f.fresh = false;
     push_drain(component_[i]);
