@@ -87,7 +87,8 @@ inline std::vector<std::vector<topology::LinkId>> transfer_paths(const topology:
 // route, so it arrives after the route's link latencies. Zero for a transfer to itself.
 inline Time route_latency(const topology::Cluster& cluster, std::span<const topology::LinkId> route) {
   Time latency = Time::zero();
-  for (topology::LinkId l : route) latency += cluster.link(l).latency;
+  const std::span<const topology::Link> links = cluster.links();  // one virtual call, not one a link
+  for (topology::LinkId l : route) latency += links[l].latency;
   return latency;
 }
 inline Time empty_message_latency(const topology::Cluster& cluster, const Transfer& t) {

@@ -61,28 +61,35 @@ using Heap = std::priority_queue<std::pair<uint32_t, uint32_t>,
                                  std::vector<std::pair<uint32_t, uint32_t>>, std::greater<>>;
 
 // An open-addressing table from a key to a small value: linear probing over a power-of-two
-// array at most half full, so a lookup reads one or two cache lines and divides nothing. Keys
-// are only added, and dropped all at once (the caches' wholesale clear).
+// array at most 5/8 full, so a lookup reads one or two cache lines and divides nothing (a miss
+// probes about 4 slots at that load; at 1/2, an all-to-all's n^2 pairs over the 64 shards of
+// power-of-two n left about half the shards' tables just past the doubling). Keys
+// are only added, and dropped all at once (the caches' wholesale clear). A free slot holds
+// Hash::empty(), a key no caller stores (a slot is its key and value, no flag beside them).
 template <typename Key, typename Value, typename Hash>
 class FlatIndex {
  public:
+  Value* find(const Key& key) {
+    return const_cast<Value*>(static_cast<const FlatIndex*>(this)->find(key));
+  }
   const Value* find(const Key& key) const {
-    if (slots_.empty()) return nullptr;
+    if (slots_.empty() || key == Hash::empty()) return nullptr;
     const size_t mask = slots_.size() - 1;
     for (size_t i = Hash{}(key) & mask;; i = (i + 1) & mask) {
       const Slot& s = slots_[i];
-      if (!s.used) return nullptr;
       if (s.key == key) return &s.value;
+      if (s.key == Hash::empty()) return nullptr;
     }
   }
-  // Maps `key` to `value` unless it is mapped already; returns what it maps to.
-  const Value& insert(const Key& key, const Value& value) {
-    if (2 * (size_ + 1) > slots_.size()) grow();
+  // Maps `key` (not Hash::empty()) to `value` unless it is mapped already; returns what it maps to.
+  Value& insert(const Key& key, const Value& value) {
+    if (key == Hash::empty()) throw std::logic_error("EcmpRouter: a cache key collides with the free slots'");
+    if (8 * (size_ + 1) > 5 * slots_.size()) grow();
     const size_t mask = slots_.size() - 1;
     for (size_t i = Hash{}(key) & mask;; i = (i + 1) & mask) {
       Slot& s = slots_[i];
-      if (!s.used) {
-        s = {key, value, true};
+      if (s.key == Hash::empty()) {
+        s = {key, value};
         ++size_;
         return s.value;
       }
@@ -97,16 +104,15 @@ class FlatIndex {
 
  private:
   struct Slot {
-    Key key{};
+    Key key = Hash::empty();
     Value value{};
-    bool used = false;
   };
   void grow() {
     std::vector<Slot> old = std::move(slots_);
     slots_.assign(std::max<size_t>(64, 2 * old.size()), Slot{});
     size_ = 0;
     for (const Slot& s : old) {
-      if (s.used) insert(s.key, s.value);
+      if (s.key != Hash::empty()) insert(s.key, s.value);
     }
   }
   std::vector<Slot> slots_;
@@ -117,6 +123,9 @@ class FlatIndex {
 // slot by the low ones.
 struct PairHash {
   size_t operator()(uint64_t pair) const { return static_cast<size_t>(mix(pair)); }
+  // No key is all ones: pair_key's source and destination are below 2^31, and the table keys
+  // (fabric_target, intra_dag) use under 64 bits.
+  static constexpr uint64_t empty() { return ~uint64_t{0}; }
 };
 
 }  // namespace
@@ -172,12 +181,15 @@ struct EcmpRouter::TargetRef {
 };
 
 // A segment inside a node (with its DAG's tables, held for every route of the plan) or across the
-// fabric (without: its alternative's TargetRef is its table).
+// fabric (without: its alternative's TargetRef is its table). A GPU's leg to or from an exit
+// with one route has that route's links (in the router's leg_links_).
 struct EcmpRouter::Segment {
   DeviceId from = 0;
   DeviceId to = 0;
   uint64_t count = 1;
   std::shared_ptr<const DagTables> tables;
+  const LinkId* walk = nullptr;
+  uint32_t walk_links = 0;
   bool fabric() const { return tables == nullptr; }
 };
 
@@ -196,22 +208,32 @@ struct EcmpRouter::Plan {
     std::vector<DeviceId> outs, ins;
   };
   std::unique_ptr<const NicSlots> slots;
+  // pick() takes h % total whatever the NIC slot.
+  bool by_hash() const { return alternatives.size() <= 1 || !slots; }
 };
 
 size_t EcmpRouter::RouteKeyHash::operator()(const RouteKey& k) const {
   return static_cast<size_t>(mix(k.pair ^ mix(k.index)));
 }
+EcmpRouter::RouteKey EcmpRouter::RouteKeyHash::empty() { return {PairHash::empty(), 0}; }
 
 // The plans and routes of the pairs that hash to one shard, behind their own lock: read under it
 // shared, stored under it exclusive. Threads routing different pairs seldom wait for each other,
 // nor share the lock's cache line. A pair's plan is indexed with what pick() needs of it when it
 // takes the hash's route among all (its total); the routes lie in one array, back to back, each
-// its number of links and then its links.
+// its number of links and then its links. A pair's plan itself is kept only once a second route
+// of it is unranked, or where pick() reads it (several alternatives with NIC slots): a pair routed
+// once (an all-to-all's) keeps no plan, whose ~200 bytes were most of what routing it touched.
+// Likewise a pair's first route is found from its plan entry; only later ones are in the route
+// index.
 struct alignas(64) EcmpRouter::Shard {
+  static constexpr uint32_t kNoRoute = (uint32_t{1} << 31) - 1;
   struct PlanRef {
     uint64_t total = 0;
-    uint32_t plan = 0;    // in `plans`
-    bool by_hash = true;  // pick() takes h % total whatever the NIC slot
+    uint64_t first = 0;                 // the index of its first cached route
+    uint32_t plan = kNone;              // in `plans`; kNone: not kept, made again when needed
+    uint32_t route : 31 = kNoRoute;     // its first cached route in route_links, or kNoRoute
+    uint32_t by_hash : 1 = 1;           // pick() takes h % total whatever the NIC slot
   };
   std::shared_mutex mutex;
   FlatIndex<uint64_t, PlanRef, PairHash> plan_index;
@@ -219,16 +241,24 @@ struct alignas(64) EcmpRouter::Shard {
   FlatIndex<RouteKey, uint32_t, RouteKeyHash> route_index;
   std::vector<LinkId> route_links;
 
-  // Caches `pair`'s plan unless another thread did meanwhile, and returns the cached one (under
-  // the exclusive lock; the plan index is dropped wholesale when full).
-  const std::shared_ptr<const Plan>& store_plan(uint64_t pair, std::shared_ptr<const Plan> p);
-  // Caches `route`, the index-th of `pair` (under the exclusive lock).
-  void store_route(uint64_t pair, uint64_t index, std::span<const LinkId> route);
-  // The cached route that starts at `at` in route_links.
-  std::vector<LinkId> route_at(uint32_t at) const {
-    const LinkId* p = route_links.data() + at;
-    return std::vector<LinkId>(p + 1, p + 1 + *p);
+  // Indexes `pair` (its plan's total and whether pick() is by hash) unless another thread did
+  // meanwhile, and keeps plan `keep` unless it is null or a plan is kept already (under the
+  // exclusive lock; every cache of the shard is dropped wholesale when the plans' or the routes'
+  // is full). Returns the pair's entry.
+  PlanRef& store_plan(uint64_t pair, uint64_t total, bool by_hash, const std::shared_ptr<const Plan>& keep,
+                      size_t route_size = 0);
+  // Caches `route`, the index-th of `pair`, and indexes the pair as store_plan does (under the
+  // exclusive lock).
+  void store_route(uint64_t pair, uint64_t total, bool by_hash, const std::shared_ptr<const Plan>& keep,
+                   uint64_t index, std::span<const LinkId> route);
+  // The cached route of `pair` whose index is `index`, if any (under either lock).
+  const LinkId* find_route(const PlanRef& ref, uint64_t pair, uint64_t index) const {
+    if (ref.route != kNoRoute && ref.first == index) return route_links.data() + ref.route;
+    const uint32_t* at = route_index.find(RouteKey{pair, index});
+    return at ? route_links.data() + *at : nullptr;
   }
+  // A cached route: its number of links, then its links.
+  static std::vector<LinkId> route_at(const LinkId* p) { return std::vector<LinkId>(p + 1, p + 1 + *p); }
 };
 
 // Fabric tables, looked up once per plan (each alternative keeps its own): one plain mutex.
@@ -375,6 +405,29 @@ EcmpRouter::EcmpRouter(std::span<const Device> devices, std::span<const Link> li
     }
     exit_cost_.push_back(best);
     exit_offset_.push_back(static_cast<uint32_t>(exits_.size()));
+  }
+
+  std::vector<LinkId> walk;
+  const auto leg = [&](int node, DeviceId from, DeviceId to) {
+    IntraDag dag = intra_dag(node, from, to);
+    ExitLeg out{.tables = dag.tables, .count = dag.count[local_[from]]};
+    if (out.count == 1) {
+      walk.clear();
+      if (from != to) intra_walk(dag, 0, walk);
+      out.links_at = static_cast<uint32_t>(leg_links_.size());
+      out.links = static_cast<uint32_t>(walk.size());
+      leg_links_.insert(leg_links_.end(), walk.begin(), walk.end());
+    }
+    return out;
+  };
+  up_legs_.reserve(exits_.size());
+  down_legs_.reserve(exits_.size());
+  for (size_t g = 0; g < gpus.size(); ++g) {
+    const int node = devices[gpus[g]].node;
+    for (uint32_t i = exit_offset_[g]; i < exit_offset_[g + 1]; ++i) {
+      up_legs_.push_back(leg(node, gpus[g], exits_[i]));
+      down_legs_.push_back(leg(node, exits_[i], gpus[g]));
+    }
   }
 }
 
@@ -653,17 +706,28 @@ void EcmpRouter::fabric_walk(DeviceId e, const TargetRef& t, uint64_t index,
   }
 }
 
-void EcmpRouter::add_cross_node(Plan& p, DeviceId src, std::span<const DeviceId> exits,
-                                uint64_t lead_cost, std::span<const Segment> lead, DeviceId dst,
+void EcmpRouter::add_cross_node(Plan& p, int src_gpu, uint64_t lead_cost, std::span<const Segment> lead,
                                 int dst_gpu) const {
-  int src_node = devices_[src].node;
-  int dst_node = devices_[dst].node;
+  const DeviceId src = gpus_[static_cast<size_t>(src_gpu)];
+  const DeviceId dst = gpus_[static_cast<size_t>(dst_gpu)];
+  const auto segment = [&](DeviceId from, DeviceId to, const ExitLeg& leg) {
+    Segment s{from, to, leg.count, leg.tables};
+    if (leg.links != UINT32_MAX) {
+      s.walk = leg_links_.data() + leg.links_at;
+      s.walk_links = leg.links;
+    }
+    return s;
+  };
   uint64_t best = std::numeric_limits<uint64_t>::max();
   // The least-cost alternatives are built in place, after those the plan already has.
   const size_t first = p.alternatives.size();
-  for (DeviceId x : nearest_exits(dst_gpu)) {
+  const uint32_t ups = exit_offset_[static_cast<size_t>(src_gpu)];
+  const uint32_t downs = exit_offset_[static_cast<size_t>(dst_gpu)];
+  for (uint32_t xi = downs; xi < exit_offset_[static_cast<size_t>(dst_gpu) + 1]; ++xi) {
+    const DeviceId x = exits_[xi];
     TargetRef t = fabric_target(x);
-    for (DeviceId e : exits) {
+    for (uint32_t ei = ups; ei < exit_offset_[static_cast<size_t>(src_gpu) + 1]; ++ei) {
+      const DeviceId e = exits_[ei];
       auto [fc, fn] = fabric_best(e, t);
       if (fn == 0) continue;
       uint64_t total = lead_cost + fc + exit_cost_[static_cast<size_t>(dst_gpu)];
@@ -674,11 +738,9 @@ void EcmpRouter::add_cross_node(Plan& p, DeviceId src, std::span<const DeviceId>
       }
       Alternative& a = p.alternatives.emplace_back();
       a.segments.assign(lead.begin(), lead.end());
-      IntraDag up = intra_dag(src_node, src, e);
-      IntraDag down = intra_dag(dst_node, x, dst);
-      a.segments.push_back({src, e, up.count[local_[src]], std::move(up.tables)});
+      a.segments.push_back(segment(src, e, up_legs_[ei]));
       a.segments.push_back({e, x, fn, nullptr});
-      a.segments.push_back({x, dst, down.count[local_[x]], std::move(down.tables)});
+      a.segments.push_back(segment(x, dst, down_legs_[xi]));
       a.target = t;
       a.count = 1;
       for (const Segment& s : a.segments) a.count = sat_mul(a.count, s.count);
@@ -735,13 +797,12 @@ std::shared_ptr<EcmpRouter::Plan> EcmpRouter::make_plan(int src_gpu, int dst_gpu
         uint64_t lead_cost =
             hop.dist[local_[src]] + uint64_t{exit_cost_[static_cast<size_t>(relay_gpu)]};
         const Segment lead{src, relay, n, hop.tables};
-        add_cross_node(*plan, relay, nearest_exits(relay_gpu), lead_cost, std::span(&lead, 1), dst, dst_gpu);
+        add_cross_node(*plan, relay_gpu, lead_cost, std::span(&lead, 1), dst_gpu);
         if (plan->total > 0) return plan;
       }
     }
   }
-  add_cross_node(*plan, src, nearest_exits(src_gpu), exit_cost_[static_cast<size_t>(src_gpu)], {},
-                 dst, dst_gpu);
+  add_cross_node(*plan, src_gpu, exit_cost_[static_cast<size_t>(src_gpu)], {}, dst_gpu);
   return plan;
 }
 
@@ -750,25 +811,31 @@ std::shared_ptr<const EcmpRouter::Plan> EcmpRouter::plan(int src_gpu, int dst_gp
   Shard& cache = shard(key);
   {
     std::shared_lock read(cache.mutex);
-    if (const Shard::PlanRef* ref = cache.plan_index.find(key)) return cache.plans[ref->plan];
+    const Shard::PlanRef* ref = cache.plan_index.find(key);
+    if (ref && ref->plan != kNone) return cache.plans[ref->plan];
   }
-  std::shared_ptr<const Plan> made = new_plan(src_gpu, dst_gpu, pxn);
+  const std::shared_ptr<const Plan> made = new_plan(src_gpu, dst_gpu, pxn);
   std::unique_lock write(cache.mutex);
-  return cache.store_plan(key, std::move(made));
+  return cache.plans[cache.store_plan(key, made->total, made->by_hash(), made).plan];
 }
 
-const std::shared_ptr<const EcmpRouter::Plan>& EcmpRouter::Shard::store_plan(uint64_t pair,
-                                                                            std::shared_ptr<const Plan> p) {
-  if (plans.size() >= kMaxPlans) {
+EcmpRouter::Shard::PlanRef& EcmpRouter::Shard::store_plan(uint64_t pair, uint64_t total, bool by_hash,
+                                                          const std::shared_ptr<const Plan>& keep,
+                                                          size_t route_size) {
+  if (plan_index.size() >= kMaxPlans || route_links.size() + 1 + route_size > kMaxRouteLinks) {
     plans.clear();
     plan_index.clear();
+    route_index.clear();
+    route_links.clear();
   }
-  const auto next = static_cast<uint32_t>(plans.size());
-  const PlanRef ref{
-      .total = p->total, .plan = next, .by_hash = p->alternatives.size() <= 1 || !p->slots};
-  const uint32_t at = plan_index.insert(pair, ref).plan;
-  if (at == next) plans.push_back(std::move(p));
-  return plans[at];
+  PlanRef fresh{.total = total};
+  fresh.by_hash = by_hash ? 1 : 0;
+  PlanRef& ref = plan_index.insert(pair, fresh);
+  if (keep && ref.plan == kNone) {
+    ref.plan = static_cast<uint32_t>(plans.size());
+    plans.push_back(keep);
+  }
+  return ref;
 }
 
 std::shared_ptr<const EcmpRouter::Plan> EcmpRouter::new_plan(int src_gpu, int dst_gpu, bool pxn) const {
@@ -817,6 +884,8 @@ std::vector<LinkId> EcmpRouter::unrank(const Plan& p, uint64_t index) const {
       index /= s.count;
       if (s.fabric()) {
         fabric_walk(s.from, a.target, sub, out);
+      } else if (s.walk) {
+        out.insert(out.end(), s.walk, s.walk + s.walk_links);
       } else if (s.from != s.to) {
         intra_walk({devices_[s.from].node, s.from, s.to, nullptr, s.tables->dist.data(), s.tables->count.data()},
                    sub, out);
@@ -825,6 +894,47 @@ std::vector<LinkId> EcmpRouter::unrank(const Plan& p, uint64_t index) const {
     return out;
   }
   throw std::logic_error("EcmpRouter: path index out of range");
+}
+
+void EcmpRouter::walk_leg(const ExitLeg& leg, DeviceId from, DeviceId to, uint64_t sub,
+                          std::vector<LinkId>& out) const {
+  if (leg.links != UINT32_MAX) {
+    out.insert(out.end(), leg_links_.data() + leg.links_at, leg_links_.data() + leg.links_at + leg.links);
+  } else if (from != to) {
+    intra_walk({devices_[from].node, from, to, nullptr, leg.tables->dist.data(), leg.tables->count.data()}, sub, out);
+  }
+}
+
+bool EcmpRouter::single_exit_route(int src_gpu, int dst_gpu, uint64_t h, uint64_t& total,
+                                   std::vector<LinkId>& out) const {
+  if (src_gpu < 0 || dst_gpu < 0 || static_cast<size_t>(src_gpu) >= gpus_.size() ||
+      static_cast<size_t>(dst_gpu) >= gpus_.size()) {
+    return false;
+  }
+  const auto s = static_cast<size_t>(src_gpu);
+  const auto d = static_cast<size_t>(dst_gpu);
+  if (devices_[gpus_[s]].node == devices_[gpus_[d]].node || exit_offset_[s + 1] - exit_offset_[s] != 1 ||
+      exit_offset_[d + 1] - exit_offset_[d] != 1) {
+    return false;
+  }
+  // make_plan's one alternative (add_cross_node) and unrank's walk of it: up, fabric, down, the
+  // index read as mixed radix with the first segment's sub-index least significant.
+  const uint32_t ei = exit_offset_[s];
+  const uint32_t xi = exit_offset_[d];
+  const TargetRef t = fabric_target(exits_[xi]);
+  const uint64_t fabric = fabric_best(exits_[ei], t).second;
+  if (fabric == 0) return false;
+  const ExitLeg& up = up_legs_[ei];
+  const ExitLeg& down = down_legs_[xi];
+  total = sat_mul(sat_mul(up.count, fabric), down.count);
+  uint64_t index = h % total;
+  out.reserve(kRouteLinksReserved);
+  walk_leg(up, gpus_[s], exits_[ei], index % up.count, out);
+  index /= up.count;
+  fabric_walk(exits_[ei], t, index % fabric, out);
+  index /= fabric;
+  walk_leg(down, exits_[xi], gpus_[d], index % down.count, out);
+  return true;
 }
 
 uint64_t EcmpRouter::pick(const Plan& p, uint64_t h, int nic) const {
@@ -875,13 +985,17 @@ std::vector<uint64_t> EcmpRouter::spread(const Plan& p, uint64_t index, size_t k
   return out;
 }
 
-void EcmpRouter::Shard::store_route(uint64_t pair, uint64_t index, std::span<const LinkId> route) {
-  if (route_links.size() + 1 + route.size() > kMaxRouteLinks) {
-    route_index.clear();
-    route_links.clear();
-  }
+void EcmpRouter::Shard::store_route(uint64_t pair, uint64_t total, bool by_hash,
+                                    const std::shared_ptr<const Plan>& keep, uint64_t index,
+                                    std::span<const LinkId> route) {
+  PlanRef& ref = store_plan(pair, total, by_hash, keep, route.size());
   const auto next = static_cast<uint32_t>(route_links.size());
-  if (route_index.insert(RouteKey{pair, index}, next) != next) return;
+  if (ref.route == kNoRoute) {
+    ref.route = next;
+    ref.first = index;
+  } else if (find_route(ref, pair, index) || route_index.insert(RouteKey{pair, index}, next) != next) {
+    return;  // another thread cached it meanwhile
+  }
   route_links.push_back(static_cast<LinkId>(route.size()));
   route_links.insert(route_links.end(), route.begin(), route.end());
 }
@@ -892,23 +1006,36 @@ std::vector<LinkId> EcmpRouter::route(int src_gpu, int dst_gpu, uint64_t flow_ha
   const uint64_t h = route_hash(src_gpu, dst_gpu, flow_hash);
   Shard& cache = shard(pair);
   std::shared_ptr<const Plan> p;
+  bool known = false;  // the pair is indexed: this is at least its second route
   {
     std::shared_lock read(cache.mutex);
     if (const Shard::PlanRef* ref = cache.plan_index.find(pair)) {
-      // The hash's route among all, found without reading the plan; or the NIC slot's.
+      // The hash's route among all, found without reading the plan; or the NIC slot's (whose
+      // plan is kept).
       const uint64_t index = nic < 0 || ref->by_hash ? h % ref->total : pick(*cache.plans[ref->plan], h, nic);
-      if (const uint32_t* at = cache.route_index.find(RouteKey{pair, index})) return cache.route_at(*at);
-      p = cache.plans[ref->plan];
+      if (const LinkId* at = cache.find_route(*ref, pair, index)) return Shard::route_at(at);
+      if (ref->plan != kNone) p = cache.plans[ref->plan];
+      known = true;
     }
   }
-  // A new pair's plan and route are made with no lock held, then cached under one exclusive lock.
-  const bool fresh = !p;
-  if (fresh) p = new_plan(src_gpu, dst_gpu, pxn);
+  // A plan not at hand and the route are made with no lock held, then cached under one
+  // exclusive lock; the plan is kept from the pair's second route on, or where pick() reads it.
+  // A new pair with a single alternative needs no plan for its first route.
+  std::vector<LinkId> out;
+  if (!known && !pxn) {
+    uint64_t total = 0;
+    if (single_exit_route(src_gpu, dst_gpu, h, total, out)) {
+      std::unique_lock write(cache.mutex);
+      cache.store_route(pair, total, true, nullptr, h % total, out);
+      return out;
+    }
+  }
+  if (!p) p = new_plan(src_gpu, dst_gpu, pxn);
   const uint64_t index = pick(*p, h, nic);
-  std::vector<LinkId> out = unrank(*p, index);
+  out = unrank(*p, index);
+  const bool keep = known || !p->by_hash();
   std::unique_lock write(cache.mutex);
-  if (fresh) cache.store_plan(pair, std::move(p));
-  cache.store_route(pair, index, out);
+  cache.store_route(pair, p->total, p->by_hash(), keep ? p : nullptr, index, out);
   return out;
 }
 
@@ -930,13 +1057,14 @@ std::vector<std::vector<LinkId>> EcmpRouter::routes(int src_gpu, int dst_gpu, ui
   std::shared_ptr<const Plan> p;
   {
     std::shared_lock read(cache.mutex);
-    if (const Shard::PlanRef* ref = cache.plan_index.find(pair)) {
+    const Shard::PlanRef* ref = cache.plan_index.find(pair);
+    if (ref && ref->plan != kNone) {
       const Plan& found = *cache.plans[ref->plan];  // held by the cache while the lock is
       const std::vector<uint64_t> indices = spread(found, pick(found, h, nic), k);
       for (uint64_t i : indices) {
-        const uint32_t* at = cache.route_index.find(RouteKey{pair, i});
+        const LinkId* at = cache.find_route(*ref, pair, i);
         if (!at) break;
-        out.push_back(cache.route_at(*at));
+        out.push_back(Shard::route_at(at));
       }
       if (out.size() == indices.size()) return out;
       p = cache.plans[ref->plan];
@@ -951,8 +1079,7 @@ std::vector<std::vector<LinkId>> EcmpRouter::routes(int src_gpu, int dst_gpu, ui
   const size_t found = out.size();
   for (size_t j = found; j < indices.size(); ++j) out.push_back(unrank(*p, indices[j]));
   std::unique_lock write(cache.mutex);
-  if (fresh) cache.store_plan(pair, std::move(p));
-  for (size_t j = found; j < indices.size(); ++j) cache.store_route(pair, indices[j], out[j]);
+  for (size_t j = found; j < indices.size(); ++j) cache.store_route(pair, p->total, p->by_hash(), p, indices[j], out[j]);
   return out;
 }
 

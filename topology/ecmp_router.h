@@ -81,9 +81,18 @@ class EcmpRouter {
   // where the GPUs are out of range or have no route.
   std::shared_ptr<const Plan> new_plan(int src_gpu, int dst_gpu, bool pxn) const;
   std::shared_ptr<Plan> make_plan(int src_gpu, int dst_gpu, bool pxn) const;
-  void add_cross_node(Plan& p, DeviceId src, std::span<const DeviceId> exits, uint64_t lead_cost,
-                      std::span<const Segment> lead, DeviceId dst, int dst_gpu) const;
+  // The alternatives from GPU `src_gpu` (after `lead`, of cost `lead_cost`) out through its
+  // nearest exits, across the fabric and in through `dst_gpu`'s.
+  void add_cross_node(Plan& p, int src_gpu, uint64_t lead_cost, std::span<const Segment> lead,
+                      int dst_gpu) const;
   std::vector<LinkId> unrank(const Plan& p, uint64_t index) const;
+  struct ExitLeg;
+  // Appends the sub-th route of a GPU's leg `leg` from `from` to `to` (one end its exit).
+  void walk_leg(const ExitLeg& leg, DeviceId from, DeviceId to, uint64_t sub, std::vector<LinkId>& out) const;
+  // Between GPUs of two nodes that have one nearest exit each, the plan has one alternative:
+  // its route count (`total`) and the route route() takes for hash `h`, made without a plan.
+  // False (and nothing made) elsewhere, or where there is no route.
+  bool single_exit_route(int src_gpu, int dst_gpu, uint64_t h, uint64_t& total, std::vector<LinkId>& out) const;
   // The index of the route `route()` takes: the hash's among all, or with a NIC slot, the
   // hash's among those through the slot's exits.
   uint64_t pick(const Plan& p, uint64_t hash, int nic) const;
@@ -133,6 +142,17 @@ class EcmpRouter {
   std::vector<uint32_t> exit_offset_;  // per GPU, into exits_
   std::vector<DeviceId> exits_;
   std::vector<uint32_t> exit_cost_;  // per GPU: intra-node cost to its nearest exits
+  // Per GPU and nearest exit (indexed as exits_): the node's part of every route between them,
+  // up from the GPU to the exit and down from the exit to the GPU, made once here so that a
+  // plan between nodes looks up no DAG and a single-route leg is copied, not walked.
+  struct ExitLeg {
+    std::shared_ptr<const DagTables> tables;
+    uint64_t count = 0;           // its routes
+    uint32_t links_at = 0;        // its one route in leg_links_, where count is 1
+    uint32_t links = UINT32_MAX;  // that route's length; UINT32_MAX where count is not 1
+  };
+  std::vector<ExitLeg> up_legs_, down_legs_;
+  std::vector<LinkId> leg_links_;
 
   // The fabric tables and the intra-node ones, each behind its lock (ecmp_router.cc).
   struct TableCache;
@@ -140,6 +160,7 @@ class EcmpRouter {
   // Plans and routes, read on every query, in the shard of their pair.
   struct RouteKeyHash {
     size_t operator()(const RouteKey& k) const;
+    static RouteKey empty();  // no pair's key: the route index's free slots
   };
   Shard& shard(uint64_t pair) const;
   std::unique_ptr<Shard[]> shards_;

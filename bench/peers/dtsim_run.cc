@@ -30,6 +30,7 @@ PeerRun run_on(const PeerCaseSpec& spec, std::span<const network::Transfer> flow
   Model net(*cluster, options);
   sim::Engine engine;
   CompletionRecorder recorder(run.completion_s);
+  if constexpr (requires { net.reserve(flows.size()); }) net.reserve(flows.size());
   for (size_t i = 0; i < flows.size(); ++i) net.start(engine, flows[i], recorder, i);
   run.events = engine.run();
   run.solves = net.counters().solves;

@@ -37,6 +37,13 @@ Time drain_time(double bytes, double rate) {
   if (!(ps < 9e18)) return Time::max();
   return Time::ps(static_cast<int64_t>(std::max(ps, 0.0)));
 }
+
+// Makes room for `n` elements in `v` at once, at least doubling what it has (so that reserving
+// a little more on every call, as small solves do, stays amortized O(1) per element).
+template <typename T>
+void make_room(std::vector<T>& v, size_t n) {
+  if (n > v.capacity()) v.reserve(std::max(n, 2 * v.capacity()));
+}
 }  // namespace
 
 FlowNetworkModel::FlowNetworkModel(const topology::Cluster& cluster, FlowModelOptions options)
@@ -59,9 +66,22 @@ uint32_t FlowNetworkModel::add_virtual_link(double capacity, int64_t staged_pair
   return id;
 }
 
+uint32_t FlowNetworkModel::take_crossings(uint32_t n) {
+  if (crossings_end_ % kCrossingChunk + n > kCrossingChunk) {
+    crossings_end_ += kCrossingChunk - crossings_end_ % kCrossingChunk;  // the rest of this chunk stays unused
+  }
+  if (crossings_end_ / kCrossingChunk >= crossing_chunks_.size()) {
+    crossing_chunks_.push_back(std::make_unique_for_overwrite<Crossing[]>(kCrossingChunk));
+  }
+  const uint32_t at = crossings_end_;
+  crossings_end_ += n;
+  return at;
+}
+
 void FlowNetworkModel::attach(uint32_t slot, uint32_t link) {
   std::vector<uint32_t>& on = links_[link].flows;
-  slots_[slot].links.push_back({link, static_cast<uint32_t>(on.size())});
+  ActiveFlow& f = slots_[slot];
+  links_of(f).data()[f.link_count++] = {link, static_cast<uint32_t>(on.size())};
   on.push_back(slot);
 }
 
@@ -81,6 +101,12 @@ double FlowNetworkModel::capped_rate(const Transfer& t, std::span<const topology
   }
   if (pcie <= 0) return t.max_rate;
   return t.max_rate > 0 ? std::min(t.max_rate, pcie) : pcie;
+}
+
+void FlowNetworkModel::reserve(size_t transfers) {
+  make_room(open_transfers_, open_transfers_.size() + transfers);
+  make_room(by_order_, by_order_.size() + transfers);
+  make_room(fresh_, fresh_.size() + transfers);
 }
 
 void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done,
@@ -103,7 +129,13 @@ void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventH
   for (size_t i = 0; i < paths.size(); ++i) {
     const uint32_t slot = take_free(slots_, free_slots_);
     ActiveFlow& f = slots_[slot];
-    f.links.clear();  // keeps the storage of the slot's last flow
+    const size_t crossings = paths[i].size() + (staged ? 1 : 0) + (max_rate > 0 ? 1 : 0);
+    if (crossings > UINT16_MAX) throw std::length_error("FlowNetworkModel: a route of more than 65535 links");
+    if (crossings > f.link_room) {  // else the room of the slot's last flow is reused
+      f.links_at = take_crossings(static_cast<uint32_t>(crossings));
+      f.link_room = static_cast<uint16_t>(crossings);
+    }
+    f.link_count = 0;
     for (topology::LinkId l : paths[i]) attach(slot, static_cast<uint32_t>(l));
     if (staged) {
       // The GPU pair's host-staged copies share one virtual link of the host-staged rate.
@@ -146,7 +178,7 @@ void FlowNetworkModel::mark_leaving(std::span<const Drain> due) {
   leaving_.resize(links_.size());
   emptied_.resize(links_.size());
   for (const Drain& d : due) {
-    for (const Crossing& c : slots_[d.slot].links) {
+    for (const Crossing& c : links_of(slots_[d.slot])) {
       if (leaving_[c.link]++ == 0) leaving_links_.push_back(c.link);
     }
   }
@@ -166,7 +198,7 @@ void FlowNetworkModel::release_link(uint32_t link) {
 
 void FlowNetworkModel::remove_flow(uint32_t slot) {
   ActiveFlow& f = slots_[slot];
-  for (const Crossing& c : f.links) {
+  for (const Crossing& c : links_of(f)) {
     LinkState& link = links_[c.link];
     if (emptied_[c.link]) {
       // Every flow on it leaves in this batch: it is cleared when the last of them leaves, which
@@ -184,7 +216,7 @@ void FlowNetworkModel::remove_flow(uint32_t slot) {
     link.flows[c.index] = moved;
     link.flows.pop_back();
     if (moved != slot) {
-      for (Crossing& m : slots_[moved].links) {
+      for (Crossing& m : links_of(slots_[moved])) {
         if (m.link == c.link) {
           m.index = c.index;
           break;
@@ -326,6 +358,7 @@ bool FlowNetworkModel::complete_drained(sim::Engine& engine) {
       // heap's layout changes nothing that follows.
       const auto later = std::partition(drains_.begin(), drains_.end(),
                                         [until](const Drain& d) { return d.at > until; });
+      make_room(due_, due_.size() + static_cast<size_t>(drains_.end() - later));
       for (auto it = later; it != drains_.end(); ++it) {
         if (!stale(*it)) due_.push_back(*it);
       }
@@ -391,7 +424,7 @@ void FlowNetworkModel::reach_flow(uint32_t slot) {
   if (slot_reached_[slot] == epoch_) return;
   slot_reached_[slot] = epoch_;
   component_.push_back(slot);
-  for (const Crossing& c : slots_[slot].links) reach_link(c.link, false);
+  for (const Crossing& c : links_of(slots_[slot])) reach_link(c.link, false);
 }
 
 void FlowNetworkModel::cross_pending() {
@@ -450,12 +483,19 @@ void FlowNetworkModel::number_component() {
   path_offsets_.assign(1, 0);
   paths_.clear();
   units_.clear();
+  // Room made once: each doubling of a vector of a large component's paths would copy it and
+  // touch fresh pages.
+  size_t crossings = 0;
+  for (const uint32_t slot : component_) crossings += slots_[slot].link_count;
+  make_room(paths_, crossings);
+  make_room(path_offsets_, component_.size() + 1);
+  make_room(units_, component_.size());
   for (uint32_t i = 0; i < component_.size(); ++i) {
     const uint32_t slot = component_[i];
     const ActiveFlow& f = slots_[slot];
     slot_pos_[slot] = i;
     units_.push_back(f.units);
-    for (const Crossing& c : f.links) {
+    for (const Crossing& c : links_of(f)) {
       if (link_numbered_[c.link] != numbering) {
         link_numbered_[c.link] = numbering;
         link_dense_[c.link] = static_cast<uint32_t>(dense_links_.size());
@@ -573,6 +613,7 @@ void FlowNetworkModel::solve(Time from) {
     const double load = link.load - inside_load_[d] + link_load_[d];
     if (load > 0) peak_utilization_ = std::max(peak_utilization_, link.capacity > 0 ? load / link.capacity : HUGE_VAL);
   }
+  make_room(drains_, drains_.size() + component_.size());
   for (size_t i = 0; i < component_.size(); ++i) {
     ActiveFlow& f = slots_[component_[i]];
     // A flow whose rate changes is re-anchored at what it has left now; a fresh one keeps its
@@ -582,7 +623,7 @@ void FlowNetworkModel::solve(Time from) {
       f.anchor_remaining -= f.rate * (from - f.anchor_time).seconds();
       f.anchor_time = from;
     }
-    for (const Crossing& c : f.links) links_[c.link].load += rates_[i] - f.rate;
+    for (const Crossing& c : links_of(f)) links_[c.link].load += rates_[i] - f.rate;
     f.rate = rates_[i];
     f.fresh = false;
     push_drain(component_[i]);

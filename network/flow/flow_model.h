@@ -24,8 +24,6 @@
 #include <utility>
 #include <vector>
 
-#include <boost/container/small_vector.hpp>
-
 #include "network/flow/max_min_solver.h"
 #include "network/free_list.h"
 #include "network/network_model.h"
@@ -90,6 +88,10 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   std::string_view name() const override { return "flow"; }
   void start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done,
              uint64_t payload) override;
+  // Makes room at once for `transfers` more transfers of one flow each (under ECMP) about to
+  // start, where a caller knows how many: growing per start copies the start-order index and
+  // the transfer table at each doubling and touches fresh pages each time. Changes no result.
+  void reserve(size_t transfers);
   // Bytes of every flow (or sub-flow) that has fully drained (its receiver is notified a path
   // latency after the transfer's last one).
   Bytes bytes_delivered() const override { return delivered_; }
@@ -129,15 +131,13 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
     std::vector<uint32_t> flows;   // slots of the flows crossing it, in no particular order
     int64_t staged_pair = -1;      // src * gpus + dst of a host-staged pair's link
   };
-  // A flow crosses `link`, and sits at links_[link].flows[index] (so it leaves in O(1)).
+  // A flow crosses `link`, and sits at links_[link].flows[index] (so it leaves in O(1)). No
+  // member initializers: the crossings' chunks are left untouched until written.
   struct Crossing {
-    uint32_t link = 0;
-    uint32_t index = 0;
+    uint32_t link;
+    uint32_t index;
   };
   struct ActiveFlow {
-    // Its route's links, then its staged and cap links; held in the slot, so that a solve, which
-    // reads every flow's links, reads no further memory for routes as long as a fat-tree's.
-    boost::container::small_vector<Crossing, 12> links;
     // Progress: anchor_remaining bytes were left at anchor_time, and it has run at `rate` since
     // (re-anchored only when its rate changes, so a flow whose rate never changes drains at
     // exactly start + bytes / rate).
@@ -150,13 +150,20 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
     sim::EventHandler* done = nullptr;
     uint64_t payload = 0;
     uint64_t transfer = 0;  // the transfer it carries (a share) of, in start order
-    uint32_t open = 0;      // its transfer's entry in open_transfers_
     uint64_t order = 0;     // its start order among all flows: every tie is broken by it
     // Its weight in kWeightUnit units: 1 / its transfer's sub-flows, so that a transfer gets one
     // share in all.
     uint64_t units = flow::kUnitsPerWeight;
     uint32_t route = 0;     // its route's index in its transfer's transfer_paths
     uint32_t version = 0;   // bumped whenever its drain instant changes or it leaves
+    uint32_t open = 0;      // its transfer's entry in open_transfers_
+    // Its route's links, then its staged and cap links: crossings_[links_at, + link_count), in
+    // room for link_room that the slot keeps for its next flow. Flows started in a row lie in a
+    // row there, for the solve's reads; a fixed list inline (12, a 3-tier route with a cap) had
+    // made every slot twice this size, most of it unused on a 2-tier fabric.
+    uint32_t links_at = 0;
+    uint16_t link_count = 0;
+    uint16_t link_room = 0;
     bool live = false;
     bool fresh = true;      // started since the last solve: no rate yet
   };
@@ -215,6 +222,15 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   double capped_rate(const Transfer& t, std::span<const topology::LinkId> path) const;
   uint32_t add_virtual_link(double capacity, int64_t staged_pair);
   void attach(uint32_t slot, uint32_t link);
+  // A flow's crossings (crossings_).
+  std::span<Crossing> links_of(const ActiveFlow& f) {
+    return {crossing_chunks_[f.links_at / kCrossingChunk].get() + f.links_at % kCrossingChunk, f.link_count};
+  }
+  std::span<const Crossing> links_of(const ActiveFlow& f) const {
+    return {crossing_chunks_[f.links_at / kCrossingChunk].get() + f.links_at % kCrossingChunk, f.link_count};
+  }
+  // Room for `n` crossings in crossings_, within one chunk; returns where.
+  uint32_t take_crossings(uint32_t n);
   // Counts, per link, the flows of `due` (a batch about to leave) on it, and marks the links all
   // of whose flows are among them (emptied_), so that remove_flow clears each such link once
   // instead of taking its flows off one by one.
@@ -259,6 +275,11 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
 
   // The persistent problem.
   ChunkedSlots<ActiveFlow> slots_;
+  // Every flow's crossings, in chunks that never move, each written (and its pages touched) only
+  // as far as flows have taken room; a slot's room is reused by its next flow when it fits.
+  static constexpr uint32_t kCrossingChunk = uint32_t{1} << 16;
+  std::vector<std::unique_ptr<Crossing[]>> crossing_chunks_;
+  uint32_t crossings_end_ = 0;
   std::vector<uint32_t> free_slots_;
   size_t live_ = 0;
   // (slot, order) of every flow in start order; entries of flows that left are skipped and

@@ -299,6 +299,38 @@ TEST(FlowNetworkModel, NoTransferFinishesBeforeItWouldAlone) {
   }
 }
 
+// A slot keeps its crossings' room for its next flow and takes new room where the next route is
+// longer: transfers inside nodes (NVLink, short routes) that all finish, then transfers between
+// nodes (longer routes, capped: one crossing more) on their freed slots, complete exactly when
+// the second wave does on a fresh model.
+TEST(FlowNetworkModel, FlowsOnReusedSlotsRunAsOnFreshOnes) {
+  auto c = topology::build_cluster(topology::testing::hgx(4, topology::FabricKind::fat_tree, 8, 2));
+  std::vector<std::pair<Time, Transfer>> first, second;
+  for (int g = 0; g < 32; ++g) {
+    first.push_back({Time::zero(), {g, g / 8 * 8 + (g + 3) % 8, Bytes::mib(1), static_cast<uint64_t>(g)}});
+    Transfer t{g, (g + 13) % 32, Bytes::mib(2), static_cast<uint64_t>(g) * 77};
+    t.max_rate = g % 2 == 0 ? 5e9 : 0;
+    second.push_back({Time::ms(50), t});
+  }
+  std::vector<std::pair<Time, Transfer>> both = first;
+  both.insert(both.end(), second.begin(), second.end());
+  FlowNetworkModel reused_net(*c, exact());
+  sim::Engine reused_engine;
+  Driver reused(reused_net, both);
+  reused.schedule_all(reused_engine);
+  reused_engine.run();
+  FlowNetworkModel fresh_net(*c, exact());
+  sim::Engine fresh_engine;
+  Driver fresh(fresh_net, second);
+  fresh.schedule_all(fresh_engine);
+  fresh_engine.run();
+  ASSERT_EQ(fresh.recorder.done.size(), second.size());
+  for (size_t i = 0; i < first.size(); ++i) EXPECT_LT(reused.recorder.time_of(i), Time::ms(50));
+  for (size_t i = 0; i < second.size(); ++i) {
+    EXPECT_EQ(reused.recorder.time_of(first.size() + i), fresh.recorder.time_of(i)) << "transfer " << i;
+  }
+}
+
 TEST(FlowNetworkModel, SameInputGivesTheSameFingerprint) {
   auto run = [] {
     const StarCluster c(16, Bandwidth::gbytes_per_s(25), Time::us(1));

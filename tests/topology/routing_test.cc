@@ -413,6 +413,47 @@ TEST(Routing, ConcurrentQueriesGetTheSerialAnswers) {
       [](const Cluster& c, int a, int b) { return c.route(a, b, static_cast<uint64_t>(a * b)); });
 }
 
+// Every query's answer for a pair, in one fixed order of queries: routes by hash, by NIC slot,
+// sprayed, and every equal-cost path.
+struct PairAnswers {
+  std::vector<std::vector<LinkId>> routes, nic_routes, sprayed, paths;
+  bool operator==(const PairAnswers&) const = default;
+};
+
+// The router keeps a pair's plan only from its second route on (or where a NIC slot's pick reads
+// it): routes asked first, with the plan made again on each later miss, and routes asked after
+// the full path list (which keeps the plan at once) must be the same, and each one of the pair's
+// least-cost paths.
+TEST(Routing, RoutesDoNotDependOnWhatWasAskedOfThePairBefore) {
+  ClusterSpec p5 = hgx(4, FabricKind::fat_tree, 16, 2);
+  p5.nic.count = 32;
+  p5.nic.bandwidth = Bandwidth::gbps(100);
+  for (const ClusterSpec& spec : {hgx(4, FabricKind::fat_tree, 8, 2), p5}) {
+    auto routes_first = build_cluster(spec);
+    auto paths_first = build_cluster(spec);
+    const auto ask = [](const Cluster& c, int a, int b, bool paths_first_order) {
+      PairAnswers out;
+      if (paths_first_order) out.paths = c.equal_cost_paths(a, b, 1 << 20);
+      for (uint64_t h = 0; h < 6; ++h) out.routes.push_back(c.route(a, b, h * 7919));
+      for (int nic = 0; nic < 3; ++nic) out.nic_routes.push_back(c.route_nic(a, b, 11, nic));
+      out.sprayed = c.sprayed_routes(a, b, 5, 1, kSprayRoutes);
+      if (!paths_first_order) out.paths = c.equal_cost_paths(a, b, 1 << 20);
+      return out;
+    };
+    for (int a = 0; a < routes_first->gpu_count(); a += 3) {
+      for (int b = 1; b < routes_first->gpu_count(); b += 5) {
+        if (a == b) continue;
+        const PairAnswers x = ask(*routes_first, a, b, false);
+        EXPECT_EQ(x, ask(*paths_first, a, b, true)) << a << " -> " << b;
+        const std::set<std::vector<LinkId>> all(x.paths.begin(), x.paths.end());
+        for (const auto* list : {&x.routes, &x.nic_routes, &x.sprayed}) {
+          for (const auto& r : *list) EXPECT_TRUE(all.count(r)) << a << " -> " << b;
+        }
+      }
+    }
+  }
+}
+
 TEST(Spraying, ConcurrentQueriesGetTheSerialAnswers) {
   expect_concurrent_answers_are_serial([](const Cluster& c, int a, int b) {
     return c.sprayed_routes(a, b, static_cast<uint64_t>(a * b), a % 3 - 1, kSprayRoutes);
