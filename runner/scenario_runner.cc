@@ -442,7 +442,7 @@ RowCost cost_of_row(const collectives::Schedule& schedule, const topology::Clust
     if (added) {
       const std::vector<topology::LinkId> route = cluster.route(t.src_gpu, t.dst_gpu);
       use.hops = route.size();
-      for (const topology::LinkId l : route) use.latency += cluster.link(l).latency;
+      use.latency = network::route_latency(cluster, route);
     }
     ++use.transfers;
     // Copies of the row's communicator run as many transfers and hops, routed alike.

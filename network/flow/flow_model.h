@@ -159,8 +159,8 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
     uint32_t open = 0;      // its transfer's entry in open_transfers_
     // Its route's links, then its staged and cap links: crossings_[links_at, + link_count), in
     // room for link_room that the slot keeps for its next flow. Flows started in a row lie in a
-    // row there, for the solve's reads; a fixed list inline (12, a 3-tier route with a cap) had
-    // made every slot twice this size, most of it unused on a 2-tier fabric.
+    // row there, for the solve's reads; a fixed list inline (12, a 3-tier route with a cap) would
+    // make every slot twice this size, most of it unused on a 2-tier fabric.
     uint32_t links_at = 0;
     uint16_t link_count = 0;
     uint16_t link_room = 0;
