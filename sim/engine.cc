@@ -37,16 +37,12 @@ void Engine::grow_sequences() {
   sequence_.resize(size_t{site_} + 1, 0);
 }
 
-void Engine::schedule_keyed(Time at, uint64_t key, EventHandler& handler, uint64_t payload) {
-  const Site from = key_site(key);
-  if (key_generation(key) != 0 || from >= sequence_.size() || key_sequence(key) >= sequence_[from]) {
-    throw std::logic_error("event scheduled with a key take_key() did not give");
-  }
-  enqueue(at, key, site_, handler, payload, 0);
+void Engine::foreign_key() {
+  throw std::logic_error("event scheduled with a key take_key() did not give");
 }
 
-void Engine::enqueue(Time at, uint64_t key, Site site, EventHandler& handler, uint64_t payload,
-                     uint32_t aux) {
+void Engine::enqueue_slow(Time at, uint64_t key, Site site, EventHandler& handler, uint64_t payload,
+                          uint32_t aux) {
   if (at < now_) {
     throw std::logic_error("event scheduled in the past: at " + to_string(at) + ", now " +
                            to_string(now_));

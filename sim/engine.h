@@ -51,7 +51,7 @@ class Engine {
   }
   // The same at another site. In a partitioned run an event for a site of another partition must
   // lie at least the lookahead after now() (sim/partitioned_engine.h).
-  void schedule_at_site(Time at, Site site, EventHandler& handler, uint64_t payload = 0,
+  [[gnu::always_inline]] void schedule_at_site(Time at, Site site, EventHandler& handler, uint64_t payload = 0,
                         uint32_t aux = 0) {
     enqueue(at, take_key(), site, handler, payload, aux);
   }
@@ -62,14 +62,20 @@ class Engine {
   // sorts among events of its time as if schedule_at had queued it when the key was taken, so a
   // model that holds a FIFO of future events and queues only its head keeps the order it would
   // have had with every event queued.
-  uint64_t take_key() {
+  [[gnu::always_inline]] uint64_t take_key() {
     if (site_ >= sequence_.size()) grow_sequences();
     return make_key(site_, sequence_[site_]++);
   }
   // Schedules with a key from take_key() (checked: std::logic_error otherwise). `at` must not lie
   // before now(); at now() the event is of the next generation (sim/event.h), so it runs after the
   // one being executed.
-  void schedule_keyed(Time at, uint64_t key, EventHandler& handler, uint64_t payload = 0);
+  [[gnu::always_inline]] void schedule_keyed(Time at, uint64_t key, EventHandler& handler, uint64_t payload = 0) {
+    const Site from = key_site(key);
+    if (key_generation(key) != 0 || from >= sequence_.size() || key_sequence(key) >= sequence_[from]) {
+      foreign_key();
+    }
+    enqueue(at, key, site_, handler, payload, 0);
+  }
 
   // Runs events with time <= until; returns the number executed by this call. Events later than
   // `until` stay queued and now() becomes `until` if the queue still holds events (time never
@@ -94,10 +100,20 @@ class Engine {
   friend class PartitionedEngine;
   friend struct PartitionTable;
   void grow_sequences();  // makes room for the current site's counter
+  [[noreturn]] static void foreign_key();
   // Queues an event whose key this engine took: stamps its generation and hands it to the
-  // partition that owns `site`.
-  void enqueue(Time at, uint64_t key, Site site, EventHandler& handler, uint64_t payload,
-               uint32_t aux);
+  // partition that owns `site`. An event of a later instant on an engine of its own goes straight
+  // to the queue; the rest (checks that throw, zero delay, partitions) take enqueue_slow.
+  [[gnu::always_inline]] void enqueue(Time at, uint64_t key, Site site, EventHandler& handler, uint64_t payload,
+               uint32_t aux) {
+    if (at > now_ && site < kMaxSites && partitioned_ == nullptr) [[likely]] {
+      queue_.push(Event{at, key, &handler, payload, site, aux});
+      return;
+    }
+    enqueue_slow(at, key, site, handler, payload, aux);
+  }
+  void enqueue_slow(Time at, uint64_t key, Site site, EventHandler& handler, uint64_t payload,
+                    uint32_t aux);
   // The radix queue relies on what schedule_at enforces: nothing is scheduled before now().
   RadixEventQueue queue_;
   Time now_;

@@ -82,41 +82,71 @@ bool RadixEventQueue::pop_from_buckets(Time until, Event& out) {
   }
   if (in_bucket <= kRunMax) {
     release_bucket(b);
+    // Events of one instant are often pushed in key order (a crowd of ports scheduling in the
+    // order they run): such a bucket needs reversing, not sorting.
+    bool ascending = true;
     for (uint32_t c = bucket.head; c != kNone;) {
       const Chunk& chunk = chunks_[c];
-      run_.insert(run_.end(), chunk.events, chunk.events + chunk.count);
+      for (uint32_t i = 0; i < chunk.count; ++i) {
+        if (!run_.empty() && before(chunk.events[i], run_.back())) ascending = false;
+        run_.push_back(chunk.events[i]);
+      }
       const uint32_t next = chunk.next;
       free_chunk(c);
       c = next;
     }
-    std::sort(run_.begin(), run_.end(), [](const Event& a, const Event& z) { return before(z, a); });
-    set_last(run_.front());
+    make_run(ascending);
     return pop_until(until, out);
   }
 
   const Event& best = minimum_of(bucket);
   if (best.time > until) return false;
+  const Time at = best.time;
   set_last(best);
 
   // Every event in bucket b agrees with the new reference on all digits above b's, so each moves
-  // to a strictly lower bucket, the minimum itself to `equal_`. A chunk is freed once read, so the
-  // moves can reuse it while it is still in cache; events are copied out first because appending
-  // may grow `chunks_`.
+  // to a strictly lower bucket, but for the events of the minimum's instant: they become the run
+  // (a crowd of one instant, which spreading would move through the key digits one by one), and
+  // its greatest the reference, which moves no other event's bucket (their times all differ from
+  // `at` in the same digits as before); a crowd of more than kRunMax is spread by key after all.
+  // A chunk is freed once read, so the moves can reuse it while it is still in cache; events are
+  // copied out first because appending may grow `chunks_`.
   release_bucket(b);
+  bool ascending = true;
   for (uint32_t c = bucket.head; c != kNone;) {
     const uint32_t count = chunks_[c].count;
     const uint32_t next = chunks_[c].next;
     for (uint32_t i = 0; i < count; ++i) {
       const Event e = chunks_[c].events[i];
-      place(e);
+      if (e.time == at) {
+        if (!run_.empty() && before(e, run_.back())) ascending = false;
+        run_.push_back(e);
+      } else {
+        place(e);
+      }
     }
     free_chunk(c);
     c = next;
   }
-  out = equal_.back();
-  equal_.pop_back();
-  --size_;
-  return true;
+  if (run_.size() > kRunMax) {  // too large a run for join_run's insertions: spread it by key
+    for (const Event& e : run_) place(e);
+    run_.clear();
+    out = equal_.back();
+    equal_.pop_back();
+    --size_;
+    return true;
+  }
+  make_run(ascending);
+  return pop_until(until, out);
+}
+
+void RadixEventQueue::make_run(bool ascending) {
+  if (ascending) {
+    std::reverse(run_.begin(), run_.end());
+  } else {
+    std::sort(run_.begin(), run_.end(), [](const Event& a, const Event& z) { return before(z, a); });
+  }
+  set_last(run_.front());
 }
 
 }  // namespace dtsim::sim

@@ -12,7 +12,10 @@
 // most when many events are pending (bench/sim.md).
 // A lowest bucket of at most kRunMax events is not spread but sorted into a run, popped from its
 // end: a packet run's ports act in step, so a bucket often holds a crowd of events of one instant
-// that spreading would move through several key digits one by one (bench/peers.md).
+// that spreading would move through several key digits one by one (bench/peers.md). For the same
+// reason a larger bucket, spread, leaves the events of its minimum's instant in the run (up to
+// kRunMax of them). Such crowds are mostly pushed in key order: a run gathered in order is
+// reversed, not sorted.
 #pragma once
 
 #include <array>
@@ -157,6 +160,9 @@ class RadixEventQueue {
   bool pop_from_buckets(Time until, Event& out);
   void release_bucket(size_t b);
   void join_run(const Event& e);
+  // Sorts the run's events, just gathered in push order (`ascending`: already in order), greatest
+  // first, and makes its greatest the reference.
+  void make_run(bool ascending);
 
   // The run: a lowest bucket's events, sorted greatest first, so the back is the next to pop.
   // Every event in the buckets is greater than all of them, and the reference is the greatest

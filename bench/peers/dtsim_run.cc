@@ -33,6 +33,7 @@ PeerRun run_on(const PeerCaseSpec& spec, std::span<const network::Transfer> flow
   if constexpr (requires { net.reserve(flows.size()); }) net.reserve(flows.size());
   for (size_t i = 0; i < flows.size(); ++i) net.start(engine, flows[i], recorder, i);
   run.events = engine.run();
+  run.fingerprint = engine.fingerprint();
   run.solves = net.counters().solves;
   run.flows_solved = net.counters().flows;
   run.wall_s = timer.wall_s();

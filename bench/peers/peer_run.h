@@ -25,6 +25,7 @@ struct PeerRun {
   uint64_t solves = 0;               // max-min solves (dtsim's; 0 for SimGrid, which does not say)
   uint64_t flows_solved = 0;         // the flows those solves covered, summed (dtsim's flows)
   uint64_t events = 0;               // engine events executed (dtsim's, ns-3's)
+  uint64_t fingerprint = 0;          // dtsim's engine fingerprint (sim::Engine); 0 for the peers
 };
 
 // The last completion time, in seconds; 0 for no flows.

@@ -7,7 +7,6 @@
 #include <string>
 #include <utility>
 
-#include "network/free_list.h"
 
 namespace dtsim::network {
 namespace {
@@ -68,6 +67,7 @@ PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketM
     p.latency = links[l].latency;
     p.mtu_time = p.bandwidth.transfer_time(options_.mtu);
     p.site = links[l].from;
+    p.far = links[l].to;
     p.credit_limit = options_.buffer_per_port.count();
     in_index_[l] = in_degree_[links[l].to]++;
     marks_[l] = cluster_.device(links[l].from).kind == topology::DeviceKind::network_switch;
@@ -302,33 +302,29 @@ Bytes PacketNetworkModel::bytes_sent_on(topology::LinkId link) const {
   return Bytes(ports_.at(link).bytes_sent);
 }
 
-PacketNetworkModel::Shard& PacketNetworkModel::shard(const sim::Engine& engine) {
-  const uint32_t p = engine.partition();
-  if (p >= shards_.size()) {
-    throw std::logic_error("packet model: run on partition " + std::to_string(p) + " of a model set for " +
-                           std::to_string(shards_.size()) + " (set_partitions)");
-  }
-  return shards_[p];
+void PacketNetworkModel::wrong_partition(uint32_t partition) const {
+  throw std::logic_error("packet model: run on partition " + std::to_string(partition) + " of a model set for " +
+                         std::to_string(shards_.size()) + " (set_partitions)");
 }
 
-uint64_t PacketNetworkModel::encode(const Packet& p, uint64_t stamp) const {
+inline uint64_t PacketNetworkModel::encode(const Packet& p, uint64_t stamp) const {
   const uint64_t seq_low = options_.flow_control == FlowControl::lossy ? p.seq & ((1U << kSeqLowBits) - 1) : stamp;
   return uint64_t{p.transfer} | (uint64_t{p.hop} << 32) | (uint64_t{p.route} << 40) |
          (uint64_t{p.marked} << 48) | (uint64_t{p.completes} << 49) | (seq_low << kStampShift);
 }
 
-uint64_t PacketNetworkModel::stamp(int64_t credits_used) const {
+inline uint64_t PacketNetworkModel::stamp(int64_t credits_used) const {
   if (credit_back_.empty()) return 0;
   const int64_t unit = int64_t{1} << stamp_shift_;
   return std::min(kStampMax, static_cast<uint64_t>((credits_used + unit - 1) >> stamp_shift_));
 }
 
-uint32_t PacketNetworkModel::aux_of(const Packet& p) const {
+inline uint32_t PacketNetworkModel::aux_of(const Packet& p) const {
   if (options_.flow_control != FlowControl::lossy) return p.bytes;
   return p.bytes | ((p.seq >> kSeqLowBits) << kAuxBytesBits);
 }
 
-PacketNetworkModel::Packet PacketNetworkModel::decode(uint64_t fields, uint32_t aux) const {
+inline PacketNetworkModel::Packet PacketNetworkModel::decode(uint64_t fields, uint32_t aux) const {
   const bool lossy = options_.flow_control == FlowControl::lossy;
   return Packet{.transfer = static_cast<uint32_t>(fields),
                 .bytes = lossy ? aux & ((1U << kAuxBytesBits) - 1) : aux,
@@ -444,36 +440,23 @@ void PacketNetworkModel::ensure_inputs(uint32_t port) {
   p.ready.reserve(p.inputs.size());
 }
 
-uint32_t PacketNetworkModel::new_packet(Shard& sh, uint32_t transfer_id, uint32_t bytes) {
-  const uint32_t id = take_free(sh.packets, sh.free_packets);
+inline PacketNetworkModel::Packet PacketNetworkModel::new_packet(Shard& sh, uint32_t transfer_id, uint32_t bytes) {
   TransferState& ts = transfer(transfer_id);
   // Oblivious spraying: the transfer's packets take its routes in turn.
   const auto seq = static_cast<uint32_t>(ts.cut);
   const auto route = static_cast<uint8_t>(ts.paths.size() == 1 ? 0 : ts.cut % ts.paths.size());
   ++ts.cut;
-  sh.packets[id] =
-      Packet{.transfer = transfer_id, .bytes = bytes, .next = kNone, .hop = 0, .route = route, .seq = seq};
+  const size_t hops = ts.hops != 0 ? ts.hops : ts.paths[route].size();
   ++sh.injected;
   if (seq < ts.high) ++sh.retransmitted;
   ts.high = std::max(ts.high, ts.cut);
-  return id;
-}
-
-uint32_t PacketNetworkModel::next_port(const Packet& p) {
-  const std::span<const topology::LinkId> path = links_of(transfer(p.transfer), p.route);
-  if (p.cnp) return p.hop > 0 ? path[p.hop - 1U] ^ 1 : kNone;
-  return size_t{p.hop} + 1 < path.size() ? path[size_t{p.hop} + 1] : kNone;
+  return Packet{.transfer = transfer_id, .bytes = bytes, .next = kNone, .hop = 0, .route = route,
+                .last = hops == 1, .over = kNone, .seq = seq};
 }
 
 uint32_t PacketNetworkModel::link_of(const Packet& p) {
   const topology::LinkId l = links_of(transfer(p.transfer), p.route)[p.hop];
   return p.cnp ? l ^ 1 : l;
-}
-
-uint32_t PacketNetworkModel::came_over(const Packet& p) {
-  const std::span<const topology::LinkId> path = links_of(transfer(p.transfer), p.route);
-  if (p.cnp) return size_t{p.hop} + 1 < path.size() ? path[size_t{p.hop} + 1] ^ 1 : kNone;
-  return p.hop > 0 ? path[p.hop - 1U] : kNone;
 }
 
 void PacketNetworkModel::release(uint32_t id) {
@@ -494,7 +477,7 @@ void PacketNetworkModel::enqueue(Shard& sh, uint32_t port, uint32_t slot, uint32
   q.tail = packet;
 }
 
-void PacketNetworkModel::sample_before(uint32_t port, Time now) {
+inline void PacketNetworkModel::sample_before(uint32_t port, Time now) {
   const int64_t interval = options_.sample_interval.ps();
   if (interval <= 0 || now <= Time::zero()) return;
   Port& p = ports_[port];
@@ -506,7 +489,7 @@ void PacketNetworkModel::sample_before(uint32_t port, Time now) {
   p.next_tick = last + 1;
 }
 
-void PacketNetworkModel::change_queue(Shard& sh, uint32_t port, Time now, int64_t bytes) {
+inline void PacketNetworkModel::change_queue(Shard& sh, uint32_t port, Time now, int64_t bytes) {
   sample_before(port, now);
   Port& p = ports_[port];
   p.queued += bytes;
@@ -581,16 +564,15 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
     } else {
       const Packet& head = sh.packets[p.inputs[slot].head];
       bytes = head.bytes;
-      credited = credits && next_port(head) != kNone;
+      credited = credits && !head.last;
     }
     if (credited && p.credits_used + bytes > p.credit_limit) continue;  // a credit's arrival retries
 
     p.ready.erase(k);
-    uint32_t packet;
     if (slot == inject) {
       const uint32_t t = p.injecting[chosen];
       TransferState& ts = transfer(t);
-      packet = new_packet(sh, t, bytes);
+      Packet pk = new_packet(sh, t, bytes);
       ts.unsent -= bytes;
       if (options_.dcqcn.enabled) pace(engine.now(), ts.rp, bytes);
       if (ts.windowed) {
@@ -615,18 +597,20 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
       }
       if (p.inject_next >= p.injecting.size()) p.inject_next = 0;
       if (!p.injecting.empty()) p.ready.push_back(slot);
+      begin(engine, sh, port, pk, kNone, credited);
     } else {
       InputQueue& q = p.inputs[slot];
-      packet = q.head;
-      change_queue(sh, port, engine.now(), -int64_t{sh.packets[packet].bytes});
-      q.head = sh.packets[packet].next;
+      const uint32_t packet = q.head;
+      Packet& pk = sh.packets[packet];
+      change_queue(sh, port, engine.now(), -int64_t{pk.bytes});
+      q.head = pk.next;
       if (q.head == kNone) {
         q.tail = kNone;
       } else {
         p.ready.push_back(slot);
       }
+      begin(engine, sh, port, pk, packet, credited);
     }
-    begin(engine, sh, port, packet, bytes, credited);
     return;
   }
   // Every input waits, on credits or on its rate limiter: a credit's arrival retries, and a paced
@@ -637,9 +621,10 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
   }
 }
 
-void PacketNetworkModel::begin(sim::Engine& engine, Shard& sh, uint32_t port, uint32_t packet, uint32_t bytes,
-                               bool credited) {
+inline void PacketNetworkModel::begin(sim::Engine& engine, Shard& sh, uint32_t port, Packet& pk, uint32_t packet,
+                                      bool credited) {
   Port& p = ports_[port];
+  const uint32_t bytes = pk.bytes;
   if (credited) {
     p.credits_used += bytes;
     sh.peak_occupancy = std::max(sh.peak_occupancy, p.credits_used);
@@ -648,8 +633,12 @@ void PacketNetworkModel::begin(sim::Engine& engine, Shard& sh, uint32_t port, ui
   const Time serialize =
       bytes == options_.mtu.count() ? p.mtu_time : p.bandwidth.transfer_time(Bytes(bytes));
   if (eager_) {
-    send_now(engine, sh, port, packet, serialize);
+    send_now(engine, sh, port, pk, packet, serialize);
     return;
+  }
+  if (packet == kNone) {  // it stays on the serializer until its finish event
+    packet = take_packet(sh);
+    sh.packets[packet] = pk;
   }
   p.busy = true;
   p.on_wire = packet;
@@ -659,7 +648,8 @@ void PacketNetworkModel::begin(sim::Engine& engine, Shard& sh, uint32_t port, ui
   }
 }
 
-void PacketNetworkModel::send_now(sim::Engine& engine, Shard& sh, uint32_t port, uint32_t packet, Time serialize) {
+inline void PacketNetworkModel::send_now(sim::Engine& engine, Shard& sh, uint32_t port, Packet& pk, uint32_t packet,
+                                         Time serialize) {
   Port& p = ports_[port];
   // A zero-bandwidth link never finishes a packet; everything behind it stays put.
   if (serialize == Time::max()) {
@@ -669,18 +659,17 @@ void PacketNetworkModel::send_now(sim::Engine& engine, Shard& sh, uint32_t port,
   const Time left = engine.now() + serialize;
   p.free_at = left;
   p.finish_key = engine.take_key();
-  const Packet& pk = sh.packets[packet];
   p.bytes_sent += pk.bytes;
   // As finish_transmit, at the instant the last byte is out: the packet leaves the receive buffer
   // of the link it came over, whose credits go back.
-  const uint32_t over = came_over(pk);
+  const uint32_t over = pk.over;
   const int64_t bytes = pk.bytes;
-  depart(engine, sh, port, packet, left, stamp(p.credits_used));
+  depart(engine, sh, port, pk, packet, left, stamp(p.credits_used));
   if (over != kNone) return_credits(engine, over, bytes, left);
   ensure_finish(engine, port);
 }
 
-void PacketNetworkModel::ensure_finish(sim::Engine& engine, uint32_t port) {
+inline void PacketNetworkModel::ensure_finish(sim::Engine& engine, uint32_t port) {
   Port& p = ports_[port];
   if (p.finish_pending || p.ready.empty() || p.free_at == Time::max()) return;
   p.finish_pending = true;
@@ -769,16 +758,16 @@ void PacketNetworkModel::finish_transmit(sim::Engine& engine, uint32_t port) {
   Shard& sh = shard(engine);
   Port& p = ports_[port];
   const uint32_t packet = p.on_wire;
-  const Packet& pk = sh.packets[packet];
+  Packet& pk = sh.packets[packet];
   p.busy = false;
   p.on_wire = kNone;
   p.bytes_sent += pk.bytes;
   // The packet has left the receive buffer of the link it came over (its last byte is out, as
   // store-and-forward frees it): the credits go back to that link's port, or with PFC the ingress
   // queue drains. An injected packet waited in host memory and took none.
-  const uint32_t over = came_over(pk);
+  const uint32_t over = pk.over;
   const int64_t bytes = pk.bytes;
-  depart(engine, sh, port, packet, engine.now(), 0);
+  depart(engine, sh, port, pk, packet, engine.now(), 0);
   try_send(engine, port);
   if (over == kNone) return;
   if (options_.flow_control != FlowControl::credits) {
@@ -828,7 +817,7 @@ void PacketNetworkModel::drain_ingress(sim::Engine& engine, uint32_t link, int64
   engine.schedule_at_site(engine.now() + q.back, ports_[link].site, *this, event(kResume, link));
 }
 
-void PacketNetworkModel::return_credits(sim::Engine& engine, uint32_t link, int64_t bytes, Time freed) {
+inline void PacketNetworkModel::return_credits(sim::Engine& engine, uint32_t link, int64_t bytes, Time freed) {
   if (credit_back_.empty()) {
     engine.schedule_at_site(freed + ports_[link ^ 1].latency, ports_[link].site, *this, event(kCredit, link),
                             static_cast<uint32_t>(bytes));
@@ -848,35 +837,35 @@ void PacketNetworkModel::flush_credits(sim::Engine& engine, uint32_t link) {
   c.deferred = 0;
 }
 
-void PacketNetworkModel::depart(sim::Engine& engine, Shard& sh, uint32_t link, uint32_t packet, Time left,
-                                uint64_t stamp) {
-  Packet& pk = sh.packets[packet];
+inline void PacketNetworkModel::depart(sim::Engine& engine, Shard& sh, uint32_t link, Packet& pk, uint32_t packet,
+                                       Time left, uint64_t stamp) {
   if (pk.cnp) {
-    engine.schedule_at_site(left + ports_[link].latency, cluster_.link(link).to, *this,
+    engine.schedule_at_site(left + ports_[link].latency, ports_[link].far, *this,
                             event(kCnpArrive, encode(pk, stamp)), aux_of(pk));
-    sh.free_packets.push_back(packet);
+    if (packet != kNone) free_packet(sh, packet);
     return;
   }
-  TransferState& ts = transfer(pk.transfer);
   // On its last link, bound for a GPU that never backpressures, a packet's arrival matters only
   // if it sends a CNP or completes the transfer. When every route of the transfer ends on this
   // link, its packets arrive in the order they leave on it, so the last to leave completes the
   // transfer: any other that sends no CNP is counted delivered now, with no event.
-  const bool last_link = size_t{pk.hop} + 1 == ts.paths[pk.route].size();
   // A DCTCP receiver acknowledges every packet: each arrives as an event.
-  if (ts.one_last_link && last_link && options_.flow_control != FlowControl::lossy) {
-    pk.completes = ++ts.left_last == ts.packets;
-    if (!pk.completes && !pk.marked && !ts.windowed) {
-      sh.delivered += pk.bytes;
-      ++sh.landed;
-      sh.free_packets.push_back(packet);
-      return;
+  if (pk.last && options_.flow_control != FlowControl::lossy) {
+    TransferState& ts = transfer(pk.transfer);
+    if (ts.one_last_link) {
+      pk.completes = ++ts.left_last == ts.packets;
+      if (!pk.completes && !pk.marked && !ts.windowed) {
+        sh.delivered += pk.bytes;
+        ++sh.landed;
+        if (packet != kNone) free_packet(sh, packet);
+        return;
+      }
     }
   }
   // The packet travels as its arrival event; the device it reaches holds it next.
-  engine.schedule_at_site(left + ports_[link].latency, cluster_.link(link).to, *this,
+  engine.schedule_at_site(left + ports_[link].latency, ports_[link].far, *this,
                           event(kArrive, encode(pk, stamp)), aux_of(pk));
-  sh.free_packets.push_back(packet);
+  if (packet != kNone) free_packet(sh, packet);
 }
 
 void PacketNetworkModel::arrive(sim::Engine& engine, const Packet& arrived, uint64_t stamp) {
@@ -887,16 +876,18 @@ void PacketNetworkModel::arrive(sim::Engine& engine, const Packet& arrived, uint
   const size_t hop = size_t{arrived.hop} + 1;
   if (hop < path.size()) {
     const uint32_t port = path[hop];
-    const uint32_t packet = take_in(engine, sh, arrived, over, port, static_cast<uint8_t>(hop), stamp);
-    if (packet == kNone) return;
-    Packet& pk = sh.packets[packet];
+    Packet pk = arrived;
+    pk.hop = static_cast<uint8_t>(hop);
+    pk.last = hop + 1 == path.size();
+    pk.over = over;
+    if (!take_in(engine, sh, pk, over, port, stamp)) return;
     const bool dctcp_mark = options_.dctcp.enabled && ports_[port].queued > options_.dctcp.k.count();
     if (!pk.marked && marks_[port] && ((options_.dcqcn.enabled && mark(port)) || dctcp_mark)) {
       pk.marked = true;
       ++sh.ecn_marks;
       ++ports_[port].marked;
     }
-    forward(engine, sh, port, over, packet);
+    forward(engine, sh, port, over, pk);
     return;
   }
   if (arrived.marked && options_.dcqcn.enabled) notify(engine, sh, arrived);
@@ -931,12 +922,15 @@ void PacketNetworkModel::arrive_cnp(sim::Engine& engine, const Packet& arrived, 
   }
   const uint32_t over = link_of(arrived);
   const uint32_t port = transfer(arrived.transfer).paths[arrived.route][arrived.hop - 1U] ^ 1;
-  const uint32_t packet = take_in(engine, sh, arrived, over, port, static_cast<uint8_t>(arrived.hop - 1), stamp);
-  if (packet != kNone) forward(engine, sh, port, over, packet);
+  Packet pk = arrived;
+  pk.hop = static_cast<uint8_t>(arrived.hop - 1);
+  pk.last = arrived.hop == 1;
+  pk.over = over;
+  if (take_in(engine, sh, pk, over, port, stamp)) forward(engine, sh, port, over, pk);
 }
 
-uint32_t PacketNetworkModel::take_in(sim::Engine& engine, Shard& sh, const Packet& arrived, uint32_t over,
-                                     uint32_t port, uint8_t hop, uint64_t stamp) {
+inline bool PacketNetworkModel::take_in(sim::Engine& engine, Shard& sh, const Packet& pk, uint32_t over, uint32_t port,
+                                        uint64_t stamp) {
   if (!credit_back_.empty()) {
     // What over's port had in use when it sent this packet: credits held back go now if the
     // port may come near its limit before the next chance to send them.
@@ -946,34 +940,31 @@ uint32_t PacketNetworkModel::take_in(sim::Engine& engine, Shard& sh, const Packe
   }
   // Lossy: a packet that finds the buffer of the link it came over full is dropped; in a shared
   // switch buffer, one that finds its queue at or above the threshold or the pool full.
-  if (options_.flow_control == FlowControl::lossy && !admits(over, arrived.bytes)) {
+  if (options_.flow_control == FlowControl::lossy && !admits(over, pk.bytes)) {
     ++sh.drops;
     ++ingress_[over].drops;
     ++sh.landed;
-    return kNone;
+    return false;
   }
-  const uint32_t packet = take_free(sh.packets, sh.free_packets);
-  Packet& pk = sh.packets[packet];
-  pk = arrived;
-  pk.hop = hop;
   change_queue(sh, port, engine.now(), pk.bytes);
   if (options_.flow_control != FlowControl::credits) fill_ingress(engine, sh, over, pk.bytes);
-  return packet;
+  return true;
 }
 
-void PacketNetworkModel::forward(sim::Engine& engine, Shard& sh, uint32_t port, uint32_t over, uint32_t packet) {
+void PacketNetworkModel::forward(sim::Engine& engine, Shard& sh, uint32_t port, uint32_t over, Packet& pk) {
   Port& p = ports_[port];
   if (eager_ && p.ready.empty() && !p.paused && engine.now() >= p.free_at) {
     // An idle port with nothing queued sends the packet at once if its credits allow, as
     // try_send would serve it from its input (no other input to take a turn before it).
-    const Packet& pk = sh.packets[packet];
-    const bool credited = next_port(pk) != kNone;
+    const bool credited = !pk.last;
     if (!credited || p.credits_used + pk.bytes <= p.credit_limit) {
       change_queue(sh, port, engine.now(), -int64_t{pk.bytes});
-      begin(engine, sh, port, packet, pk.bytes, credited);
+      begin(engine, sh, port, pk, kNone, credited);
       return;
     }
   }
+  const uint32_t packet = take_packet(sh);
+  sh.packets[packet] = pk;
   ensure_inputs(port);
   enqueue(sh, port, in_index_[over], packet);
   try_send(engine, port);
@@ -1064,17 +1055,18 @@ void PacketNetworkModel::notify(sim::Engine& engine, Shard& sh, const Packet& ma
   // The CNP leaves the receiver over the reverse of the link the marked packet came in on and
   // takes its route back, queued behind whatever waits at each port.
   const auto& path = ts.paths[marked.route];
-  const uint32_t packet = take_free(sh.packets, sh.free_packets);
-  sh.packets[packet] = Packet{.transfer = marked.transfer,
-                              .bytes = static_cast<uint32_t>(kCnpBytes.count()),
-                              .next = kNone,
-                              .hop = static_cast<uint8_t>(path.size() - 1),
-                              .route = marked.route,
-                              .cnp = true};
+  Packet cnp{.transfer = marked.transfer,
+             .bytes = static_cast<uint32_t>(kCnpBytes.count()),
+             .next = kNone,
+             .hop = static_cast<uint8_t>(path.size() - 1),
+             .route = marked.route,
+             .cnp = true,
+             .last = path.size() == 1,
+             .over = kNone};
   ++sh.injected;
   const uint32_t port = path.back() ^ 1;
   change_queue(sh, port, now, kCnpBytes.count());
-  forward(engine, sh, port, path.back(), packet);
+  forward(engine, sh, port, path.back(), cnp);
 }
 
 void PacketNetworkModel::take_cnp(Time now, ReactionPoint& rp) {

@@ -230,7 +230,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   struct Packet {
     uint32_t transfer = 0;
     uint32_t bytes = 0;
-    uint32_t next = kNone;  // the next packet in the same input queue
+    uint32_t next = kNone;  // the next packet in the same input queue, or in the free list
     uint8_t hop = 0;        // index into its route of the link it is on or queued for
     uint8_t route = 0;      // which of the transfer's routes it takes
     bool marked : 1 = false;    // ECN congestion experienced
@@ -238,6 +238,11 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     // DCQCN: a CNP going back to the transfer's sender; it travels the route in reverse, on
     // hop h the reverse of the route's link h, from the last hop down to 0.
     bool cnp : 1 = false;
+    // Held at a device (set where it is cut or taken in, so that a hop reads neither the transfer's
+    // record nor its route): its link is its route's last (a CNP's: it is at hop 0), and the link
+    // it came over, whose credits its departure frees (kNone: cut here).
+    bool last : 1 = false;
+    uint32_t over = kNone;
     uint32_t seq = 0;       // lossy: its index in the transfer
   };
   // A DCQCN sender's state (DcqcnOptions); rates in bytes per second.
@@ -353,6 +358,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     // buffer the first grant (an mtu), which grants from that switch's pool raise.
     int64_t credit_limit = 0;
     sim::Site site = 0;  // its device, from(l)
+    sim::Site far = 0;   // the device at its link's far end, to(l)
     // Credits in use on this port's link: bytes sent towards the receive buffer at its far end
     // and not yet returned. At most buffer_per_port.
     int64_t credits_used = 0;
@@ -426,7 +432,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // where they start and where they end, so the differences hold only summed over shards.
   struct Shard {
     std::vector<Packet> packets;
-    std::vector<uint32_t> free_packets;
+    uint32_t free_packets = kNone;  // the first free packet; the others follow by Packet::next
     sim::StablePool<TransferState> transfers;
     uint64_t started = 0;    // transfers started here
     uint64_t completed = 0;  // transfers that completed at a receiver here
@@ -476,16 +482,35 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   static constexpr uint64_t kStampMax = (uint64_t{1} << kSeqLowBits) - 1;
   static constexpr int kAuxBytesBits = 21;
   static constexpr uint64_t kMaxLossyPackets = uint64_t{1} << (kSeqLowBits + 32 - kAuxBytesBits);
-  uint64_t encode(const Packet& p, uint64_t stamp = 0) const;
-  uint64_t stamp(int64_t credits_used) const;
-  uint32_t aux_of(const Packet& p) const;
-  Packet decode(uint64_t fields, uint32_t aux) const;
+  [[gnu::always_inline]] uint64_t encode(const Packet& p, uint64_t stamp = 0) const;
+  [[gnu::always_inline]] uint64_t stamp(int64_t credits_used) const;
+  [[gnu::always_inline]] uint32_t aux_of(const Packet& p) const;
+  [[gnu::always_inline]] Packet decode(uint64_t fields, uint32_t aux) const;
   uint64_t stamp_of(uint64_t fields) const {
     return credit_back_.empty() ? 0 : (fields >> kStampShift) & kStampMax;
   }
 
   void on_event(sim::Engine& engine, uint64_t payload) override;
-  Shard& shard(const sim::Engine& engine);
+  Shard& shard(const sim::Engine& engine) {
+    const uint32_t p = engine.partition();
+    if (p >= shards_.size()) [[unlikely]] wrong_partition(p);
+    return shards_[p];
+  }
+  [[noreturn]] void wrong_partition(uint32_t partition) const;
+  // The packet pool: a free packet (or a new one), and a packet given back.
+  static uint32_t take_packet(Shard& sh) {
+    if (sh.free_packets == kNone) {
+      sh.packets.emplace_back();
+      return static_cast<uint32_t>(sh.packets.size() - 1);
+    }
+    const uint32_t id = sh.free_packets;
+    sh.free_packets = sh.packets[id].next;
+    return id;
+  }
+  static void free_packet(Shard& sh, uint32_t packet) {
+    sh.packets[packet].next = sh.free_packets;
+    sh.free_packets = packet;
+  }
   // The links of route `r` of a transfer.
   static std::span<const topology::LinkId> links_of(const TransferState& ts, size_t r) {
     if (ts.hops == 0) return ts.paths[r];
@@ -497,27 +522,31 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // the link's far end, a latency later.
   // With eager_ the port sends it as it starts it: `left` is when its last byte is out, and
   // `stamp` the port's credits in use then (stamp()).
-  void depart(sim::Engine& engine, Shard& sh, uint32_t link, uint32_t packet, Time left, uint64_t stamp);
+  // Here and below, `pk` is the packet and `packet` its index in the shard's pool, or kNone for
+  // one that never waited in the pool (cut or arrived, and sent at once); depart frees it.
+  [[gnu::always_inline]] void depart(sim::Engine& engine, Shard& sh, uint32_t link, Packet& pk, uint32_t packet,
+                                     Time left, uint64_t stamp);
   // eager_: a port starting a packet sends it at once (depart) and frees the credits of the link it
   // came over as its serialization ends; finish events come only while packets wait behind it.
-  void send_now(sim::Engine& engine, Shard& sh, uint32_t port, uint32_t packet, Time serialize);
-  // `port` starts serializing `packet` (of `bytes`, taking credits if `credited`), chosen by
-  // try_send or forward.
-  void begin(sim::Engine& engine, Shard& sh, uint32_t port, uint32_t packet, uint32_t bytes, bool credited);
-  void ensure_finish(sim::Engine& engine, uint32_t port);
+  [[gnu::always_inline]] void send_now(sim::Engine& engine, Shard& sh, uint32_t port, Packet& pk, uint32_t packet,
+                                       Time serialize);
+  // `port` starts serializing the packet (taking credits if `credited`), chosen by try_send or
+  // forward.
+  [[gnu::always_inline]] void begin(sim::Engine& engine, Shard& sh, uint32_t port, Packet& pk, uint32_t packet,
+                                    bool credited);
+  [[gnu::always_inline]] void ensure_finish(sim::Engine& engine, uint32_t port);
   void arrive(sim::Engine& engine, const Packet& arrived, uint64_t stamp);
   // A CNP packet arrives: at a switch it queues for the next link back, at the sender it is taken.
   void arrive_cnp(sim::Engine& engine, const Packet& arrived, uint64_t stamp);
-  // A packet that arrived over `over` joins this device as the packet at `hop`, queued for `port`
-  // (its bytes counted there and, PFC and lossy, in the ingress queue); kNone when lossy drops it.
-  // forward() puts it in port's FIFO for `over` and tries the port.
-  uint32_t take_in(sim::Engine& engine, Shard& sh, const Packet& arrived, uint32_t over, uint32_t port, uint8_t hop,
-                   uint64_t stamp);
-  void forward(sim::Engine& engine, Shard& sh, uint32_t port, uint32_t over, uint32_t packet);
-  // The link a packet is on at its hop, and the link it came over to get there (kNone: it was
-  // cut here, a transfer's packet at its sender or a CNP at the receiver).
+  // A packet `pk` that arrived over `over` joins this device, queued for `port` (its bytes counted
+  // there and, PFC and lossy, in the ingress queue); false when lossy drops it. forward() sends it
+  // at once if `port` is idle with nothing queued, else puts it in port's FIFO for `over` and tries
+  // the port.
+  [[gnu::always_inline]] bool take_in(sim::Engine& engine, Shard& sh, const Packet& pk, uint32_t over, uint32_t port,
+                                      uint64_t stamp);
+  void forward(sim::Engine& engine, Shard& sh, uint32_t port, uint32_t over, Packet& pk);
+  // The link a packet is on at its hop.
   uint32_t link_of(const Packet& p);
-  uint32_t came_over(const Packet& p);
   // The sender's slot is free: its acknowledgement and every CNP it was sent are in.
   void release(uint32_t transfer);
   // Starts serializing the next packet on `port` if it is idle and some input's head packet has
@@ -527,7 +556,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // arrive its latency later. With credit batches they may stay back (CreditReturn), and
   // flush_credits sends all that did, to arrive its latency after the last was freed or after
   // now, whichever is later.
-  void return_credits(sim::Engine& engine, uint32_t link, int64_t bytes, Time freed);
+  [[gnu::always_inline]] void return_credits(sim::Engine& engine, uint32_t link, int64_t bytes, Time freed);
   void flush_credits(sim::Engine& engine, uint32_t link);
   // PFC: a packet of `bytes` joins or leaves link's ingress queue; crossing Xoff sends a PAUSE,
   // falling to Xon after one a RESUME, each an event at the link's port a frame's trip later.
@@ -550,17 +579,14 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   void enqueue(Shard& sh, uint32_t port, uint32_t slot, uint32_t packet);
   // Sampling: `port`'s queue is about to change at `now`; the ticks before `now` not yet sampled
   // saw its bytes as they are.
-  void sample_before(uint32_t port, Time now);
+  [[gnu::always_inline]] void sample_before(uint32_t port, Time now);
   // Its queue changes by `bytes` at `now`: sampled before, and its peak kept.
-  void change_queue(Shard& sh, uint32_t port, Time now, int64_t bytes);
+  [[gnu::always_inline]] void change_queue(Shard& sh, uint32_t port, Time now, int64_t bytes);
   // How long a capped transfer's sender takes to write its next packet's bytes at its cap.
   Time capped_write_time(const TransferState& ts) const;
   uint32_t injection_slot(const Port& p) const;
   void ensure_inputs(uint32_t port);
-  uint32_t new_packet(Shard& sh, uint32_t transfer, uint32_t bytes);
-  // The port after hop `hop` of the packet's path (a CNP's: the one before, reversed), or kNone at
-  // the last hop.
-  uint32_t next_port(const Packet& p);
+  [[gnu::always_inline]] Packet new_packet(Shard& sh, uint32_t transfer, uint32_t bytes);
   // DCQCN: the marking draw at a switch egress port, the receiver's CNP, the sender's reaction.
   bool mark(uint32_t port);
   void notify(sim::Engine& engine, Shard& sh, const Packet& marked);

@@ -165,6 +165,25 @@ TYPED_TEST(EventQueueTest, CrowdsAtOneInstantMatchABinaryHeap) {
   });
 }
 
+// Crowds of one instant pushed in key order, as a packet run's ports in step schedule them, some
+// above the radix queue's run size (kRunMax, 256) and sharing buckets with other instants, and some
+// pushed out of order.
+TYPED_TEST(EventQueueTest, CrowdsPushedInKeyOrderMatchABinaryHeap) {
+  TypeParam q;
+  Rng rng(17, stream_id("queue-ordered-crowds"));
+  uint64_t next_key = 1;
+  std::vector<Event> initial;
+  for (int i = 0; i < 300; ++i) initial.push_back(at(0, next_key++));
+  for (int i = 0; i < 400; ++i) initial.push_back(at(327'680, next_key++));
+  for (int i = 0; i < 100; ++i) initial.push_back(at(1'000'000, next_key++));
+  hold_against_a_heap(q, initial, 200'000, [&](const Event& got, size_t /*pending*/) {
+    const uint64_t kind = rng.below(16);
+    const int64_t delay = kind < 10 ? 327'680 : kind < 15 ? 1'000'000 : static_cast<int64_t>(rng.below(3)) * 65'536;
+    const uint64_t key = kind == 15 ? (rng.below(uint64_t{1} << 20) << 40) | next_key++ : next_key++;
+    return std::vector<Event>{at(got.time.ps() + delay, delay == 0 ? (uint64_t{1} << 63) + next_key++ : key)};
+  });
+}
+
 TEST(RadixEventQueue, PopUntilLeavesLaterEventsAndAcceptsEarlierPushes) {
   RadixEventQueue q;
   q.push(at(10, 1));
