@@ -52,7 +52,7 @@ class Engine {
   // The same at another site. In a partitioned run an event for a site of another partition must
   // lie at least the lookahead after now() (sim/partitioned_engine.h).
   [[gnu::always_inline]] void schedule_at_site(Time at, Site site, EventHandler& handler, uint64_t payload = 0,
-                        uint32_t aux = 0) {
+                                               uint32_t aux = 0) {
     enqueue(at, take_key(), site, handler, payload, aux);
   }
   // The aux word of the event being executed (sim/event.h): what a message between partitions
@@ -105,7 +105,7 @@ class Engine {
   // partition that owns `site`. An event of a later instant on an engine of its own goes straight
   // to the queue; the rest (checks that throw, zero delay, partitions) take enqueue_slow.
   [[gnu::always_inline]] void enqueue(Time at, uint64_t key, Site site, EventHandler& handler, uint64_t payload,
-               uint32_t aux) {
+                                      uint32_t aux) {
     if (at > now_ && site < kMaxSites && partitioned_ == nullptr) [[likely]] {
       queue_.push(Event{at, key, &handler, payload, site, aux});
       return;
