@@ -54,13 +54,19 @@ inline std::vector<topology::LinkId> transfer_route(const topology::Cluster& clu
   return cluster.route(t.src_gpu, t.dst_gpu, t.flow_hash & 0xffff);
 }
 
+// Whether a transfer from `src_gpu` to `dst_gpu` is sprayed over several routes: under adaptive
+// routing (ClusterSpec::adaptive_routing), between nodes.
+inline bool sprayed(const topology::Cluster& cluster, int src_gpu, int dst_gpu) {
+  return cluster.spec().adaptive_routing() && cluster.node_of(src_gpu) != cluster.node_of(dst_gpu);
+}
+
 // The routes between a transfer's GPUs under the cluster's routing mode, whatever its size: with
 // adaptive routing (ClusterSpec::adaptive_routing) a transfer between nodes is sprayed over up to
 // kSprayRoutes equal-cost routes (Cluster::sprayed_routes, keyed as transfer_route keys its one
 // route, which comes first); under ECMP, or inside a node, transfer_route's route alone. Empty for
 // a transfer to itself.
 inline std::vector<std::vector<topology::LinkId>> transfer_routes(const topology::Cluster& cluster, const Transfer& t) {
-  if (!cluster.spec().adaptive_routing() || cluster.node_of(t.src_gpu) == cluster.node_of(t.dst_gpu)) {
+  if (!sprayed(cluster, t.src_gpu, t.dst_gpu)) {
     std::vector<std::vector<topology::LinkId>> paths;
     std::vector<topology::LinkId> path = transfer_route(cluster, t);
     if (!path.empty()) paths.push_back(std::move(path));

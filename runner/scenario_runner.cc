@@ -460,8 +460,8 @@ RowCost cost_of_row(const collectives::Schedule& schedule, const topology::Clust
     const int src = static_cast<int>(key >> 32);
     const int dst = static_cast<int>(key & 0xffffffffu);
     const uint64_t paths = cluster.path_count(src, dst);
-    const bool sprayed = cluster.spec().adaptive_routing() && cluster.node_of(src) != cluster.node_of(dst);
-    const uint64_t per_transfer = sprayed ? std::min<uint64_t>(topology::kSprayRoutes, paths) : 1;
+    const uint64_t per_transfer =
+        network::sprayed(cluster, src, dst) ? std::min<uint64_t>(topology::kSprayRoutes, paths) : 1;
     spray = std::max(spray, per_transfer);
     routes += static_cast<double>(std::min(use.transfers * per_transfer, paths));
     shortest = std::min(shortest, use.latency);
@@ -863,18 +863,22 @@ double online_plan_bytes(const config::Scenario& s, const workloads::Workload& w
                          const collectives::AnalyticalCollectiveModel& model, const topology::Cluster& cluster) {
   const bool on_packets = s.network.model == config::NetworkModelKind::packet;
   using Shape = std::tuple<int, int64_t, size_t, size_t>;  // collective, bytes, members, nodes spanned
+  // Each communicator's nodes spanned, worked out once.
+  std::vector<size_t> spans(w.comms.size());
+  for (size_t c = 0; c < w.comms.size(); ++c) {
+    std::vector<int> nodes;
+    for (const int g : w.comms[c].ranks) nodes.push_back(cluster.node_of(g));
+    std::sort(nodes.begin(), nodes.end());
+    spans[c] = static_cast<size_t>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
+  }
   std::map<Shape, const collectives::Communicator*> shapes;
   for (const workloads::RankGraph& r : w.ranks) {
     for (const workloads::Op& op : r.ops) {
       if ((op.kind != workloads::OpKind::collective && op.kind != workloads::OpKind::send) || op.comm < 0) continue;
-      const collectives::Communicator& comm = w.comms[static_cast<size_t>(op.comm)];
-      std::vector<int> nodes;
-      for (const int g : comm.ranks) nodes.push_back(cluster.node_of(g));
-      std::sort(nodes.begin(), nodes.end());
-      const auto spanned = static_cast<size_t>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
+      const auto c = static_cast<size_t>(op.comm);
       const collectives::CollectiveKind kind =
           op.kind == workloads::OpKind::send ? collectives::CollectiveKind::send_recv : op.collective;
-      shapes.try_emplace({static_cast<int>(kind), op.bytes.count(), comm.ranks.size(), spanned}, &comm);
+      shapes.try_emplace({static_cast<int>(kind), op.bytes.count(), w.comms[c].ranks.size(), spans[c]}, &w.comms[c]);
     }
   }
   const double gpus = w.total_gpus > 0 ? w.total_gpus : cluster.gpu_count();

@@ -223,7 +223,7 @@ EcmpRouter::RouteKey EcmpRouter::RouteKeyHash::empty() { return {PairHash::empty
 // takes the hash's route among all (its total); the routes lie in one array, back to back, each
 // its number of links and then its links. A pair's plan itself is kept only once a second route
 // of it is unranked, or where pick() reads it (several alternatives with NIC slots): a pair routed
-// once (an all-to-all's) keeps no plan, whose ~200 bytes were most of what routing it touched.
+// once (an all-to-all's) keeps no plan, which takes more memory than the route it gives.
 // Likewise a pair's first route is found from its plan entry; only later ones are in the route
 // index.
 struct alignas(64) EcmpRouter::Shard {
