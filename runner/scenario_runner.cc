@@ -852,15 +852,22 @@ double online_ops(const config::Scenario& s, const workloads::Workload& w) {
   return ops * (1.0 + static_cast<double>(training_copies(s).size()));
 }
 
-// What an online run holds for its collectives and sends besides their ops (OnlineNetwork): a plan
-// for each (collective, bytes, communicator), kept for the run, its schedule and rank plan, and
-// with one instance of it running, its executor, what the network model keeps for the transfers
-// it can have in flight and the router's plans and routes (cost_of_row). The job's communicators
-// of one size cut its GPUs into groups (tensor, data, expert parallel), so there are at most its
-// GPUs over the size of them, and a send's pairs at most its GPUs; those of one size and span of
-// nodes lower alike, so one of each is lowered.
-double online_plan_bytes(const config::Scenario& s, const workloads::Workload& w,
-                         const collectives::AnalyticalCollectiveModel& model, const topology::Cluster& cluster) {
+// What an online run holds for its collectives and sends besides their ops (OnlineNetwork), and
+// the transfers they move.
+struct OnlinePlanCost {
+  double bytes = 0;
+  double transfers = 0;
+};
+
+// The plans' memory: a plan for each (collective, bytes, communicator), kept for the run, its
+// schedule and rank plan, and with one instance of it running, its executor, what the network
+// model keeps for the transfers it can have in flight and the router's plans and routes
+// (cost_of_row). The job's communicators of one size cut its GPUs into groups (tensor, data,
+// expert parallel), so there are at most its GPUs over the size of them, and a send's pairs at
+// most its GPUs; those of one size and span of nodes lower alike, so one of each is lowered. The
+// transfers: each instance of a collective (one for its members' ops) or send moves its plan's.
+OnlinePlanCost online_plan_cost(const config::Scenario& s, const workloads::Workload& w,
+                                const collectives::AnalyticalCollectiveModel& model, const topology::Cluster& cluster) {
   const bool on_packets = s.network.model == config::NetworkModelKind::packet;
   using Shape = std::tuple<int, int64_t, size_t, size_t>;  // collective, bytes, members, nodes spanned
   // Each communicator's nodes spanned, worked out once.
@@ -871,29 +878,38 @@ double online_plan_bytes(const config::Scenario& s, const workloads::Workload& w
     std::sort(nodes.begin(), nodes.end());
     spans[c] = static_cast<size_t>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
   }
-  std::map<Shape, const collectives::Communicator*> shapes;
+  struct Uses {
+    const collectives::Communicator* comm = nullptr;
+    double ops = 0;  // the members' ops of this shape, every GPU's (a send's: its sender's)
+  };
+  std::map<Shape, Uses> shapes;
   for (const workloads::RankGraph& r : w.ranks) {
     for (const workloads::Op& op : r.ops) {
       if ((op.kind != workloads::OpKind::collective && op.kind != workloads::OpKind::send) || op.comm < 0) continue;
       const auto c = static_cast<size_t>(op.comm);
       const collectives::CollectiveKind kind =
           op.kind == workloads::OpKind::send ? collectives::CollectiveKind::send_recv : op.collective;
-      shapes.try_emplace({static_cast<int>(kind), op.bytes.count(), w.comms[c].ranks.size(), spans[c]}, &w.comms[c]);
+      Uses& uses = shapes[{static_cast<int>(kind), op.bytes.count(), w.comms[c].ranks.size(), spans[c]}];
+      uses.comm = &w.comms[c];
+      uses.ops += static_cast<double>(r.represents) * op.repeat;
     }
   }
   const double gpus = w.total_gpus > 0 ? w.total_gpus : cluster.gpu_count();
-  double bytes = 0;
-  for (const auto& [shape, comm] : shapes) {
+  OnlinePlanCost cost;
+  for (const auto& [shape, uses] : shapes) {
     const auto kind = static_cast<collectives::CollectiveKind>(std::get<0>(shape));
-    const collectives::NetworkPlan plan = workloads::online_plan(model, cluster, kind, Bytes(std::get<1>(shape)), *comm);
-    const collectives::RankPlan ranks = collectives::rank_plan_on(plan.schedule, comm->ranks, cluster);
+    const collectives::NetworkPlan plan = workloads::online_plan(model, cluster, kind, Bytes(std::get<1>(shape)), *uses.comm);
+    const collectives::RankPlan ranks = collectives::rank_plan_on(plan.schedule, uses.comm->ranks, cluster);
     const RowCost running = cost_of_row(plan.schedule, cluster, 1, on_packets, s.network.packet.mtu);
     const double members = static_cast<double>(std::max<size_t>(std::get<2>(shape), 1));
-    const double count = kind == collectives::CollectiveKind::send_recv ? gpus : std::ceil(gpus / members);
-    bytes += count * (static_cast<double>(plan.schedule.heap_bytes() + ranks.heap_bytes()) + running.run_bytes +
-                      running.router_bytes);
+    const bool send = kind == collectives::CollectiveKind::send_recv;
+    const double count = send ? gpus : std::ceil(gpus / members);
+    cost.bytes += count * (static_cast<double>(plan.schedule.heap_bytes() + ranks.heap_bytes()) + running.run_bytes +
+                           running.router_bytes);
+    cost.transfers += (send ? uses.ops : uses.ops / members) * static_cast<double>(plan.schedule.transfers().size());
   }
-  return bytes * (1.0 + static_cast<double>(training_copies(s).size()));
+  const double copies = 1.0 + static_cast<double>(training_copies(s).size());
+  return {.bytes = cost.bytes * copies, .transfers = cost.transfers * copies};
 }
 
 // States an online run's size on stderr (unless quiet) and refuses, in one line naming
@@ -904,7 +920,8 @@ void check_online_cost(const config::Scenario& s, const RunControl& control,
   const double ops = online_ops(s, w);
   if (ops <= 0) return;
   const MemoryLimit limit = memory_limit(control);
-  const double bytes = kProgramBytes + ops * kOnlineBytesPerOp + online_plan_bytes(s, w, analytical, cluster);
+  const OnlinePlanCost plans = online_plan_cost(s, w, analytical, cluster);
+  const double bytes = kProgramBytes + ops * kOnlineBytesPerOp + plans.bytes;
   const std::string_view model = moved_as(s);
   if (bytes > limit.bytes) {
     throw InputError(where(s), "network.execution",
@@ -914,8 +931,9 @@ void check_online_cost(const config::Scenario& s, const RunControl& control,
                                  model, ops, memory_size(bytes), memory_size(limit.bytes), limit.allows));
   }
   if (!control.quiet) {
-    std::cerr << fmt::format("simulate: online on {}: every rank's ops ({:.3g}) on one engine, about {} ({} {})\n",
-                             model, ops, memory_size(bytes), memory_size(limit.bytes), limit.allowed);
+    std::cerr << fmt::format("simulate: online on {}: every rank's ops ({:.3g}) on one engine, {:.3g} transfers, "
+                             "about {} ({} {})\n",
+                             model, ops, plans.transfers, memory_size(bytes), memory_size(limit.bytes), limit.allowed);
   }
 }
 

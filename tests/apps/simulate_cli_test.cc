@@ -603,7 +603,8 @@ TEST(SimulateCli, MaxWallStopsAnOnlineTrainingRun) {
 TEST(SimulateCli, OnlineTrainingStatesItsSizeAndRefusesOneThatWouldNotFit) {
   const RunResult fits = run_simulate({"scenarios/llama3-8b-64gpu.yaml", "--model", "flow", "--max-wall", "0.05"});
   EXPECT_TRUE(std::regex_search(fits.err, std::regex(R"(^simulate: online on flows: every rank's ops \(3.45e\+06\) on one )"
-                                                     R"(engine, about [0-9.]+ MiB \([0-9.]+ GiB available\)\n)")))
+                                                     R"(engine, 7.42e\+06 transfers, about [0-9.]+ MiB \([0-9.]+ GiB )"
+                                                     R"(available\)\n)")))
       << fits.err;
   const RunResult r = run_simulate({"scenarios/sweeps/llama3-405b-16k.yaml", "--model", "flow", "--max-memory", "4GiB", "-q"});
   EXPECT_EQ(r.status, 2);
@@ -625,10 +626,25 @@ TEST(SimulateCli, TheMemoryStatedBeforeAnOnlineRunBoundsItsPeak) {
   const RunResult r = run_simulate({"scenarios/dlrm-64gpu.yaml", "--model", "flow", "--stats"});
   ASSERT_EQ(r.status, 0) << r.err;
   std::smatch stated, peak;
-  ASSERT_TRUE(std::regex_search(r.err, stated, std::regex(R"(on one engine, about ([0-9.]+) MiB)"))) << r.err;
+  ASSERT_TRUE(std::regex_search(r.err, stated, std::regex(R"(on one engine, [0-9.e+]+ transfers, about ([0-9.]+) MiB)")))
+      << r.err;
   ASSERT_TRUE(std::regex_search(r.err, peak, std::regex(R"(peak memory ([0-9]+) MiB)"))) << r.err;
   EXPECT_LE(std::stod(peak[1].str()), std::stod(stated[1].str())) << r.err;
   EXPECT_LE(std::stod(stated[1].str()), 3 * std::stod(peak[1].str())) << r.err;
+}
+
+// The transfers an online run states before it starts are those it then moves (to the three
+// digits printed): DLRM's all_to_all and all_reduce over 64 GPUs. (Llama 3 8B's, with its
+// pipeline sends, are held to the run's 7,419,328 above.)
+TEST(SimulateCli, AnOnlineRunStatesTheTransfersItThenMoves) {
+  const RunResult r = run_simulate({"scenarios/dlrm-64gpu.yaml", "--model", "flow", "--stats", "--format", "csv"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::smatch stated, moved;
+  ASSERT_TRUE(std::regex_search(r.err, stated, std::regex(R"(on one engine, ([0-9.e+]+) transfers, about)"))) << r.err;
+  ASSERT_TRUE(std::regex_search(r.err, moved, std::regex(R"(engine events, ([0-9]+) transfers,)"))) << r.err;
+  const double actual = std::stod(moved[1].str());
+  EXPECT_GT(actual, 1e5) << r.err;
+  EXPECT_NEAR(std::stod(stated[1].str()), actual, 0.005 * actual) << r.err;
 }
 
 // Training on flows states its cost before pricing (the distinct collectives, the budget each is
