@@ -1260,9 +1260,12 @@ JobsRun run_jobs_online(const config::Scenario& s, const RunControl& control) {
     alone[i].total_gpus = s.cluster.total_gpus();
     workloads::add_job(alone[i], own, gpus);
   }
-  // The runs alone hold the ops of the run together once more, at most.
+  // The runs alone hold the ops of the run together once more, at most, and the plans of its
+  // collectives and sends once more where they run beside it.
   const double ops = static_cast<double>(together.op_count());
-  const double bytes = kProgramBytes + 2 * ops * kOnlineBytesPerOp;
+  const collectives::AnalyticalCollectiveModel analytical(s.cluster, s.collectives, model_parameters(s));
+  const OnlinePlanCost plans = online_plan_cost(s, together, analytical, *topology::build_cluster(s.cluster));
+  const double bytes = kProgramBytes + 2 * (ops * kOnlineBytesPerOp + plans.bytes);
   const MemoryLimit limit = memory_limit(control);
   if (bytes > limit.bytes) {
     throw InputError(where(s), "jobs",
@@ -1272,8 +1275,9 @@ JobsRun run_jobs_online(const config::Scenario& s, const RunControl& control) {
   }
   if (!control.quiet) {
     std::cerr << fmt::format("simulate: {} jobs online on {}: together on one engine and each alone; every rank's "
-                             "ops ({:.3g}), about {} ({} {})\n",
-                             n, moved_as(s), ops, memory_size(bytes), memory_size(limit.bytes), limit.allowed);
+                             "ops ({:.3g}), {:.3g} transfers together, about {} ({} {})\n",
+                             n, moved_as(s), ops, plans.transfers, memory_size(bytes), memory_size(limit.bytes),
+                             limit.allowed);
   }
   std::vector<workloads::ExecutionResult> runs(n + 1);
   std::vector<network::NetworkCounters> counters(n + 1);

@@ -633,6 +633,33 @@ TEST(SimulateCli, TheMemoryStatedBeforeAnOnlineRunBoundsItsPeak) {
   EXPECT_LE(std::stod(stated[1].str()), 3 * std::stod(peak[1].str())) << r.err;
 }
 
+// Several jobs online: the memory stated bounds the peak where the plans of the jobs' collectives,
+// not their ops, are most of it (two DLRM jobs of 64 GPUs, each an all_to_all over all of them),
+// and the transfers stated are those the run together moves. Measured without sanitizers.
+TEST(SimulateCli, TheMemoryStatedBeforeAJobsRunBoundsItsPeak) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "a sanitizer's shadow memory is in the peak";
+#endif
+  const fs::path scenario = fs::path(testing::TempDir()) / "simulate_two_dlrm_jobs.yaml";
+  std::ofstream(scenario) << "cluster: {node: hgx-h100, nodes: 16}\n"
+                             "network: {model: flow}\n"
+                             "jobs:\n"
+                             "  - {name: a, nodes: 8, workload: {kind: dlrm, dlrm: {tables: 64, batch_per_gpu: 256}}}\n"
+                             "  - {name: b, nodes: 8, workload: {kind: dlrm, dlrm: {tables: 64, batch_per_gpu: 256}}}\n";
+  const RunResult r = run_simulate({scenario.string(), "--stats", "--format", "csv"});
+  fs::remove(scenario);
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::smatch stated, peak, moved;
+  ASSERT_TRUE(std::regex_search(
+      r.err, stated, std::regex(R"(every rank's ops \([0-9.e+]+\), ([0-9.e+]+) transfers together, about ([0-9.]+) MiB)")))
+      << r.err;
+  ASSERT_TRUE(std::regex_search(r.err, peak, std::regex(R"(peak memory ([0-9]+) MiB)"))) << r.err;
+  ASSERT_TRUE(std::regex_search(r.err, moved, std::regex(R"(engine events, ([0-9]+) transfers,)"))) << r.err;
+  EXPECT_LE(std::stod(peak[1].str()), std::stod(stated[2].str())) << r.err;
+  EXPECT_LE(std::stod(stated[2].str()), 3 * std::stod(peak[1].str())) << r.err;
+  EXPECT_NEAR(std::stod(stated[1].str()), std::stod(moved[1].str()), 0.005 * std::stod(moved[1].str())) << r.err;
+}
+
 // The transfers an online run states before it starts are those it then moves (to the three
 // digits printed): DLRM's all_to_all and all_reduce over 64 GPUs. (Llama 3 8B's, with its
 // pipeline sends, are held to the run's 7,419,328 above.)
