@@ -800,9 +800,11 @@ struct TrainingRun {
   std::vector<network::PortTimeline> ports;     // traced online on packets with sampling: the ports' queues
 };
 
+// `read`: the scenario's trace, where the caller has read it already (it is moved from).
 workloads::TrainingResult evaluate_training(const config::Scenario& s, const collectives::CollectiveCostModel& model,
                                             workloads::TrainingTrace* trace,
-                                            const workloads::OnlineExecution& online = {});
+                                            const workloads::OnlineExecution& online = {},
+                                            workloads::Workload* read = nullptr);
 
 // What the scenario's network model moves, for messages: "flows" or "packets".
 std::string_view moved_as(const config::Scenario& s) {
@@ -834,13 +836,17 @@ network::FlowModelOptions flow_options(const config::Scenario& s, const collecti
 // when traced, and the network model's share.
 constexpr double kOnlineBytesPerOp = 224;
 
-// The job an online run of a generated workload runs, as its representative ranks (each standing
-// for the GPUs of its `represents`; generated in milliseconds); empty for a trace, which is read
-// whole anyway.
+workloads::Workload read_trace(const config::Scenario& s, const workloads::TraceSpec& t, int gpus,
+                               const std::string& key);
+
+// The job an online run runs: a generated workload as its representative ranks (each standing for
+// the GPUs of its `represents`; generated in milliseconds), a trace as read (the run then takes it).
 workloads::Workload online_workload(const config::Scenario& s) {
   if (s.workload.kind == workloads::WorkloadKind::training)
     return workloads::generate_megatron(s.workload.training, s.cluster, {.layers_per_block = s.workload.layers_per_block});
   if (s.workload.kind == workloads::WorkloadKind::dlrm) return workloads::generate_dlrm(s.workload.dlrm, s.cluster);
+  if (s.workload.kind == workloads::WorkloadKind::trace)
+    return read_trace(s, s.workload.trace, s.cluster.total_gpus(), "workload");
   return {};
 }
 
@@ -878,9 +884,26 @@ OnlinePlanCost online_plan_cost(const config::Scenario& s, const workloads::Work
     std::sort(nodes.begin(), nodes.end());
     spans[c] = static_cast<size_t>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
   }
+  // The members whose ops reach each communicator's collectives: all of them where ranks stand
+  // for GPUs they do not list (generated), those listed where each rank is one GPU (every rank
+  // generated, or a trace, whose collectives run once for the members it lists).
+  const bool listed_only =
+      std::all_of(w.ranks.begin(), w.ranks.end(), [](const workloads::RankGraph& r) { return r.represents == 1; });
+  std::vector<char> is_rank(static_cast<size_t>(std::max(cluster.gpu_count(), 1)), 0);
+  for (const workloads::RankGraph& r : w.ranks) {
+    if (r.gpu >= 0 && r.gpu < cluster.gpu_count()) is_rank[static_cast<size_t>(r.gpu)] = 1;
+  }
+  std::vector<double> reaching(w.comms.size());
+  for (size_t c = 0; c < w.comms.size(); ++c) {
+    const std::vector<int>& members = w.comms[c].ranks;
+    const auto listed = std::count_if(members.begin(), members.end(), [&](int g) {
+      return g >= 0 && g < cluster.gpu_count() && is_rank[static_cast<size_t>(g)];
+    });
+    reaching[c] = static_cast<double>(std::max<int64_t>(listed_only ? listed : std::ssize(members), 1));
+  }
   struct Uses {
     const collectives::Communicator* comm = nullptr;
-    double ops = 0;  // the members' ops of this shape, every GPU's (a send's: its sender's)
+    double instances = 0;  // run by the job: the members' ops of this shape over the members (a send's: its sender's)
   };
   std::map<Shape, Uses> shapes;
   for (const workloads::RankGraph& r : w.ranks) {
@@ -891,7 +914,8 @@ OnlinePlanCost online_plan_cost(const config::Scenario& s, const workloads::Work
           op.kind == workloads::OpKind::send ? collectives::CollectiveKind::send_recv : op.collective;
       Uses& uses = shapes[{static_cast<int>(kind), op.bytes.count(), w.comms[c].ranks.size(), spans[c]}];
       uses.comm = &w.comms[c];
-      uses.ops += static_cast<double>(r.represents) * op.repeat;
+      const double ops = static_cast<double>(r.represents) * op.repeat;
+      uses.instances += op.kind == workloads::OpKind::send ? ops : ops / reaching[c];
     }
   }
   const double gpus = w.total_gpus > 0 ? w.total_gpus : cluster.gpu_count();
@@ -906,19 +930,21 @@ OnlinePlanCost online_plan_cost(const config::Scenario& s, const workloads::Work
     const double count = send ? gpus : std::ceil(gpus / members);
     cost.bytes += count * (static_cast<double>(plan.schedule.heap_bytes() + ranks.heap_bytes()) + running.run_bytes +
                            running.router_bytes);
-    cost.transfers += (send ? uses.ops : uses.ops / members) * static_cast<double>(plan.schedule.transfers().size());
+    cost.transfers += uses.instances * static_cast<double>(plan.schedule.transfers().size());
   }
   const double copies = 1.0 + static_cast<double>(training_copies(s).size());
   return {.bytes = cost.bytes * copies, .transfers = cost.transfers * copies};
 }
 
 // States an online run's size on stderr (unless quiet) and refuses, in one line naming
-// network.execution, a run whose every-rank graphs would not fit in the memory limit.
-void check_online_cost(const config::Scenario& s, const RunControl& control,
-                       const collectives::AnalyticalCollectiveModel& analytical, const topology::Cluster& cluster) {
-  const workloads::Workload w = online_workload(s);
+// network.execution, a run whose every-rank graphs would not fit in the memory limit. Returns the
+// workload it costed (a trace, read once, for the run to take).
+workloads::Workload check_online_cost(const config::Scenario& s, const RunControl& control,
+                                      const collectives::AnalyticalCollectiveModel& analytical,
+                                      const topology::Cluster& cluster) {
+  workloads::Workload w = online_workload(s);
   const double ops = online_ops(s, w);
-  if (ops <= 0) return;
+  if (ops <= 0) return w;
   const MemoryLimit limit = memory_limit(control);
   const OnlinePlanCost plans = online_plan_cost(s, w, analytical, cluster);
   const double bytes = kProgramBytes + ops * kOnlineBytesPerOp + plans.bytes;
@@ -935,6 +961,7 @@ void check_online_cost(const config::Scenario& s, const RunControl& control,
                              "about {} ({} {})\n",
                              model, ops, plans.transfers, memory_size(bytes), memory_size(limit.bytes), limit.allowed);
   }
+  return w;
 }
 
 // Watches an online run's engine: at each clock read it moves the bar (on a terminal, unless
@@ -997,7 +1024,7 @@ TrainingRun run_training_online(const config::Scenario& s, const RunControl& con
   auto analytical = std::make_unique<collectives::AnalyticalCollectiveModel>(s.cluster, s.collectives,
                                                                              model_parameters(s));
   auto cluster = topology::build_cluster(s.cluster);
-  check_online_cost(s, control, *analytical, *cluster);
+  workloads::Workload costed = check_online_cost(s, control, *analytical, *cluster);
   std::unique_ptr<network::NetworkModel> model_net =
       online_network_model(s, *analytical, *cluster, trace != nullptr && wants(s, "trace"));
   // A traced run (its views written) counts each link's bytes and busy time for the link table.
@@ -1025,7 +1052,8 @@ TrainingRun run_training_online(const config::Scenario& s, const RunControl& con
                                     .watch = &watch,
                                     .progress = &watch.progress,
                                     .partitions = partitions ? &*partitions : nullptr,
-                                    .copies = copies});
+                                    .copies = copies},
+                                   &costed);
   }
   run.result.neighbour_copies = static_cast<int>(copies.size());
   check_delivered(online, *net);
@@ -1136,9 +1164,11 @@ std::string ranks_basis(const config::Scenario& s, bool online) {
 
 // The run of the scenario's workload by its kind.
 workloads::TrainingResult evaluate_by_kind(const config::Scenario& s, const collectives::CollectiveCostModel& model,
-                                           workloads::TrainingTrace* trace, const workloads::OnlineExecution& online) {
+                                           workloads::TrainingTrace* trace, const workloads::OnlineExecution& online,
+                                           workloads::Workload* read) {
   if (s.workload.kind == workloads::WorkloadKind::trace) {
-    workloads::Workload w = read_trace(s, s.workload.trace, s.cluster.total_gpus(), "workload");
+    workloads::Workload w =
+        read != nullptr ? std::move(*read) : read_trace(s, s.workload.trace, s.cluster.total_gpus(), "workload");
     // A trace that does not name itself (dtsim's own traces do) takes the scenario's name.
     if (w.name.empty()) w.name = s.name;
     workloads::ComputeModel compute(s.cluster.gpu, s.workload.training.attention);
@@ -1166,8 +1196,9 @@ workloads::TrainingResult evaluate_by_kind(const config::Scenario& s, const coll
 }
 
 workloads::TrainingResult evaluate_training(const config::Scenario& s, const collectives::CollectiveCostModel& model,
-                                            workloads::TrainingTrace* trace, const workloads::OnlineExecution& online) {
-  workloads::TrainingResult result = evaluate_by_kind(s, model, trace, online);
+                                            workloads::TrainingTrace* trace, const workloads::OnlineExecution& online,
+                                            workloads::Workload* read) {
+  workloads::TrainingResult result = evaluate_by_kind(s, model, trace, online, read);
   result.ranks_basis = ranks_basis(s, online.network != nullptr);
   return result;
 }

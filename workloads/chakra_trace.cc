@@ -626,7 +626,9 @@ Workload read_chakra(const std::string& prefix) {
           } else {
             receives[{src, self, tag}].push_back({self, static_cast<uint32_t>(g.ops.size())});
           }
-          if (op.comm < 0) op.comm = w.add_comm({{std::min(src, dst), std::max(src, dst)}});
+          // The pair's communicator names its sender, then its receiver, as the generators' do: the
+          // network runs its send from the first to the second, and each direction on its own.
+          if (op.comm < 0) op.comm = w.add_comm({{src, dst}});
           break;
         }
         default:

@@ -92,6 +92,9 @@ void OnlineNetwork::start(sim::Engine& engine, const Op& op, const collectives::
   if (op.kind != OpKind::collective && op.kind != OpKind::send) {
     throw std::invalid_argument("online network: only collectives and sends run on the network");
   }
+  if (op.kind == OpKind::send && (comm.ranks.size() != 2 || comm.ranks[0] != gpu)) {
+    throw std::invalid_argument("online network: a send's communicator lists its sender, then its receiver");
+  }
   uint32_t slot;
   {
     const std::lock_guard lock(mutex_);
