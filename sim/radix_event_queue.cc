@@ -1,6 +1,7 @@
 #include "sim/radix_event_queue.h"
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 
 namespace dtsim::sim {
@@ -84,18 +85,18 @@ bool RadixEventQueue::pop_from_buckets(Time until, Event& out) {
     release_bucket(b);
     // Events of one instant are often pushed in key order (a crowd of ports scheduling in the
     // order they run): such a bucket needs reversing, not sorting.
-    bool ascending = true;
+    Order order;
     for (uint32_t c = bucket.head; c != kNone;) {
       const Chunk& chunk = chunks_[c];
       for (uint32_t i = 0; i < chunk.count; ++i) {
-        if (!run_.empty() && before(chunk.events[i], run_.back())) ascending = false;
+        if (!run_.empty() && before(chunk.events[i], run_.back())) order.note_break(run_.size());
         run_.push_back(chunk.events[i]);
       }
       const uint32_t next = chunk.next;
       free_chunk(c);
       c = next;
     }
-    make_run(ascending);
+    make_run(order);
     return pop_until(until, out);
   }
 
@@ -112,14 +113,14 @@ bool RadixEventQueue::pop_from_buckets(Time until, Event& out) {
   // A chunk is freed once read, so the moves can reuse it while it is still in cache; events are
   // copied out first because appending may grow `chunks_`.
   release_bucket(b);
-  bool ascending = true;
+  Order order;
   for (uint32_t c = bucket.head; c != kNone;) {
     const uint32_t count = chunks_[c].count;
     const uint32_t next = chunks_[c].next;
     for (uint32_t i = 0; i < count; ++i) {
       const Event e = chunks_[c].events[i];
       if (e.time == at) {
-        if (!run_.empty() && before(e, run_.back())) ascending = false;
+        if (!run_.empty() && before(e, run_.back())) order.note_break(run_.size());
         run_.push_back(e);
       } else {
         place(e);
@@ -136,15 +137,47 @@ bool RadixEventQueue::pop_from_buckets(Time until, Event& out) {
     --size_;
     return true;
   }
-  make_run(ascending);
+  make_run(order);
   return pop_until(until, out);
 }
 
-void RadixEventQueue::make_run(bool ascending) {
-  if (ascending) {
+void RadixEventQueue::make_run(const Order& order) {
+  const auto less = [](const Event& a, const Event& z) { return before(a, z); };
+  if (order.breaks == 0) {
     std::reverse(run_.begin(), run_.end());
-  } else {
+  } else if (order.breaks >= Order::kMostBreaks) {
     std::sort(run_.begin(), run_.end(), [](const Event& a, const Event& z) { return before(z, a); });
+  } else {
+    // A few ascending sequences: merged pairwise, each pass halving their number, the last pass
+    // from their ends, greatest first.
+    std::array<size_t, Order::kMostBreaks + 1> bounds{};
+    size_t sequences = order.breaks + 1;
+    std::copy_n(order.starts.begin(), order.breaks, bounds.begin() + 1);
+    bounds[sequences] = run_.size();
+    merged_.resize(run_.size());
+    const auto at = [](std::vector<Event>& v, size_t i) { return v.begin() + static_cast<std::ptrdiff_t>(i); };
+    while (sequences > 2) {
+      size_t kept = 0;
+      for (size_t i = 0; i < sequences; i += 2) {
+        const size_t from = bounds[i];
+        const size_t mid = bounds[std::min(i + 1, sequences)];
+        const size_t to = bounds[std::min(i + 2, sequences)];
+        std::merge(at(run_, from), at(run_, mid), at(run_, mid), at(run_, to), at(merged_, from), less);
+        bounds[kept++] = from;
+      }
+      bounds[kept] = run_.size();
+      sequences = kept;
+      run_.swap(merged_);
+    }
+    const Event* a = run_.data() + bounds[1];  // one past the first sequence's greatest
+    const Event* b = run_.data() + run_.size();
+    const Event* const a_first = run_.data();
+    const Event* const b_first = a;
+    Event* to = merged_.data();
+    while (a != a_first && b != b_first) *to++ = before(*(b - 1), *(a - 1)) ? *--a : *--b;
+    while (a != a_first) *to++ = *--a;
+    while (b != b_first) *to++ = *--b;
+    run_.swap(merged_);
   }
   set_last(run_.front());
 }

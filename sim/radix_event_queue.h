@@ -14,8 +14,10 @@
 // end: a packet run's ports act in step, so a bucket often holds a crowd of events of one instant
 // that spreading would move through several key digits one by one (bench/peers.md). For the same
 // reason a larger bucket, spread, leaves the events of its minimum's instant in the run (up to
-// kRunMax of them). Such crowds are mostly pushed in key order: a run gathered in order is
-// reversed, not sorted.
+// kRunMax of them). Such crowds are mostly pushed in key order, and a bucket often holds a few
+// of them, of nearby instants (a ring's senders' next finishes beside the arrivals they sent
+// earlier): a run gathered in order is reversed and one of a few ascending sequences merged, not
+// sorted.
 #pragma once
 
 #include <array>
@@ -160,17 +162,29 @@ class RadixEventQueue {
   bool pop_from_buckets(Time until, Event& out);
   void release_bucket(size_t b);
   void join_run(const Event& e);
-  // Sorts the run's events, just gathered in push order (`ascending`: already in order), greatest
-  // first, and makes its greatest the reference.
-  void make_run(bool ascending);
+  // How a run's events lie as gathered in push order: how many times one is below the one
+  // before it (counted up to kMostBreaks), and where the first of those are, each the start of
+  // an ascending sequence.
+  struct Order {
+    static constexpr uint32_t kMostBreaks = 8;
+    uint32_t breaks = 0;
+    std::array<size_t, kMostBreaks> starts{};
+    void note_break(size_t at) {
+      if (breaks < kMostBreaks) starts[breaks++] = at;
+    }
+  };
+  // Sorts the run's events, just gathered in push order, greatest first (merged when a few
+  // ascending sequences, sorted otherwise), and makes its greatest the reference.
+  void make_run(const Order& order);
 
   // The run: a lowest bucket's events, sorted greatest first, so the back is the next to pop.
   // Every event in the buckets is greater than all of them, and the reference is the greatest
   // (the front) from the run's making until the run is empty: the buckets stay valid for it,
   // as for any value of the bucket the run came from, and no pop moves it below a bucket's
   // range.
-  static constexpr uint32_t kRunMax = 256;
+  static constexpr uint32_t kRunMax = 512;
   std::vector<Event> run_;
+  std::vector<Event> merged_;  // make_run's merge, swapped with run_
   std::vector<Event> equal_;
   std::array<Bucket, kBuckets> buckets_;
   // Bit b of the bitmap is set while bucket b holds events, and bit w of the summary while word w

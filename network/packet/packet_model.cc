@@ -132,6 +132,7 @@ PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketM
     throw std::invalid_argument("packet model: credit_batch must be between 0 and 4 GiB less one mtu");
   }
   eager_ = options_.flow_control == FlowControl::credits && options_.switch_buffer == SwitchBuffer::dedicated;
+  paced_ = options_.dcqcn.enabled || options_.dctcp.enabled || options_.flow_control == FlowControl::lossy;
   Time slowest = Time::zero();  // the longest serialization of a full packet on any port
   for (const Port& p : ports_) slowest = std::max(slowest, p.mtu_time);
   if (eager_ && options_.credit_batch.count() > 0 && slowest != Time::max()) {
@@ -440,8 +441,8 @@ void PacketNetworkModel::ensure_inputs(uint32_t port) {
   p.ready.reserve(p.inputs.size());
 }
 
-inline PacketNetworkModel::Packet PacketNetworkModel::new_packet(Shard& sh, uint32_t transfer_id, uint32_t bytes) {
-  TransferState& ts = transfer(transfer_id);
+inline PacketNetworkModel::Packet PacketNetworkModel::new_packet(Shard& sh, TransferState& ts, uint32_t transfer_id,
+                                                                  uint32_t bytes) {
   // Oblivious spraying: the transfer's packets take its routes in turn.
   const auto seq = static_cast<uint32_t>(ts.cut);
   const auto route = static_cast<uint8_t>(ts.paths.size() == 1 ? 0 : ts.cut % ts.paths.size());
@@ -550,14 +551,15 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
     uint32_t bytes;
     bool credited;
     uint32_t chosen = 0;  // with slot == inject: the index into p.injecting that sends
+    TransferState* sender = nullptr;  // and its transfer
     if (slot == inject) {
       chosen = static_cast<uint32_t>(p.inject_next);
-      if (options_.dcqcn.enabled || options_.dctcp.enabled || p.capped > 0 ||
-          options_.flow_control == FlowControl::lossy) {
+      if (paced_ || p.capped > 0) {
         chosen = next_injector(p, engine.now(), ready_at);
         if (chosen == kNone) continue;  // every sender here waits on its rate limiter
       }
-      const TransferState& ts = transfer(p.injecting[chosen]);
+      sender = &transfer(p.injecting[chosen]);
+      const TransferState& ts = *sender;
       bytes = static_cast<uint32_t>(std::min(ts.unsent, options_.mtu.count()));
       // The route of the packet cut next (with routes all as long, any of them).
       credited = credits && (ts.hops != 0 ? ts.hops : links_of(ts, ts.cut % ts.paths.size()).size()) > 1;
@@ -571,8 +573,8 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
     p.ready.erase(k);
     if (slot == inject) {
       const uint32_t t = p.injecting[chosen];
-      TransferState& ts = transfer(t);
-      Packet pk = new_packet(sh, t, bytes);
+      TransferState& ts = *sender;
+      Packet pk = new_packet(sh, ts, t, bytes);
       ts.unsent -= bytes;
       if (options_.dcqcn.enabled) pace(engine.now(), ts.rp, bytes);
       if (ts.windowed) {
@@ -679,16 +681,24 @@ inline void PacketNetworkModel::ensure_finish(sim::Engine& engine, uint32_t port
 void PacketNetworkModel::on_event(sim::Engine& engine, uint64_t payload) {
   const uint64_t fields = payload & kFieldMask;
   const auto id = static_cast<uint32_t>(fields);
+  // The kinds of every packet hop, each a tail call, so that this frame saves no register.
   switch (payload >> kKindShift) {
     case kFinish:
-      if (eager_) {
-        ports_[id].finish_pending = false;
-        try_send(engine, id);
-      } else {
-        finish_transmit(engine, id);
-      }
-      return;
-    case kArrive: arrive(engine, decode(fields, engine.aux()), stamp_of(fields)); return;
+      if (!eager_) return finish_transmit(engine, id);
+      ports_[id].finish_pending = false;
+      return try_send(engine, id);
+    case kArrive: return arrive(engine, fields);
+    case kCredit:
+      ports_[id].credits_used -= engine.aux();
+      return try_send(engine, id);
+    default: return on_rare_event(engine, payload);
+  }
+}
+
+void PacketNetworkModel::on_rare_event(sim::Engine& engine, uint64_t payload) {
+  const uint64_t fields = payload & kFieldMask;
+  const auto id = static_cast<uint32_t>(fields);
+  switch (payload >> kKindShift) {
     case kWake:
       if (ports_[id].wake_at == engine.now()) ports_[id].wake_at = Time::max();
       try_send(engine, id);
@@ -711,10 +721,6 @@ void PacketNetworkModel::on_event(sim::Engine& engine, uint64_t payload) {
       if (ts.cnps_back == ts.cnps_awaited) release(id);
       return;
     }
-    case kCredit:
-      ports_[id].credits_used -= engine.aux();
-      try_send(engine, id);
-      return;
     case kPause: {
       Port& p = ports_[id];
       p.paused = true;
@@ -868,7 +874,9 @@ inline void PacketNetworkModel::depart(sim::Engine& engine, Shard& sh, uint32_t 
   if (packet != kNone) free_packet(sh, packet);
 }
 
-void PacketNetworkModel::arrive(sim::Engine& engine, const Packet& arrived, uint64_t stamp) {
+void PacketNetworkModel::arrive(sim::Engine& engine, uint64_t fields) {
+  const Packet arrived = decode(fields, engine.aux());
+  const uint64_t stamp = stamp_of(fields);
   Shard& sh = shard(engine);
   TransferState& ts = transfer(arrived.transfer);
   const std::span<const topology::LinkId> path = links_of(ts, arrived.route);
@@ -958,7 +966,9 @@ void PacketNetworkModel::forward(sim::Engine& engine, Shard& sh, uint32_t port, 
     // try_send would serve it from its input (no other input to take a turn before it).
     const bool credited = !pk.last;
     if (!credited || p.credits_used + pk.bytes <= p.credit_limit) {
-      change_queue(sh, port, engine.now(), -int64_t{pk.bytes});
+      // It leaves the queue it joined at this instant (every caller counted it there just
+      // before): sampled and peaked then, so change_queue would find nothing more to note.
+      p.queued -= pk.bytes;
       begin(engine, sh, port, pk, kNone, credited);
       return;
     }

@@ -324,7 +324,10 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // front and putting it back at the end (the usual turn) moves no entry.
   class ReadyRing {
    public:
-    void reserve(size_t slots) { entries_.resize(slots); }
+    void reserve(size_t slots) {
+      entries_.resize(slots);
+      capacity_ = slots;
+    }
     bool empty() const { return count_ == 0; }
     size_t size() const { return count_; }
     uint32_t operator[](size_t k) const { return entries_[wrap(head_ + k)]; }
@@ -340,8 +343,9 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     }
 
    private:
-    size_t wrap(size_t i) const { return i < entries_.size() ? i : i - entries_.size(); }
+    size_t wrap(size_t i) const { return i < capacity_ ? i : i - capacity_; }
     std::vector<uint32_t> entries_;
+    size_t capacity_ = 0;  // entries_.size(), kept beside it for the index arithmetic
     size_t head_ = 0;
     size_t count_ = 0;
   };
@@ -491,6 +495,8 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   }
 
   void on_event(sim::Engine& engine, uint64_t payload) override;
+  // The kinds on_event does not take itself (all but a packet hop's).
+  void on_rare_event(sim::Engine& engine, uint64_t payload);
   Shard& shard(const sim::Engine& engine) {
     const uint32_t p = engine.partition();
     if (p >= shards_.size()) [[unlikely]] wrong_partition(p);
@@ -535,7 +541,8 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   [[gnu::always_inline]] void begin(sim::Engine& engine, Shard& sh, uint32_t port, Packet& pk, uint32_t packet,
                                     bool credited);
   [[gnu::always_inline]] void ensure_finish(sim::Engine& engine, uint32_t port);
-  void arrive(sim::Engine& engine, const Packet& arrived, uint64_t stamp);
+  // A packet arrives: its arrival event's fields (encode), its bytes in the event's aux word.
+  void arrive(sim::Engine& engine, uint64_t fields);
   // A CNP packet arrives: at a switch it queues for the next link back, at the sender it is taken.
   void arrive_cnp(sim::Engine& engine, const Packet& arrived, uint64_t stamp);
   // A packet `pk` that arrived over `over` joins this device, queued for `port` (its bytes counted
@@ -586,7 +593,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   Time capped_write_time(const TransferState& ts) const;
   uint32_t injection_slot(const Port& p) const;
   void ensure_inputs(uint32_t port);
-  [[gnu::always_inline]] Packet new_packet(Shard& sh, uint32_t transfer, uint32_t bytes);
+  [[gnu::always_inline]] Packet new_packet(Shard& sh, TransferState& ts, uint32_t transfer, uint32_t bytes);
   // DCQCN: the marking draw at a switch egress port, the receiver's CNP, the sender's reaction.
   bool mark(uint32_t port);
   void notify(sim::Engine& engine, Shard& sh, const Packet& marked);
@@ -622,6 +629,8 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // Credits with dedicated buffers: ports send packets as they start them (Port::free_at), and
   // credits may come back in batches (credit_back_, per link; empty without batches).
   bool eager_ = false;
+  // DCQCN, DCTCP or lossy: a port's senders may have to wait (next_injector), as capped ones do.
+  bool paced_ = false;
   std::vector<CreditReturn> credit_back_;
   int stamp_shift_ = 0;  // a stamp's unit is 2^stamp_shift_ bytes
   std::vector<uint32_t> in_index_;      // link -> its index among the links into its `to` device

@@ -166,7 +166,7 @@ TYPED_TEST(EventQueueTest, CrowdsAtOneInstantMatchABinaryHeap) {
 }
 
 // Crowds of one instant pushed in key order, as a packet run's ports in step schedule them, some
-// above the radix queue's run size (kRunMax, 256) and sharing buckets with other instants, and some
+// above the radix queue's run size (kRunMax, 512) and sharing buckets with other instants, and some
 // pushed out of order.
 TYPED_TEST(EventQueueTest, CrowdsPushedInKeyOrderMatchABinaryHeap) {
   TypeParam q;
@@ -181,6 +181,29 @@ TYPED_TEST(EventQueueTest, CrowdsPushedInKeyOrderMatchABinaryHeap) {
     const int64_t delay = kind < 10 ? 327'680 : kind < 15 ? 1'000'000 : static_cast<int64_t>(rng.below(3)) * 65'536;
     const uint64_t key = kind == 15 ? (rng.below(uint64_t{1} << 20) << 40) | next_key++ : next_key++;
     return std::vector<Event>{at(got.time.ps() + delay, delay == 0 ? (uint64_t{1} << 63) + next_key++ : key)};
+  });
+}
+
+// Batches of a few crowds, each pushed in key order, of nearby instants (one radix bucket) and
+// keys that interleave: the radix queue merges such ascending sequences into its run, and sorts
+// a batch of more than it merges (1 to 12 sequences here). Checked against a binary heap.
+TYPED_TEST(EventQueueTest, CrowdsOfSeveralOrderedSequencesMatchABinaryHeap) {
+  TypeParam q;
+  Rng rng(19, stream_id("queue-sequences"));
+  uint64_t serial = 0;
+  const auto batch = [&](int64_t from) {
+    std::vector<Event> out;
+    const uint64_t sequences = rng.below(12) + 1;
+    for (uint64_t s = 0; s < sequences; ++s) {
+      const int64_t instant = from + static_cast<int64_t>(rng.below(4)) * 16'960;
+      const uint64_t first = rng.below(1'000);
+      const uint64_t events = rng.below(80) + 1;
+      for (uint64_t j = 0; j < events; ++j) out.push_back(at(instant, ((first + j) << 24) | (serial++ & 0xffffff)));
+    }
+    return out;
+  };
+  hold_against_a_heap(q, batch(0), 100'000, [&](const Event& got, size_t pending) {
+    return pending == 0 ? batch(got.time.ps() + 1'000'000) : std::vector<Event>{};
   });
 }
 
