@@ -111,32 +111,45 @@ void FlowNetworkModel::reserve(size_t transfers) {
 
 void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done,
                              uint64_t payload) {
-  std::vector<std::vector<topology::LinkId>> paths = transfer_paths(cluster_, t);
-  if (paths.empty()) {  // to itself, or no bytes: only the route's latency (empty_message_latency)
+  // Under ECMP, or inside a node, a transfer's one route (transfer_paths' only one) is routed
+  // into route_, kept from start to start: the list of lists would take two allocations a start.
+  const bool one = t.bytes.count() > 0 && !sprayed(cluster_, t.src_gpu, t.dst_gpu);
+  std::vector<std::vector<topology::LinkId>> sprayed_paths;
+  route_.clear();
+  if (one) {
+    append_transfer_route(cluster_, t, route_);
+  } else {
+    sprayed_paths = transfer_paths(cluster_, t);
+  }
+  const size_t path_count = one ? (route_.empty() ? 0 : 1) : sprayed_paths.size();
+  const auto path = [&](size_t i) -> std::span<const topology::LinkId> {
+    return one ? std::span<const topology::LinkId>(route_) : sprayed_paths[i];
+  };
+  if (path_count == 0) {  // to itself, or no bytes: only the route's latency (empty_message_latency)
     delivered_ += t.bytes;
     engine.schedule_in(empty_message_latency(cluster_, t), done, payload);
     return;
   }
   const uint64_t transfer = next_transfer_++;
   const uint32_t open = take_free(open_transfers_, free_open_transfers_);
-  open_transfers_[open] = {.open = static_cast<uint32_t>(paths.size()), .done_at = Time::zero()};
+  open_transfers_[open] = {.open = static_cast<uint32_t>(path_count), .done_at = Time::zero()};
   const bool staged =
       options_.host_staged_rate > 0 && cluster_.node_of(t.src_gpu) == cluster_.node_of(t.dst_gpu);
   const int64_t staged_pair = staged ? int64_t{t.src_gpu} * cluster_.gpu_count() + t.dst_gpu : -1;
   const uint32_t no_link = UINT32_MAX;
   uint32_t cap_link = no_link;
-  const double max_rate = capped_rate(t, paths.front());
-  for (size_t i = 0; i < paths.size(); ++i) {
+  const double max_rate = capped_rate(t, path(0));
+  for (size_t i = 0; i < path_count; ++i) {
     const uint32_t slot = take_free(slots_, free_slots_);
     ActiveFlow& f = slots_[slot];
-    const size_t crossings = paths[i].size() + (staged ? 1 : 0) + (max_rate > 0 ? 1 : 0);
+    const size_t crossings = path(i).size() + (staged ? 1 : 0) + (max_rate > 0 ? 1 : 0);
     if (crossings > UINT16_MAX) throw std::length_error("FlowNetworkModel: a route of more than 65535 links");
     if (crossings > f.link_room) {  // else the room of the slot's last flow is reused
       f.links_at = take_crossings(static_cast<uint32_t>(crossings));
       f.link_room = static_cast<uint16_t>(crossings);
     }
     f.link_count = 0;
-    for (topology::LinkId l : paths[i]) attach(slot, static_cast<uint32_t>(l));
+    for (topology::LinkId l : path(i)) attach(slot, static_cast<uint32_t>(l));
     if (staged) {
       // The GPU pair's host-staged copies share one virtual link of the host-staged rate.
       auto [it, fresh] = staged_links_.try_emplace(staged_pair, no_link);
@@ -148,8 +161,8 @@ void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventH
       if (cap_link == no_link) cap_link = add_virtual_link(max_rate, -1);
       attach(slot, cap_link);
     }
-    f.latency = route_latency(cluster_, paths[i]);
-    f.bytes = spray_share(t.bytes, i, paths.size());
+    f.latency = route_latency(cluster_, path(i));
+    f.bytes = spray_share(t.bytes, i, path_count);
     f.anchor_remaining = f.bytes.as_double();
     f.anchor_time = engine.now();
     f.started = engine.now();
@@ -159,7 +172,7 @@ void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventH
     f.transfer = transfer;
     f.open = open;
     f.order = next_order_++;
-    f.units = flow::FlowProblem::units_of(1.0 / static_cast<double>(paths.size()));
+    f.units = flow::FlowProblem::units_of(1.0 / static_cast<double>(path_count));
     f.route = static_cast<uint32_t>(i);
     f.live = true;
     f.fresh = true;

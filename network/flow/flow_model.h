@@ -334,6 +334,7 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   std::vector<uint32_t> path_offsets_;
   std::vector<uint32_t> paths_;
   std::vector<uint64_t> units_;
+  std::vector<topology::LinkId> route_;  // start()'s route of a transfer that takes one
 };
 
 }  // namespace dtsim::network
