@@ -71,7 +71,7 @@ uint32_t FlowNetworkModel::take_crossings(uint32_t n) {
     crossings_end_ += kCrossingChunk - crossings_end_ % kCrossingChunk;  // the rest of this chunk stays unused
   }
   if (crossings_end_ / kCrossingChunk >= crossing_chunks_.size()) {
-    crossing_chunks_.push_back(std::make_unique_for_overwrite<Crossing[]>(kCrossingChunk));
+    crossing_chunks_.push_back(static_cast<Crossing*>(arena_.take(sizeof(Crossing) * kCrossingChunk)));
   }
   const uint32_t at = crossings_end_;
   crossings_end_ += n;

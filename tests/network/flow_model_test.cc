@@ -93,6 +93,59 @@ TEST(FlowNetworkModel, EmptyTransferBetweenTwoGpusTakesItsRoutesLatency) {
   EXPECT_EQ(r.time_of(1), Time::zero());
 }
 
+// The arena's memory: aligned, disjoint and kept until it goes; ordinary heap up to kPlainBytes,
+// then whole blocks aligned to their size.
+TEST(BlockArena, TakesAreAlignedDisjointAndBlocksFollowThePlainPart) {
+  BlockArena arena;
+  std::vector<std::pair<uint8_t*, size_t>> taken;
+  size_t total = 0;
+  for (size_t i = 0; total < 3 * BlockArena::kBlock; ++i) {
+    const size_t bytes = 1 + (i * 7919 % 300'000);
+    auto* p = static_cast<uint8_t*>(arena.take(bytes));
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+    if (total >= BlockArena::kPlainBytes && (taken.empty() || taken.back().first + taken.back().second != p)) {
+      // Past the plain part, a take that does not follow the last one starts a block.
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % BlockArena::kBlock, 0u) << i;
+    }
+    std::fill(p, p + bytes, static_cast<uint8_t>(i));
+    taken.emplace_back(p, (bytes + 63) / 64 * 64);
+    total += bytes;
+  }
+  for (size_t i = 0; i < taken.size(); ++i) {
+    const auto [p, room] = taken[i];
+    const size_t bytes = 1 + (i * 7919 % 300'000);
+    EXPECT_EQ(std::count(p, p + bytes, static_cast<uint8_t>(i)), static_cast<std::ptrdiff_t>(bytes)) << i;
+  }
+  EXPECT_THROW(arena.take(BlockArena::kBlock + 1), std::length_error);
+}
+
+// A model whose flow slots pass the arena's plain part (12,000 slots of about 100 bytes): three
+// groups of equal flows on one link drain in turn, each at the closed form's instant (the link's
+// capacity shared equally among those left).
+TEST(FlowNetworkModel, ManyFlowsOnOneLinkDrainGroupByGroup) {
+  const StarCluster star(2, Bandwidth::gbps(400), Time::us(1));
+  FlowNetworkModel net(star);
+  sim::Engine engine;
+  Recorder r;
+  constexpr int kFlows = 12'000;
+  constexpr int64_t kUnit = 50'000;
+  for (int i = 0; i < kFlows; ++i) {
+    net.start(engine, {.src_gpu = 0, .dst_gpu = 1, .bytes = Bytes(kUnit * (1 + i % 3)), .flow_hash = uint64_t(i)}, r,
+              static_cast<uint64_t>(i));
+  }
+  engine.run();
+  ASSERT_EQ(r.done.size(), static_cast<size_t>(kFlows));
+  const double capacity = Bandwidth::gbps(400).bytes_per_s();
+  // Group k (bytes (k + 1) x unit) drains once every flow has moved k + 1 units, the flows of
+  // smaller groups having left: unit x (12,000 + 8,000 + 4,000 up to k) / capacity.
+  std::vector<double> drained;
+  double at = 0;
+  for (int left : {kFlows, 2 * kFlows / 3, kFlows / 3}) drained.push_back(at += kUnit * left / capacity);
+  for (const auto& [i, t] : r.done) {
+    EXPECT_NEAR(t.seconds(), drained[i % 3] + 2e-6, 1e-9) << i;
+  }
+}
+
 TEST(FlowNetworkModel, LoneFlowTakesExactlyTheAnalyticalTime) {
   const testing_support::LineCluster c({{Bandwidth::gbytes_per_s(100), Time::us(1)},
                                         {Bandwidth::gbytes_per_s(25), Time::us(2)},
