@@ -347,6 +347,26 @@ void FlowNetworkModel::push_drain(uint32_t slot) {
   std::push_heap(drains_.begin(), drains_.end(), LaterDrain{});
 }
 
+void FlowNetworkModel::sort_by_order(std::vector<Drain>& due) {
+  // Start orders are distinct. Where a batch's are every one from the least to the greatest (a
+  // batch of flows that started together and all drain at once, as an all-to-all's do), each
+  // entry's place is its order less the least: the entries are put there by swaps, in place.
+  if (due.empty()) return;
+  uint64_t least = due.front().order;
+  uint64_t greatest = least;
+  for (const Drain& d : due) {
+    least = std::min(least, d.order);
+    greatest = std::max(greatest, d.order);
+  }
+  if (greatest - least + 1 != due.size()) {
+    std::sort(due.begin(), due.end(), [](const Drain& a, const Drain& b) { return a.order < b.order; });
+    return;
+  }
+  for (size_t i = 0; i < due.size(); ++i) {
+    while (due[i].order - least != i) std::swap(due[i], due[due[i].order - least]);
+  }
+}
+
 bool FlowNetworkModel::complete_drained(sim::Engine& engine) {
   // A flow is done when it drains by the end of the completion window at its present rate
   // (drain instants are rounded up to whole picoseconds, so what remains at the instant is
@@ -408,7 +428,7 @@ bool FlowNetworkModel::complete_drained(sim::Engine& engine) {
   }
   if (due_.empty()) return false;
   // Retire in start order, so transfers that complete at one instant are notified in that order.
-  std::sort(due_.begin(), due_.end(), [](const Drain& a, const Drain& b) { return a.order < b.order; });
+  sort_by_order(due_);
   mark_leaving(due_);
   for (const Drain& d : due_) {
     const ActiveFlow& f = slots_[d.slot];

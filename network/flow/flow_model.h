@@ -189,6 +189,8 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   static Time drain_at(const ActiveFlow& f);
   // Retires every flow that drains by the end of the window; whether any did.
   bool complete_drained(sim::Engine& engine);
+  // Sorts a batch of drains (of distinct flows) by start order.
+  static void sort_by_order(std::vector<Drain>& due);
   // Solves the rates of the flows that need it (see FlowModelOptions::incremental); a flow whose
   // rate changes runs at the new one from `from` (now).
   void solve(Time from);

@@ -146,6 +146,33 @@ TEST(FlowNetworkModel, ManyFlowsOnOneLinkDrainGroupByGroup) {
   }
 }
 
+// Transfers that complete at one instant are notified in start order: a batch of drains whose
+// start orders are every one in a range (all flows alike), and batches with gaps (two kinds of
+// flow interleaved, each kind draining at once).
+TEST(FlowNetworkModel, TransfersCompletingTogetherAreNotifiedInStartOrder) {
+  const StarCluster star(3, Bandwidth::gbps(400), Time::us(1));
+  for (const bool interleaved : {false, true}) {
+    FlowNetworkModel net(star);
+    sim::Engine engine;
+    Recorder r;
+    for (int i = 0; i < 300; ++i) {
+      const bool other = interleaved && i % 2 == 1;
+      net.start(engine, {.src_gpu = 0, .dst_gpu = other ? 2 : 1, .bytes = Bytes(other ? 3'000'000 : 1'000'000)}, r,
+                static_cast<uint64_t>(i));
+    }
+    engine.run();
+    ASSERT_EQ(r.done.size(), 300u);
+    std::set<Time> instants;
+    for (size_t k = 0; k < r.done.size(); ++k) {
+      instants.insert(r.done[k].second);
+      if (k > 0 && r.done[k].second == r.done[k - 1].second) {
+        EXPECT_LT(r.done[k - 1].first, r.done[k].first) << "interleaved " << interleaved;
+      }
+    }
+    EXPECT_EQ(instants.size(), interleaved ? 2u : 1u);
+  }
+}
+
 TEST(FlowNetworkModel, LoneFlowTakesExactlyTheAnalyticalTime) {
   const testing_support::LineCluster c({{Bandwidth::gbytes_per_s(100), Time::us(1)},
                                         {Bandwidth::gbytes_per_s(25), Time::us(2)},
