@@ -16,42 +16,44 @@ constexpr size_t kAlign = 64;
 
 size_t rounded(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 
-// A block of kBlock bytes aligned to kBlock, advised as a huge-page candidate where the system
-// takes such advice.
-void* new_block() {
+size_t whole_blocks(size_t bytes) { return (bytes + BlockArena::kBlock - 1) / BlockArena::kBlock * BlockArena::kBlock; }
+
+}  // namespace
+
+void* take_blocks(size_t bytes) {
+  const size_t size = whole_blocks(bytes);
 #if defined(__linux__)
-  // Mapped with a block's slack and trimmed to the aligned block inside.
-  const size_t span = 2 * BlockArena::kBlock;
+  // Mapped with a block's slack and trimmed to the aligned blocks inside.
+  const size_t span = size + BlockArena::kBlock;
   void* raw = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) throw std::bad_alloc();
   const auto start = reinterpret_cast<uintptr_t>(raw);
   const uintptr_t aligned = (start + BlockArena::kBlock - 1) & ~(uintptr_t{BlockArena::kBlock} - 1);
   if (aligned > start) munmap(raw, aligned - start);
-  const uintptr_t end = aligned + BlockArena::kBlock;
+  const uintptr_t end = aligned + size;
   if (start + span > end) munmap(reinterpret_cast<void*>(end), start + span - end);
-  void* block = reinterpret_cast<void*>(aligned);
-  madvise(block, BlockArena::kBlock, MADV_HUGEPAGE);  // advice only: refused, the block still serves
-  return block;
+  void* blocks = reinterpret_cast<void*>(aligned);
+  madvise(blocks, size, MADV_HUGEPAGE);  // advice only: refused, the blocks still serve
+  return blocks;
 #else
-  void* block = std::aligned_alloc(BlockArena::kBlock, BlockArena::kBlock);
-  if (!block) throw std::bad_alloc();
-  return block;
+  void* blocks = std::aligned_alloc(BlockArena::kBlock, size);
+  if (!blocks) throw std::bad_alloc();
+  return blocks;
 #endif
 }
 
-void free_block(void* block) {
+void give_blocks(void* p, size_t bytes) {
 #if defined(__linux__)
-  munmap(block, BlockArena::kBlock);
+  munmap(p, whole_blocks(bytes));
 #else
-  std::free(block);
+  (void)bytes;
+  std::free(p);
 #endif
 }
-
-}  // namespace
 
 BlockArena::~BlockArena() {
   for (void* p : plain_) ::operator delete(p, std::align_val_t{kAlign});
-  for (void* b : blocks_) free_block(b);
+  for (void* b : blocks_) give_blocks(b, kBlock);
 }
 
 void* BlockArena::take(size_t bytes) {
@@ -66,7 +68,7 @@ void* BlockArena::take(size_t bytes) {
   }
   if (used_ + bytes > kBlock) {
     blocks_.reserve(blocks_.size() + 1);
-    blocks_.push_back(new_block());
+    blocks_.push_back(take_blocks(kBlock));
     used_ = 0;
   }
   void* p = static_cast<char*>(blocks_.back()) + used_;

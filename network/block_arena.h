@@ -10,9 +10,42 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 namespace dtsim::network {
+
+// Whole 2 MiB blocks for `bytes`, aligned to 2 MiB and advised as huge-page candidates (as the
+// arena's blocks); give_blocks returns them.
+void* take_blocks(size_t bytes);
+void give_blocks(void* p, size_t bytes);
+
+// A vector's allocator that takes an array of at least kMinBytes as take_blocks' huge-page
+// blocks (where 32 fresh 4 KiB pages, faulted one by one, cost more than one huge page), and a
+// smaller one from the ordinary heap: for a model's per-flow tables that a large run fills at
+// once (the start-order index, the transfer table, the drain heap).
+template <typename T>
+struct BlockAllocator {
+  using value_type = T;
+  static constexpr size_t kMinBytes = size_t{128} << 10;
+  BlockAllocator() = default;
+  template <typename U>
+  BlockAllocator(const BlockAllocator<U>&) {}  // NOLINT: rebinding, as std::allocator's
+  T* allocate(size_t n) {
+    if (n * sizeof(T) >= kMinBytes) return static_cast<T*>(take_blocks(n * sizeof(T)));
+    return std::allocator<T>().allocate(n);
+  }
+  void deallocate(T* p, size_t n) {
+    if (n * sizeof(T) >= kMinBytes) {
+      give_blocks(p, n * sizeof(T));
+    } else {
+      std::allocator<T>().deallocate(p, n);
+    }
+  }
+  friend bool operator==(const BlockAllocator&, const BlockAllocator&) { return true; }
+};
+template <typename T>
+using BlockVector = std::vector<T, BlockAllocator<T>>;
 
 class BlockArena {
  public:

@@ -40,8 +40,8 @@ Time drain_time(double bytes, double rate) {
 
 // Makes room for `n` elements in `v` at once, at least doubling what it has (so that reserving
 // a little more on every call, as small solves do, stays amortized O(1) per element).
-template <typename T>
-void make_room(std::vector<T>& v, size_t n) {
+template <typename T, typename Allocator>
+void make_room(std::vector<T, Allocator>& v, size_t n) {
   if (n > v.capacity()) v.reserve(std::max(n, 2 * v.capacity()));
 }
 }  // namespace
@@ -347,7 +347,7 @@ void FlowNetworkModel::push_drain(uint32_t slot) {
   std::push_heap(drains_.begin(), drains_.end(), LaterDrain{});
 }
 
-void FlowNetworkModel::sort_by_order(std::vector<Drain>& due) {
+void FlowNetworkModel::sort_by_order(std::span<Drain> due) {
   // Start orders are distinct. Where a batch's are every one from the least to the greatest (a
   // batch of flows that started together and all drain at once, as an all-to-all's do), each
   // entry's place is its order less the least: the entries are put there by swaps, in place.

@@ -190,7 +190,7 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   // Retires every flow that drains by the end of the window; whether any did.
   bool complete_drained(sim::Engine& engine);
   // Sorts a batch of drains (of distinct flows) by start order.
-  static void sort_by_order(std::vector<Drain>& due);
+  static void sort_by_order(std::span<Drain> due);
   // Solves the rates of the flows that need it (see FlowModelOptions::incremental); a flow whose
   // rate changes runs at the new one from `from` (now).
   void solve(Time from);
@@ -269,7 +269,7 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
     Time done_at;       // the latest drain instant plus path latency of those that have
   };
   // By ActiveFlow::open: a slot pool, freed when the transfer's last sub-flow drains.
-  std::vector<OpenTransfer> open_transfers_;
+  BlockVector<OpenTransfer> open_transfers_;
   std::vector<uint32_t> free_open_transfers_;
   uint64_t solves_ = 0;
   uint64_t accelerated_solves_ = 0;
@@ -289,7 +289,7 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   size_t live_ = 0;
   // (slot, order) of every flow in start order; entries of flows that left are skipped and
   // swept out once they outnumber the live ones.
-  std::vector<std::pair<uint32_t, uint64_t>> by_order_;
+  BlockVector<std::pair<uint32_t, uint64_t>> by_order_;
   // by_order_ entries before this are of flows that left (the oldest active flow is at or after
   // it): complete_drained's relative window reaches as far as the oldest flow allows.
   size_t oldest_hint_ = 0;
@@ -308,7 +308,7 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   std::vector<uint32_t> leaving_;
   std::vector<uint8_t> emptied_;
   std::vector<uint32_t> leaving_links_;
-  std::vector<Drain> drains_;          // a min-heap on (at, order), with stale entries
+  BlockVector<Drain> drains_;          // a min-heap on (at, order), with stale entries
   // The solve epoch whose component search reached a slot, a link, last: apart from the slots
   // and links so that the search, which tests every flow of every link it reaches, stays in cache.
   std::vector<uint32_t> slot_reached_;
@@ -324,7 +324,7 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   // Scratch of each solve.
   std::vector<uint32_t> component_;  // slots
   std::vector<uint32_t> link_stack_;
-  std::vector<Drain> due_;
+  BlockVector<Drain> due_;
   std::vector<Drain> not_due_;  // popped by the relative window's bound, not within their own
   flow::FlowProblem problem_;
   std::vector<double> rates_;

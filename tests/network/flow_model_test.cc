@@ -119,6 +119,22 @@ TEST(BlockArena, TakesAreAlignedDisjointAndBlocksFollowThePlainPart) {
   EXPECT_THROW(arena.take(BlockArena::kBlock + 1), std::length_error);
 }
 
+// A vector on BlockAllocator keeps its elements as it grows from the heap into huge-page blocks
+// (aligned to a block) and back when it shrinks.
+TEST(BlockAllocator, AVectorKeepsItsElementsAcrossTheHeapAndTheBlocks) {
+  BlockVector<uint64_t> v;
+  for (uint64_t i = 0; i < 300'000; ++i) {
+    v.push_back(i * 2654435761u);
+    if (v.capacity() * sizeof(uint64_t) >= BlockAllocator<uint64_t>::kMinBytes) {
+      ASSERT_EQ(reinterpret_cast<uintptr_t>(v.data()) % BlockArena::kBlock, 0u) << i;
+    }
+  }
+  for (uint64_t i = 0; i < v.size(); ++i) ASSERT_EQ(v[i], i * 2654435761u) << i;
+  v.resize(1000);
+  v.shrink_to_fit();
+  for (uint64_t i = 0; i < v.size(); ++i) ASSERT_EQ(v[i], i * 2654435761u) << i;
+}
+
 // A model whose flow slots pass the arena's plain part (12,000 slots of about 100 bytes): three
 // groups of equal flows on one link drain in turn, each at the closed form's instant (the link's
 // capacity shared equally among those left).
