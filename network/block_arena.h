@@ -50,8 +50,9 @@ using BlockVector = std::vector<T, BlockAllocator<T>>;
 class BlockArena {
  public:
   static constexpr size_t kBlock = size_t{2} << 20;
-  // What comes from the ordinary heap before the blocks start.
-  static constexpr size_t kPlainBytes = size_t{1} << 20;
+  // What comes from the ordinary heap before the blocks start: past it, a huge page costs less
+  // than the 4 KiB pages of a block that the owner would fill anyway.
+  static constexpr size_t kPlainBytes = size_t{256} << 10;
 
   BlockArena() = default;
   BlockArena(const BlockArena&) = delete;

@@ -143,7 +143,7 @@ void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventH
     const uint32_t slot = take_free(slots_, free_slots_);
     ActiveFlow& f = slots_[slot];
     const size_t crossings = path(i).size() + (staged ? 1 : 0) + (max_rate > 0 ? 1 : 0);
-    if (crossings > UINT16_MAX) throw std::length_error("FlowNetworkModel: a route of more than 65535 links");
+    if (crossings > kCrossingChunk) throw std::length_error("FlowNetworkModel: a route of more than 16384 links");
     if (crossings > f.link_room) {  // else the room of the slot's last flow is reused
       f.links_at = take_crossings(static_cast<uint32_t>(crossings));
       f.link_room = static_cast<uint16_t>(crossings);

@@ -281,8 +281,10 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   BlockArena arena_;
   ChunkedSlots<ActiveFlow> slots_{arena_};
   // Every flow's crossings, in chunks that never move, each written (and its pages touched) only
-  // as far as flows have taken room; a slot's room is reused by its next flow when it fits.
-  static constexpr uint32_t kCrossingChunk = uint32_t{1} << 16;
+  // as far as flows have taken room; a slot's room is reused by its next flow when it fits. A
+  // chunk is 128 KiB: a small model's first one and its first slot chunk fit in the arena's
+  // ordinary-heap part, so that it takes no huge-page block.
+  static constexpr uint32_t kCrossingChunk = uint32_t{1} << 14;
   std::vector<Crossing*> crossing_chunks_;
   uint32_t crossings_end_ = 0;
   std::vector<uint32_t> free_slots_;
