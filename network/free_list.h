@@ -6,7 +6,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <vector>
+
+#include "network/block_arena.h"
 
 namespace dtsim::network {
 
@@ -25,23 +28,38 @@ uint32_t take_free(Items& items, std::vector<uint32_t>& freed) {
 
 // A slot pool's elements in chunks of kChunk that never move: appending one touches only its
 // chunk's memory and copies no other, where a vector's growth copies every element and the pages
-// of each larger copy are faulted in anew (a flow model's slot holds its links inline: a few
-// hundred bytes, and a million of them).
+// of each larger copy are faulted in anew (a million flow slots of about a hundred bytes).
 template <typename T>
 class ChunkedSlots {
  public:
   static constexpr size_t kChunk = 1024;
+  ChunkedSlots() = default;
+  // Chunks taken from `arena`, which outlives the pool (its huge-page blocks, for a large pool).
+  explicit ChunkedSlots(BlockArena& arena) : arena_(&arena) {
+    static_assert(std::is_trivially_destructible_v<T>, "the arena frees its memory without destroying");
+  }
   T& operator[](size_t i) { return chunks_[i / kChunk][i % kChunk]; }
   const T& operator[](size_t i) const { return chunks_[i / kChunk][i % kChunk]; }
   size_t size() const { return size_; }
   // Appends a default element.
   void emplace_back() {
-    if (size_ == chunks_.size() * kChunk) chunks_.push_back(std::make_unique<T[]>(kChunk));
+    if (size_ == chunks_.size() * kChunk) {
+      if (arena_) {
+        T* chunk = static_cast<T*>(arena_->take(sizeof(T) * kChunk));
+        std::uninitialized_value_construct_n(chunk, kChunk);
+        chunks_.push_back(chunk);
+      } else {
+        owned_.push_back(std::make_unique<T[]>(kChunk));
+        chunks_.push_back(owned_.back().get());
+      }
+    }
     ++size_;
   }
 
  private:
-  std::vector<std::unique_ptr<T[]>> chunks_;  // each of kChunk default elements
+  std::vector<T*> chunks_;  // each of kChunk default elements
+  std::vector<std::unique_ptr<T[]>> owned_;  // the chunks, where no arena holds them
+  BlockArena* arena_ = nullptr;
   size_t size_ = 0;
 };
 

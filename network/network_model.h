@@ -53,6 +53,12 @@ inline std::vector<topology::LinkId> transfer_route(const topology::Cluster& clu
   if (t.nic >= 0) return cluster.route_nic(t.src_gpu, t.dst_gpu, t.flow_hash & 0xffff, t.nic);
   return cluster.route(t.src_gpu, t.dst_gpu, t.flow_hash & 0xffff);
 }
+// transfer_route's route appended to `out` (Cluster::append_route), for a caller that routes
+// transfer after transfer into one vector.
+inline void append_transfer_route(const topology::Cluster& cluster, const Transfer& t,
+                                  std::vector<topology::LinkId>& out) {
+  if (t.src_gpu != t.dst_gpu) cluster.append_route(t.src_gpu, t.dst_gpu, t.flow_hash & 0xffff, t.nic, out);
+}
 
 // Whether a transfer from `src_gpu` to `dst_gpu` is sprayed over several routes: under adaptive
 // routing (ClusterSpec::adaptive_routing), between nodes.

@@ -77,7 +77,8 @@ class Cluster {
 
   // The directed links a transfer from `src_gpu` to `dst_gpu` crosses, in order. Among equal-cost
   // paths the choice is a deterministic function of `flow_hash` (ECMP). Cached per (src, dst,
-  // path index), so repeated queries are cheap.
+  // path index), or between GPUs with one nearest NIC each walked anew at about a lookup's cost,
+  // so repeated queries are cheap.
   virtual std::vector<LinkId> route(int src_gpu, int dst_gpu, uint64_t flow_hash = 0) const = 0;
 
   // The route of a transfer pinned to NIC slot `nic`: where a GPU has several equally near NICs
@@ -88,6 +89,12 @@ class Cluster {
   virtual std::vector<LinkId> route_nic(int src_gpu, int dst_gpu, uint64_t flow_hash, int nic) const {
     (void)nic;
     return route(src_gpu, dst_gpu, flow_hash);
+  }
+  // route_nic()'s route where `nic` >= 0, else route()'s, appended to `out`: a caller routing
+  // many transfers in a row keeps one vector instead of taking a new one a route.
+  virtual void append_route(int src_gpu, int dst_gpu, uint64_t flow_hash, int nic, std::vector<LinkId>& out) const {
+    const std::vector<LinkId> r = nic >= 0 ? route_nic(src_gpu, dst_gpu, flow_hash, nic) : route(src_gpu, dst_gpu, flow_hash);
+    out.insert(out.end(), r.begin(), r.end());
   }
 
   // NCCL's PXN: when the destination sits on another rail, the source first hands the data over

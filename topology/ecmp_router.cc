@@ -1,6 +1,7 @@
 #include "topology/ecmp_router.h"
 
 #include <algorithm>
+#include <atomic>
 #include <boost/container/small_vector.hpp>
 #include <boost/range/iterator_range.hpp>
 #include <cmath>
@@ -23,6 +24,9 @@ constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 // Caches are dropped wholesale past these sizes (plans and routes shard by shard); routes are
 // recomputed identically on demand.
 constexpr size_t kMaxTargetBytes = size_t{1} << 30;
+// Fabric tables an exit reads without a lock (pinned for the router's life, never dropped) take
+// at most this much; past it, exits look their tables up in the cache under its lock.
+constexpr size_t kMaxPinnedTargetBytes = size_t{1} << 28;
 constexpr size_t kShards = 64;
 constexpr size_t kMaxPlans = (size_t{1} << 21) / kShards;
 constexpr size_t kMaxRouteLinks = (size_t{1} << 25) / kShards;
@@ -166,13 +170,20 @@ struct EcmpRouter::FabricTarget {
   // the exit.
   std::vector<uint32_t> hop_offset;
   std::vector<Hop> hops;
+  // Per fabric-local index: whether all its next hops have one count, so that a walk takes the
+  // index / count-th of them instead of scanning (a leaf's 32 uplinks to the spines).
+  std::vector<uint8_t> uniform;
+  size_t bytes = 0;  // what its vectors hold, for the caches' bounds
+  // Whether a router holds it pinned (ExitTarget::pinned); read and set under the tables' lock.
+  mutable bool pinned = false;
   std::span<const Hop> hops_of(uint32_t fabric) const {
     return std::span<const Hop>(hops).subspan(hop_offset[fabric], hop_offset[fabric + 1] - hop_offset[fabric]);
   }
 };
 
 struct EcmpRouter::TargetRef {
-  std::shared_ptr<const FabricTarget> target;
+  const FabricTarget* target = nullptr;
+  std::shared_ptr<const FabricTarget> hold;  // keeps `target` alive; null for a pinned table
   uint32_t offset = 0;  // cost from the keyed switch down to the exit
   DeviceId exit = 0;
   // For a table shared under one switch: that switch, and its link down to the exit.
@@ -225,7 +236,7 @@ EcmpRouter::RouteKey EcmpRouter::RouteKeyHash::empty() { return {PairHash::empty
 // of it is unranked, or where pick() reads it (several alternatives with NIC slots): a pair routed
 // once (an all-to-all's) keeps no plan, which takes more memory than the route it gives.
 // Likewise a pair's first route is found from its plan entry; only later ones are in the route
-// index.
+// index. route() caches nothing of a pair of single-exit GPUs on two nodes: it walks each route.
 struct alignas(64) EcmpRouter::Shard {
   static constexpr uint32_t kNoRoute = (uint32_t{1} << 31) - 1;
   struct PlanRef {
@@ -267,8 +278,23 @@ struct EcmpRouter::TableCache {
   std::mutex targets_mutex;
   FlatIndex<uint64_t, std::shared_ptr<const FabricTarget>, PairHash> targets;
   size_t target_bytes = 0;
+  // The tables exits read without the lock (ExitTarget::pinned), held until the router goes.
+  std::vector<std::shared_ptr<const FabricTarget>> pinned;
+  size_t pinned_bytes = 0;
   std::shared_mutex dags_mutex;
   FlatIndex<uint64_t, std::shared_ptr<const DagTables>, PairHash> dags;
+};
+
+// What fabric_target keys an exit's table by, worked out when the router is built: an exit hung
+// off exactly one fabric device by one link shares that device's table. With it, the table once
+// pinned, read with no lock: a route between single-exit GPUs looks it up on every query.
+struct EcmpRouter::ExitTarget {
+  uint64_t key = 0;
+  bool shared = false;
+  DeviceId only = kNone;  // the one fabric device, where shared
+  uint32_t offset = 0;    // cost from it down to the exit
+  LinkId root_link = 0;   // its link down to the exit
+  mutable std::atomic<const FabricTarget*> pinned{nullptr};
 };
 
 EcmpRouter::Shard& EcmpRouter::shard(uint64_t pair) const {
@@ -407,6 +433,25 @@ EcmpRouter::EcmpRouter(std::span<const Device> devices, std::span<const Link> li
     exit_offset_.push_back(static_cast<uint32_t>(exits_.size()));
   }
 
+  exit_targets_ = std::make_unique<ExitTarget[]>(devices.size());
+  for (DeviceId exit : exits_) {
+    ExitTarget& x = exit_targets_[exit];
+    LinkId only_link = 0;
+    int outside = 0;
+    for (const OutArc& a : out_arcs(exit)) {
+      if (devices_[a.to].node == devices_[exit].node) continue;
+      ++outside;
+      x.only = a.to;
+      only_link = a.link;
+    }
+    x.shared = outside == 1 && is_fabric(x.only);
+    x.key = x.shared ? x.only : (uint64_t{1} << 40) | exit;
+    if (x.shared) {
+      x.offset = cost_[only_link ^ 1U];
+      x.root_link = only_link ^ 1U;
+    }
+  }
+
   std::vector<LinkId> walk;
   const auto leg = [&](int node, DeviceId from, DeviceId to) {
     IntraDag dag = intra_dag(node, from, to);
@@ -531,29 +576,39 @@ void EcmpRouter::intra_walk(const IntraDag& dag, uint64_t index, std::vector<Lin
 }
 
 EcmpRouter::TargetRef EcmpRouter::fabric_target(DeviceId exit) const {
-  // An exit hung off exactly one fabric device by one link shares that device's table.
-  DeviceId only = kNone;
-  LinkId only_link = 0;
-  int outside = 0;
-  for (const OutArc& a : out_arcs(exit)) {
-    if (devices_[a.to].node == devices_[exit].node) continue;
-    ++outside;
-    only = a.to;
-    only_link = a.link;
-  }
-  bool shared = outside == 1 && is_fabric(only);
-  uint64_t key = shared ? only : (uint64_t{1} << 40) | exit;
+  const ExitTarget& x = exit_targets_[exit];
+  const bool shared = x.shared;
+  const DeviceId only = x.only;
+  const uint64_t key = x.key;
   TargetRef ref;
   ref.exit = exit;
-  ref.offset = shared ? cost_[only_link ^ 1U] : 0;
+  ref.offset = x.offset;
   if (shared) {
     ref.root = only;
-    ref.root_link = only_link ^ 1U;
+    ref.root_link = x.root_link;
   }
+  ref.target = x.pinned.load(std::memory_order_acquire);
+  if (ref.target) return ref;
+  // Pins a table for this exit while the pinned ones stay under their bound; else the plans and
+  // routes that read it hold it.
+  const auto pin = [&](const std::shared_ptr<const FabricTarget>& t, size_t bytes) {
+    if (tables_->pinned_bytes + bytes <= kMaxPinnedTargetBytes) {
+      if (!t->pinned) {
+        t->pinned = true;
+        tables_->pinned.push_back(t);
+        tables_->pinned_bytes += bytes;
+      }
+      x.pinned.store(t.get(), std::memory_order_release);
+      ref.target = t.get();
+    } else {
+      ref.target = t.get();
+      ref.hold = t;
+    }
+  };
   {
     const std::lock_guard lock(tables_->targets_mutex);
     if (const auto* found = tables_->targets.find(key)) {
-      ref.target = *found;
+      pin(*found, (*found)->bytes);
       return ref;
     }
   }
@@ -624,16 +679,23 @@ EcmpRouter::TargetRef EcmpRouter::fabric_target(DeviceId exit) const {
     }
     t->hop_offset.push_back(static_cast<uint32_t>(t->hops.size()));
   }
-  size_t bytes = f * (sizeof(uint32_t) + sizeof(uint64_t)) + t->hop_offset.size() * sizeof(uint32_t) +
-                 t->hops.size() * sizeof(FabricTarget::Hop);
+  t->uniform.assign(f, 1);
+  for (uint32_t lv = 0; lv < f; ++lv) {
+    for (const FabricTarget::Hop& h : t->hops_of(lv)) {
+      if (h.count != t->hops[t->hop_offset[lv]].count) t->uniform[lv] = 0;
+    }
+  }
+  t->bytes = f * (sizeof(uint32_t) + sizeof(uint64_t) + sizeof(uint8_t)) + t->hop_offset.size() * sizeof(uint32_t) +
+             t->hops.size() * sizeof(FabricTarget::Hop);
   const std::lock_guard lock(tables_->targets_mutex);
-  if (tables_->target_bytes + bytes > kMaxTargetBytes) {
+  if (tables_->target_bytes + t->bytes > kMaxTargetBytes) {
     tables_->targets.clear();
     tables_->target_bytes = 0;
   }
   // Another thread may have built the same table meanwhile; either copy will do.
-  ref.target = tables_->targets.insert(key, t);
-  if (ref.target == t) tables_->target_bytes += bytes;
+  const std::shared_ptr<const FabricTarget>& kept = tables_->targets.insert(key, t);
+  if (kept == t) tables_->target_bytes += t->bytes;
+  pin(kept, kept->bytes);
   return ref;
 }
 
@@ -663,9 +725,12 @@ std::pair<uint64_t, uint64_t> EcmpRouter::fabric_best(DeviceId e, const TargetRe
   return {best, count};
 }
 
-void EcmpRouter::fabric_walk(DeviceId e, const TargetRef& t, uint64_t index,
+void EcmpRouter::fabric_walk(DeviceId e, const TargetRef& t, uint64_t index, std::vector<LinkId>& out) const {
+  fabric_walk(e, t, index, fabric_best(e, t).first, out);
+}
+
+void EcmpRouter::fabric_walk(DeviceId e, const TargetRef& t, uint64_t index, uint64_t want,
                              std::vector<LinkId>& out) const {
-  uint64_t want = fabric_best(e, t).first;
   DeviceId v = e;
   while (v != t.exit) {
     bool moved = false;
@@ -676,7 +741,19 @@ void EcmpRouter::fabric_walk(DeviceId e, const TargetRef& t, uint64_t index,
         out.push_back(t.root_link);
         break;
       }
-      for (const FabricTarget::Hop& h : t.target->hops_of(local_[v])) {
+      const std::span<const FabricTarget::Hop> hops = t.target->hops_of(local_[v]);
+      if (!hops.empty() && t.target->uniform[local_[v]]) {
+        // The scan below would skip index / count hops of that count each.
+        const uint64_t each = hops.front().count;
+        const uint64_t skip = index / each;
+        if (skip < hops.size()) {
+          out.push_back(hops[skip].link);
+          v = hops[skip].to;
+          index -= skip * each;
+          continue;
+        }
+      }
+      for (const FabricTarget::Hop& h : hops) {
         if (index < h.count) {
           out.push_back(h.link);
           v = h.to;
@@ -874,6 +951,11 @@ std::shared_ptr<const EcmpRouter::Plan> EcmpRouter::new_plan(int src_gpu, int ds
 std::vector<LinkId> EcmpRouter::unrank(const Plan& p, uint64_t index) const {
   std::vector<LinkId> out;
   out.reserve(kRouteLinksReserved);
+  unrank(p, index, out);
+  return out;
+}
+
+void EcmpRouter::unrank(const Plan& p, uint64_t index, std::vector<LinkId>& out) const {
   for (const Alternative& a : p.alternatives) {
     if (index >= a.count) {
       index -= a.count;
@@ -891,7 +973,7 @@ std::vector<LinkId> EcmpRouter::unrank(const Plan& p, uint64_t index) const {
                    sub, out);
       }
     }
-    return out;
+    return;
   }
   throw std::logic_error("EcmpRouter: path index out of range");
 }
@@ -922,16 +1004,16 @@ bool EcmpRouter::single_exit_route(int src_gpu, int dst_gpu, uint64_t h, uint64_
   const uint32_t ei = exit_offset_[s];
   const uint32_t xi = exit_offset_[d];
   const TargetRef t = fabric_target(exits_[xi]);
-  const uint64_t fabric = fabric_best(exits_[ei], t).second;
+  const auto [cost, fabric] = fabric_best(exits_[ei], t);
   if (fabric == 0) return false;
   const ExitLeg& up = up_legs_[ei];
   const ExitLeg& down = down_legs_[xi];
   total = sat_mul(sat_mul(up.count, fabric), down.count);
   uint64_t index = h % total;
-  out.reserve(kRouteLinksReserved);
+  out.reserve(out.size() + kRouteLinksReserved);
   walk_leg(up, gpus_[s], exits_[ei], index % up.count, out);
   index /= up.count;
-  fabric_walk(exits_[ei], t, index % fabric, out);
+  fabric_walk(exits_[ei], t, index % fabric, cost, out);
   index /= fabric;
   walk_leg(down, exits_[xi], gpus_[d], index % down.count, out);
   return true;
@@ -1001,9 +1083,20 @@ void EcmpRouter::Shard::store_route(uint64_t pair, uint64_t total, bool by_hash,
 }
 
 std::vector<LinkId> EcmpRouter::route(int src_gpu, int dst_gpu, uint64_t flow_hash, bool pxn, int nic) const {
+  std::vector<LinkId> out;
+  route(src_gpu, dst_gpu, flow_hash, pxn, nic, out);
+  return out;
+}
+
+void EcmpRouter::route(int src_gpu, int dst_gpu, uint64_t flow_hash, bool pxn, int nic,
+                       std::vector<LinkId>& out) const {
   // routes() for one route, without its lists: the commonest query.
-  const uint64_t pair = pair_key(src_gpu, dst_gpu, pxn);
   const uint64_t h = route_hash(src_gpu, dst_gpu, flow_hash);
+  // Between GPUs of two nodes with one nearest exit each, the route is walked on every query,
+  // with no lock taken and nothing cached: the walk costs about what finding and copying a
+  // cached route does, and an all-to-all's pairs, each routed once, fill no cache.
+  if (uint64_t total = 0; !pxn && single_exit_route(src_gpu, dst_gpu, h, total, out)) return;
+  const uint64_t pair = pair_key(src_gpu, dst_gpu, pxn);
   Shard& cache = shard(pair);
   std::shared_ptr<const Plan> p;
   bool known = false;  // the pair is indexed: this is at least its second route
@@ -1013,30 +1106,24 @@ std::vector<LinkId> EcmpRouter::route(int src_gpu, int dst_gpu, uint64_t flow_ha
       // The hash's route among all, found without reading the plan; or the NIC slot's (whose
       // plan is kept).
       const uint64_t index = nic < 0 || ref->by_hash ? h % ref->total : pick(*cache.plans[ref->plan], h, nic);
-      if (const LinkId* at = cache.find_route(*ref, pair, index)) return Shard::route_at(at);
+      if (const LinkId* at = cache.find_route(*ref, pair, index)) {
+        out.insert(out.end(), at + 1, at + 1 + *at);
+        return;
+      }
       if (ref->plan != kNone) p = cache.plans[ref->plan];
       known = true;
     }
   }
   // A plan not at hand and the route are made with no lock held, then cached under one
   // exclusive lock; the plan is kept from the pair's second route on, or where pick() reads it.
-  // A new pair with a single alternative needs no plan for its first route.
-  std::vector<LinkId> out;
-  if (!known && !pxn) {
-    uint64_t total = 0;
-    if (single_exit_route(src_gpu, dst_gpu, h, total, out)) {
-      std::unique_lock write(cache.mutex);
-      cache.store_route(pair, total, true, nullptr, h % total, out);
-      return out;
-    }
-  }
   if (!p) p = new_plan(src_gpu, dst_gpu, pxn);
   const uint64_t index = pick(*p, h, nic);
-  out = unrank(*p, index);
+  const size_t first = out.size();
+  out.reserve(first + kRouteLinksReserved);
+  unrank(*p, index, out);
   const bool keep = known || !p->by_hash();
   std::unique_lock write(cache.mutex);
-  cache.store_route(pair, p->total, p->by_hash(), keep ? p : nullptr, index, out);
-  return out;
+  cache.store_route(pair, p->total, p->by_hash(), keep ? p : nullptr, index, std::span<const LinkId>(out).subspan(first));
 }
 
 std::vector<std::vector<LinkId>> EcmpRouter::spray(int src_gpu, int dst_gpu, uint64_t flow_hash, int nic,

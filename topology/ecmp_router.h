@@ -38,6 +38,8 @@ class EcmpRouter {
   // enters through the nic-th of the destination's (each mod their number), as NCCL pins a
   // channel to a NIC; `flow_hash` picks among what remains (Cluster::route_nic).
   std::vector<LinkId> route(int src_gpu, int dst_gpu, uint64_t flow_hash, bool pxn, int nic = -1) const;
+  // The same route, appended to `out`.
+  void route(int src_gpu, int dst_gpu, uint64_t flow_hash, bool pxn, int nic, std::vector<LinkId>& out) const;
   // Up to `k` routes for one transfer (Cluster::sprayed_routes): route()'s pick first, then others
   // of its alternative that differ only in the fabric segment, evenly spaced from the pick's.
   std::vector<std::vector<LinkId>> spray(int src_gpu, int dst_gpu, uint64_t flow_hash, int nic, size_t k) const;
@@ -53,6 +55,7 @@ class EcmpRouter {
   struct IntraDag;
   struct FabricTarget;
   struct TargetRef;
+  struct ExitTarget;
   struct Segment;
   struct Alternative;
   struct Plan;
@@ -75,6 +78,8 @@ class EcmpRouter {
   // Least cost and number of least-cost paths from exit `e` to exit `t.exit` over the fabric.
   std::pair<uint64_t, uint64_t> fabric_best(DeviceId e, const TargetRef& t) const;
   void fabric_walk(DeviceId e, const TargetRef& t, uint64_t index, std::vector<LinkId>& out) const;
+  // The same, where the least cost from `e` (fabric_best's) is known: `want`.
+  void fabric_walk(DeviceId e, const TargetRef& t, uint64_t index, uint64_t want, std::vector<LinkId>& out) const;
   // The plan of a pair: cached, or made with no lock held and then cached.
   std::shared_ptr<const Plan> plan(int src_gpu, int dst_gpu, bool pxn) const;
   // A pair's plan as the cache keeps it (with pick()'s exits), made with no lock held; throws
@@ -86,6 +91,7 @@ class EcmpRouter {
   void add_cross_node(Plan& p, int src_gpu, uint64_t lead_cost, std::span<const Segment> lead,
                       int dst_gpu) const;
   std::vector<LinkId> unrank(const Plan& p, uint64_t index) const;
+  void unrank(const Plan& p, uint64_t index, std::vector<LinkId>& out) const;  // appended to `out`
   struct ExitLeg;
   // Appends the sub-th route of a GPU's leg `leg` from `from` to `to` (one end its exit).
   void walk_leg(const ExitLeg& leg, DeviceId from, DeviceId to, uint64_t sub, std::vector<LinkId>& out) const;
@@ -153,6 +159,9 @@ class EcmpRouter {
   };
   std::vector<ExitLeg> up_legs_, down_legs_;
   std::vector<LinkId> leg_links_;
+  // By device, for those that are some GPU's nearest exit: what its fabric table is keyed by,
+  // and the table once pinned (fabric_target).
+  std::unique_ptr<ExitTarget[]> exit_targets_;
 
   // The fabric tables and the intra-node ones, each behind its lock (ecmp_router.cc).
   struct TableCache;

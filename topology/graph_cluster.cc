@@ -19,6 +19,11 @@ std::vector<LinkId> GraphCluster::route_nic(int src_gpu, int dst_gpu, uint64_t f
   return router_->route(src_gpu, dst_gpu, flow_hash, false, nic);
 }
 
+void GraphCluster::append_route(int src_gpu, int dst_gpu, uint64_t flow_hash, int nic,
+                                std::vector<LinkId>& out) const {
+  router_->route(src_gpu, dst_gpu, flow_hash, false, nic, out);
+}
+
 std::vector<LinkId> GraphCluster::route_pxn(int src_gpu, int dst_gpu, uint64_t flow_hash) const {
   return router_->route(src_gpu, dst_gpu, flow_hash, true);
 }

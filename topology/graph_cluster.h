@@ -28,6 +28,7 @@ class GraphCluster final : public Cluster {
   std::vector<LinkId> route(int src_gpu, int dst_gpu, uint64_t flow_hash = 0) const override;
   std::vector<LinkId> route_pxn(int src_gpu, int dst_gpu, uint64_t flow_hash = 0) const override;
   std::vector<LinkId> route_nic(int src_gpu, int dst_gpu, uint64_t flow_hash, int nic) const override;
+  void append_route(int src_gpu, int dst_gpu, uint64_t flow_hash, int nic, std::vector<LinkId>& out) const override;
   std::vector<std::vector<LinkId>> sprayed_routes(int src_gpu, int dst_gpu, uint64_t flow_hash, int nic,
                                                   size_t k) const override;
   uint64_t path_count(int src_gpu, int dst_gpu, bool pxn = false) const override;

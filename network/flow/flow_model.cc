@@ -40,8 +40,8 @@ Time drain_time(double bytes, double rate) {
 
 // Makes room for `n` elements in `v` at once, at least doubling what it has (so that reserving
 // a little more on every call, as small solves do, stays amortized O(1) per element).
-template <typename T>
-void make_room(std::vector<T>& v, size_t n) {
+template <typename T, typename Allocator>
+void make_room(std::vector<T, Allocator>& v, size_t n) {
   if (n > v.capacity()) v.reserve(std::max(n, 2 * v.capacity()));
 }
 }  // namespace
@@ -71,7 +71,7 @@ uint32_t FlowNetworkModel::take_crossings(uint32_t n) {
     crossings_end_ += kCrossingChunk - crossings_end_ % kCrossingChunk;  // the rest of this chunk stays unused
   }
   if (crossings_end_ / kCrossingChunk >= crossing_chunks_.size()) {
-    crossing_chunks_.push_back(std::make_unique_for_overwrite<Crossing[]>(kCrossingChunk));
+    crossing_chunks_.push_back(static_cast<Crossing*>(arena_.take(sizeof(Crossing) * kCrossingChunk)));
   }
   const uint32_t at = crossings_end_;
   crossings_end_ += n;
@@ -111,32 +111,45 @@ void FlowNetworkModel::reserve(size_t transfers) {
 
 void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done,
                              uint64_t payload) {
-  std::vector<std::vector<topology::LinkId>> paths = transfer_paths(cluster_, t);
-  if (paths.empty()) {  // to itself, or no bytes: only the route's latency (empty_message_latency)
+  // Under ECMP, or inside a node, a transfer's one route (transfer_paths' only one) is routed
+  // into route_, kept from start to start: the list of lists would take two allocations a start.
+  const bool one = t.bytes.count() > 0 && !sprayed(cluster_, t.src_gpu, t.dst_gpu);
+  std::vector<std::vector<topology::LinkId>> sprayed_paths;
+  route_.clear();
+  if (one) {
+    append_transfer_route(cluster_, t, route_);
+  } else {
+    sprayed_paths = transfer_paths(cluster_, t);
+  }
+  const size_t path_count = one ? (route_.empty() ? 0 : 1) : sprayed_paths.size();
+  const auto path = [&](size_t i) -> std::span<const topology::LinkId> {
+    return one ? std::span<const topology::LinkId>(route_) : sprayed_paths[i];
+  };
+  if (path_count == 0) {  // to itself, or no bytes: only the route's latency (empty_message_latency)
     delivered_ += t.bytes;
     engine.schedule_in(empty_message_latency(cluster_, t), done, payload);
     return;
   }
   const uint64_t transfer = next_transfer_++;
   const uint32_t open = take_free(open_transfers_, free_open_transfers_);
-  open_transfers_[open] = {.open = static_cast<uint32_t>(paths.size()), .done_at = Time::zero()};
+  open_transfers_[open] = {.open = static_cast<uint32_t>(path_count), .done_at = Time::zero()};
   const bool staged =
       options_.host_staged_rate > 0 && cluster_.node_of(t.src_gpu) == cluster_.node_of(t.dst_gpu);
   const int64_t staged_pair = staged ? int64_t{t.src_gpu} * cluster_.gpu_count() + t.dst_gpu : -1;
   const uint32_t no_link = UINT32_MAX;
   uint32_t cap_link = no_link;
-  const double max_rate = capped_rate(t, paths.front());
-  for (size_t i = 0; i < paths.size(); ++i) {
+  const double max_rate = capped_rate(t, path(0));
+  for (size_t i = 0; i < path_count; ++i) {
     const uint32_t slot = take_free(slots_, free_slots_);
     ActiveFlow& f = slots_[slot];
-    const size_t crossings = paths[i].size() + (staged ? 1 : 0) + (max_rate > 0 ? 1 : 0);
-    if (crossings > UINT16_MAX) throw std::length_error("FlowNetworkModel: a route of more than 65535 links");
+    const size_t crossings = path(i).size() + (staged ? 1 : 0) + (max_rate > 0 ? 1 : 0);
+    if (crossings > kCrossingChunk) throw std::length_error("FlowNetworkModel: a route of more than 16384 links");
     if (crossings > f.link_room) {  // else the room of the slot's last flow is reused
       f.links_at = take_crossings(static_cast<uint32_t>(crossings));
       f.link_room = static_cast<uint16_t>(crossings);
     }
     f.link_count = 0;
-    for (topology::LinkId l : paths[i]) attach(slot, static_cast<uint32_t>(l));
+    for (topology::LinkId l : path(i)) attach(slot, static_cast<uint32_t>(l));
     if (staged) {
       // The GPU pair's host-staged copies share one virtual link of the host-staged rate.
       auto [it, fresh] = staged_links_.try_emplace(staged_pair, no_link);
@@ -148,8 +161,8 @@ void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventH
       if (cap_link == no_link) cap_link = add_virtual_link(max_rate, -1);
       attach(slot, cap_link);
     }
-    f.latency = route_latency(cluster_, paths[i]);
-    f.bytes = spray_share(t.bytes, i, paths.size());
+    f.latency = route_latency(cluster_, path(i));
+    f.bytes = spray_share(t.bytes, i, path_count);
     f.anchor_remaining = f.bytes.as_double();
     f.anchor_time = engine.now();
     f.started = engine.now();
@@ -159,7 +172,7 @@ void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventH
     f.transfer = transfer;
     f.open = open;
     f.order = next_order_++;
-    f.units = flow::FlowProblem::units_of(1.0 / static_cast<double>(paths.size()));
+    f.units = flow::FlowProblem::units_of(1.0 / static_cast<double>(path_count));
     f.route = static_cast<uint32_t>(i);
     f.live = true;
     f.fresh = true;
@@ -334,6 +347,26 @@ void FlowNetworkModel::push_drain(uint32_t slot) {
   std::push_heap(drains_.begin(), drains_.end(), LaterDrain{});
 }
 
+void FlowNetworkModel::sort_by_order(std::span<Drain> due) {
+  // Start orders are distinct. Where a batch's are every one from the least to the greatest (a
+  // batch of flows that started together and all drain at once, as an all-to-all's do), each
+  // entry's place is its order less the least: the entries are put there by swaps, in place.
+  if (due.empty()) return;
+  uint64_t least = due.front().order;
+  uint64_t greatest = least;
+  for (const Drain& d : due) {
+    least = std::min(least, d.order);
+    greatest = std::max(greatest, d.order);
+  }
+  if (greatest - least + 1 != due.size()) {
+    std::sort(due.begin(), due.end(), [](const Drain& a, const Drain& b) { return a.order < b.order; });
+    return;
+  }
+  for (size_t i = 0; i < due.size(); ++i) {
+    while (due[i].order - least != i) std::swap(due[i], due[due[i].order - least]);
+  }
+}
+
 bool FlowNetworkModel::complete_drained(sim::Engine& engine) {
   // A flow is done when it drains by the end of the completion window at its present rate
   // (drain instants are rounded up to whole picoseconds, so what remains at the instant is
@@ -395,7 +428,7 @@ bool FlowNetworkModel::complete_drained(sim::Engine& engine) {
   }
   if (due_.empty()) return false;
   // Retire in start order, so transfers that complete at one instant are notified in that order.
-  std::sort(due_.begin(), due_.end(), [](const Drain& a, const Drain& b) { return a.order < b.order; });
+  sort_by_order(due_);
   mark_leaving(due_);
   for (const Drain& d : due_) {
     const ActiveFlow& f = slots_[d.slot];

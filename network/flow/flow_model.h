@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "network/block_arena.h"
 #include "network/flow/max_min_solver.h"
 #include "network/free_list.h"
 #include "network/network_model.h"
@@ -188,6 +189,8 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   static Time drain_at(const ActiveFlow& f);
   // Retires every flow that drains by the end of the window; whether any did.
   bool complete_drained(sim::Engine& engine);
+  // Sorts a batch of drains (of distinct flows) by start order.
+  static void sort_by_order(std::span<Drain> due);
   // Solves the rates of the flows that need it (see FlowModelOptions::incremental); a flow whose
   // rate changes runs at the new one from `from` (now).
   void solve(Time from);
@@ -224,10 +227,10 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   void attach(uint32_t slot, uint32_t link);
   // A flow's crossings (crossings_).
   std::span<Crossing> links_of(const ActiveFlow& f) {
-    return {crossing_chunks_[f.links_at / kCrossingChunk].get() + f.links_at % kCrossingChunk, f.link_count};
+    return {crossing_chunks_[f.links_at / kCrossingChunk] + f.links_at % kCrossingChunk, f.link_count};
   }
   std::span<const Crossing> links_of(const ActiveFlow& f) const {
-    return {crossing_chunks_[f.links_at / kCrossingChunk].get() + f.links_at % kCrossingChunk, f.link_count};
+    return {crossing_chunks_[f.links_at / kCrossingChunk] + f.links_at % kCrossingChunk, f.link_count};
   }
   // Room for `n` crossings in crossings_, within one chunk; returns where.
   uint32_t take_crossings(uint32_t n);
@@ -266,25 +269,29 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
     Time done_at;       // the latest drain instant plus path latency of those that have
   };
   // By ActiveFlow::open: a slot pool, freed when the transfer's last sub-flow drains.
-  std::vector<OpenTransfer> open_transfers_;
+  BlockVector<OpenTransfer> open_transfers_;
   std::vector<uint32_t> free_open_transfers_;
   uint64_t solves_ = 0;
   uint64_t accelerated_solves_ = 0;
   uint64_t flows_solved_ = 0;  // flows over every solve
   double peak_utilization_ = 0;
 
-  // The persistent problem.
-  ChunkedSlots<ActiveFlow> slots_;
+  // The persistent problem. The slots' and the crossings' chunks come from arena_ (huge-page
+  // blocks once a model is large: a 16k-flow all-to-all's 2.8 MB of them took 700 page faults).
+  BlockArena arena_;
+  ChunkedSlots<ActiveFlow> slots_{arena_};
   // Every flow's crossings, in chunks that never move, each written (and its pages touched) only
-  // as far as flows have taken room; a slot's room is reused by its next flow when it fits.
-  static constexpr uint32_t kCrossingChunk = uint32_t{1} << 16;
-  std::vector<std::unique_ptr<Crossing[]>> crossing_chunks_;
+  // as far as flows have taken room; a slot's room is reused by its next flow when it fits. A
+  // chunk is 128 KiB: a small model's first one and its first slot chunk fit in the arena's
+  // ordinary-heap part, so that it takes no huge-page block.
+  static constexpr uint32_t kCrossingChunk = uint32_t{1} << 14;
+  std::vector<Crossing*> crossing_chunks_;
   uint32_t crossings_end_ = 0;
   std::vector<uint32_t> free_slots_;
   size_t live_ = 0;
   // (slot, order) of every flow in start order; entries of flows that left are skipped and
   // swept out once they outnumber the live ones.
-  std::vector<std::pair<uint32_t, uint64_t>> by_order_;
+  BlockVector<std::pair<uint32_t, uint64_t>> by_order_;
   // by_order_ entries before this are of flows that left (the oldest active flow is at or after
   // it): complete_drained's relative window reaches as far as the oldest flow allows.
   size_t oldest_hint_ = 0;
@@ -303,7 +310,7 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   std::vector<uint32_t> leaving_;
   std::vector<uint8_t> emptied_;
   std::vector<uint32_t> leaving_links_;
-  std::vector<Drain> drains_;          // a min-heap on (at, order), with stale entries
+  BlockVector<Drain> drains_;          // a min-heap on (at, order), with stale entries
   // The solve epoch whose component search reached a slot, a link, last: apart from the slots
   // and links so that the search, which tests every flow of every link it reaches, stays in cache.
   std::vector<uint32_t> slot_reached_;
@@ -319,7 +326,7 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   // Scratch of each solve.
   std::vector<uint32_t> component_;  // slots
   std::vector<uint32_t> link_stack_;
-  std::vector<Drain> due_;
+  BlockVector<Drain> due_;
   std::vector<Drain> not_due_;  // popped by the relative window's bound, not within their own
   flow::FlowProblem problem_;
   std::vector<double> rates_;
@@ -334,6 +341,7 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   std::vector<uint32_t> path_offsets_;
   std::vector<uint32_t> paths_;
   std::vector<uint64_t> units_;
+  std::vector<topology::LinkId> route_;  // start()'s route of a transfer that takes one
 };
 
 }  // namespace dtsim::network

@@ -93,6 +93,102 @@ TEST(FlowNetworkModel, EmptyTransferBetweenTwoGpusTakesItsRoutesLatency) {
   EXPECT_EQ(r.time_of(1), Time::zero());
 }
 
+// The arena's memory: aligned, disjoint and kept until it goes; ordinary heap up to kPlainBytes,
+// then whole blocks aligned to their size.
+TEST(BlockArena, TakesAreAlignedDisjointAndBlocksFollowThePlainPart) {
+  BlockArena arena;
+  std::vector<std::pair<uint8_t*, size_t>> taken;
+  size_t total = 0;
+  for (size_t i = 0; total < 3 * BlockArena::kBlock; ++i) {
+    const size_t bytes = 1 + (i * 7919 % 300'000);
+    auto* p = static_cast<uint8_t*>(arena.take(bytes));
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+    if (total >= BlockArena::kPlainBytes && (taken.empty() || taken.back().first + taken.back().second != p)) {
+      // Past the plain part, a take that does not follow the last one starts a block.
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % BlockArena::kBlock, 0u) << i;
+    }
+    std::fill(p, p + bytes, static_cast<uint8_t>(i));
+    taken.emplace_back(p, (bytes + 63) / 64 * 64);
+    total += bytes;
+  }
+  for (size_t i = 0; i < taken.size(); ++i) {
+    const auto [p, room] = taken[i];
+    const size_t bytes = 1 + (i * 7919 % 300'000);
+    EXPECT_EQ(std::count(p, p + bytes, static_cast<uint8_t>(i)), static_cast<std::ptrdiff_t>(bytes)) << i;
+  }
+  EXPECT_THROW(arena.take(BlockArena::kBlock + 1), std::length_error);
+}
+
+// A vector on BlockAllocator keeps its elements as it grows from the heap into huge-page blocks
+// (aligned to a block) and back when it shrinks.
+TEST(BlockAllocator, AVectorKeepsItsElementsAcrossTheHeapAndTheBlocks) {
+  BlockVector<uint64_t> v;
+  for (uint64_t i = 0; i < 300'000; ++i) {
+    v.push_back(i * 2654435761u);
+    if (v.capacity() * sizeof(uint64_t) >= BlockAllocator<uint64_t>::kMinBytes) {
+      ASSERT_EQ(reinterpret_cast<uintptr_t>(v.data()) % BlockArena::kBlock, 0u) << i;
+    }
+  }
+  for (uint64_t i = 0; i < v.size(); ++i) ASSERT_EQ(v[i], i * 2654435761u) << i;
+  v.resize(1000);
+  v.shrink_to_fit();
+  for (uint64_t i = 0; i < v.size(); ++i) ASSERT_EQ(v[i], i * 2654435761u) << i;
+}
+
+// A model whose flow slots pass the arena's plain part (12,000 slots of about 100 bytes): three
+// groups of equal flows on one link drain in turn, each at the closed form's instant (the link's
+// capacity shared equally among those left).
+TEST(FlowNetworkModel, ManyFlowsOnOneLinkDrainGroupByGroup) {
+  const StarCluster star(2, Bandwidth::gbps(400), Time::us(1));
+  FlowNetworkModel net(star);
+  sim::Engine engine;
+  Recorder r;
+  constexpr int kFlows = 12'000;
+  constexpr int64_t kUnit = 50'000;
+  for (int i = 0; i < kFlows; ++i) {
+    net.start(engine, {.src_gpu = 0, .dst_gpu = 1, .bytes = Bytes(kUnit * (1 + i % 3)), .flow_hash = uint64_t(i)}, r,
+              static_cast<uint64_t>(i));
+  }
+  engine.run();
+  ASSERT_EQ(r.done.size(), static_cast<size_t>(kFlows));
+  const double capacity = Bandwidth::gbps(400).bytes_per_s();
+  // Group k (bytes (k + 1) x unit) drains once every flow has moved k + 1 units, the flows of
+  // smaller groups having left: unit x (12,000 + 8,000 + 4,000 up to k) / capacity.
+  std::vector<double> drained;
+  double at = 0;
+  for (int left : {kFlows, 2 * kFlows / 3, kFlows / 3}) drained.push_back(at += kUnit * left / capacity);
+  for (const auto& [i, t] : r.done) {
+    EXPECT_NEAR(t.seconds(), drained[i % 3] + 2e-6, 1e-9) << i;
+  }
+}
+
+// Transfers that complete at one instant are notified in start order: a batch of drains whose
+// start orders are every one in a range (all flows alike), and batches with gaps (two kinds of
+// flow interleaved, each kind draining at once).
+TEST(FlowNetworkModel, TransfersCompletingTogetherAreNotifiedInStartOrder) {
+  const StarCluster star(3, Bandwidth::gbps(400), Time::us(1));
+  for (const bool interleaved : {false, true}) {
+    FlowNetworkModel net(star);
+    sim::Engine engine;
+    Recorder r;
+    for (int i = 0; i < 300; ++i) {
+      const bool other = interleaved && i % 2 == 1;
+      net.start(engine, {.src_gpu = 0, .dst_gpu = other ? 2 : 1, .bytes = Bytes(other ? 3'000'000 : 1'000'000)}, r,
+                static_cast<uint64_t>(i));
+    }
+    engine.run();
+    ASSERT_EQ(r.done.size(), 300u);
+    std::set<Time> instants;
+    for (size_t k = 0; k < r.done.size(); ++k) {
+      instants.insert(r.done[k].second);
+      if (k > 0 && r.done[k].second == r.done[k - 1].second) {
+        EXPECT_LT(r.done[k - 1].first, r.done[k].first) << "interleaved " << interleaved;
+      }
+    }
+    EXPECT_EQ(instants.size(), interleaved ? 2u : 1u);
+  }
+}
+
 TEST(FlowNetworkModel, LoneFlowTakesExactlyTheAnalyticalTime) {
   const testing_support::LineCluster c({{Bandwidth::gbytes_per_s(100), Time::us(1)},
                                         {Bandwidth::gbytes_per_s(25), Time::us(2)},

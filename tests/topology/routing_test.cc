@@ -420,15 +420,21 @@ struct PairAnswers {
   bool operator==(const PairAnswers&) const = default;
 };
 
+// Four nodes on a 2-tier fat-tree: HGX (one nearest NIC a GPU: the router walks each route of a
+// pair of them) and P5-like (four: it caches their routes).
+std::vector<ClusterSpec> hgx_and_p5() {
+  ClusterSpec p5 = hgx(4, FabricKind::fat_tree, 16, 2);
+  p5.nic.count = 32;
+  p5.nic.bandwidth = Bandwidth::gbps(100);
+  return {hgx(4, FabricKind::fat_tree, 8, 2), p5};
+}
+
 // The router keeps a pair's plan only from its second route on (or where a NIC slot's pick reads
 // it): routes asked first, with the plan made again on each later miss, and routes asked after
 // the full path list (which keeps the plan at once) must be the same, and each one of the pair's
 // least-cost paths.
 TEST(Routing, RoutesDoNotDependOnWhatWasAskedOfThePairBefore) {
-  ClusterSpec p5 = hgx(4, FabricKind::fat_tree, 16, 2);
-  p5.nic.count = 32;
-  p5.nic.bandwidth = Bandwidth::gbps(100);
-  for (const ClusterSpec& spec : {hgx(4, FabricKind::fat_tree, 8, 2), p5}) {
+  for (const ClusterSpec& spec : hgx_and_p5()) {
     auto routes_first = build_cluster(spec);
     auto paths_first = build_cluster(spec);
     const auto ask = [](const Cluster& c, int a, int b, bool paths_first_order) {
@@ -448,6 +454,32 @@ TEST(Routing, RoutesDoNotDependOnWhatWasAskedOfThePairBefore) {
         const std::set<std::vector<LinkId>> all(x.paths.begin(), x.paths.end());
         for (const auto* list : {&x.routes, &x.nic_routes, &x.sprayed}) {
           for (const auto& r : *list) EXPECT_TRUE(all.count(r)) << a << " -> " << b;
+        }
+      }
+    }
+  }
+}
+
+// append_route appends what route() (or route_nic() with a slot) returns, whether the router
+// walks the route on every query (one nearest NIC a GPU: HGX) or caches it (four: P5), asked
+// first and again.
+TEST(Routing, AppendedRoutesAreTheReturnedOnes) {
+  for (const ClusterSpec& spec : hgx_and_p5()) {
+    auto appended = build_cluster(spec);
+    auto returned = build_cluster(spec);
+    std::vector<LinkId> out;
+    for (int rep = 0; rep < 2; ++rep) {
+      for (int a = 0; a < appended->gpu_count(); a += 3) {
+        for (int b = 1; b < appended->gpu_count(); b += 5) {
+          for (int nic : {-1, 2}) {
+            const uint64_t hash = static_cast<uint64_t>(a * 31 + b);
+            out.assign(1, 777);  // what the caller had: kept
+            appended->append_route(a, b, hash, nic, out);
+            std::vector<LinkId> expected{777};
+            const std::vector<LinkId> r = nic < 0 ? returned->route(a, b, hash) : returned->route_nic(a, b, hash, nic);
+            expected.insert(expected.end(), r.begin(), r.end());
+            EXPECT_EQ(out, expected) << a << " -> " << b << " slot " << nic;
+          }
         }
       }
     }
