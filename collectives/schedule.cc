@@ -11,21 +11,36 @@ namespace dtsim::collectives {
 namespace {
 // The transfers a schedule built on this thread may hold (ScheduleBudget); no limit by default.
 thread_local uint64_t transfer_budget = UINT64_MAX;
+// The deadline a schedule built on this thread stops at (ScheduleBudget); none by default.
+thread_local sim::WallDeadline* planning_deadline = nullptr;
+// Transfers between two reads of the clock against planning_deadline.
+constexpr size_t kTransfersPerClockRead = size_t{1} << 16;
 }  // namespace
 
 ScheduleTooLarge::ScheduleTooLarge(uint64_t limit)
     : std::runtime_error("schedule larger than its budget of " + std::to_string(limit) + " transfers"),
       limit_(limit) {}
 
-ScheduleBudget::ScheduleBudget(uint64_t max_transfers) : outer_(transfer_budget) {
+ScheduleStopped::ScheduleStopped() : std::runtime_error("schedule planning stopped at its deadline") {}
+
+ScheduleBudget::ScheduleBudget(uint64_t max_transfers, sim::WallDeadline* deadline)
+    : outer_(transfer_budget), outer_deadline_(planning_deadline) {
   transfer_budget = max_transfers;
+  if (deadline != nullptr) planning_deadline = deadline;
 }
 
-ScheduleBudget::~ScheduleBudget() { transfer_budget = outer_; }
+ScheduleBudget::~ScheduleBudget() {
+  transfer_budget = outer_;
+  planning_deadline = outer_deadline_;
+}
 
 uint32_t Schedule::add(int src, int dst, Bytes bytes, std::span<const uint32_t> deps, Bytes reduce,
                        int step, int channel, int nic) {
   if (transfers_.size() >= transfer_budget) throw ScheduleTooLarge(transfer_budget);
+  if (transfers_.size() % kTransfersPerClockRead == kTransfersPerClockRead - 1 && planning_deadline != nullptr &&
+      planning_deadline->passed(sim::WallClock::now())) {
+    throw ScheduleStopped();
+  }
   ScheduledTransfer t;
   t.src_gpu = src;
   t.dst_gpu = dst;

@@ -15,6 +15,7 @@
 
 #include "collectives/collective.h"
 #include "collectives/cost_model.h"
+#include "sim/run_watch.h"
 #include "sim/units.h"
 
 namespace dtsim::collectives {
@@ -42,19 +43,30 @@ class ScheduleTooLarge : public std::runtime_error {
   uint64_t limit_;
 };
 
+// Thrown by Schedule::add when a schedule is built on this thread after the deadline of the
+// ScheduleBudget in force has passed: a run's --max-wall reached while it plans.
+class ScheduleStopped : public std::runtime_error {
+ public:
+  ScheduleStopped();
+};
+
 // While one is alive, every schedule built on its thread holds at most `max_transfers` transfers:
 // one more throws ScheduleTooLarge. A run's pre-flight check plans under a budget from the
 // machine's memory, so that planning a run that cannot fit stops early instead of exhausting it.
+// With a `deadline` (null: the enclosing budget's, if any), a schedule built once it has passed
+// throws ScheduleStopped (the clock is read every 65,536 transfers, so a schedule of minutes stops
+// within a second of it).
 // Budgets nest; the innermost is in force.
 class ScheduleBudget {
  public:
-  explicit ScheduleBudget(uint64_t max_transfers);
+  explicit ScheduleBudget(uint64_t max_transfers, sim::WallDeadline* deadline = nullptr);
   ~ScheduleBudget();
   ScheduleBudget(const ScheduleBudget&) = delete;
   ScheduleBudget& operator=(const ScheduleBudget&) = delete;
 
  private:
   uint64_t outer_;
+  sim::WallDeadline* outer_deadline_;
 };
 
 class Schedule {

@@ -408,7 +408,8 @@ std::string memory_size(double bytes) {
 // every row (copies of the communicator, network.background: replicas, included), the largest
 // row's, the packet hops on packets, and the memory the run holds.
 struct SweepCost {
-  std::vector<SweepPlan> plans;
+  std::vector<SweepPlan> plans;  // every row's, unless the deadline stopped the planning (stopped)
+  bool stopped = false;
   uint64_t transfers = 0;
   uint64_t largest_row = 0;
   uint64_t packet_hops = 0;
@@ -488,7 +489,7 @@ RowCost cost_of_row(const collectives::Schedule& schedule, const topology::Clust
 // Plans every row of a sweep on flows or packets under a budget from the machine's available
 // memory, states the run's cost on stderr (unless quiet), and refuses, in one line naming the key
 // to change, a sweep whose schedules or run would not fit in memory, or whose packet hops would
-// take more than minutes.
+// take more than minutes. Past the wall-clock limit (--max-wall) it stops planning, `stopped`.
 SweepCost plan_sweep(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
                      const topology::Cluster& cluster, const std::vector<workloads::SweepRow>& rows,
                      const RunControl& control) {
@@ -508,10 +509,14 @@ SweepCost plan_sweep(const config::Scenario& s, const collectives::AnalyticalCol
   double router_bytes = 0;
   {
     const auto budget = static_cast<uint64_t>(std::min(available / kScheduleBytesPerTransfer, 4.0e9));
-    const collectives::ScheduleBudget planning(budget);
+    const collectives::ScheduleBudget planning(budget, control.deadline);
     for (const auto& row : rows) {
       try {
+        if (control.deadline != nullptr && control.deadline->passed(sim::WallClock::now())) throw collectives::ScheduleStopped();
         cost.plans.push_back(plan_row(s, model, cluster, row));
+      } catch (const collectives::ScheduleStopped&) {
+        cost.stopped = true;
+        return cost;
       } catch (const collectives::ScheduleTooLarge& e) {
         throw too_big(fmt::format("plan more than {:.3g} transfers for the {}-byte row (about {})",
                                   static_cast<double>(e.limit()), row.bytes.count(),
@@ -563,7 +568,8 @@ SweepCost plan_sweep(const config::Scenario& s, const collectives::AnalyticalCol
 // (run_row), so a row's result cannot depend on the others or on which thread ran it; returns the
 // sweep's fingerprint, the rows' engine fingerprints combined in row order
 // (sim::combine_fingerprints), the same for every thread count, 1 included. `plans` holds the
-// rows' schedules (plan_sweep). With `links`, each row's bytes per link are appended there in row
+// rows' schedules (plan_sweep), or those planned before the wall-clock limit stopped the planning:
+// then no row runs. With `links`, each row's bytes per link are appended there in row
 // order; rows a wall-clock limit stopped leave `rows`. Shared between the workers, read only: the
 // scenario, the model
 // and the cluster, whose route() is safe from several threads (its caches take a lock,
@@ -572,6 +578,15 @@ SweepCost plan_sweep(const config::Scenario& s, const collectives::AnalyticalCol
 NetworkRun run_sweep_on_network(const config::Scenario& s, std::vector<workloads::SweepRow>& rows, const RowNetwork& make_net,
                               const topology::Cluster& cluster, const RunControl& control,
                               std::vector<report::SweepLinkLoad>* links, std::vector<SweepPlan> plans) {
+  if (plans.size() < rows.size()) {
+    // The wall-clock limit passed while the rows were planned: none ran.
+    NetworkRun out;
+    out.stopped = fmt::format("stopped at --max-wall {:g} s while planning the rows' schedules ({} of {} planned): "
+                              "0 of {} rows done",
+                              control.deadline->limit_s(), plans.size(), rows.size(), rows.size());
+    rows.clear();
+    return out;
+  }
   const bool on_packets = s.network.model == config::NetworkModelKind::packet;
   Progress progress(static_cast<int64_t>(rows.size()) * kRowUnits,
                     std::string(collectives::name(s.workload.sweep.collective)) +

@@ -539,6 +539,21 @@ TEST(SimulateCli, TheMemoryStatedBeforeASweepBoundsItsPeak) {
   }
 }
 
+// --max-wall stops a sweep whose planning alone outlasts it, before any row runs: the ring
+// all_reduce over twenty GB200 NVL72 racks (1,440 GPUs) plans 6.6e7 transfers a row, minutes of
+// planning; the run stops with exit status 3, the header only, and one line saying how far the
+// planning had come.
+TEST(SimulateCli, MaxWallStopsASweepWhilePlanningIt) {
+  const RunResult r = run_simulate({"scenarios/validation_extra/coreweave_gb200_nvl72_20rack_allreduce.yaml", "--model",
+                                    "flow", "--format", "csv", "--max-wall", "0.5", "-q"});
+  ASSERT_EQ(r.status, 3) << r.err;
+  EXPECT_EQ(count_lines(r.out), 1) << r.out;
+  EXPECT_TRUE(std::regex_search(
+      r.err, std::regex(R"(^simulate: stopped at --max-wall 0.5 s while planning the rows' schedules \(0 of 6 planned\): )"
+                        R"(0 of 6 rows done\n$)")))
+      << r.err;
+}
+
 // A generated job that spends much of its iteration in the pipeline bubble, or does not fit in
 // HBM, gets one warning each naming the keys that would change it, with what each would give: the
 // bubble by the schedule's closed form (pp - 1) / (vp x m + pp - 1), memory re-estimated. Llama 3

@@ -72,6 +72,27 @@ TEST(Schedule, ABudgetStopsASchedulePastItsTransfers) {
   EXPECT_EQ(build().transfers().size(), size);
 }
 
+// A budget's deadline stops a schedule built after it has passed (a run's --max-wall while it
+// plans): the 130,560 transfers of a ring all_reduce over 256 ranks stop at the first read of the
+// clock, an inner budget without a deadline keeps the outer one's, and once the budget ends the
+// same schedule is built whole.
+TEST(Schedule, ABudgetsDeadlineStopsAScheduleBuiltAfterIt) {
+  const auto build = [] { return build_schedule(Algorithm::ring, CollectiveKind::all_reduce, Bytes::mib(64), world(256), 1); };
+  sim::WallDeadline deadline(1e-6);
+  while (!deadline.passed(sim::WallClock::now())) {
+  }
+  {
+    const ScheduleBudget planning(UINT64_MAX, &deadline);
+    EXPECT_THROW(build(), ScheduleStopped);
+    const ScheduleBudget inner(UINT64_MAX);
+    EXPECT_THROW(build(), ScheduleStopped);
+  }
+  EXPECT_EQ(build().transfers().size(), size_t{2 * 255 * 256});
+  sim::WallDeadline far(3600);
+  const ScheduleBudget planning(UINT64_MAX, &far);
+  EXPECT_EQ(build().transfers().size(), size_t{2 * 255 * 256});
+}
+
 TEST(Schedule, RingAllReduceMatchesTheClosedForm) {
   const int n = 8;
   const auto s = build_schedule(Algorithm::ring, CollectiveKind::all_reduce,
