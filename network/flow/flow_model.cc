@@ -50,9 +50,9 @@ FlowNetworkModel::FlowNetworkModel(const topology::Cluster& cluster, FlowModelOp
     : cluster_(cluster), options_(std::move(options)) {
   const std::span<const topology::Link> links = cluster.links();
   cluster_links_ = static_cast<uint32_t>(links.size());
+  links_.resize(links.size());
   left_level_.assign(links.size(), -1);
   for (size_t l = 0; l < links.size(); ++l) {
-    links_.emplace_back();
     links_[l].capacity = links[l].bandwidth.bytes_per_s() * options_.link_efficiency.of(links[l].kind);
   }
 }

@@ -298,9 +298,8 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   // by_order_ entries before this are of flows that left (the oldest active flow is at or after
   // it): complete_drained's relative window reaches as far as the oldest flow allows.
   size_t oldest_hint_ = 0;
-  // In the arena's chunks: a large cluster's links (a 16k-GPU one's 8 MB) are faulted in by huge
-  // pages, and the first virtual link appends instead of copying them all.
-  ChunkedSlots<LinkState> links_{arena_};
+  // A large cluster's links (a 16k-GPU one's 8 MB) faulted in by huge pages.
+  BlockVector<LinkState> links_;
   uint32_t cluster_links_ = 0;
   std::vector<uint32_t> free_links_;                    // freed virtual link ids
   std::unordered_map<int64_t, uint32_t> staged_links_;  // host-staged GPU pair -> its link
