@@ -298,7 +298,7 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   // by_order_ entries before this are of flows that left (the oldest active flow is at or after
   // it): complete_drained's relative window reaches as far as the oldest flow allows.
   size_t oldest_hint_ = 0;
-  // A large cluster's links (a 16k-GPU one's 8 MB) faulted in by huge pages.
+  // A large cluster's links faulted in by huge pages.
   BlockVector<LinkState> links_;
   uint32_t cluster_links_ = 0;
   std::vector<uint32_t> free_links_;                    // freed virtual link ids
