@@ -111,12 +111,28 @@ class SizeClassPool {
 
 // A list of trivially copyable elements whose arrays come from a SizeClassPool: grows by doubling
 // as a vector does, but in 16 bytes (a pointer and two 32-bit counts) and without a heap page per
-// growth. The pool is passed to what allocates; the list's array is the pool's until it goes.
+// growth. The pool is passed to what allocates; the list's array is the pool's until it goes. It
+// moves (its array with it; one moved onto drops its own until the pool goes) but does not copy:
+// two lists on one array would overwrite each other.
 template <typename T>
 class PoolList {
   static_assert(std::is_trivially_copyable_v<T>);
 
  public:
+  PoolList() = default;
+  PoolList(const PoolList&) = delete;
+  PoolList& operator=(const PoolList&) = delete;
+  PoolList(PoolList&& o) noexcept
+      : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)),
+        capacity_(std::exchange(o.capacity_, 0)) {}
+  PoolList& operator=(PoolList&& o) noexcept {
+    data_ = std::exchange(o.data_, nullptr);
+    size_ = std::exchange(o.size_, 0);
+    capacity_ = std::exchange(o.capacity_, 0);
+    return *this;
+  }
+  ~PoolList() = default;  // the array stays the pool's: it goes with the pool
+
   const T* begin() const { return data_; }
   const T* end() const { return data_ + size_; }
   T& operator[](size_t i) { return data_[i]; }

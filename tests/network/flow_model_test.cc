@@ -137,7 +137,7 @@ TEST(BlockAllocator, AVectorKeepsItsElementsAcrossTheHeapAndTheBlocks) {
 
 // Lists on one SizeClassPool, pushed and popped at random, hold what vectors beside them hold:
 // arrays given back on growth are reused by other lists without overlapping a live one, from
-// the slabs, whole from the arena and past a block.
+// the slabs, whole from the arena and past a block, and a list moved keeps its elements.
 TEST(SizeClassPool, ListsHoldWhatVectorsHoldAsTheyGrowAndShrink) {
   BlockArena arena;
   SizeClassPool pool(arena);
@@ -164,9 +164,15 @@ TEST(SizeClassPool, ListsHoldWhatVectorsHoldAsTheyGrowAndShrink) {
     lists[0].push_back(v, pool);
     oracle[0].push_back(v);
   }
+  // Moved into a growing vector (each reallocation moves them again), they keep their arrays.
+  std::vector<PoolList<uint32_t>> moved;
+  for (PoolList<uint32_t>& l : lists) {
+    moved.push_back(std::move(l));
+    EXPECT_TRUE(l.empty());
+  }
   for (size_t i = 0; i < kLists; ++i) {
-    ASSERT_EQ(lists[i].size(), oracle[i].size()) << i;
-    EXPECT_TRUE(std::equal(lists[i].begin(), lists[i].end(), oracle[i].begin())) << i;
+    ASSERT_EQ(moved[i].size(), oracle[i].size()) << i;
+    EXPECT_TRUE(std::equal(moved[i].begin(), moved[i].end(), oracle[i].begin())) << i;
   }
   EXPECT_EQ(SizeClassPool::rounded(1), SizeClassPool::kMinBytes);
   EXPECT_EQ(SizeClassPool::rounded(17), 32u);
