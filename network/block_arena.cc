@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <stdexcept>
 
@@ -74,6 +75,40 @@ void* BlockArena::take(size_t bytes) {
   void* p = static_cast<char*>(blocks_.back()) + used_;
   used_ += bytes;
   return p;
+}
+
+SizeClassPool::~SizeClassPool() {
+  for (const auto& [p, bytes] : whole_) give_blocks(p, bytes);
+}
+
+void* SizeClassPool::take(size_t bytes) {
+  const size_t size = rounded(bytes);
+  void*& freed = free_[class_of(size)];
+  if (freed) {
+    void* p = freed;
+    std::memcpy(&freed, p, sizeof(void*));
+    return p;
+  }
+  if (size > BlockArena::kBlock) {
+    whole_.reserve(whole_.size() + 1);
+    whole_.emplace_back(take_blocks(size), size);
+    return whole_.back().first;
+  }
+  if (size > kSlab) return arena_.take(size);
+  if (slab_left_ < size) {  // a slab's rest smaller than this array stays unused
+    slab_ = static_cast<char*>(arena_.take(kSlab));
+    slab_left_ = kSlab;
+  }
+  void* p = slab_;
+  slab_ += size;
+  slab_left_ -= size;
+  return p;
+}
+
+void SizeClassPool::give(void* p, size_t bytes) {
+  void*& freed = free_[class_of(bytes)];
+  std::memcpy(p, &freed, sizeof(void*));
+  freed = p;
 }
 
 }  // namespace dtsim::network

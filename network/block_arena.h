@@ -9,8 +9,14 @@
 //   auto* chunk = static_cast<Slot*>(arena.take(sizeof(Slot) * 1024));  // freed with the arena
 #pragma once
 
+#include <array>
+#include <bit>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <memory>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace dtsim::network {
@@ -67,6 +73,93 @@ class BlockArena {
   std::vector<void*> blocks_;  // of kBlock each
   size_t plain_bytes_ = 0;
   size_t used_ = kBlock;  // of the last block
+};
+
+// SizeClassPool: arrays of 2^k bytes (at least kMinBytes) carved from an arena's memory, each one
+// given back kept for the next of its size: for many small lists that grow one element at a time
+// (a flow model's per-link flow lists), whose heap copies would fault in a fresh 4 KiB page at a
+// time where the arena's blocks fault once per 2 MiB. Memory goes back only with the pool (a
+// class's arrays are reused, never merged), so it holds at most each class's peak use.
+class SizeClassPool {
+ public:
+  static constexpr size_t kMinBytes = 16;
+  // Arrays up to this size come from slabs of it; larger ones are taken whole.
+  static constexpr size_t kSlab = size_t{64} << 10;
+
+  // `arena` outlives the pool.
+  explicit SizeClassPool(BlockArena& arena) : arena_(arena) {}
+  SizeClassPool(const SizeClassPool&) = delete;
+  SizeClassPool& operator=(const SizeClassPool&) = delete;
+  ~SizeClassPool();
+
+  // An array of at least `bytes` (untouched memory, aligned to 16 bytes); its size is
+  // rounded(bytes).
+  void* take(size_t bytes);
+  // `p` from take(bytes), for the next array of its size.
+  void give(void* p, size_t bytes);
+  static size_t rounded(size_t bytes) { return std::bit_ceil(bytes < kMinBytes ? kMinBytes : bytes); }
+
+ private:
+  static size_t class_of(size_t bytes) { return static_cast<size_t>(std::countr_zero(rounded(bytes) / kMinBytes)); }
+
+  BlockArena& arena_;
+  std::array<void*, 64> free_{};  // per class: a freed array, holding the next one's address
+  char* slab_ = nullptr;
+  size_t slab_left_ = 0;
+  std::vector<std::pair<void*, size_t>> whole_;  // arrays larger than a block, from take_blocks
+};
+
+// A list of trivially copyable elements whose arrays come from a SizeClassPool: grows by doubling
+// as a vector does, but in 16 bytes (a pointer and two 32-bit counts) and without a heap page per
+// growth. The pool is passed to what allocates; the list's array is the pool's until it goes. It
+// moves (its array with it; one moved onto drops its own until the pool goes) but does not copy:
+// two lists on one array would overwrite each other.
+template <typename T>
+class PoolList {
+  static_assert(std::is_trivially_copyable_v<T>);
+
+ public:
+  PoolList() = default;
+  PoolList(const PoolList&) = delete;
+  PoolList& operator=(const PoolList&) = delete;
+  PoolList(PoolList&& o) noexcept
+      : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)),
+        capacity_(std::exchange(o.capacity_, 0)) {}
+  PoolList& operator=(PoolList&& o) noexcept {
+    data_ = std::exchange(o.data_, nullptr);
+    size_ = std::exchange(o.size_, 0);
+    capacity_ = std::exchange(o.capacity_, 0);
+    return *this;
+  }
+  ~PoolList() = default;  // the array stays the pool's: it goes with the pool
+
+  const T* begin() const { return data_; }
+  const T* end() const { return data_ + size_; }
+  T& operator[](size_t i) { return data_[i]; }
+  const T& operator[](size_t i) const { return data_[i]; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const T& back() const { return data_[size_ - 1]; }
+  void pop_back() { --size_; }
+  void clear() { size_ = 0; }  // keeps the array
+  void push_back(const T& v, SizeClassPool& pool) {
+    if (size_ == capacity_) grow(pool);
+    data_[size_++] = v;
+  }
+
+ private:
+  void grow(SizeClassPool& pool) {
+    const size_t bytes = SizeClassPool::rounded(sizeof(T) * (capacity_ == 0 ? 1 : size_t{2} * capacity_));
+    T* next = static_cast<T*>(pool.take(bytes));
+    if (size_ > 0) std::memcpy(next, data_, sizeof(T) * size_);
+    if (data_) pool.give(data_, sizeof(T) * capacity_);
+    data_ = next;
+    capacity_ = static_cast<uint32_t>(bytes / sizeof(T));
+  }
+
+  T* data_ = nullptr;
+  uint32_t size_ = 0;
+  uint32_t capacity_ = 0;
 };
 
 }  // namespace dtsim::network

@@ -21,6 +21,12 @@ namespace {
 
 constexpr uint32_t kInf = std::numeric_limits<uint32_t>::max();
 constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+
+// Appends a stored walk's links to a route: a leg is a few links, which a loop of pushes copies
+// for less than vector::insert's general path (an insert anywhere, from any iterator).
+void append_links(std::vector<LinkId>& out, const LinkId* first, const LinkId* last) {
+  for (; first != last; ++first) out.push_back(*first);
+}
 // Caches are dropped wholesale past these sizes (plans and routes shard by shard); routes are
 // recomputed identically on demand.
 constexpr size_t kMaxTargetBytes = size_t{1} << 30;
@@ -967,7 +973,7 @@ void EcmpRouter::unrank(const Plan& p, uint64_t index, std::vector<LinkId>& out)
       if (s.fabric()) {
         fabric_walk(s.from, a.target, sub, out);
       } else if (s.walk) {
-        out.insert(out.end(), s.walk, s.walk + s.walk_links);
+        append_links(out, s.walk, s.walk + s.walk_links);
       } else if (s.from != s.to) {
         intra_walk({devices_[s.from].node, s.from, s.to, nullptr, s.tables->dist.data(), s.tables->count.data()},
                    sub, out);
@@ -981,7 +987,7 @@ void EcmpRouter::unrank(const Plan& p, uint64_t index, std::vector<LinkId>& out)
 void EcmpRouter::walk_leg(const ExitLeg& leg, DeviceId from, DeviceId to, uint64_t sub,
                           std::vector<LinkId>& out) const {
   if (leg.links != UINT32_MAX) {
-    out.insert(out.end(), leg_links_.data() + leg.links_at, leg_links_.data() + leg.links_at + leg.links);
+    append_links(out, leg_links_.data() + leg.links_at, leg_links_.data() + leg.links_at + leg.links);
   } else if (from != to) {
     intra_walk({devices_[from].node, from, to, nullptr, leg.tables->dist.data(), leg.tables->count.data()}, sub, out);
   }

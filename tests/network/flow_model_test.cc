@@ -135,6 +135,50 @@ TEST(BlockAllocator, AVectorKeepsItsElementsAcrossTheHeapAndTheBlocks) {
   for (uint64_t i = 0; i < v.size(); ++i) ASSERT_EQ(v[i], i * 2654435761u) << i;
 }
 
+// Lists on one SizeClassPool, pushed and popped at random, hold what vectors beside them hold:
+// arrays given back on growth are reused by other lists without overlapping a live one, from
+// the slabs, whole from the arena and past a block, and a list moved keeps its elements.
+TEST(SizeClassPool, ListsHoldWhatVectorsHoldAsTheyGrowAndShrink) {
+  BlockArena arena;
+  SizeClassPool pool(arena);
+  constexpr size_t kLists = 64;
+  std::vector<PoolList<uint32_t>> lists(kLists);
+  std::vector<std::vector<uint32_t>> oracle(kLists);
+  uint64_t x = 88172645463325252u;
+  for (uint32_t step = 0; step < 400'000; ++step) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    const size_t i = x % kLists;
+    if (oracle[i].empty() || x % 5 != 0) {
+      lists[i].push_back(step, pool);
+      oracle[i].push_back(step);
+    } else {
+      ASSERT_EQ(lists[i].back(), oracle[i].back());
+      lists[i].pop_back();
+      oracle[i].pop_back();
+    }
+  }
+  // One list past a 2 MiB block (arrays of 4 MiB and more).
+  for (uint32_t v = 0; v < 700'000; ++v) {
+    lists[0].push_back(v, pool);
+    oracle[0].push_back(v);
+  }
+  // Moved into a growing vector (each reallocation moves them again), they keep their arrays.
+  std::vector<PoolList<uint32_t>> moved;
+  for (PoolList<uint32_t>& l : lists) {
+    moved.push_back(std::move(l));
+    EXPECT_TRUE(l.empty());
+  }
+  for (size_t i = 0; i < kLists; ++i) {
+    ASSERT_EQ(moved[i].size(), oracle[i].size()) << i;
+    EXPECT_TRUE(std::equal(moved[i].begin(), moved[i].end(), oracle[i].begin())) << i;
+  }
+  EXPECT_EQ(SizeClassPool::rounded(1), SizeClassPool::kMinBytes);
+  EXPECT_EQ(SizeClassPool::rounded(17), 32u);
+  EXPECT_EQ(SizeClassPool::rounded(4096), 4096u);
+}
+
 // A model whose flow slots pass the arena's plain part (12,000 slots of about 100 bytes): three
 // groups of equal flows on one link drain in turn, each at the closed form's instant (the link's
 // capacity shared equally among those left).
