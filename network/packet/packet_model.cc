@@ -692,9 +692,10 @@ inline void PacketNetworkModel::ensure_finish(sim::Engine& engine, uint32_t port
 inline uint32_t PacketNetworkModel::burst_size(const sim::Engine& engine, const Port& p, uint32_t port,
                                                const TransferState& ts) const {
   // One transfer and nothing else to send here (the injection slot just left the ready ring),
-  // every route past this link (so that each packet takes credits and departs as an event), and
-  // no earlier burst's packets taken back still on the wire.
-  if (!bursting_ || p.injecting.size() != 1 || !p.ready.empty() || ts.hops < 2 || ts.cap > 0 ||
+  // past its first packet (transfers that start together at a port, as an all-to-all's do, join
+  // it before its second), every route past this link (so that each packet takes credits and
+  // departs as an event), and no earlier burst's packets taken back still on the wire.
+  if (!bursting_ || p.injecting.size() != 1 || !p.ready.empty() || ts.cut == 0 || ts.hops < 2 || ts.cap > 0 ||
       p.mtu_time == Time::max() || engine.now() < p.burst_after) {
     return 0;
   }

@@ -65,8 +65,8 @@ TEST(PacketNetworkModel, OnePacketTransferPaysItsSerializationAtEveryHop) {
 
 // A port sends a packet as it starts it: its finish is an event only when a packet waits behind
 // it (gpus 1 and 2 forward each packet as it arrives, onto an idle port). The sender cuts its
-// full packets in bursts of 16 (PacketModelOptions::burst), its last packet alone: a finish after
-// each burst, 16 for 255 packets. Every hop is the arrival at the next device, except that only the last
+// first and last packets alone and the others in bursts of 16 (PacketModelOptions::burst): a
+// finish after the first packet and after each burst, 1 + 16 for 256 packets. Every hop is the arrival at the next device, except that only the last
 // packet's arrival at the destination GPU is an event (it completes the transfer); the hops into
 // a device the packet leaves again (gpus 1 and 2) return its credits, far below the 32 MiB
 // buffers here, in updates of 16 packets (credit_batch, 64 KiB); then the caller's completion and
@@ -79,7 +79,7 @@ TEST(PacketNetworkModel, OnlyTheLastPacketsArrivalAtTheGpuIsAnEvent) {
   const Bytes size(4096 * packets);
   const Recorder r = run_all(net, engine, {{.src_gpu = 0, .dst_gpu = 3, .bytes = size}});
   EXPECT_EQ(r.time_of(0), kBw.transfer_time(size) + Time::us(3) + kMtuTime * 2);
-  EXPECT_EQ(engine.events_executed(), (packets - 1 + 15) / 16 + packets * 2 + 1 + 2 * (packets / 16) + 1 + 1);
+  EXPECT_EQ(engine.events_executed(), 1 + (packets - 2 + 15) / 16 + packets * 2 + 1 + 2 * (packets / 16) + 1 + 1);
   EXPECT_EQ(net.bytes_delivered(), size);
   EXPECT_EQ(net.packets_in_flight(), 0u);
 }
