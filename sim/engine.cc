@@ -79,6 +79,7 @@ uint64_t Engine::run(Time until) {
     now_ = e.time;
     site_ = e.site;
     aux_ = e.aux;
+    key_ = e.key;
     generation_ = key_generation(e.key);
     fingerprint_ += mix(mix(static_cast<uint64_t>(e.time.ps()) ^ e.key) + e.site);
     ++executed_;

@@ -58,6 +58,9 @@ class Engine {
   // The aux word of the event being executed (sim/event.h): what a message between partitions
   // carries beside its payload.
   uint32_t aux() const { return aux_; }
+  // The (generation, site, sequence) key of the event being executed: where it sorts among the
+  // events of its instant.
+  uint64_t key() const { return key_; }
   // A tie-break key taken now for an event queued later: scheduled with schedule_keyed, the event
   // sorts among events of its time as if schedule_at had queued it when the key was taken, so a
   // model that holds a FIFO of future events and queues only its head keeps the order it would
@@ -119,6 +122,7 @@ class Engine {
   Time now_;
   Site site_ = 0;
   uint32_t aux_ = 0;
+  uint64_t key_ = 0;
   uint64_t generation_ = 0;  // of the event being executed, or the last one
   std::vector<uint64_t> sequence_;  // per site: events it has scheduled
   uint64_t executed_ = 0;

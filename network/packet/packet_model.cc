@@ -133,6 +133,11 @@ PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketM
   }
   eager_ = options_.flow_control == FlowControl::credits && options_.switch_buffer == SwitchBuffer::dedicated;
   paced_ = options_.dcqcn.enabled || options_.dctcp.enabled || options_.flow_control == FlowControl::lossy;
+  if (options_.burst == 0 || options_.burst > UINT8_MAX) {
+    throw std::invalid_argument("packet model: burst must be between 1 and 255 packets");
+  }
+  bursting_ = eager_ && !paced_ && options_.burst > 1 && options_.mtu.count() <= UINT16_MAX;
+  if (bursting_) taken_back_.resize(links.size());
   Time slowest = Time::zero();  // the longest serialization of a full packet on any port
   for (const Port& p : ports_) slowest = std::max(slowest, p.mtu_time);
   if (eager_ && options_.credit_batch.count() > 0 && slowest != Time::max()) {
@@ -328,7 +333,7 @@ inline uint32_t PacketNetworkModel::aux_of(const Packet& p) const {
 inline PacketNetworkModel::Packet PacketNetworkModel::decode(uint64_t fields, uint32_t aux) const {
   const bool lossy = options_.flow_control == FlowControl::lossy;
   return Packet{.transfer = static_cast<uint32_t>(fields),
-                .bytes = lossy ? aux & ((1U << kAuxBytesBits) - 1) : aux,
+                .bytes = lossy ? aux & ((1U << kAuxBytesBits) - 1) : bursting_ ? aux & UINT16_MAX : aux,
                 .next = kNone,
                 .hop = static_cast<uint8_t>(fields >> 32),
                 .route = static_cast<uint8_t>(fields >> 40),
@@ -420,6 +425,7 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   if (ts.cap > 0) ts.rp.next_send = engine.now() + capped_write_time(ts);
   ensure_inputs(first);
   Port& p = ports_[first];
+  if (p.burst_pending != 0) take_back(engine, sh, first);
   if (p.injecting.empty()) p.ready.push_back(injection_slot(p));
   p.injecting.push_back(id);
   if (ts.cap > 0) ++p.capped;
@@ -574,6 +580,7 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
     if (slot == inject) {
       const uint32_t t = p.injecting[chosen];
       TransferState& ts = *sender;
+      const uint32_t burst = burst_size(engine, p, port, ts);
       Packet pk = new_packet(sh, ts, t, bytes);
       ts.unsent -= bytes;
       if (options_.dcqcn.enabled) pace(engine.now(), ts.rp, bytes);
@@ -599,7 +606,11 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
       }
       if (p.inject_next >= p.injecting.size()) p.inject_next = 0;
       if (!p.injecting.empty()) p.ready.push_back(slot);
-      begin(engine, sh, port, pk, kNone, credited);
+      if (burst > 1) {
+        send_burst(engine, sh, port, pk, ts, burst);
+      } else {
+        begin(engine, sh, port, pk, kNone, credited);
+      }
     } else {
       InputQueue& q = p.inputs[slot];
       const uint32_t packet = q.head;
@@ -675,7 +686,108 @@ inline void PacketNetworkModel::ensure_finish(sim::Engine& engine, uint32_t port
   Port& p = ports_[port];
   if (p.finish_pending || p.ready.empty() || p.free_at == Time::max()) return;
   p.finish_pending = true;
-  engine.schedule_keyed(p.free_at, p.finish_key, *this, event(kFinish, port));
+  engine.schedule_keyed(p.free_at, p.finish_key, *this, event(kFinish, (uint64_t{p.finish_gen} << 32) | port));
+}
+
+inline uint32_t PacketNetworkModel::burst_size(const sim::Engine& engine, const Port& p, uint32_t port,
+                                               const TransferState& ts) const {
+  // One transfer and nothing else to send here (the injection slot just left the ready ring),
+  // past its first packet (transfers that start together at a port, as an all-to-all's do, join
+  // it before its second), every route past this link (so that each packet takes credits and
+  // departs as an event), and no earlier burst's packets taken back still on the wire.
+  if (!bursting_ || p.injecting.size() != 1 || !p.ready.empty() || ts.cut == 0 || ts.hops < 2 || ts.cap > 0 ||
+      p.mtu_time == Time::max() || engine.now() < p.burst_after) {
+    return 0;
+  }
+  const int64_t mtu = options_.mtu.count();
+  // Full packets, the transfer's last not among them, each with its credits at hand now (credits
+  // only come back meanwhile).
+  int64_t room = p.credit_limit - p.credits_used;
+  if (!credit_back_.empty()) {
+    // Each packet carries the credits in use as if none came back before it starts, at least what
+    // they will be: the far end decides as it would have while that figure is not above
+    // defer_below.
+    const int64_t unit = int64_t{1} << stamp_shift_;
+    room = std::min(room, credit_back_[port].defer_below / unit * unit - p.credits_used);
+  }
+  const int64_t n = std::min({int64_t{options_.burst}, (ts.unsent - 1) / mtu, room / mtu});
+  return n > 1 ? static_cast<uint32_t>(n) : 0;
+}
+
+void PacketNetworkModel::send_burst(sim::Engine& engine, Shard& sh, uint32_t port, Packet& first, TransferState& ts,
+                                    uint32_t n) {
+  Port& p = ports_[port];
+  const auto mtu = static_cast<uint32_t>(options_.mtu.count());
+  const Time s = p.mtu_time;
+  // The first starts now, its credits taken; the others n - 1 serializations after it, back to
+  // back, their credits counted as they start (settle_burst).
+  int64_t used = p.credits_used + mtu;
+  p.credits_used = used;
+  sh.peak_occupancy = std::max(sh.peak_occupancy, used);
+  sh.packets_sent += n;
+  p.bytes_sent += int64_t{mtu} * n;
+  Time left = engine.now() + s;
+  depart(engine, sh, port, first, kNone, left, stamp(used));
+  p.burst_from = left;
+  p.burst_pending = n - 1;
+  p.burst_transfer = first.transfer;
+  p.burst_tag = p.tag;
+  for (uint32_t i = 1; i < n; ++i) {
+    Packet pk = new_packet(sh, ts, first.transfer, mtu);
+    ts.unsent -= mtu;
+    used += mtu;
+    left += s;
+    depart(engine, sh, port, pk, kNone, left, stamp(used));
+  }
+  p.free_at = left;
+  // One key for the burst's finish, taken after its packets' arrivals: an event of the instant a
+  // packet of the burst starts sorts before that packet's start if its key is smaller.
+  p.finish_key = engine.take_key();
+  ensure_finish(engine, port);
+}
+
+inline void PacketNetworkModel::settle_burst(const sim::Engine& engine, Shard& sh, Port& p) {
+  const int64_t mtu = options_.mtu.count();
+  while (p.burst_pending > 0 &&
+         (p.burst_from < engine.now() || (p.burst_from == engine.now() && p.finish_key < engine.key()))) {
+    p.credits_used += mtu;
+    sh.peak_occupancy = std::max(sh.peak_occupancy, p.credits_used);
+    p.burst_from += p.mtu_time;
+    --p.burst_pending;
+    ++p.burst_tag;
+  }
+}
+
+void PacketNetworkModel::take_back(sim::Engine& engine, Shard& sh, uint32_t port) {
+  Port& p = ports_[port];
+  settle_burst(engine, sh, p);
+  const uint32_t n = p.burst_pending;
+  if (n == 0) return;
+  const int64_t bytes = options_.mtu.count() * n;
+  TransferState& ts = transfer(p.burst_transfer);
+  ts.unsent += bytes;
+  ts.cut -= n;
+  ts.high = ts.cut;
+  ++sh.taken_back;
+  sh.injected -= n;
+  sh.packets_sent -= n;
+  p.bytes_sent -= bytes;
+  // Their arrivals are queued up to a latency after the burst's end; the far end drops them.
+  p.burst_after = p.free_at + p.latency;
+  p.free_at = p.burst_from;
+  p.burst_pending = 0;
+  // The finish queued for the burst's end is stale: try_send queues one for the new end.
+  p.finish_gen = (p.finish_gen + 1) & kGenerationMask;
+  p.finish_pending = false;
+  engine.schedule_at_site(engine.now() + p.latency, p.far, *this, event(kTakeBack, port),
+                          uint32_t{p.burst_tag} | (n << 16));
+}
+
+inline bool PacketNetworkModel::taken_back(uint32_t link, uint32_t tag) {
+  TakenBack& t = taken_back_[link];
+  if (t.left == 0 || static_cast<uint16_t>(tag - t.first) >= t.count) return false;
+  if (--t.left == 0) t.count = 0;
+  return true;
 }
 
 void PacketNetworkModel::on_event(sim::Engine& engine, uint64_t payload) {
@@ -683,14 +795,21 @@ void PacketNetworkModel::on_event(sim::Engine& engine, uint64_t payload) {
   const auto id = static_cast<uint32_t>(fields);
   // The kinds of every packet hop, each a tail call, so that this frame saves no register.
   switch (payload >> kKindShift) {
-    case kFinish:
+    case kFinish: {
       if (!eager_) return finish_transmit(engine, id);
-      ports_[id].finish_pending = false;
+      Port& p = ports_[id];
+      if ((fields >> 32) != p.finish_gen) return;  // its burst's later packets were taken back
+      p.finish_pending = false;
+      if (p.burst_pending != 0) settle_burst(engine, shard(engine), p);
       return try_send(engine, id);
+    }
     case kArrive: return arrive(engine, fields);
-    case kCredit:
-      ports_[id].credits_used -= engine.aux();
+    case kCredit: {
+      Port& p = ports_[id];
+      if (p.burst_pending != 0) settle_burst(engine, shard(engine), p);
+      p.credits_used -= engine.aux();
       return try_send(engine, id);
+    }
     default: return on_rare_event(engine, payload);
   }
 }
@@ -740,6 +859,13 @@ void PacketNetworkModel::on_rare_event(sim::Engine& engine, uint64_t payload) {
       return;
     }
     case kNak: go_back(engine, id, fields >> 32); return;
+    case kTakeBack: {
+      TakenBack& t = taken_back_[id];
+      if (t.left != 0) throw std::logic_error("packet model: a burst taken back before the last one's packets came");
+      t.first = static_cast<uint16_t>(engine.aux());
+      t.count = t.left = static_cast<uint16_t>(engine.aux() >> 16);
+      return;
+    }
     case kWindowAck: {
       TransferState& ts = transfer(id);
       // A late ACK of a transfer acknowledged whole (its slot maybe reused) changes nothing.
@@ -847,7 +973,7 @@ inline void PacketNetworkModel::depart(sim::Engine& engine, Shard& sh, uint32_t 
                                        Time left, uint64_t stamp) {
   if (pk.cnp) {
     engine.schedule_at_site(left + ports_[link].latency, ports_[link].far, *this,
-                            event(kCnpArrive, encode(pk, stamp)), aux_of(pk));
+                            event(kCnpArrive, encode(pk, stamp)), aux_of(pk) | next_tag(link));
     if (packet != kNone) free_packet(sh, packet);
     return;
   }
@@ -870,7 +996,7 @@ inline void PacketNetworkModel::depart(sim::Engine& engine, Shard& sh, uint32_t 
   }
   // The packet travels as its arrival event; the device it reaches holds it next.
   engine.schedule_at_site(left + ports_[link].latency, ports_[link].far, *this,
-                          event(kArrive, encode(pk, stamp)), aux_of(pk));
+                          event(kArrive, encode(pk, stamp)), aux_of(pk) | next_tag(link));
   if (packet != kNone) free_packet(sh, packet);
 }
 
@@ -881,6 +1007,7 @@ void PacketNetworkModel::arrive(sim::Engine& engine, uint64_t fields) {
   TransferState& ts = transfer(arrived.transfer);
   const std::span<const topology::LinkId> path = links_of(ts, arrived.route);
   const topology::LinkId over = path[arrived.hop];
+  if (bursting_ && arrived.hop == 0 && taken_back(over, engine.aux() >> 16)) return;
   const size_t hop = size_t{arrived.hop} + 1;
   if (hop < path.size()) {
     const uint32_t port = path[hop];
@@ -961,6 +1088,7 @@ inline bool PacketNetworkModel::take_in(sim::Engine& engine, Shard& sh, const Pa
 
 void PacketNetworkModel::forward(sim::Engine& engine, Shard& sh, uint32_t port, uint32_t over, Packet& pk) {
   Port& p = ports_[port];
+  if (p.burst_pending != 0) take_back(engine, sh, port);
   if (eager_ && p.ready.empty() && !p.paused && engine.now() >= p.free_at) {
     // An idle port with nothing queued sends the packet at once if its credits allow, as
     // try_send would serve it from its input (no other input to take a turn before it).

@@ -104,6 +104,13 @@ struct PacketModelOptions {
   // than it would with an update per packet: times and every byte sent are the same, with fewer
   // events (docs/packet-model.md, Speed). Zero: an update per packet.
   Bytes credit_batch = Bytes::kib(64);
+  // Credits with dedicated buffers and no pacing: a GPU's port that sends one transfer's full
+  // packets back to back, with nothing else to send, cuts up to this many at once, queuing their
+  // arrivals and one finish after the last instead of a finish per packet. Whatever reaches the
+  // port before the later ones would have started (another transfer, a packet to pass on) takes
+  // those back, as if they had been cut one at a time: times, bytes and counters are the same,
+  // with fewer events (docs/packet-model.md, Speed). 1: a finish per packet. At most 255.
+  uint32_t burst = 16;
   // Dedicated buffers (buffer_per_port per link) or, at network switches, one pool per switch of
   // shared_buffer bytes under the dynamic threshold dt_alpha (SwitchBuffer): with credits a link
   // is granted room only while what it holds (granted, not yet freed) is below the threshold;
@@ -208,6 +215,8 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   uint64_t naks() const { return sum([](const Shard& sh) { return sh.naks; }); }
   uint64_t timeouts() const { return sum([](const Shard& sh) { return sh.timeouts; }); }
   uint64_t retransmitted() const { return sum([](const Shard& sh) { return sh.retransmitted; }); }
+  // Bursts (PacketModelOptions::burst) whose later packets were taken back.
+  uint64_t bursts_taken_back() const { return sum([](const Shard& sh) { return sh.taken_back; }); }
 
   // What `link`'s port counted (PortStats): read after the run, or between a plain Engine's events.
   std::optional<PortStats> port_stats(topology::LinkId link) const override;
@@ -373,9 +382,21 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     // for that instant only while a packet waits to be sent after it.
     Time free_at = Time::zero();
     bool finish_pending = false;
+    uint32_t finish_gen = 0;  // a finish event of an older generation was taken back with its burst
     // The finish event's key, taken as the packet starts: queued later, the event sorts among
     // those of its instant where it would have, had it been queued then (Engine::take_key).
     uint64_t finish_key = 0;
+    // A burst (bursting_): packets of one transfer cut ahead, one mtu_time apart from burst_from,
+    // that had not started as of the last event here: their credits are not yet in credits_used,
+    // and an event that changes what the port would send takes them back (take_back). Their
+    // arrival events carry tags burst_tag, burst_tag + 1, ...
+    uint32_t burst_pending = 0;
+    uint32_t burst_transfer = 0;
+    Time burst_from;
+    uint16_t tag = 0;        // the tag of the next packet this port sends (bursting_)
+    uint16_t burst_tag = 0;
+    // Packets taken back are still on their way as events until this instant: no burst before.
+    Time burst_after = Time::zero();
     // Input slots, created on first use: one per link into this port's device (by
     // in_index_), then the local injection slot (transfers that start here).
     std::vector<InputQueue> inputs;
@@ -422,6 +443,13 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     int64_t port_used = 0;
     int64_t defer_below = -1;  // credits stay back while port_used is at most this
   };
+  // Tags of packets taken back from a burst on link l, kept by l's far end, to(l): their arrivals
+  // are dropped; `left` of them are still to come.
+  struct TakenBack {
+    uint16_t first = 0;
+    uint16_t count = 0;
+    uint16_t left = 0;
+  };
   // A network switch's shared buffer, kept by the switch (to(l) of every link l into it).
   struct SharedPool {
     int64_t capacity = 0;  // shared_buffer
@@ -456,6 +484,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     uint64_t timeouts = 0;
     uint64_t retransmitted = 0;
     uint64_t window_cuts = 0;
+    uint64_t taken_back = 0;  // bursts
   };
 
   // Event kinds, in the payload's top bits: a port finishing a packet (the port; eager_: its
@@ -466,11 +495,12 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // a link's port (the link; the bytes in aux), a PAUSE or RESUME reaching a link's port (the
   // link), a NAK reaching its sender (seq << 32 | transfer), a sender's retransmission timer (the
   // transfer), a DCTCP ACK reaching its sender (generation << 32 | transfer; the bytes in aux, the
-  // echoed mark in its top bit).
+  // echoed mark in its top bit), packets taken back from a burst reaching a link's far end (the
+  // link; their first tag and count in aux). A finish carries its port's finish_gen above the port.
   static constexpr int kKindShift = 60;
   enum Kind : uint64_t {
     kFinish = 0, kArrive = 1, kWake = 2, kCnpArrive = 3, kAck = 4, kCredit = 5, kPause = 6, kResume = 7,
-    kNak = 8, kRto = 9, kWindowAck = 10
+    kNak = 8, kRto = 9, kWindowAck = 10, kTakeBack = 11
   };
   static constexpr uint32_t kEce = uint32_t{1} << 31;
   static constexpr uint64_t kFieldMask = (uint64_t{1} << kKindShift) - 1;
@@ -541,6 +571,18 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   [[gnu::always_inline]] void begin(sim::Engine& engine, Shard& sh, uint32_t port, Packet& pk, uint32_t packet,
                                     bool credited);
   [[gnu::always_inline]] void ensure_finish(sim::Engine& engine, uint32_t port);
+  // Bursts (bursting_): how many full packets the port may cut at once for `ts`, the first
+  // included (0: no burst); cutting them, `first` already cut; counting the credits of those that
+  // have started as of the event being executed; and taking back those that have not.
+  uint32_t burst_size(const sim::Engine& engine, const Port& p, uint32_t port, const TransferState& ts) const;
+  void send_burst(sim::Engine& engine, Shard& sh, uint32_t port, Packet& first, TransferState& ts, uint32_t n);
+  [[gnu::always_inline]] void settle_burst(const sim::Engine& engine, Shard& sh, Port& p);
+  void take_back(sim::Engine& engine, Shard& sh, uint32_t port);
+  // The far end of `link` drops an arrival tagged `tag` that was taken back.
+  [[gnu::always_inline]] bool taken_back(uint32_t link, uint32_t tag);
+  // bursting_: the tag of the next packet `link`'s port sends, in an arrival's aux word above its
+  // bytes.
+  uint32_t next_tag(uint32_t link) { return bursting_ ? uint32_t{ports_[link].tag++} << 16 : 0; }
   // A packet arrives: its arrival event's fields (encode), its bytes in the event's aux word.
   void arrive(sim::Engine& engine, uint64_t fields);
   // A CNP packet arrives: at a switch it queues for the next link back, at the sender it is taken.
@@ -631,6 +673,10 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   bool eager_ = false;
   // DCQCN, DCTCP or lossy: a port's senders may have to wait (next_injector), as capped ones do.
   bool paced_ = false;
+  // Credits with dedicated buffers, no pacing, burst > 1 and an mtu below 64 KiB (its bytes and
+  // a tag share an arrival's aux word): GPU ports send in bursts (PacketModelOptions::burst).
+  bool bursting_ = false;
+  std::vector<TakenBack> taken_back_;  // per link (bursting_)
   std::vector<CreditReturn> credit_back_;
   int stamp_shift_ = 0;  // a stamp's unit is 2^stamp_shift_ bytes
   std::vector<uint32_t> in_index_;      // link -> its index among the links into its `to` device

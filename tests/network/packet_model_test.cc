@@ -64,8 +64,9 @@ TEST(PacketNetworkModel, OnePacketTransferPaysItsSerializationAtEveryHop) {
 }
 
 // A port sends a packet as it starts it: its finish is an event only when a packet waits behind
-// it (the sender's, for all but its last packet; gpus 1 and 2 forward each packet as it arrives,
-// onto an idle port). Every hop is the arrival at the next device, except that only the last
+// it (gpus 1 and 2 forward each packet as it arrives, onto an idle port). The sender cuts its
+// first and last packets alone and the others in bursts of 16 (PacketModelOptions::burst): a
+// finish after the first packet and after each burst, 1 + 16 for 256 packets. Every hop is the arrival at the next device, except that only the last
 // packet's arrival at the destination GPU is an event (it completes the transfer); the hops into
 // a device the packet leaves again (gpus 1 and 2) return its credits, far below the 32 MiB
 // buffers here, in updates of 16 packets (credit_batch, 64 KiB); then the caller's completion and
@@ -78,7 +79,7 @@ TEST(PacketNetworkModel, OnlyTheLastPacketsArrivalAtTheGpuIsAnEvent) {
   const Bytes size(4096 * packets);
   const Recorder r = run_all(net, engine, {{.src_gpu = 0, .dst_gpu = 3, .bytes = size}});
   EXPECT_EQ(r.time_of(0), kBw.transfer_time(size) + Time::us(3) + kMtuTime * 2);
-  EXPECT_EQ(engine.events_executed(), (packets - 1) + packets * 2 + 1 + 2 * (packets / 16) + 1 + 1);
+  EXPECT_EQ(engine.events_executed(), 1 + (packets - 2 + 15) / 16 + packets * 2 + 1 + 2 * (packets / 16) + 1 + 1);
   EXPECT_EQ(net.bytes_delivered(), size);
   EXPECT_EQ(net.packets_in_flight(), 0u);
 }
@@ -107,6 +108,9 @@ TEST(PacketNetworkModel, CreditBatchesMoveNoTimeAndNoByte) {
                          .dcqcn = {.enabled = dcqcn},
                          .link_efficiency = {}};
     o.credit_batch = batch;
+    // A finish per packet at the senders: bursts, which credits cut shorter with batches than
+    // without (BurstsMoveNoTimeAndNoByte), would blur the events batches save.
+    o.burst = 1;
     PacketNetworkModel net(star, o);
     std::vector<Transfer> ts;
     for (int i = 0; i < senders; ++i) {
@@ -136,6 +140,92 @@ TEST(PacketNetworkModel, CreditBatchesMoveNoTimeAndNoByte) {
       EXPECT_GE(each.peak, buffer - Bytes(4096));
     }
   }
+}
+
+// Bursts (PacketModelOptions::burst) move no time and no byte. On a line of 4 GPUs (the middle
+// ones forward) 14 transfers start at random instants, a third of them on a multiple of a
+// packet's serialization (the instants a burst's packets start at), from GPUs 0, 1 and 2 to
+// GPUs further along, some of a few packets or with a short last one: a transfer that starts at a
+// port in the middle of a burst, or a packet passed on through it, takes back the packets that had
+// not started. Every completion to the picosecond, every link's bytes, the packets sent, the peak
+// credits in use and the bytes delivered equal those of a run with a finish per packet (burst 1),
+// which executes more events; with 32 MiB and 256 KiB buffers (where credits cut bursts short),
+// credits returned in batches or one by one.
+TEST(PacketNetworkModel, BurstsMoveNoTimeAndNoByte) {
+  struct Starter final : sim::EventHandler {
+    NetworkModel* net = nullptr;
+    std::vector<Transfer> transfers;
+    Recorder r;
+    void on_event(sim::Engine& engine, uint64_t i) override { net->start(engine, transfers[i], r, i); }
+  };
+  struct Run {
+    std::vector<Time> done;
+    std::vector<Bytes> sent;
+    uint64_t packets = 0;
+    Bytes peak;
+    Bytes delivered;
+    uint64_t events = 0;
+    uint64_t taken_back = 0;
+  };
+  testing_support::LineCluster line({{kBw, Time::us(1)}, {kBw, Time::ns(700)}, {kBw, Time::us(1)}});
+  uint64_t taken_back = 0;
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    sim::Rng rng(seed, 7);
+    std::vector<std::pair<Time, Transfer>> plan;
+    for (int i = 0; i < 12; ++i) {
+      const int src = static_cast<int>(rng.next() % 3);
+      const int dst = src + 1 + static_cast<int>(rng.next() % static_cast<uint64_t>(3 - src));
+      const Bytes bytes(static_cast<int64_t>(4096 * (1 + rng.next() % 96) + (i % 2 == 0 ? 0 : rng.next() % 4096)));
+      const Time at = i % 3 == 0 ? kMtuTime * static_cast<int64_t>(rng.next() % 200)
+                                 : Time::ps(static_cast<int64_t>(rng.next() % 20'000'000));
+      plan.push_back({at, {.src_gpu = src, .dst_gpu = dst, .bytes = bytes}});
+    }
+    // A transfer that starts at the very instant one of a burst's packets would have: it joins the
+    // port's turn first (its event was queued before the run), so that packet is taken back.
+    plan.push_back({Time::zero(), {.src_gpu = 0, .dst_gpu = 3, .bytes = Bytes::kib(400)}});
+    plan.push_back({kMtuTime * 37, {.src_gpu = 0, .dst_gpu = 2, .bytes = Bytes::kib(40)}});
+    for (const Bytes buffer : {Bytes::mib(32), Bytes::kib(256)}) {
+      for (const Bytes batch : {Bytes::kib(64), Bytes(0)}) {
+        auto run = [&](uint32_t burst) {
+          PacketModelOptions o{.mtu = Bytes(4096), .buffer_per_port = buffer, .dcqcn = {}, .link_efficiency = {}};
+          o.credit_batch = batch;
+          o.burst = burst;
+          PacketNetworkModel net(line, o);
+          sim::Engine engine;
+          Starter starter;
+          starter.net = &net;
+          for (size_t i = 0; i < plan.size(); ++i) {
+            starter.transfers.push_back(plan[i].second);
+            engine.schedule_at_site(plan[i].first, net.site_of_gpu(plan[i].second.src_gpu), starter, i);
+          }
+          engine.run();
+          Run out{.done = {}, .sent = {}, .packets = net.packets_sent(), .peak = net.peak_buffer_occupancy(),
+                  .delivered = net.bytes_delivered(), .events = engine.events_executed(),
+                  .taken_back = net.bursts_taken_back()};
+          for (uint64_t i = 0; i < plan.size(); ++i) out.done.push_back(starter.r.time_of(i));
+          for (topology::LinkId l = 0; l < line.links().size(); ++l) out.sent.push_back(net.bytes_sent_on(l));
+          EXPECT_EQ(net.packets_in_flight(), 0u);
+          return out;
+        };
+        const Run each = run(1);
+        const Run burst = run(16);
+        const std::string what = std::to_string(seed) + " " + std::to_string(buffer.count()) + " " +
+                                 std::to_string(batch.count());
+        for (size_t i = 0; i < plan.size(); ++i) {
+          EXPECT_NE(each.done[i], Time::max()) << what;
+          EXPECT_EQ(burst.done[i], each.done[i]) << what << " transfer " << i;
+        }
+        EXPECT_EQ(burst.sent, each.sent) << what;
+        EXPECT_EQ(burst.packets, each.packets) << what;
+        EXPECT_EQ(burst.peak, each.peak) << what;
+        EXPECT_EQ(burst.delivered, each.delivered) << what;
+        EXPECT_LT(burst.events, each.events) << what;
+        EXPECT_EQ(each.taken_back, 0u);
+        taken_back += burst.taken_back;
+      }
+    }
+  }
+  EXPECT_GT(taken_back, 0u);  // the case this test is for arose
 }
 
 TEST(PacketNetworkModel, TwoFlowsSharingABottleneckEachGetHalf) {
