@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "apps/cli_options.h"
+#include "apps/command_main.h"
 #include "runner/progress.h"
 #include "runner/scenario_runner.h"
 #include "config/loader.h"
@@ -270,6 +271,7 @@ int run(const Flags& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  dtsim::apps::keep_large_arrays_for_reuse();
   Flags f;
   CLI::App app{"Runs every point of a sweep file and writes one CSV row per point."};
   app.add_option("sweep", f.sweep_file, "the sweep file (SWEEP.yaml)")->required();
