@@ -18,7 +18,7 @@ namespace dtsim::apps {
 // A run makes and frees large arrays again and again (a collective's schedule, a flow model's
 // tables for each collective it prices). glibc maps each array above its mmap threshold afresh, its
 // pages faulted in anew on every use, and moves that threshold only once such an array is freed,
-// so how often a run pays the faults depended on the order it freed things in. Fixed thresholds
+// so how often a run pays the faults would depend on the order it frees things in. Fixed thresholds
 // keep arrays up to 32 MiB in the heap for reuse and up to 64 MiB of free heap mapped.
 inline void keep_large_arrays_for_reuse() {
 #if defined(__GLIBC__)

@@ -1,7 +1,7 @@
 // BlockArena: memory for arrays that live as long as their owner and never move (a flow model's
 // slots and crossings), taken in order from blocks of 2 MiB once the owner is large. A fresh 4
-// KiB page costs a fault when first touched (about 14 us on a paravirtualized VM, where a
-// 16k-flow run's faults were most of its time); past the first kPlainBytes, which come from
+// KiB page costs a fault when first touched (microseconds each on a paravirtualized VM, enough to
+// be most of a run that fills large tables once: bench/peers.md); past the first kPlainBytes, which come from
 // the ordinary heap so that a small owner touches no more than it uses, the blocks are aligned
 // to 2 MiB and advised as huge-page candidates (Linux's madvise MADV_HUGEPAGE: with transparent
 // huge pages on "madvise" or "always", touching a block faults once, not 512 times).

@@ -408,8 +408,7 @@ std::string memory_size(double bytes) {
 // every row (copies of the communicator, network.background: replicas, included), the largest
 // row's, the packet hops on packets, and the memory the run holds.
 struct SweepCost {
-  std::vector<SweepPlan> plans;  // every row's, unless the deadline stopped the planning (stopped)
-  bool stopped = false;
+  std::vector<SweepPlan> plans;  // every row's, or fewer where the wall-clock limit stopped the planning
   uint64_t transfers = 0;
   uint64_t largest_row = 0;
   uint64_t packet_hops = 0;
@@ -489,7 +488,8 @@ RowCost cost_of_row(const collectives::Schedule& schedule, const topology::Clust
 // Plans every row of a sweep on flows or packets under a budget from the machine's available
 // memory, states the run's cost on stderr (unless quiet), and refuses, in one line naming the key
 // to change, a sweep whose schedules or run would not fit in memory, or whose packet hops would
-// take more than minutes. Past the wall-clock limit (--max-wall) it stops planning, `stopped`.
+// take more than minutes. Past the wall-clock limit (--max-wall) it stops planning: fewer plans
+// than rows.
 SweepCost plan_sweep(const config::Scenario& s, const collectives::AnalyticalCollectiveModel& model,
                      const topology::Cluster& cluster, const std::vector<workloads::SweepRow>& rows,
                      const RunControl& control) {
@@ -511,11 +511,10 @@ SweepCost plan_sweep(const config::Scenario& s, const collectives::AnalyticalCol
     const auto budget = static_cast<uint64_t>(std::min(available / kScheduleBytesPerTransfer, 4.0e9));
     const collectives::ScheduleBudget planning(budget, control.deadline);
     for (const auto& row : rows) {
+      if (control.deadline != nullptr && control.deadline->passed(sim::WallClock::now())) return cost;
       try {
-        if (control.deadline != nullptr && control.deadline->passed(sim::WallClock::now())) throw collectives::ScheduleStopped();
         cost.plans.push_back(plan_row(s, model, cluster, row));
       } catch (const collectives::ScheduleStopped&) {
-        cost.stopped = true;
         return cost;
       } catch (const collectives::ScheduleTooLarge& e) {
         throw too_big(fmt::format("plan more than {:.3g} transfers for the {}-byte row (about {})",
@@ -1068,7 +1067,7 @@ TrainingRun run_training_online(const config::Scenario& s, const RunControl& con
                                     .progress = &watch.progress,
                                     .partitions = partitions ? &*partitions : nullptr,
                                     .copies = copies},
-                                   &costed);
+                                   s.workload.kind == workloads::WorkloadKind::trace ? &costed : nullptr);
   }
   run.result.neighbour_copies = static_cast<int>(copies.size());
   check_delivered(online, *net);

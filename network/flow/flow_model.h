@@ -277,11 +277,11 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   double peak_utilization_ = 0;
 
   // The persistent problem. The slots' and the crossings' chunks come from arena_ (huge-page
-  // blocks once a model is large: a 16k-flow all-to-all's 2.8 MB of them took 700 page faults).
+  // blocks once a model is large, so that filling them faults a page per 2 MiB, not per 4 KiB).
   BlockArena arena_;
   ChunkedSlots<ActiveFlow> slots_{arena_};
   // The links' flow lists' arrays: they grow a flow at a time, and from the heap each growth's copy
-  // faulted fresh 4 KiB pages in.
+  // would fault fresh 4 KiB pages in.
   SizeClassPool link_pool_{arena_};
   // Every flow's crossings, in chunks that never move, each written (and its pages touched) only
   // as far as flows have taken room; a slot's room is reused by its next flow when it fits. A
@@ -298,7 +298,7 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   // by_order_ entries before this are of flows that left (the oldest active flow is at or after
   // it): complete_drained's relative window reaches as far as the oldest flow allows.
   size_t oldest_hint_ = 0;
-  // A large cluster's links faulted in by huge pages.
+  // A large cluster's links, faulted in by huge pages.
   BlockVector<LinkState> links_;
   uint32_t cluster_links_ = 0;
   std::vector<uint32_t> free_links_;                    // freed virtual link ids

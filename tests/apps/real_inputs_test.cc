@@ -262,8 +262,8 @@ TEST(RealChakraTraces, EachSetRunsOnItsRanks) {
 // stated before it started. On one or two nodes, with nothing shared between collectives but what
 // a lone collective shares, the iteration on flows is within a fifth of the closed form's, and on
 // packets no faster than on flows (store and forward on top of the fluid model) and within a
-// tenth of it. The custom ring's sends from rank 7 to rank 0 had been run with rank 0 as their
-// sender, and crashed.
+// tenth of it. The custom ring sends from rank 7 to rank 0, against its pair's rank order: each
+// direction runs from its own sender.
 TEST(RealChakraTraces, EachSetRunsOnlineOnFlowsAndPackets) {
   for (const TraceCase& c : kTraces) {
     SCOPED_TRACE(c.folder);
