@@ -256,7 +256,6 @@ void FlowNetworkModel::remove_flow(uint32_t slot) {
       const ActiveFlow& g = slots_[e.first];
       return !g.live || g.order != e.second;
     });
-    oldest_hint_ = 0;
   }
 }
 
@@ -292,16 +291,6 @@ uint32_t FlowNetworkModel::active_slot(size_t i) const {
     if (i-- == 0) return slot;
   }
   throw std::out_of_range("FlowNetworkModel: no active flow of that index");
-}
-
-uint32_t FlowNetworkModel::oldest_active_slot() {
-  while (oldest_hint_ < by_order_.size()) {
-    const auto [slot, order] = by_order_[oldest_hint_];
-    const ActiveFlow& f = slots_[slot];
-    if (f.live && f.order == order) return slot;
-    ++oldest_hint_;
-  }
-  throw std::logic_error("FlowNetworkModel: no active flow");
 }
 
 FlowNetworkModel::FlowId FlowNetworkModel::flow_id_of(size_t i) const {
@@ -343,8 +332,44 @@ void FlowNetworkModel::push_drain(uint32_t slot) {
   ++f.version;  // the entry of its previous rate is stale
   const Time at = drain_at(f);
   if (at == Time::max()) return;  // stuck on a zero-capacity link, or past Time's range
-  drains_.push_back({at, f.order, slot, f.version});
+  const Drain d{at, f.order, slot, f.version};
+  drains_.push_back(d);
   std::push_heap(drains_.begin(), drains_.end(), LaterDrain{});
+  if (const double p = options_.completion_precision; p > 0) {
+    const double key = static_cast<double>(at.ps()) + p * static_cast<double>(f.started.ps());
+    relative_drains_.push_back({key, d});
+    std::push_heap(relative_drains_.begin(), relative_drains_.end(), LaterRelativeDrain{});
+  }
+}
+
+void FlowNetworkModel::take_relatively_due(Time now, Time until) {
+  // A flow is due when at - now <= p (now - started), its window truncated to whole picoseconds
+  // as the drain instants are; the heap's key orders the flows by that test, so the due ones are
+  // its least. The key's rounding (a few units in the last place of the instants: under a
+  // picosecond at an hour simulated) is covered by popping to a picosecond and a 1e-12 share past
+  // the bound and testing each flow exactly; those popped but outside their window go back.
+  const double p = options_.completion_precision;
+  const auto now_ps = static_cast<double>(now.ps());
+  const double bound = (1 + p) * now_ps + 1 + 1e-12 * now_ps;
+  not_due_.clear();
+  while (!relative_drains_.empty() && relative_drains_.front().key <= bound) {
+    std::pop_heap(relative_drains_.begin(), relative_drains_.end(), LaterRelativeDrain{});
+    const RelativeDrain r = relative_drains_.back();
+    relative_drains_.pop_back();
+    // Stale, or due by the absolute window and taken from drains_ already.
+    if (stale(r.drain) || r.drain.at <= until) continue;
+    const Time window =
+        Time::ps(static_cast<int64_t>(p * static_cast<double>((now - slots_[r.drain.slot].started).ps())));
+    if (r.drain.at - now <= window) {
+      due_.push_back(r.drain);
+    } else {
+      not_due_.push_back(r);
+    }
+  }
+  for (const RelativeDrain& r : not_due_) {
+    relative_drains_.push_back(r);
+    std::push_heap(relative_drains_.begin(), relative_drains_.end(), LaterRelativeDrain{});
+  }
 }
 
 void FlowNetworkModel::sort_by_order(std::span<Drain> due) {
@@ -402,30 +427,7 @@ bool FlowNetworkModel::complete_drained(sim::Engine& engine) {
     const Drain d = pop();
     if (!stale(d)) due_.push_back(d);
   }
-  const double precision = options_.completion_precision;
-  if (precision > 0 && live_ > 0) {
-    // Every flow within its own relative window drains by now + precision x (now - the oldest
-    // active flow's start); those popped that are not within theirs go back.
-    const Time oldest = slots_[oldest_active_slot()].started;
-    const auto window = [&](Time started) {
-      return Time::ps(static_cast<int64_t>(precision * static_cast<double>((now - started).ps())));
-    };
-    const Time reach = now + window(oldest);
-    not_due_.clear();
-    while (!drains_.empty() && drains_.front().at <= reach) {
-      const Drain d = pop();
-      if (stale(d)) continue;
-      if (d.at - now <= window(slots_[d.slot].started)) {
-        due_.push_back(d);
-      } else {
-        not_due_.push_back(d);
-      }
-    }
-    for (const Drain& d : not_due_) {
-      drains_.push_back(d);
-      std::push_heap(drains_.begin(), drains_.end(), LaterDrain{});
-    }
-  }
+  if (options_.completion_precision > 0) take_relatively_due(now, until);
   if (due_.empty()) return false;
   // Retire in start order, so transfers that complete at one instant are notified in that order.
   sort_by_order(due_);
@@ -647,6 +649,7 @@ void FlowNetworkModel::solve(Time from) {
     if (load > 0) peak_utilization_ = std::max(peak_utilization_, link.capacity > 0 ? load / link.capacity : HUGE_VAL);
   }
   make_room(drains_, drains_.size() + component_.size());
+  if (options_.completion_precision > 0) make_room(relative_drains_, relative_drains_.size() + component_.size());
   for (size_t i = 0; i < component_.size(); ++i) {
     ActiveFlow& f = slots_[component_[i]];
     // A flow whose rate changes is re-anchored at what it has left now; a fresh one keeps its
@@ -665,6 +668,10 @@ void FlowNetworkModel::solve(Time from) {
   if (drains_.size() > 2 * live_ + 64) {
     std::erase_if(drains_, [this](const Drain& d) { return stale(d); });
     std::make_heap(drains_.begin(), drains_.end(), LaterDrain{});
+  }
+  if (relative_drains_.size() > 2 * live_ + 64) {
+    std::erase_if(relative_drains_, [this](const RelativeDrain& r) { return stale(r.drain); });
+    std::make_heap(relative_drains_.begin(), relative_drains_.end(), LaterRelativeDrain{});
   }
 }
 

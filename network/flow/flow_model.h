@@ -180,6 +180,18 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
       return a.at != b.at ? a.at > b.at : a.order > b.order;
     }
   };
+  // A drain in the relative window's heap (completion_precision p > 0), keyed by at + p x started
+  // in picoseconds: a flow is due at `now` when at - now <= p (now - started), that is when its
+  // key <= (1 + p) now, so the due flows are the heap's least whatever their drain instants.
+  struct RelativeDrain {
+    double key = 0;
+    Drain drain;
+  };
+  struct LaterRelativeDrain {
+    bool operator()(const RelativeDrain& a, const RelativeDrain& b) const {
+      return a.key != b.key ? a.key > b.key : a.drain.order > b.drain.order;
+    }
+  };
 
   // One event at a time is live: the solve after a burst of starts, or the next completion.
   // Payloads carry a generation number; an event whose generation is stale is ignored.
@@ -253,8 +265,9 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   bool stale(const Drain& d) const { return slots_[d.slot].version != d.version; }
   // The slot of active flow `i` in start order.
   uint32_t active_slot(size_t i) const;
-  // The slot of the oldest active flow (there is one); advances oldest_hint_.
-  uint32_t oldest_active_slot();
+  // Moves the flows due by the relative window (completion_precision) from relative_drains_ to
+  // due_; those due by the absolute window (drain instant <= until) are there already.
+  void take_relatively_due(Time now, Time until);
 
   const topology::Cluster& cluster_;
   FlowModelOptions options_;
@@ -295,9 +308,6 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   // (slot, order) of every flow in start order; entries of flows that left are skipped and
   // swept out once they outnumber the live ones.
   BlockVector<std::pair<uint32_t, uint64_t>> by_order_;
-  // by_order_ entries before this are of flows that left (the oldest active flow is at or after
-  // it): complete_drained's relative window reaches as far as the oldest flow allows.
-  size_t oldest_hint_ = 0;
   // A large cluster's links, faulted in by huge pages.
   BlockVector<LinkState> links_;
   uint32_t cluster_links_ = 0;
@@ -315,6 +325,8 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   BlockVector<uint8_t> emptied_;
   std::vector<uint32_t> leaving_links_;
   BlockVector<Drain> drains_;          // a min-heap on (at, order), with stale entries
+  // With completion_precision > 0: every entry of drains_ again, a min-heap on its relative key.
+  BlockVector<RelativeDrain> relative_drains_;
   // The solve epoch whose component search reached a slot, a link, last: apart from the slots
   // and links so that the search, which tests every flow of every link it reaches, stays in cache.
   BlockVector<uint32_t> slot_reached_;
@@ -331,7 +343,7 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   BlockVector<uint32_t> component_;  // slots
   std::vector<uint32_t> link_stack_;
   BlockVector<Drain> due_;
-  std::vector<Drain> not_due_;  // popped by the relative window's bound, not within their own
+  std::vector<RelativeDrain> not_due_;  // popped by the relative key's bound, not within their window
   flow::FlowProblem problem_;
   BlockVector<double> rates_;
   std::vector<uint32_t> dense_links_;  // problem link -> link

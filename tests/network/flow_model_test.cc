@@ -361,6 +361,31 @@ TEST(FlowNetworkModel, ADrainBatchedByThePrecisionCompletesAtItsLastRate) {
   EXPECT_EQ(r.second_solves, 2u);
 }
 
+// The relative window is each flow's own: at a drain, an old flow that drains later but within
+// its share of its long run drains in the same solve, while a young flow that would drain sooner
+// waits for its own event. One 12 GB/s link: X and C start at 0, B at 1.9 ms; X drains at 2 ms
+// (6 GB/s each, then 4 GB/s each for the last 100 us), when C has 60 ns left (its window at
+// precision 1e-4: 200 ns) and B 30 ns (its window: 10 ns).
+TEST(FlowNetworkModel, TheRelativeWindowIsMeasuredFromEachFlowsOwnStart) {
+  const testing_support::LineCluster c({{Bandwidth::gbytes_per_s(12), Time::zero()}});
+  FlowModelOptions relative = exact();
+  relative.completion_precision = 1e-4;
+  const std::vector<std::pair<Time, Transfer>> plan = {{Time::zero(), {0, 1, Bytes(11'800'000)}},   // X
+                                                       {Time::zero(), {0, 1, Bytes(11'800'240)}},   // C
+                                                       {Time::us(1900), {0, 1, Bytes(400'120)}}};  // B
+  const SideBySide r = run_side_by_side(c, relative, exact(), plan);
+  const auto near = [](Time a, Time b) { return std::abs((a - b).ps()) <= 1; };
+  // Exact: B (120 bytes left, at 6 GB/s once X left) at 2 ms + 20 ns, then C alone at 12 GB/s.
+  EXPECT_TRUE(near(r.second.time_of(0), Time::ms(2))) << r.second.time_of(0).ps();
+  EXPECT_TRUE(near(r.second.time_of(2), Time::ms(2) + Time::ns(20))) << r.second.time_of(2).ps();
+  EXPECT_TRUE(near(r.second.time_of(1), Time::ms(2) + Time::ns(30))) << r.second.time_of(1).ps();
+  // Relative: C leaves with X and completes at its last rate, 2 ms + 60 ns; B, alone from 2 ms,
+  // drains its 120 bytes at 12 GB/s.
+  EXPECT_TRUE(near(r.first.time_of(0), Time::ms(2))) << r.first.time_of(0).ps();
+  EXPECT_TRUE(near(r.first.time_of(1), Time::ms(2) + Time::ns(60))) << r.first.time_of(1).ps();
+  EXPECT_TRUE(near(r.first.time_of(2), Time::ms(2) + Time::ns(10))) << r.first.time_of(2).ps();
+}
+
 // The relative precision's bound, against the exact model on random transfers over an ECMP
 // fat-tree (collisions on the spines give unequal rates, so drains spread): every completion
 // moves by at most the precision times the run's makespan, and the makespan by at most the
