@@ -42,13 +42,17 @@ class ClockSampler {
   // The time, on about one call in every stride (none on the others); the stride doubles while
   // reads come less than 5 ms apart and halves while they come more than 20 ms apart.
   std::optional<WallClock::time_point> sample() {
-    if (++calls_ < stride_) return std::nullopt;
+    if (skip()) return std::nullopt;
     return read();
   }
-
- private:
+  // sample() in two steps, for a caller called after every event (no optional to pass through
+  // its frame): true on the calls sample() would answer with nothing; on the others the caller
+  // calls read().
+  bool skip() { return ++calls_ < stride_; }
   // The time, with the stride fitted to how long the calls since the last read took.
   WallClock::time_point read();
+
+ private:
 
   uint64_t calls_ = 0;
   uint64_t stride_ = 1;
