@@ -111,6 +111,12 @@ struct PacketModelOptions {
   // those back, as if they had been cut one at a time: times, bytes and counters are the same,
   // with fewer events (docs/packet-model.md, Speed). 1: a finish per packet. At most 255.
   uint32_t burst = 16;
+  // Credits with dedicated buffers and no pacing: a packet that arrives at a device whose port
+  // onto its route's last link is idle, with nothing queued, leaves at once in one step that
+  // reads its transfer's record once and builds no packet (PacketNetworkModel::pass_last).
+  // false: through the general hop (take_in, forward), with the same events, times and counters;
+  // a check for tests.
+  bool pass_last = true;
   // Dedicated buffers (buffer_per_port per link) or, at network switches, one pool per switch of
   // shared_buffer bytes under the dynamic threshold dt_alpha (SwitchBuffer): with credits a link
   // is granted room only while what it holds (granted, not yet freed) is below the threshold;
@@ -594,6 +600,15 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   [[gnu::always_inline]] bool take_in(sim::Engine& engine, Shard& sh, const Packet& pk, uint32_t over, uint32_t port,
                                       uint64_t stamp);
   void forward(sim::Engine& engine, Shard& sh, uint32_t port, uint32_t over, Packet& pk);
+  // passing_ (the common hop at a leaf): a full packet of `ts` that arrived over `over`, bound for
+  // `port`, its route's last link, leaves at once when the port is idle with nothing queued and
+  // the packet is not the transfer's last to leave there, as take_in and forward would send it,
+  // counted delivered (depart) with no event. False, having changed nothing, otherwise.
+  [[gnu::always_inline]] bool pass_last(sim::Engine& engine, Shard& sh, TransferState& ts, uint32_t bytes,
+                                        uint32_t over, uint32_t port, uint64_t stamp);
+  // The far end of `over` notes the credits its port had in use when it sent the packet just
+  // arrived (`stamp`), sending held-back credits now if that port may come near its limit.
+  [[gnu::always_inline]] void note_stamp(sim::Engine& engine, uint32_t over, uint64_t stamp);
   // The link a packet is on at its hop.
   uint32_t link_of(const Packet& p);
   // The sender's slot is free: its acknowledgement and every CNP it was sent are in.
@@ -676,6 +691,9 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // Credits with dedicated buffers, no pacing, burst > 1 and an mtu below 64 KiB (its bytes and
   // a tag share an arrival's aux word): GPU ports send in bursts (PacketModelOptions::burst).
   bool bursting_ = false;
+  // Credits with dedicated buffers, no pacing and options_.pass_last: arrive() passes a packet
+  // onto an idle last link in one step (pass_last).
+  bool passing_ = false;
   std::vector<TakenBack> taken_back_;  // per link (bursting_)
   std::vector<CreditReturn> credit_back_;
   int stamp_shift_ = 0;  // a stamp's unit is 2^stamp_shift_ bytes
