@@ -331,13 +331,18 @@ inline uint32_t PacketNetworkModel::aux_of(const Packet& p) const {
   return p.bytes | ((p.seq >> kSeqLowBits) << kAuxBytesBits);
 }
 
+inline uint32_t PacketNetworkModel::bytes_of(uint32_t aux) const {
+  if (options_.flow_control == FlowControl::lossy) return aux & ((1U << kAuxBytesBits) - 1);
+  return bursting_ ? aux & UINT16_MAX : aux;
+}
+
 inline PacketNetworkModel::Packet PacketNetworkModel::decode(uint64_t fields, uint32_t aux) const {
   const bool lossy = options_.flow_control == FlowControl::lossy;
-  return Packet{.transfer = static_cast<uint32_t>(fields),
-                .bytes = lossy ? aux & ((1U << kAuxBytesBits) - 1) : bursting_ ? aux & UINT16_MAX : aux,
+  return Packet{.transfer = transfer_of(fields),
+                .bytes = bytes_of(aux),
                 .next = kNone,
-                .hop = static_cast<uint8_t>(fields >> 32),
-                .route = static_cast<uint8_t>(fields >> 40),
+                .hop = hop_of(fields),
+                .route = route_of(fields),
                 .marked = ((fields >> 48) & 1) != 0,
                 .completes = ((fields >> 49) & 1) != 0,
                 .seq = lossy ? static_cast<uint32_t>((fields >> 50) & ((1U << kSeqLowBits) - 1)) |
@@ -1002,18 +1007,21 @@ inline void PacketNetworkModel::depart(sim::Engine& engine, Shard& sh, uint32_t 
 }
 
 void PacketNetworkModel::arrive(sim::Engine& engine, uint64_t fields) {
-  const Packet arrived = decode(fields, engine.aux());
+  // The fields a hop reads first; the whole packet (decode) only past pass_last.
   const uint64_t stamp = stamp_of(fields);
   Shard& sh = shard(engine);
-  TransferState& ts = transfer(arrived.transfer);
-  const std::span<const topology::LinkId> path = links_of(ts, arrived.route);
-  const topology::LinkId over = path[arrived.hop];
-  if (bursting_ && arrived.hop == 0 && taken_back(over, engine.aux() >> 16)) return;
-  const size_t hop = size_t{arrived.hop} + 1;
+  TransferState& ts = transfer(transfer_of(fields));
+  const std::span<const topology::LinkId> path = links_of(ts, route_of(fields));
+  const size_t at = hop_of(fields);
+  const topology::LinkId over = path[at];
+  if (bursting_ && at == 0 && taken_back(over, engine.aux() >> 16)) return;
+  const size_t hop = at + 1;
   if (hop < path.size()) {
     const uint32_t port = path[hop];
-    if (passing_ && hop + 1 == path.size() && pass_last(engine, sh, ts, arrived.bytes, over, port, stamp)) return;
-    Packet pk = arrived;
+    if (passing_ && hop + 1 == path.size() && pass_last(engine, sh, ts, bytes_of(engine.aux()), over, port, stamp)) {
+      return;
+    }
+    Packet pk = decode(fields, engine.aux());
     pk.hop = static_cast<uint8_t>(hop);
     pk.last = hop + 1 == path.size();
     pk.over = over;
@@ -1027,6 +1035,7 @@ void PacketNetworkModel::arrive(sim::Engine& engine, uint64_t fields) {
     forward(engine, sh, port, over, pk);
     return;
   }
+  const Packet arrived = decode(fields, engine.aux());
   if (arrived.marked && options_.dcqcn.enabled) notify(engine, sh, arrived);
   if (ts.windowed) acknowledge(engine, arrived);
   if (options_.flow_control == FlowControl::lossy) {

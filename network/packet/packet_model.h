@@ -526,6 +526,11 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   [[gnu::always_inline]] uint64_t stamp(int64_t credits_used) const;
   [[gnu::always_inline]] uint32_t aux_of(const Packet& p) const;
   [[gnu::always_inline]] Packet decode(uint64_t fields, uint32_t aux) const;
+  // Single fields of an arrival (decode): its transfer, hop and route, and its bytes from the aux word.
+  static uint32_t transfer_of(uint64_t fields) { return static_cast<uint32_t>(fields); }
+  static uint8_t hop_of(uint64_t fields) { return static_cast<uint8_t>(fields >> 32); }
+  static uint8_t route_of(uint64_t fields) { return static_cast<uint8_t>(fields >> 40); }
+  [[gnu::always_inline]] uint32_t bytes_of(uint32_t aux) const;
   uint64_t stamp_of(uint64_t fields) const {
     return credit_back_.empty() ? 0 : (fields >> kStampShift) & kStampMax;
   }
