@@ -288,6 +288,10 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   };
   // One transfer's state, by the device that owns each part (top of this file).
   struct TransferState {
+    // The fields read at every packet come first, within its first 128 bytes: the routes and
+    // counts a hop reads, then what cutting a packet and passing one onto the last link update;
+    // an all-to-all's thousands of records do not stay in cache, so each line a hop touches is
+    // a miss.
     // Immutable from start to acknowledgement.
     // With routes all as long, `hops` links each: their links back to back, so that a packet hop
     // reads its route one cache miss from this record rather than two through `paths` (links_of).
@@ -296,35 +300,37 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     std::vector<std::vector<topology::LinkId>> paths;  // one, or the sprayed routes
     uint64_t packets = 0;        // how many packets it is cut into
     bool one_last_link = true;   // every route ends on the same link
-    sim::EventHandler* done = nullptr;
-    uint64_t payload = 0;
+    bool windowed = false;  // DCTCP on and a route that crosses the network: `window` limits it
     double cap = 0;           // Transfer::max_rate: its packets leave at most this fast (0: any)
-    Time back;                // the reverse route's latency: a CNP's or the acknowledgement's trip
+    // Its last link's port's (with one_last_link).
+    uint64_t left_last = 0;   // packets that left on the last link
     // The sender's.
+    int64_t unsent = 0;       // bytes not yet cut into packets
+    uint64_t cut = 0;         // packets cut so far: the next takes route cut mod paths
+    uint64_t high = 0;        // the most it has cut (below: a packet cut again, lossy)
     uint32_t generation = 0;  // bumped at the acknowledgement, so a late ACK finds it gone
     // CNPs that have come back, and once the acknowledgement is in, how many it said were sent:
     // a CNP packet reads the transfer's route, so the slot is freed only when the last is back.
     uint32_t cnps_back = 0;
     uint32_t cnps_awaited = UINT32_MAX;
-    int64_t unsent = 0;       // bytes not yet cut into packets
-    uint64_t cut = 0;         // packets cut so far: the next takes route cut mod paths
+    // Read at start and completion (immutable).
+    sim::EventHandler* done = nullptr;
+    uint64_t payload = 0;
+    Time back;                // the reverse route's latency: a CNP's or the acknowledgement's trip
+    // The sender's, with DCQCN or DCTCP.
     ReactionPoint rp;
-    bool windowed = false;  // DCTCP on and a route that crosses the network: `window` limits it
     Window window;
     // The lossy sender's: its size, the packets the receiver has confirmed (a NAK says all below
-    // it arrived), the most it has cut, when its retransmission timer fires, and whether the
-    // completion has reached it (its record is then kept, so late packets find it).
+    // it arrived), when its retransmission timer fires, and whether the completion has reached it
+    // (its record is then kept, so late packets find it).
     // Going back to the same packet again, it first waits a backoff that doubles each time, from a
     // round trip, so that its own packets of the round before have left the buffers it overflowed.
     int64_t total = 0;
     uint64_t acked = 0;
-    uint64_t high = 0;
     uint64_t went_back_to = UINT64_MAX;
     Time backoff;
     Time rto_at = Time::max();
     bool finished = false;
-    // Its last link's port's (with one_last_link).
-    uint64_t left_last = 0;   // packets that left on the last link
     // The receiver's.
     uint64_t received = 0;    // packets arrived (counted when the routes end on several links)
     Time last_cnp_sent = Time::max();  // when it last sent a CNP
