@@ -138,6 +138,7 @@ PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketM
   }
   bursting_ = eager_ && !paced_ && options_.burst > 1 && options_.mtu.count() <= UINT16_MAX;
   if (bursting_) taken_back_.resize(links.size());
+  passing_ = eager_ && !paced_ && options_.pass_last;
   Time slowest = Time::zero();  // the longest serialization of a full packet on any port
   for (const Port& p : ports_) slowest = std::max(slowest, p.mtu_time);
   if (eager_ && options_.credit_batch.count() > 0 && slowest != Time::max()) {
@@ -330,13 +331,18 @@ inline uint32_t PacketNetworkModel::aux_of(const Packet& p) const {
   return p.bytes | ((p.seq >> kSeqLowBits) << kAuxBytesBits);
 }
 
+inline uint32_t PacketNetworkModel::bytes_of(uint32_t aux) const {
+  if (options_.flow_control == FlowControl::lossy) return aux & ((1U << kAuxBytesBits) - 1);
+  return bursting_ ? aux & UINT16_MAX : aux;
+}
+
 inline PacketNetworkModel::Packet PacketNetworkModel::decode(uint64_t fields, uint32_t aux) const {
   const bool lossy = options_.flow_control == FlowControl::lossy;
-  return Packet{.transfer = static_cast<uint32_t>(fields),
-                .bytes = lossy ? aux & ((1U << kAuxBytesBits) - 1) : bursting_ ? aux & UINT16_MAX : aux,
+  return Packet{.transfer = transfer_of(fields),
+                .bytes = bytes_of(aux),
                 .next = kNone,
-                .hop = static_cast<uint8_t>(fields >> 32),
-                .route = static_cast<uint8_t>(fields >> 40),
+                .hop = hop_of(fields),
+                .route = route_of(fields),
                 .marked = ((fields >> 48) & 1) != 0,
                 .completes = ((fields >> 49) & 1) != 0,
                 .seq = lossy ? static_cast<uint32_t>((fields >> 50) & ((1U << kSeqLowBits) - 1)) |
@@ -1001,17 +1007,21 @@ inline void PacketNetworkModel::depart(sim::Engine& engine, Shard& sh, uint32_t 
 }
 
 void PacketNetworkModel::arrive(sim::Engine& engine, uint64_t fields) {
-  const Packet arrived = decode(fields, engine.aux());
+  // The fields a hop reads first; the whole packet (decode) only past pass_last.
   const uint64_t stamp = stamp_of(fields);
   Shard& sh = shard(engine);
-  TransferState& ts = transfer(arrived.transfer);
-  const std::span<const topology::LinkId> path = links_of(ts, arrived.route);
-  const topology::LinkId over = path[arrived.hop];
-  if (bursting_ && arrived.hop == 0 && taken_back(over, engine.aux() >> 16)) return;
-  const size_t hop = size_t{arrived.hop} + 1;
+  TransferState& ts = transfer(transfer_of(fields));
+  const std::span<const topology::LinkId> path = links_of(ts, route_of(fields));
+  const size_t at = hop_of(fields);
+  const topology::LinkId over = path[at];
+  if (bursting_ && at == 0 && taken_back(over, engine.aux() >> 16)) return;
+  const size_t hop = at + 1;
   if (hop < path.size()) {
     const uint32_t port = path[hop];
-    Packet pk = arrived;
+    if (passing_ && hop + 1 == path.size() && pass_last(engine, sh, ts, bytes_of(engine.aux()), over, port, stamp)) {
+      return;
+    }
+    Packet pk = decode(fields, engine.aux());
     pk.hop = static_cast<uint8_t>(hop);
     pk.last = hop + 1 == path.size();
     pk.over = over;
@@ -1025,6 +1035,7 @@ void PacketNetworkModel::arrive(sim::Engine& engine, uint64_t fields) {
     forward(engine, sh, port, over, pk);
     return;
   }
+  const Packet arrived = decode(fields, engine.aux());
   if (arrived.marked && options_.dcqcn.enabled) notify(engine, sh, arrived);
   if (ts.windowed) acknowledge(engine, arrived);
   if (options_.flow_control == FlowControl::lossy) {
@@ -1064,15 +1075,47 @@ void PacketNetworkModel::arrive_cnp(sim::Engine& engine, const Packet& arrived, 
   if (take_in(engine, sh, pk, over, port, stamp)) forward(engine, sh, port, over, pk);
 }
 
+inline void PacketNetworkModel::note_stamp(sim::Engine& engine, uint32_t over, uint64_t stamp) {
+  if (credit_back_.empty()) return;
+  // What over's port had in use when it sent this packet: credits held back go now if the
+  // port may come near its limit before the next chance to send them.
+  CreditReturn& c = credit_back_[over];
+  c.port_used = static_cast<int64_t>(stamp) << stamp_shift_;
+  if (c.deferred > 0 && c.port_used > c.defer_below) flush_credits(engine, over);
+}
+
+inline bool PacketNetworkModel::pass_last(sim::Engine& engine, Shard& sh, TransferState& ts, uint32_t bytes,
+                                          uint32_t over, uint32_t port, uint64_t stamp) {
+  Port& p = ports_[port];
+  // Full packets only (a shorter one is its transfer's last cut, a candidate to complete it), and
+  // not the last to leave on the transfer's one last link (its arrival completes the transfer).
+  if (bytes != options_.mtu.count() || !ts.one_last_link || ts.left_last + 1 == ts.packets || !p.ready.empty() ||
+      p.paused || p.burst_pending != 0 || engine.now() < p.free_at || p.mtu_time == Time::max()) {
+    return false;
+  }
+  note_stamp(engine, over, stamp);
+  // It joins the port's queue and leaves it at this instant (change_queue, then forward's
+  // subtraction): sampled before, and peaked with its bytes.
+  sample_before(port, engine.now());
+  const int64_t queued = p.queued + bytes;
+  p.peak_queued = std::max(p.peak_queued, queued);
+  sh.peak_queued = std::max(sh.peak_queued, queued);
+  // begin and send_now for a packet bound for a GPU (no credits), then depart on the last link.
+  ++sh.packets_sent;
+  const Time left = engine.now() + p.mtu_time;
+  p.free_at = left;
+  p.finish_key = engine.take_key();
+  p.bytes_sent += bytes;
+  ++ts.left_last;
+  sh.delivered += bytes;
+  ++sh.landed;
+  return_credits(engine, over, bytes, left);
+  return true;
+}
+
 inline bool PacketNetworkModel::take_in(sim::Engine& engine, Shard& sh, const Packet& pk, uint32_t over, uint32_t port,
                                         uint64_t stamp) {
-  if (!credit_back_.empty()) {
-    // What over's port had in use when it sent this packet: credits held back go now if the
-    // port may come near its limit before the next chance to send them.
-    CreditReturn& c = credit_back_[over];
-    c.port_used = static_cast<int64_t>(stamp) << stamp_shift_;
-    if (c.deferred > 0 && c.port_used > c.defer_below) flush_credits(engine, over);
-  }
+  note_stamp(engine, over, stamp);
   // Lossy: a packet that finds the buffer of the link it came over full is dropped; in a shared
   // switch buffer, one that finds its queue at or above the threshold or the pool full.
   if (options_.flow_control == FlowControl::lossy && !admits(over, pk.bytes)) {

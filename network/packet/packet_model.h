@@ -111,6 +111,12 @@ struct PacketModelOptions {
   // those back, as if they had been cut one at a time: times, bytes and counters are the same,
   // with fewer events (docs/packet-model.md, Speed). 1: a finish per packet. At most 255.
   uint32_t burst = 16;
+  // Credits with dedicated buffers and no pacing: a packet that arrives at a device whose port
+  // onto its route's last link is idle, with nothing queued, leaves at once in one step that
+  // reads its transfer's record once and builds no packet (PacketNetworkModel::pass_last).
+  // false: through the general hop (take_in, forward), with the same events, times and counters;
+  // a check for tests.
+  bool pass_last = true;
   // Dedicated buffers (buffer_per_port per link) or, at network switches, one pool per switch of
   // shared_buffer bytes under the dynamic threshold dt_alpha (SwitchBuffer): with credits a link
   // is granted room only while what it holds (granted, not yet freed) is below the threshold;
@@ -282,6 +288,10 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   };
   // One transfer's state, by the device that owns each part (top of this file).
   struct TransferState {
+    // The fields read at every packet come first, within its first 128 bytes: the routes and
+    // counts a hop reads, then what cutting a packet and passing one onto the last link update;
+    // an all-to-all's thousands of records do not stay in cache, so each line a hop touches is
+    // a miss.
     // Immutable from start to acknowledgement.
     // With routes all as long, `hops` links each: their links back to back, so that a packet hop
     // reads its route one cache miss from this record rather than two through `paths` (links_of).
@@ -290,35 +300,37 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     std::vector<std::vector<topology::LinkId>> paths;  // one, or the sprayed routes
     uint64_t packets = 0;        // how many packets it is cut into
     bool one_last_link = true;   // every route ends on the same link
-    sim::EventHandler* done = nullptr;
-    uint64_t payload = 0;
+    bool windowed = false;  // DCTCP on and a route that crosses the network: `window` limits it
     double cap = 0;           // Transfer::max_rate: its packets leave at most this fast (0: any)
-    Time back;                // the reverse route's latency: a CNP's or the acknowledgement's trip
+    // Its last link's port's (with one_last_link).
+    uint64_t left_last = 0;   // packets that left on the last link
     // The sender's.
+    int64_t unsent = 0;       // bytes not yet cut into packets
+    uint64_t cut = 0;         // packets cut so far: the next takes route cut mod paths
+    uint64_t high = 0;        // the most it has cut (below: a packet cut again, lossy)
     uint32_t generation = 0;  // bumped at the acknowledgement, so a late ACK finds it gone
     // CNPs that have come back, and once the acknowledgement is in, how many it said were sent:
     // a CNP packet reads the transfer's route, so the slot is freed only when the last is back.
     uint32_t cnps_back = 0;
     uint32_t cnps_awaited = UINT32_MAX;
-    int64_t unsent = 0;       // bytes not yet cut into packets
-    uint64_t cut = 0;         // packets cut so far: the next takes route cut mod paths
+    // Read at start and completion (immutable).
+    sim::EventHandler* done = nullptr;
+    uint64_t payload = 0;
+    Time back;                // the reverse route's latency: a CNP's or the acknowledgement's trip
+    // The sender's, with DCQCN or DCTCP.
     ReactionPoint rp;
-    bool windowed = false;  // DCTCP on and a route that crosses the network: `window` limits it
     Window window;
     // The lossy sender's: its size, the packets the receiver has confirmed (a NAK says all below
-    // it arrived), the most it has cut, when its retransmission timer fires, and whether the
-    // completion has reached it (its record is then kept, so late packets find it).
+    // it arrived), when its retransmission timer fires, and whether the completion has reached it
+    // (its record is then kept, so late packets find it).
     // Going back to the same packet again, it first waits a backoff that doubles each time, from a
     // round trip, so that its own packets of the round before have left the buffers it overflowed.
     int64_t total = 0;
     uint64_t acked = 0;
-    uint64_t high = 0;
     uint64_t went_back_to = UINT64_MAX;
     Time backoff;
     Time rto_at = Time::max();
     bool finished = false;
-    // Its last link's port's (with one_last_link).
-    uint64_t left_last = 0;   // packets that left on the last link
     // The receiver's.
     uint64_t received = 0;    // packets arrived (counted when the routes end on several links)
     Time last_cnp_sent = Time::max();  // when it last sent a CNP
@@ -520,6 +532,11 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   [[gnu::always_inline]] uint64_t stamp(int64_t credits_used) const;
   [[gnu::always_inline]] uint32_t aux_of(const Packet& p) const;
   [[gnu::always_inline]] Packet decode(uint64_t fields, uint32_t aux) const;
+  // Single fields of an arrival (decode): its transfer, hop and route, and its bytes from the aux word.
+  static uint32_t transfer_of(uint64_t fields) { return static_cast<uint32_t>(fields); }
+  static uint8_t hop_of(uint64_t fields) { return static_cast<uint8_t>(fields >> 32); }
+  static uint8_t route_of(uint64_t fields) { return static_cast<uint8_t>(fields >> 40); }
+  [[gnu::always_inline]] uint32_t bytes_of(uint32_t aux) const;
   uint64_t stamp_of(uint64_t fields) const {
     return credit_back_.empty() ? 0 : (fields >> kStampShift) & kStampMax;
   }
@@ -594,6 +611,15 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   [[gnu::always_inline]] bool take_in(sim::Engine& engine, Shard& sh, const Packet& pk, uint32_t over, uint32_t port,
                                       uint64_t stamp);
   void forward(sim::Engine& engine, Shard& sh, uint32_t port, uint32_t over, Packet& pk);
+  // passing_ (the common hop at a leaf): a full packet of `ts` that arrived over `over`, bound for
+  // `port`, its route's last link, leaves at once when the port is idle with nothing queued and
+  // the packet is not the transfer's last to leave there, as take_in and forward would send it,
+  // counted delivered (depart) with no event. False, having changed nothing, otherwise.
+  [[gnu::always_inline]] bool pass_last(sim::Engine& engine, Shard& sh, TransferState& ts, uint32_t bytes,
+                                        uint32_t over, uint32_t port, uint64_t stamp);
+  // The far end of `over` notes the credits its port had in use when it sent the packet just
+  // arrived (`stamp`), sending held-back credits now if that port may come near its limit.
+  [[gnu::always_inline]] void note_stamp(sim::Engine& engine, uint32_t over, uint64_t stamp);
   // The link a packet is on at its hop.
   uint32_t link_of(const Packet& p);
   // The sender's slot is free: its acknowledgement and every CNP it was sent are in.
@@ -676,6 +702,9 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // Credits with dedicated buffers, no pacing, burst > 1 and an mtu below 64 KiB (its bytes and
   // a tag share an arrival's aux word): GPU ports send in bursts (PacketModelOptions::burst).
   bool bursting_ = false;
+  // Credits with dedicated buffers, no pacing and options_.pass_last: arrive() passes a packet
+  // onto an idle last link in one step (pass_last).
+  bool passing_ = false;
   std::vector<TakenBack> taken_back_;  // per link (bursting_)
   std::vector<CreditReturn> credit_back_;
   int stamp_shift_ = 0;  // a stamp's unit is 2^stamp_shift_ bytes

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -29,6 +30,31 @@ using testing_support::StarCluster;
 const Bandwidth kBw = Bandwidth::gbps(400);
 const Time kMtuTime = Time::ps(81'920);
 
+
+// Starts transfer i at the event with payload i; its completion goes to the recorder with payload i.
+struct Starter final : sim::EventHandler {
+  NetworkModel* net = nullptr;
+  std::vector<Transfer> transfers;
+  Recorder r;
+  void on_event(sim::Engine& engine, uint64_t i) override { net->start(engine, transfers[i], r, i); }
+  // Queues the start of plan[i].second at plan[i].first, at its sender's site.
+  void queue(sim::Engine& engine, PacketNetworkModel& model, const std::vector<std::pair<Time, Transfer>>& plan) {
+    net = &model;
+    for (size_t i = 0; i < plan.size(); ++i) {
+      transfers.push_back(plan[i].second);
+      engine.schedule_at_site(plan[i].first, model.site_of_gpu(plan[i].second.src_gpu), *this, i);
+    }
+  }
+};
+
+// Every transfer of a run completed, each at the instant it did in the reference run.
+void expect_same_completions(const std::vector<Time>& got, const std::vector<Time>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_NE(want[i], Time::max()) << what << " transfer " << i;
+    EXPECT_EQ(got[i], want[i]) << what << " transfer " << i;
+  }
+}
 
 // Starts every transfer at time zero; completion i goes to the recorder with payload i.
 Recorder run_all(NetworkModel& net, sim::Engine& engine, const std::vector<Transfer>& transfers) {
@@ -152,12 +178,6 @@ TEST(PacketNetworkModel, CreditBatchesMoveNoTimeAndNoByte) {
 // which executes more events; with 32 MiB and 256 KiB buffers (where credits cut bursts short),
 // credits returned in batches or one by one.
 TEST(PacketNetworkModel, BurstsMoveNoTimeAndNoByte) {
-  struct Starter final : sim::EventHandler {
-    NetworkModel* net = nullptr;
-    std::vector<Transfer> transfers;
-    Recorder r;
-    void on_event(sim::Engine& engine, uint64_t i) override { net->start(engine, transfers[i], r, i); }
-  };
   struct Run {
     std::vector<Time> done;
     std::vector<Bytes> sent;
@@ -193,11 +213,7 @@ TEST(PacketNetworkModel, BurstsMoveNoTimeAndNoByte) {
           PacketNetworkModel net(line, o);
           sim::Engine engine;
           Starter starter;
-          starter.net = &net;
-          for (size_t i = 0; i < plan.size(); ++i) {
-            starter.transfers.push_back(plan[i].second);
-            engine.schedule_at_site(plan[i].first, net.site_of_gpu(plan[i].second.src_gpu), starter, i);
-          }
+          starter.queue(engine, net, plan);
           engine.run();
           Run out{.done = {}, .sent = {}, .packets = net.packets_sent(), .peak = net.peak_buffer_occupancy(),
                   .delivered = net.bytes_delivered(), .events = engine.events_executed(),
@@ -211,10 +227,7 @@ TEST(PacketNetworkModel, BurstsMoveNoTimeAndNoByte) {
         const Run burst = run(16);
         const std::string what = std::to_string(seed) + " " + std::to_string(buffer.count()) + " " +
                                  std::to_string(batch.count());
-        for (size_t i = 0; i < plan.size(); ++i) {
-          EXPECT_NE(each.done[i], Time::max()) << what;
-          EXPECT_EQ(burst.done[i], each.done[i]) << what << " transfer " << i;
-        }
+        expect_same_completions(burst.done, each.done, what);
         EXPECT_EQ(burst.sent, each.sent) << what;
         EXPECT_EQ(burst.packets, each.packets) << what;
         EXPECT_EQ(burst.peak, each.peak) << what;
@@ -226,6 +239,78 @@ TEST(PacketNetworkModel, BurstsMoveNoTimeAndNoByte) {
     }
   }
   EXPECT_GT(taken_back, 0u);  // the case this test is for arose
+}
+
+// A packet passed onto an idle last link in one step (PacketModelOptions::pass_last) is sent as
+// the general hop sends it. On a star of 6 GPUs (one switch: every route's second link is its
+// last) and a line of 4 (GPUs 1 and 2 forward), 14 transfers start at random instants, some
+// alone on their last link, some into an incast that queues there, some of a few packets or with
+// a short last one. Every completion to the picosecond, every link's bytes and peak queue, the
+// sampled queues, the packets sent, the peak credits in use, the bytes delivered, the events and
+// the fingerprint equal those of the same run through the general hop.
+TEST(PacketNetworkModel, PassingOnALastLinkInOneStepChangesNothing) {
+  struct Run {
+    std::vector<Time> done;
+    std::vector<Bytes> sent;
+    std::vector<std::optional<PortStats>> stats;
+    std::vector<PortTimeline> timelines;
+    NetworkCounters counters;
+    Bytes peak;
+    uint64_t events = 0;
+    uint64_t fingerprint = 0;
+  };
+  StarCluster star(6, kBw, Time::us(1));
+  testing_support::LineCluster line({{kBw, Time::us(1)}, {kBw, Time::ns(700)}, {kBw, Time::us(1)}});
+  for (const bool on_star : {true, false}) {
+    const topology::Cluster& cluster = on_star ? static_cast<const topology::Cluster&>(star) : line;
+    const int gpus = on_star ? 6 : 4;
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      sim::Rng rng(seed, 11);
+      std::vector<std::pair<Time, Transfer>> plan;
+      for (int i = 0; i < 14; ++i) {
+        const int src = static_cast<int>(rng.next() % static_cast<uint64_t>(gpus - 1));
+        const int dst = on_star ? (src + 1 + static_cast<int>(rng.next() % 5)) % gpus
+                                : src + 1 + static_cast<int>(rng.next() % static_cast<uint64_t>(gpus - 1 - src));
+        const Bytes bytes(static_cast<int64_t>(4096 * (1 + rng.next() % 64) + (i % 2 == 0 ? 0 : rng.next() % 4096)));
+        const Time at = i % 3 == 0 ? kMtuTime * static_cast<int64_t>(rng.next() % 100)
+                                   : Time::ps(static_cast<int64_t>(rng.next() % 10'000'000));
+        plan.push_back({at, {.src_gpu = src, .dst_gpu = dst, .bytes = bytes}});
+      }
+      for (const Bytes buffer : {Bytes::mib(32), Bytes::kib(64)}) {
+        auto run = [&](bool pass_last) {
+          PacketModelOptions o{.mtu = Bytes(4096), .buffer_per_port = buffer, .dcqcn = {}, .link_efficiency = {}};
+          o.sample_interval = Time::ns(500);
+          o.pass_last = pass_last;
+          PacketNetworkModel net(cluster, o);
+          sim::Engine engine;
+          Starter starter;
+          starter.queue(engine, net, plan);
+          engine.run();
+          Run out{.done = {}, .sent = {}, .stats = {}, .timelines = net.port_timelines(engine.now()),
+                  .counters = net.counters(), .peak = net.peak_buffer_occupancy(),
+                  .events = engine.events_executed(), .fingerprint = engine.fingerprint()};
+          for (uint64_t i = 0; i < plan.size(); ++i) out.done.push_back(starter.r.time_of(i));
+          for (topology::LinkId l = 0; l < cluster.links().size(); ++l) {
+            out.sent.push_back(net.bytes_sent_on(l));
+            out.stats.push_back(net.port_stats(l));
+          }
+          return out;
+        };
+        const Run general = run(false);
+        const Run passed = run(true);
+        const std::string what = std::to_string(on_star) + " " + std::to_string(seed) + " " +
+                                 std::to_string(buffer.count());
+        expect_same_completions(passed.done, general.done, what);
+        EXPECT_EQ(passed.sent, general.sent) << what;
+        EXPECT_EQ(passed.stats, general.stats) << what;
+        EXPECT_EQ(passed.timelines, general.timelines) << what;
+        EXPECT_EQ(passed.counters, general.counters) << what;
+        EXPECT_EQ(passed.peak, general.peak) << what;
+        EXPECT_EQ(passed.events, general.events) << what;
+        EXPECT_EQ(passed.fingerprint, general.fingerprint) << what;
+      }
+    }
+  }
 }
 
 TEST(PacketNetworkModel, TwoFlowsSharingABottleneckEachGetHalf) {
