@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "network/block_arena.h"
+#include "sim/block_arena.h"
 #include "network/flow/max_min_solver.h"
 #include "network/free_list.h"
 #include "network/network_model.h"
@@ -129,7 +129,7 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   struct LinkState {
     double capacity = 0;           // bytes per second
     double load = 0;               // the rates of its flows, summed
-    PoolList<uint32_t> flows;      // slots of the flows crossing it, in no particular order (link_pool_)
+    sim::PoolList<uint32_t> flows;  // slots of the flows crossing it, in no particular order (link_pool_)
     int64_t staged_pair = -1;      // src * gpus + dst of a host-staged pair's link
   };
   // A flow crosses `link`, and sits at links_[link].flows[index] (so it leaves in O(1)). No
@@ -269,7 +269,7 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
     Time done_at;       // the latest drain instant plus path latency of those that have
   };
   // By ActiveFlow::open: a slot pool, freed when the transfer's last sub-flow drains.
-  BlockVector<OpenTransfer> open_transfers_;
+  sim::BlockVector<OpenTransfer> open_transfers_;
   std::vector<uint32_t> free_open_transfers_;
   uint64_t solves_ = 0;
   uint64_t accelerated_solves_ = 0;
@@ -278,11 +278,11 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
 
   // The persistent problem. The slots' and the crossings' chunks come from arena_ (huge-page
   // blocks once a model is large, so that filling them faults a page per 2 MiB, not per 4 KiB).
-  BlockArena arena_;
+  sim::BlockArena arena_;
   ChunkedSlots<ActiveFlow> slots_{arena_};
   // The links' flow lists' arrays: they grow a flow at a time, and from the heap each growth's copy
   // would fault fresh 4 KiB pages in.
-  SizeClassPool link_pool_{arena_};
+  sim::SizeClassPool link_pool_{arena_};
   // Every flow's crossings, in chunks that never move, each written (and its pages touched) only
   // as far as flows have taken room; a slot's room is reused by its next flow when it fits. A
   // chunk is 128 KiB: a small model's first one and its first slot chunk fit in the arena's
@@ -294,46 +294,46 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   size_t live_ = 0;
   // (slot, order) of every flow in start order; entries of flows that left are skipped and
   // swept out once they outnumber the live ones.
-  BlockVector<std::pair<uint32_t, uint64_t>> by_order_;
+  sim::BlockVector<std::pair<uint32_t, uint64_t>> by_order_;
   // by_order_ entries before this are of flows that left (the oldest active flow is at or after
   // it): complete_drained's relative window reaches as far as the oldest flow allows.
   size_t oldest_hint_ = 0;
   // A large cluster's links, faulted in by huge pages.
-  BlockVector<LinkState> links_;
+  sim::BlockVector<LinkState> links_;
   uint32_t cluster_links_ = 0;
   std::vector<uint32_t> free_links_;                    // freed virtual link ids
   std::unordered_map<int64_t, uint32_t> staged_links_;  // host-staged GPU pair -> its link
-  BlockVector<uint32_t> fresh_;        // slots started since the last solve
+  sim::BlockVector<uint32_t> fresh_;  // slots started since the last solve
   std::vector<uint32_t> left_links_;   // tight links flows left since the last solve (still in use)
   // Full links flows left in this batch, and per link the highest level of the flows that left it
   // (-1: none), for settle_left_links.
   std::vector<uint32_t> left_candidates_;
-  BlockVector<double> left_level_;
+  sim::BlockVector<double> left_level_;
   // Per link: the flows of the batch being retired still on it (zero between batches), and
   // whether all its flows are among them; the links counted, while counting.
-  BlockVector<uint32_t> leaving_;
-  BlockVector<uint8_t> emptied_;
+  sim::BlockVector<uint32_t> leaving_;
+  sim::BlockVector<uint8_t> emptied_;
   std::vector<uint32_t> leaving_links_;
-  BlockVector<Drain> drains_;          // a min-heap on (at, order), with stale entries
+  sim::BlockVector<Drain> drains_;  // a min-heap on (at, order), with stale entries
   // The solve epoch whose component search reached a slot, a link, last: apart from the slots
   // and links so that the search, which tests every flow of every link it reaches, stays in cache.
-  BlockVector<uint32_t> slot_reached_;
-  BlockVector<uint32_t> link_reached_;
+  sim::BlockVector<uint32_t> slot_reached_;
+  sim::BlockVector<uint32_t> link_reached_;
   uint32_t epoch_ = 0;      // component searches so far
   uint32_t numbering_ = 0;  // number_component calls so far
   // Per link: the number_component call that numbered it last, and its index there.
-  BlockVector<uint32_t> link_numbered_;
-  BlockVector<uint32_t> link_dense_;
-  BlockVector<uint32_t> slot_pos_;  // per slot: its index in component_ once numbered
+  sim::BlockVector<uint32_t> link_numbered_;
+  sim::BlockVector<uint32_t> link_dense_;
+  sim::BlockVector<uint32_t> slot_pos_;  // per slot: its index in component_ once numbered
   bool cross_all_ = false;  // this solve's search crosses slack links too
 
   // Scratch of each solve.
-  BlockVector<uint32_t> component_;  // slots
+  sim::BlockVector<uint32_t> component_;  // slots
   std::vector<uint32_t> link_stack_;
-  BlockVector<Drain> due_;
+  sim::BlockVector<Drain> due_;
   std::vector<Drain> not_due_;  // popped by the relative window's bound, not within their own
   flow::FlowProblem problem_;
-  BlockVector<double> rates_;
+  sim::BlockVector<double> rates_;
   std::vector<uint32_t> dense_links_;  // problem link -> link
   std::vector<double> inside_load_;    // per problem link: the old rates of the flows solved
   std::vector<uint32_t> inside_flows_;  // per problem link: how many of its flows are solved
@@ -342,9 +342,9 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   std::vector<double> link_load_;       // per problem link: the new rates of its flows solved
   // The component's flows, by their index in component_: the problem links each crosses
   // (path_of) and their weights in units; packed, so that the solve reads them in a row.
-  BlockVector<uint32_t> path_offsets_;
-  BlockVector<uint32_t> paths_;
-  BlockVector<uint64_t> units_;
+  sim::BlockVector<uint32_t> path_offsets_;
+  sim::BlockVector<uint32_t> paths_;
+  sim::BlockVector<uint64_t> units_;
   std::vector<topology::LinkId> route_;  // start()'s route of a transfer that takes one
 };
 
