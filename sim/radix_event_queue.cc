@@ -2,23 +2,15 @@
 
 #include <algorithm>
 #include <array>
-#include <stdexcept>
 
 namespace dtsim::sim {
 
-uint32_t RadixEventQueue::new_chunk() {
-  uint32_t c = free_;
-  if (c != kNone) {
-    free_ = chunks_[c].next;
-  } else {
-    if (chunks_.size() >= kNone)
-      throw std::length_error("RadixEventQueue: too many pending events");
-    c = static_cast<uint32_t>(chunks_.size());
-    chunks_.emplace_back();
+RadixEventQueue::Chunk* RadixEventQueue::fresh_chunk() {
+  if (spare_ == spare_end_) {
+    spare_ = static_cast<Chunk*>(arena_.take(sizeof(Chunk) * kGroupChunks));
+    spare_end_ = spare_ + kGroupChunks;
   }
-  chunks_[c].count = 0;
-  chunks_[c].next = kNone;
-  return c;
+  return spare_++;
 }
 
 size_t RadixEventQueue::lowest_bucket() const {
@@ -27,11 +19,10 @@ size_t RadixEventQueue::lowest_bucket() const {
 }
 
 const Event& RadixEventQueue::minimum_of(const Bucket& bucket) const {
-  const Event* best = &chunks_[bucket.head].events[0];
-  for (uint32_t c = bucket.head; c != kNone; c = chunks_[c].next) {
-    const Chunk& chunk = chunks_[c];
-    for (uint32_t i = 0; i < chunk.count; ++i) {
-      if (before(chunk.events[i], *best)) best = &chunk.events[i];
+  const Event* best = &bucket.head->events[0];
+  for (const Chunk* c = bucket.head; c != nullptr; c = c->next) {
+    for (uint32_t i = 0; i < c->count; ++i) {
+      if (before(c->events[i], *best)) best = &c->events[i];
     }
   }
   return *best;
@@ -54,7 +45,6 @@ void RadixEventQueue::join_run(const Event& e) {
 }
 
 void RadixEventQueue::release_bucket(size_t b) {
-  buckets_[b] = Bucket{};
   occupied_[b / 64] &= ~(uint64_t{1} << (b % 64));
   if (occupied_[b / 64] == 0) occupied_words_ &= ~(uint64_t{1} << (b / 64));
 }
@@ -65,8 +55,8 @@ bool RadixEventQueue::pop_from_buckets(Time until, Event& out) {
   const Bucket bucket = buckets_[b];
 
   // With few events pending, the lowest bucket usually holds one event: pop it where it lies.
-  if (bucket.head == bucket.tail && chunks_[bucket.head].count == 1) {
-    const Event& only = chunks_[bucket.head].events[0];
+  if (bucket.head == bucket.tail && bucket.head->count == 1) {
+    const Event& only = bucket.head->events[0];
     if (only.time > until) return false;
     set_last(only);
     out = only;
@@ -78,21 +68,20 @@ bool RadixEventQueue::pop_from_buckets(Time until, Event& out) {
 
   // A small bucket: sorted into the run, its least popped (or none, if that lies past `until`).
   uint32_t in_bucket = 0;
-  for (uint32_t c = bucket.head; c != kNone && in_bucket <= kRunMax; c = chunks_[c].next) {
-    in_bucket += chunks_[c].count;
+  for (const Chunk* c = bucket.head; c != nullptr && in_bucket <= kRunMax; c = c->next) {
+    in_bucket += c->count;
   }
   if (in_bucket <= kRunMax) {
     release_bucket(b);
     // Events of one instant are often pushed in key order (a crowd of ports scheduling in the
     // order they run): such a bucket needs reversing, not sorting.
     Order order;
-    for (uint32_t c = bucket.head; c != kNone;) {
-      const Chunk& chunk = chunks_[c];
-      for (uint32_t i = 0; i < chunk.count; ++i) {
-        if (!run_.empty() && before(chunk.events[i], run_.back())) order.note_break(run_.size());
-        run_.push_back(chunk.events[i]);
+    for (Chunk* c = bucket.head; c != nullptr;) {
+      for (uint32_t i = 0; i < c->count; ++i) {
+        if (!run_.empty() && before(c->events[i], run_.back())) order.note_break(run_.size());
+        run_.push_back(c->events[i]);
       }
-      const uint32_t next = chunk.next;
+      Chunk* const next = c->next;
       free_chunk(c);
       c = next;
     }
@@ -110,15 +99,12 @@ bool RadixEventQueue::pop_from_buckets(Time until, Event& out) {
   // (a crowd of one instant, which spreading would move through the key digits one by one), and
   // its greatest the reference, which moves no other event's bucket (their times all differ from
   // `at` in the same digits as before); a crowd of more than kRunMax is spread by key after all.
-  // A chunk is freed once read, so the moves can reuse it while it is still in cache; events are
-  // copied out first because appending may grow `chunks_`.
+  // A chunk is freed once read, so the moves can reuse it while it is still in cache.
   release_bucket(b);
   Order order;
-  for (uint32_t c = bucket.head; c != kNone;) {
-    const uint32_t count = chunks_[c].count;
-    const uint32_t next = chunks_[c].next;
-    for (uint32_t i = 0; i < count; ++i) {
-      const Event e = chunks_[c].events[i];
+  for (Chunk* c = bucket.head; c != nullptr;) {
+    for (uint32_t i = 0; i < c->count; ++i) {
+      const Event& e = c->events[i];
       if (e.time == at) {
         if (!run_.empty() && before(e, run_.back())) order.note_break(run_.size());
         run_.push_back(e);
@@ -126,6 +112,7 @@ bool RadixEventQueue::pop_from_buckets(Time until, Event& out) {
         place(e);
       }
     }
+    Chunk* const next = c->next;
     free_chunk(c);
     c = next;
   }
