@@ -98,27 +98,35 @@ bool RadixEventQueue::pop_from_buckets(Time until, Event& out) {
   // to a strictly lower bucket, but for the events of the minimum's instant: they become the run
   // (a crowd of one instant, which spreading would move through the key digits one by one), and
   // its greatest the reference, which moves no other event's bucket (their times all differ from
-  // `at` in the same digits as before); a crowd of more than kRunMax is spread by key after all.
+  // `at` in the same digits as before); a crowd of more than kRunMax is spread by key after all,
+  // from the moment it passes kRunMax, so the run never grows past it (a crowd of 16k completions
+  // gathered whole would touch as many fresh pages as the chunks it came from). Where an event
+  // lands depends only on the reference, and a bucket's order among its events on nothing the
+  // queue pops by, so spreading the crowd in the pass leaves the order of pops as it was.
   // A chunk is freed once read, so the moves can reuse it while it is still in cache.
   release_bucket(b);
   Order order;
+  bool crowd = false;  // more than kRunMax events of the instant `at`: spread by key
   for (Chunk* c = bucket.head; c != nullptr;) {
     for (uint32_t i = 0; i < c->count; ++i) {
       const Event& e = c->events[i];
-      if (e.time == at) {
+      if (e.time != at || crowd) {
+        place(e);
+      } else if (run_.size() < kRunMax) {
         if (!run_.empty() && before(e, run_.back())) order.note_break(run_.size());
         run_.push_back(e);
-      } else {
+      } else {  // too large a run for join_run's insertions
+        for (const Event& r : run_) place(r);
+        run_.clear();
         place(e);
+        crowd = true;
       }
     }
     Chunk* const next = c->next;
     free_chunk(c);
     c = next;
   }
-  if (run_.size() > kRunMax) {  // too large a run for join_run's insertions: spread it by key
-    for (const Event& e : run_) place(e);
-    run_.clear();
+  if (crowd) {  // the minimum, equal to the reference, waits in `equal_`
     out = equal_.back();
     equal_.pop_back();
     --size_;
