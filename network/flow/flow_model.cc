@@ -107,6 +107,8 @@ void FlowNetworkModel::reserve(size_t transfers) {
   make_room(open_transfers_, open_transfers_.size() + transfers);
   make_room(by_order_, by_order_.size() + transfers);
   make_room(fresh_, fresh_.size() + transfers);
+  make_room(free_open_transfers_, open_transfers_.size() + transfers);
+  make_room(free_slots_, slots_.size() + transfers);
 }
 
 void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done,

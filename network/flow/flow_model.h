@@ -91,7 +91,8 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
              uint64_t payload) override;
   // Makes room at once for `transfers` more transfers of one flow each (under ECMP) about to
   // start, where a caller knows how many: growing per start copies the start-order index and
-  // the transfer table at each doubling and touches fresh pages each time. Changes no result.
+  // the transfer table at each doubling and touches fresh pages each time, as growing per
+  // retirement would copy the free lists of transfers and slots. Changes no result.
   void reserve(size_t transfers);
   // Bytes of every flow (or sub-flow) that has fully drained (its receiver is notified a path
   // latency after the transfer's last one).
