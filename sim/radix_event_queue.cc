@@ -18,14 +18,15 @@ size_t RadixEventQueue::lowest_bucket() const {
   return word * 64 + static_cast<size_t>(std::countr_zero(occupied_[word]));
 }
 
-const Event& RadixEventQueue::minimum_of(const Bucket& bucket) const {
-  const Event* best = &bucket.head->events[0];
-  for (const Chunk* c = bucket.head; c != nullptr; c = c->next) {
+const Event& RadixEventQueue::minimum_of(const Chunk* last) const {
+  const Chunk* c = last->next;
+  const Event* best = &c->events[0];
+  for (;; c = c->next) {
     for (uint32_t i = 0; i < c->count; ++i) {
       if (before(c->events[i], *best)) best = &c->events[i];
     }
+    if (c == last) return *best;
   }
-  return *best;
 }
 
 const Event& RadixEventQueue::top() const {
@@ -52,44 +53,48 @@ void RadixEventQueue::release_bucket(size_t b) {
 bool RadixEventQueue::pop_from_buckets(Time until, Event& out) {
   if (size_ == 0) return false;
   const size_t b = lowest_bucket();
-  const Bucket bucket = buckets_[b];
+  Chunk* const last = buckets_[b];
+  Chunk* const first = last->next;
 
   // With few events pending, the lowest bucket usually holds one event: pop it where it lies.
-  if (bucket.head == bucket.tail && bucket.head->count == 1) {
-    const Event& only = bucket.head->events[0];
+  if (first == last && last->count == 1) {
+    const Event& only = last->events[0];
     if (only.time > until) return false;
     set_last(only);
     out = only;
     release_bucket(b);
-    free_chunk(bucket.head);
+    free_chunk(last);
     --size_;
     return true;
   }
 
   // A small bucket: sorted into the run, its least popped (or none, if that lies past `until`).
   uint32_t in_bucket = 0;
-  for (const Chunk* c = bucket.head; c != nullptr && in_bucket <= kRunMax; c = c->next) {
+  for (const Chunk* c = first; in_bucket <= kRunMax; c = c->next) {
     in_bucket += c->count;
+    if (c == last) break;
   }
   if (in_bucket <= kRunMax) {
     release_bucket(b);
     // Events of one instant are often pushed in key order (a crowd of ports scheduling in the
     // order they run): such a bucket needs reversing, not sorting.
     Order order;
-    for (Chunk* c = bucket.head; c != nullptr;) {
+    for (Chunk* c = first;;) {
       for (uint32_t i = 0; i < c->count; ++i) {
         if (!run_.empty() && before(c->events[i], run_.back())) order.note_break(run_.size());
         run_.push_back(c->events[i]);
       }
       Chunk* const next = c->next;
+      const bool end = c == last;
       free_chunk(c);
+      if (end) break;
       c = next;
     }
     make_run(order);
     return pop_until(until, out);
   }
 
-  const Event& best = minimum_of(bucket);
+  const Event& best = minimum_of(last);
   if (best.time > until) return false;
   const Time at = best.time;
   set_last(best);
@@ -107,7 +112,7 @@ bool RadixEventQueue::pop_from_buckets(Time until, Event& out) {
   release_bucket(b);
   Order order;
   bool crowd = false;  // more than kRunMax events of the instant `at`: spread by key
-  for (Chunk* c = bucket.head; c != nullptr;) {
+  for (Chunk* c = first;;) {
     for (uint32_t i = 0; i < c->count; ++i) {
       const Event& e = c->events[i];
       if (e.time != at || crowd) {
@@ -123,7 +128,9 @@ bool RadixEventQueue::pop_from_buckets(Time until, Event& out) {
       }
     }
     Chunk* const next = c->next;
+    const bool end = c == last;
     free_chunk(c);
+    if (end) break;
     c = next;
   }
   if (crowd) {  // the minimum, equal to the reference, waits in `equal_`

@@ -97,16 +97,12 @@ class RadixEventQueue {
   // until the queue is destroyed.
   static constexpr uint32_t kChunkEvents = 16;
   static constexpr size_t kGroupChunks = 64;
+  // A bucket's chunks form a ring: the bucket names its last chunk (where events are appended),
+  // whose `next` is the first, so a bucket is one pointer (the 4096 of them fill 32 KiB).
   struct Chunk {
     Event events[kChunkEvents];
     uint32_t count;
-    Chunk* next;  // in the bucket's list or the free list; null at the end
-  };
-  // Valid only while the bucket's bit in `occupied_` is set: a bucket is never read otherwise, so
-  // the array is not written when the queue is made.
-  struct Bucket {
-    Chunk* head;
-    Chunk* tail;
+    Chunk* next;  // in a bucket's ring, or in the free list (null at its end)
   };
 
   // Time as an unsigned word with the same order, so bits compare as the signed times do.
@@ -137,21 +133,21 @@ class RadixEventQueue {
   }
 
   void append(size_t b, const Event& e) {
-    Bucket& bucket = buckets_[b];
+    Chunk*& last = buckets_[b];
     const uint64_t bit = uint64_t{1} << (b % 64);
     if ((occupied_[b / 64] & bit) == 0) {
       Chunk* c = new_chunk();
-      bucket.head = c;
-      bucket.tail = c;
+      c->next = c;
+      last = c;
       occupied_[b / 64] |= bit;
       occupied_words_ |= uint64_t{1} << (b / 64);
-    } else if (bucket.tail->count == kChunkEvents) {
+    } else if (last->count == kChunkEvents) {
       Chunk* c = new_chunk();
-      bucket.tail->next = c;
-      bucket.tail = c;
+      c->next = last->next;
+      last->next = c;
+      last = c;
     }
-    Chunk& chunk = *bucket.tail;
-    chunk.events[chunk.count++] = e;
+    last->events[last->count++] = e;
   }
 
   Chunk* new_chunk() {
@@ -162,7 +158,6 @@ class RadixEventQueue {
       c = fresh_chunk();
     }
     c->count = 0;
-    c->next = nullptr;
     return c;
   }
   Chunk* fresh_chunk();  // the next chunk never used, from a group taken from `arena_`
@@ -172,7 +167,7 @@ class RadixEventQueue {
   }
   // The lowest non-empty bucket; the queue must hold an event outside `equal_`.
   size_t lowest_bucket() const;
-  const Event& minimum_of(const Bucket& bucket) const;
+  const Event& minimum_of(const Chunk* last) const;  // of the bucket whose last chunk it is
   // pop_until when no event equals the reference: if the minimum's time is <= until, it becomes
   // the reference and is popped, and the rest of its bucket moves to buckets below. The reference
   // only ever moves to an event being popped, because later pushes are only promised not to
@@ -204,7 +199,9 @@ class RadixEventQueue {
   std::vector<Event> run_;
   std::vector<Event> merged_;  // make_run's merge, swapped with run_
   std::vector<Event> equal_;
-  std::array<Bucket, kBuckets> buckets_;  // not initialized: see Bucket
+  // Each bucket's last chunk, valid only while the bucket's bit in `occupied_` is set: a bucket
+  // is never read otherwise, so the array is not written when the queue is made.
+  std::array<Chunk*, kBuckets> buckets_;
   // Bit b of the bitmap is set while bucket b holds events, and bit w of the summary while word w
   // of the bitmap is not zero: finding the lowest bucket takes two bit scans.
   static_assert(kWords <= 64);
