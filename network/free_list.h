@@ -9,7 +9,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "network/block_arena.h"
+#include "sim/block_arena.h"
 
 namespace dtsim::network {
 
@@ -35,7 +35,7 @@ class ChunkedSlots {
   static constexpr size_t kChunk = 1024;
   ChunkedSlots() = default;
   // Chunks taken from `arena`, which outlives the pool (its huge-page blocks, for a large pool).
-  explicit ChunkedSlots(BlockArena& arena) : arena_(&arena) {
+  explicit ChunkedSlots(sim::BlockArena& arena) : arena_(&arena) {
     static_assert(std::is_trivially_destructible_v<T>, "the arena frees its memory without destroying");
   }
   T& operator[](size_t i) { return chunks_[i / kChunk][i % kChunk]; }
@@ -59,7 +59,7 @@ class ChunkedSlots {
  private:
   std::vector<T*> chunks_;  // each of kChunk default elements
   std::vector<std::unique_ptr<T[]>> owned_;  // the chunks, where no arena holds them
-  BlockArena* arena_ = nullptr;
+  sim::BlockArena* arena_ = nullptr;
   size_t size_ = 0;
 };
 

@@ -2,23 +2,15 @@
 
 #include <algorithm>
 #include <array>
-#include <stdexcept>
 
 namespace dtsim::sim {
 
-uint32_t RadixEventQueue::new_chunk() {
-  uint32_t c = free_;
-  if (c != kNone) {
-    free_ = chunks_[c].next;
-  } else {
-    if (chunks_.size() >= kNone)
-      throw std::length_error("RadixEventQueue: too many pending events");
-    c = static_cast<uint32_t>(chunks_.size());
-    chunks_.emplace_back();
+RadixEventQueue::Chunk* RadixEventQueue::fresh_chunk() {
+  if (spare_ == spare_end_) {
+    spare_ = static_cast<Chunk*>(arena_.take(sizeof(Chunk) * kGroupChunks));
+    spare_end_ = spare_ + kGroupChunks;
   }
-  chunks_[c].count = 0;
-  chunks_[c].next = kNone;
-  return c;
+  return spare_++;
 }
 
 size_t RadixEventQueue::lowest_bucket() const {
@@ -26,15 +18,15 @@ size_t RadixEventQueue::lowest_bucket() const {
   return word * 64 + static_cast<size_t>(std::countr_zero(occupied_[word]));
 }
 
-const Event& RadixEventQueue::minimum_of(const Bucket& bucket) const {
-  const Event* best = &chunks_[bucket.head].events[0];
-  for (uint32_t c = bucket.head; c != kNone; c = chunks_[c].next) {
-    const Chunk& chunk = chunks_[c];
-    for (uint32_t i = 0; i < chunk.count; ++i) {
-      if (before(chunk.events[i], *best)) best = &chunk.events[i];
+const Event& RadixEventQueue::minimum_of(const Chunk* last) const {
+  const Chunk* c = last->next;
+  const Event* best = &c->events[0];
+  for (;; c = c->next) {
+    for (uint32_t i = 0; i < c->count; ++i) {
+      if (before(c->events[i], *best)) best = &c->events[i];
     }
+    if (c == last) return *best;
   }
-  return *best;
 }
 
 const Event& RadixEventQueue::top() const {
@@ -54,7 +46,6 @@ void RadixEventQueue::join_run(const Event& e) {
 }
 
 void RadixEventQueue::release_bucket(size_t b) {
-  buckets_[b] = Bucket{};
   occupied_[b / 64] &= ~(uint64_t{1} << (b % 64));
   if (occupied_[b / 64] == 0) occupied_words_ &= ~(uint64_t{1} << (b / 64));
 }
@@ -62,45 +53,48 @@ void RadixEventQueue::release_bucket(size_t b) {
 bool RadixEventQueue::pop_from_buckets(Time until, Event& out) {
   if (size_ == 0) return false;
   const size_t b = lowest_bucket();
-  const Bucket bucket = buckets_[b];
+  Chunk* const last = buckets_[b];
+  Chunk* const first = last->next;
 
   // With few events pending, the lowest bucket usually holds one event: pop it where it lies.
-  if (bucket.head == bucket.tail && chunks_[bucket.head].count == 1) {
-    const Event& only = chunks_[bucket.head].events[0];
+  if (first == last && last->count == 1) {
+    const Event& only = last->events[0];
     if (only.time > until) return false;
     set_last(only);
     out = only;
     release_bucket(b);
-    free_chunk(bucket.head);
+    free_chunk(last);
     --size_;
     return true;
   }
 
   // A small bucket: sorted into the run, its least popped (or none, if that lies past `until`).
   uint32_t in_bucket = 0;
-  for (uint32_t c = bucket.head; c != kNone && in_bucket <= kRunMax; c = chunks_[c].next) {
-    in_bucket += chunks_[c].count;
+  for (const Chunk* c = first; in_bucket <= kRunMax; c = c->next) {
+    in_bucket += c->count;
+    if (c == last) break;
   }
   if (in_bucket <= kRunMax) {
     release_bucket(b);
     // Events of one instant are often pushed in key order (a crowd of ports scheduling in the
     // order they run): such a bucket needs reversing, not sorting.
     Order order;
-    for (uint32_t c = bucket.head; c != kNone;) {
-      const Chunk& chunk = chunks_[c];
-      for (uint32_t i = 0; i < chunk.count; ++i) {
-        if (!run_.empty() && before(chunk.events[i], run_.back())) order.note_break(run_.size());
-        run_.push_back(chunk.events[i]);
+    for (Chunk* c = first;;) {
+      for (uint32_t i = 0; i < c->count; ++i) {
+        if (!run_.empty() && before(c->events[i], run_.back())) order.note_break(run_.size());
+        run_.push_back(c->events[i]);
       }
-      const uint32_t next = chunk.next;
+      Chunk* const next = c->next;
+      const bool end = c == last;
       free_chunk(c);
+      if (end) break;
       c = next;
     }
     make_run(order);
     return pop_until(until, out);
   }
 
-  const Event& best = minimum_of(bucket);
+  const Event& best = minimum_of(last);
   if (best.time > until) return false;
   const Time at = best.time;
   set_last(best);
@@ -109,29 +103,37 @@ bool RadixEventQueue::pop_from_buckets(Time until, Event& out) {
   // to a strictly lower bucket, but for the events of the minimum's instant: they become the run
   // (a crowd of one instant, which spreading would move through the key digits one by one), and
   // its greatest the reference, which moves no other event's bucket (their times all differ from
-  // `at` in the same digits as before); a crowd of more than kRunMax is spread by key after all.
-  // A chunk is freed once read, so the moves can reuse it while it is still in cache; events are
-  // copied out first because appending may grow `chunks_`.
+  // `at` in the same digits as before); a crowd of more than kRunMax is spread by key after all,
+  // from the moment it passes kRunMax, so the run never grows past it (a crowd of 16k completions
+  // gathered whole would touch as many fresh pages as the chunks it came from). Where an event
+  // lands depends only on the reference, and a bucket's order among its events on nothing the
+  // queue pops by, so spreading the crowd in the pass leaves the order of pops as it was.
+  // A chunk is freed once read, so the moves can reuse it while it is still in cache.
   release_bucket(b);
   Order order;
-  for (uint32_t c = bucket.head; c != kNone;) {
-    const uint32_t count = chunks_[c].count;
-    const uint32_t next = chunks_[c].next;
-    for (uint32_t i = 0; i < count; ++i) {
-      const Event e = chunks_[c].events[i];
-      if (e.time == at) {
+  bool crowd = false;  // more than kRunMax events of the instant `at`: spread by key
+  for (Chunk* c = first;;) {
+    for (uint32_t i = 0; i < c->count; ++i) {
+      const Event& e = c->events[i];
+      if (e.time != at || crowd) {
+        place(e);
+      } else if (run_.size() < kRunMax) {
         if (!run_.empty() && before(e, run_.back())) order.note_break(run_.size());
         run_.push_back(e);
-      } else {
+      } else {  // too large a run for join_run's insertions
+        for (const Event& r : run_) place(r);
+        run_.clear();
         place(e);
+        crowd = true;
       }
     }
+    Chunk* const next = c->next;
+    const bool end = c == last;
     free_chunk(c);
+    if (end) break;
     c = next;
   }
-  if (run_.size() > kRunMax) {  // too large a run for join_run's insertions: spread it by key
-    for (const Event& e : run_) place(e);
-    run_.clear();
+  if (crowd) {  // the minimum, equal to the reference, waits in `equal_`
     out = equal_.back();
     equal_.pop_back();
     --size_;

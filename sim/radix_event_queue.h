@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/block_arena.h"
 #include "sim/event.h"
 
 namespace dtsim::sim {
@@ -90,17 +91,18 @@ class RadixEventQueue {
   // Buckets are lists of fixed-size chunks drawn from one pool and returned to it when a bucket
   // is spread out, so after warm-up the queue neither allocates nor touches fresh pages (growing
   // per-bucket vectors kept the allocator busy, and page faults dominated at 1e6 pending). The
-  // pool keeps its peak size until the queue is destroyed.
+  // pool's chunks never move: they are carved kGroupChunks at a time from a BlockArena (the
+  // ordinary heap, then huge-page blocks), so a queue that grows touches each page once, where an
+  // array of chunks that doubled would copy itself into fresh pages. The pool keeps its peak size
+  // until the queue is destroyed.
   static constexpr uint32_t kChunkEvents = 16;
-  static constexpr uint32_t kNone = UINT32_MAX;
+  static constexpr size_t kGroupChunks = 64;
+  // A bucket's chunks form a ring: the bucket names its last chunk (where events are appended),
+  // whose `next` is the first, so a bucket is one pointer (the 4096 of them fill 32 KiB).
   struct Chunk {
     Event events[kChunkEvents];
-    uint32_t count = 0;
-    uint32_t next = kNone;
-  };
-  struct Bucket {
-    uint32_t head = kNone;
-    uint32_t tail = kNone;
+    uint32_t count;
+    Chunk* next;  // in a bucket's ring, or in the free list (null at its end)
   };
 
   // Time as an unsigned word with the same order, so bits compare as the signed times do.
@@ -131,30 +133,41 @@ class RadixEventQueue {
   }
 
   void append(size_t b, const Event& e) {
-    Bucket& bucket = buckets_[b];
-    if (bucket.tail == kNone || chunks_[bucket.tail].count == kChunkEvents) {
-      const uint32_t c = new_chunk();
-      if (bucket.tail == kNone) {
-        bucket.head = c;
-        occupied_[b / 64] |= uint64_t{1} << (b % 64);
-        occupied_words_ |= uint64_t{1} << (b / 64);
-      } else {
-        chunks_[bucket.tail].next = c;
-      }
-      bucket.tail = c;
+    Chunk*& last = buckets_[b];
+    const uint64_t bit = uint64_t{1} << (b % 64);
+    if ((occupied_[b / 64] & bit) == 0) {
+      Chunk* c = new_chunk();
+      c->next = c;
+      last = c;
+      occupied_[b / 64] |= bit;
+      occupied_words_ |= uint64_t{1} << (b / 64);
+    } else if (last->count == kChunkEvents) {
+      Chunk* c = new_chunk();
+      c->next = last->next;
+      last->next = c;
+      last = c;
     }
-    Chunk& chunk = chunks_[bucket.tail];
-    chunk.events[chunk.count++] = e;
+    last->events[last->count++] = e;
   }
 
-  uint32_t new_chunk();
-  void free_chunk(uint32_t c) {
-    chunks_[c].next = free_;
+  Chunk* new_chunk() {
+    Chunk* c = free_;
+    if (c != nullptr) {
+      free_ = c->next;
+    } else {
+      c = fresh_chunk();
+    }
+    c->count = 0;
+    return c;
+  }
+  Chunk* fresh_chunk();  // the next chunk never used, from a group taken from `arena_`
+  void free_chunk(Chunk* c) {
+    c->next = free_;
     free_ = c;
   }
   // The lowest non-empty bucket; the queue must hold an event outside `equal_`.
   size_t lowest_bucket() const;
-  const Event& minimum_of(const Bucket& bucket) const;
+  const Event& minimum_of(const Chunk* last) const;  // of the bucket whose last chunk it is
   // pop_until when no event equals the reference: if the minimum's time is <= until, it becomes
   // the reference and is popped, and the rest of its bucket moves to buckets below. The reference
   // only ever moves to an event being popped, because later pushes are only promised not to
@@ -186,14 +199,18 @@ class RadixEventQueue {
   std::vector<Event> run_;
   std::vector<Event> merged_;  // make_run's merge, swapped with run_
   std::vector<Event> equal_;
-  std::array<Bucket, kBuckets> buckets_;
+  // Each bucket's last chunk, valid only while the bucket's bit in `occupied_` is set: a bucket
+  // is never read otherwise, so the array is not written when the queue is made.
+  std::array<Chunk*, kBuckets> buckets_;
   // Bit b of the bitmap is set while bucket b holds events, and bit w of the summary while word w
   // of the bitmap is not zero: finding the lowest bucket takes two bit scans.
   static_assert(kWords <= 64);
   std::array<uint64_t, kWords> occupied_{};
   uint64_t occupied_words_ = 0;
-  std::vector<Chunk> chunks_;
-  uint32_t free_ = kNone;
+  BlockArena arena_;
+  Chunk* free_ = nullptr;
+  Chunk* spare_ = nullptr;  // the chunks of the last group not yet used: [spare_, spare_end_)
+  Chunk* spare_end_ = nullptr;
   // The reference value: the last popped event, (Time min, 0) before the first pop; while there
   // is a run, the run's greatest event.
   uint64_t last_time_ = 0;  // in time_bits form

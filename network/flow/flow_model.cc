@@ -79,7 +79,7 @@ uint32_t FlowNetworkModel::take_crossings(uint32_t n) {
 }
 
 void FlowNetworkModel::attach(uint32_t slot, uint32_t link) {
-  PoolList<uint32_t>& on = links_[link].flows;
+  sim::PoolList<uint32_t>& on = links_[link].flows;
   ActiveFlow& f = slots_[slot];
   links_of(f).data()[f.link_count++] = {link, static_cast<uint32_t>(on.size())};
   on.push_back(slot, link_pool_);
@@ -107,6 +107,8 @@ void FlowNetworkModel::reserve(size_t transfers) {
   make_room(open_transfers_, open_transfers_.size() + transfers);
   make_room(by_order_, by_order_.size() + transfers);
   make_room(fresh_, fresh_.size() + transfers);
+  make_room(free_open_transfers_, open_transfers_.size() + transfers);
+  make_room(free_slots_, slots_.size() + transfers);
 }
 
 void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done,
@@ -574,7 +576,7 @@ class FlowNetworkModel::ComponentView {
   uint64_t units_on(uint32_t d) const { return m_.inside_units_[d]; }
   template <typename Fn>
   void for_each_flow_on(uint32_t d, Fn&& fn) const {
-    const PoolList<uint32_t>& on = m_.links_[m_.dense_links_[d]].flows;
+    const sim::PoolList<uint32_t>& on = m_.links_[m_.dense_links_[d]].flows;
     if (m_.inside_flows_[d] == on.size()) {
       for (uint32_t slot : on) fn(m_.slot_pos_[slot]);
       return;

@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "network/block_arena.h"
+#include "sim/block_arena.h"
 #include "network/flow/max_min_solver.h"
 #include "network/free_list.h"
 #include "network/network_model.h"
@@ -91,7 +91,8 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
              uint64_t payload) override;
   // Makes room at once for `transfers` more transfers of one flow each (under ECMP) about to
   // start, where a caller knows how many: growing per start copies the start-order index and
-  // the transfer table at each doubling and touches fresh pages each time. Changes no result.
+  // the transfer table at each doubling and touches fresh pages each time, as growing per
+  // retirement would copy the free lists of transfers and slots. Changes no result.
   void reserve(size_t transfers);
   // Bytes of every flow (or sub-flow) that has fully drained (its receiver is notified a path
   // latency after the transfer's last one).
@@ -129,7 +130,7 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   struct LinkState {
     double capacity = 0;           // bytes per second
     double load = 0;               // the rates of its flows, summed
-    PoolList<uint32_t> flows;      // slots of the flows crossing it, in no particular order (link_pool_)
+    sim::PoolList<uint32_t> flows;  // slots of the flows crossing it, in no particular order (link_pool_)
     int64_t staged_pair = -1;      // src * gpus + dst of a host-staged pair's link
   };
   // A flow crosses `link`, and sits at links_[link].flows[index] (so it leaves in O(1)). No
@@ -282,7 +283,7 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
     Time done_at;       // the latest drain instant plus path latency of those that have
   };
   // By ActiveFlow::open: a slot pool, freed when the transfer's last sub-flow drains.
-  BlockVector<OpenTransfer> open_transfers_;
+  sim::BlockVector<OpenTransfer> open_transfers_;
   std::vector<uint32_t> free_open_transfers_;
   uint64_t solves_ = 0;
   uint64_t accelerated_solves_ = 0;
@@ -291,11 +292,11 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
 
   // The persistent problem. The slots' and the crossings' chunks come from arena_ (huge-page
   // blocks once a model is large, so that filling them faults a page per 2 MiB, not per 4 KiB).
-  BlockArena arena_;
+  sim::BlockArena arena_;
   ChunkedSlots<ActiveFlow> slots_{arena_};
   // The links' flow lists' arrays: they grow a flow at a time, and from the heap each growth's copy
   // would fault fresh 4 KiB pages in.
-  SizeClassPool link_pool_{arena_};
+  sim::SizeClassPool link_pool_{arena_};
   // Every flow's crossings, in chunks that never move, each written (and its pages touched) only
   // as far as flows have taken room; a slot's room is reused by its next flow when it fits. A
   // chunk is 128 KiB: a small model's first one and its first slot chunk fit in the arena's
@@ -307,45 +308,45 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   size_t live_ = 0;
   // (slot, order) of every flow in start order; entries of flows that left are skipped and
   // swept out once they outnumber the live ones.
-  BlockVector<std::pair<uint32_t, uint64_t>> by_order_;
+  sim::BlockVector<std::pair<uint32_t, uint64_t>> by_order_;
   // A large cluster's links, faulted in by huge pages.
-  BlockVector<LinkState> links_;
+  sim::BlockVector<LinkState> links_;
   uint32_t cluster_links_ = 0;
   std::vector<uint32_t> free_links_;                    // freed virtual link ids
   std::unordered_map<int64_t, uint32_t> staged_links_;  // host-staged GPU pair -> its link
-  BlockVector<uint32_t> fresh_;        // slots started since the last solve
+  sim::BlockVector<uint32_t> fresh_;  // slots started since the last solve
   std::vector<uint32_t> left_links_;   // tight links flows left since the last solve (still in use)
   // Full links flows left in this batch, and per link the highest level of the flows that left it
   // (-1: none), for settle_left_links.
   std::vector<uint32_t> left_candidates_;
-  BlockVector<double> left_level_;
+  sim::BlockVector<double> left_level_;
   // Per link: the flows of the batch being retired still on it (zero between batches), and
   // whether all its flows are among them; the links counted, while counting.
-  BlockVector<uint32_t> leaving_;
-  BlockVector<uint8_t> emptied_;
+  sim::BlockVector<uint32_t> leaving_;
+  sim::BlockVector<uint8_t> emptied_;
   std::vector<uint32_t> leaving_links_;
-  BlockVector<Drain> drains_;          // a min-heap on (at, order), with stale entries
+  sim::BlockVector<Drain> drains_;  // a min-heap on (at, order), with stale entries
   // With completion_precision > 0: every entry of drains_ again, a min-heap on its relative key.
-  BlockVector<RelativeDrain> relative_drains_;
+  sim::BlockVector<RelativeDrain> relative_drains_;
   // The solve epoch whose component search reached a slot, a link, last: apart from the slots
   // and links so that the search, which tests every flow of every link it reaches, stays in cache.
-  BlockVector<uint32_t> slot_reached_;
-  BlockVector<uint32_t> link_reached_;
+  sim::BlockVector<uint32_t> slot_reached_;
+  sim::BlockVector<uint32_t> link_reached_;
   uint32_t epoch_ = 0;      // component searches so far
   uint32_t numbering_ = 0;  // number_component calls so far
   // Per link: the number_component call that numbered it last, and its index there.
-  BlockVector<uint32_t> link_numbered_;
-  BlockVector<uint32_t> link_dense_;
-  BlockVector<uint32_t> slot_pos_;  // per slot: its index in component_ once numbered
+  sim::BlockVector<uint32_t> link_numbered_;
+  sim::BlockVector<uint32_t> link_dense_;
+  sim::BlockVector<uint32_t> slot_pos_;  // per slot: its index in component_ once numbered
   bool cross_all_ = false;  // this solve's search crosses slack links too
 
   // Scratch of each solve.
-  BlockVector<uint32_t> component_;  // slots
+  sim::BlockVector<uint32_t> component_;  // slots
   std::vector<uint32_t> link_stack_;
-  BlockVector<Drain> due_;
+  sim::BlockVector<Drain> due_;
   std::vector<RelativeDrain> not_due_;  // popped by the relative key's bound, not within their window
   flow::FlowProblem problem_;
-  BlockVector<double> rates_;
+  sim::BlockVector<double> rates_;
   std::vector<uint32_t> dense_links_;  // problem link -> link
   std::vector<double> inside_load_;    // per problem link: the old rates of the flows solved
   std::vector<uint32_t> inside_flows_;  // per problem link: how many of its flows are solved
@@ -354,9 +355,9 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   std::vector<double> link_load_;       // per problem link: the new rates of its flows solved
   // The component's flows, by their index in component_: the problem links each crosses
   // (path_of) and their weights in units; packed, so that the solve reads them in a row.
-  BlockVector<uint32_t> path_offsets_;
-  BlockVector<uint32_t> paths_;
-  BlockVector<uint64_t> units_;
+  sim::BlockVector<uint32_t> path_offsets_;
+  sim::BlockVector<uint32_t> paths_;
+  sim::BlockVector<uint64_t> units_;
   std::vector<topology::LinkId> route_;  // start()'s route of a transfer that takes one
 };
 

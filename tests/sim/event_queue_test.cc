@@ -207,6 +207,38 @@ TYPED_TEST(EventQueueTest, CrowdsOfSeveralOrderedSequencesMatchABinaryHeap) {
   });
 }
 
+// A flow model's completions of one solve: crowds of hundreds to thousands of events of one
+// instant, more than the radix queue sorts into a run (kRunMax, 512), sharing a bucket with
+// events of nearby later instants, pushed in key order or shuffled; the next crowd arrives while
+// the last drains, beside successors at and after the popped instant. Checked against a binary
+// heap.
+TYPED_TEST(EventQueueTest, CrowdsLargerThanARunMatchABinaryHeap) {
+  TypeParam q;
+  Rng rng(23, stream_id("queue-large-crowds"));
+  uint64_t serial = 0;
+  const auto crowd = [&](int64_t from) {
+    std::vector<Event> out;
+    const int64_t instant = from + static_cast<int64_t>(rng.below(1'000));
+    const uint64_t events = 400 + rng.below(4'000);
+    for (uint64_t j = 0; j < events; ++j) out.push_back(at(instant, serial++));
+    for (uint64_t j = 0; j < 300; ++j) {
+      out.push_back(at(instant + static_cast<int64_t>(rng.below(4'096)), serial++));
+    }
+    if (rng.below(2) == 0) {
+      for (size_t j = out.size() - 1; j > 0; --j) std::swap(out[j], out[rng.below(j + 1)]);
+    }
+    return out;
+  };
+  hold_against_a_heap(q, crowd(0), 150'000, [&](const Event& got, size_t pending) {
+    std::vector<Event> next;
+    if (pending < 1'000 && rng.below(200) == 0) next = crowd(got.time.ps() + 1'000'000);
+    if (pending == 0 || rng.below(4) == 0) {
+      next.push_back(at(got.time.ps() + static_cast<int64_t>(rng.below(3)) * 4'096, serial++));
+    }
+    return next;
+  });
+}
+
 TEST(RadixEventQueue, PopUntilLeavesLaterEventsAndAcceptsEarlierPushes) {
   RadixEventQueue q;
   q.push(at(10, 1));

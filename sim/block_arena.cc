@@ -1,4 +1,4 @@
-#include "network/block_arena.h"
+#include "sim/block_arena.h"
 
 #include <cstdint>
 #include <cstdlib>
@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 #endif
 
-namespace dtsim::network {
+namespace dtsim::sim {
 namespace {
 
 constexpr size_t kAlign = 64;
@@ -111,4 +111,4 @@ void SizeClassPool::give(void* p, size_t bytes) {
   freed = p;
 }
 
-}  // namespace dtsim::network
+}  // namespace dtsim::sim

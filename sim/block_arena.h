@@ -1,11 +1,12 @@
 // BlockArena: memory for arrays that live as long as their owner and never move (a flow model's
-// slots and crossings), taken in order from blocks of 2 MiB once the owner is large. A fresh 4
-// KiB page costs a fault when first touched (microseconds each on a paravirtualized VM, enough to
-// be most of a run that fills large tables once: bench/peers.md); past the first kPlainBytes, which come from
-// the ordinary heap so that a small owner touches no more than it uses, the blocks are aligned
-// to 2 MiB and advised as huge-page candidates (Linux's madvise MADV_HUGEPAGE: with transparent
-// huge pages on "madvise" or "always", touching a block faults once, not 512 times).
-//   network::BlockArena arena;
+// slots and crossings, the event queue's chunks), taken in order from blocks of 2 MiB once the
+// owner is large. A fresh 4 KiB page costs a fault when first touched (microseconds each on a
+// paravirtualized VM, enough to be most of a run that fills large tables once: bench/peers.md);
+// past the first kPlainBytes, which come from the ordinary heap so that a small owner touches no
+// more than it uses, the blocks are aligned to 2 MiB and advised as huge-page candidates (Linux's
+// madvise MADV_HUGEPAGE: with transparent huge pages on "madvise" or "always", touching a block
+// faults once, not 512 times).
+//   sim::BlockArena arena;
 //   auto* chunk = static_cast<Slot*>(arena.take(sizeof(Slot) * 1024));  // freed with the arena
 #pragma once
 
@@ -19,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-namespace dtsim::network {
+namespace dtsim::sim {
 
 // Whole 2 MiB blocks for `bytes`, aligned to 2 MiB and advised as huge-page candidates (as the
 // arena's blocks); give_blocks returns them.
@@ -162,4 +163,4 @@ class PoolList {
   uint32_t capacity_ = 0;
 };
 
-}  // namespace dtsim::network
+}  // namespace dtsim::sim
