@@ -36,26 +36,28 @@ inline constexpr int kStreamCount = 8;
 // What a compute op is, so the compute model can price it by shape.
 enum class ComputeKind : uint8_t { gemm, attention_fwd, attention_bwd, elementwise, optimizer, measured };
 
+// An online run holds every rank's ops (tens of millions at 1,024 GPUs): the fields are laid out
+// by size, the small ones first, so that an op takes 96 bytes with no padding.
 struct Op {
   OpKind kind = OpKind::compute;
   Stream stream = Stream::compute;
   ComputeKind compute = ComputeKind::measured;
+  bool causal = true;        // attention only
   collectives::CollectiveKind collective = collectives::CollectiveKind::all_reduce;
   topology::Dtype dtype = topology::Dtype::bf16;
   uint32_t label = 0;        // index into RankGraph::labels
   int32_t comm = -1;         // collectives, sends, receives: index into Workload::comms
   int32_t peer_rank = -1;    // send/recv: index of the peer in Workload::ranks (-1: not simulated)
   int32_t peer_op = -1;      // recv: index of the matching send in the peer's ops
+  uint32_t dep_begin = 0;    // dependencies: RankGraph::deps[dep_begin, dep_begin + dep_count)
+  uint32_t dep_count = 0;
+  int32_t repeat = 1;        // the op stands for `repeat` identical back-to-back ops (merged layers)
   // GEMM: m x n x k, `batch` times. Attention: batch = sequences x heads, m = query length,
   // n = key length, k = head dim. Others: flops and bytes only.
   int64_t m = 0, n = 0, k = 0, batch = 1;
   double flops = 0;
   Bytes bytes;               // HBM traffic for compute ops; payload for communication
   Time measured = Time::ps(-1);  // a duration from a trace; wins over every model when >= 0
-  uint32_t dep_begin = 0;    // dependencies: RankGraph::deps[dep_begin, dep_begin + dep_count)
-  uint32_t dep_count = 0;
-  int32_t repeat = 1;        // the op stands for `repeat` identical back-to-back ops (merged layers)
-  bool causal = true;        // attention only
 
   bool has_measured() const { return measured.ps() >= 0; }
 
@@ -72,6 +74,7 @@ struct Op {
     return op;
   }
 };
+static_assert(sizeof(Op) <= 96, "an op's fields pack into 96 bytes");
 
 struct RankGraph {
   int gpu = 0;               // global GPU index of this rank
