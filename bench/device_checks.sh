@@ -10,8 +10,8 @@
 # (Release builds, CUDA for sm_90) and, under lib/, the shared libraries they link that the GPU
 # machine lacks (oneTBB, yaml-cpp, Boost, protobuf, fmt, ...). OUT gets one log per step and
 # summary.txt; the script prints the summary and exits non-zero when a check fails (a test, or a
-# fingerprint that differs from one thread's). Each step has a time limit, so a slow one leaves
-# the others their time: about 6 minutes in all on a 16-core H200 host.
+# fingerprint that differs from one thread's). Each step has a time limit (300 s for each solver
+# step, 400 s for each packet run), so a slow one leaves the others their time.
 set -uo pipefail
 quick=0
 if [[ "${1:-}" == --quick ]]; then

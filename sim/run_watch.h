@@ -53,7 +53,6 @@ class ClockSampler {
   WallClock::time_point read();
 
  private:
-
   uint64_t calls_ = 0;
   uint64_t stride_ = 1;
   WallClock::time_point last_;

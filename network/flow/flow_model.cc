@@ -44,6 +44,16 @@ template <typename T, typename Allocator>
 void make_room(std::vector<T, Allocator>& v, size_t n) {
   if (n > v.capacity()) v.reserve(std::max(n, 2 * v.capacity()));
 }
+
+// Sweeps a heap's stale entries (`is_stale`) out once it holds more than twice the live flows,
+// and heaps the rest again under `later`.
+template <typename Heap, typename Later, typename IsStale>
+void sweep_stale(Heap& heap, size_t live, Later later, IsStale is_stale) {
+  if (heap.size() <= 2 * live + 64) return;
+  std::erase_if(heap, is_stale);
+  std::make_heap(heap.begin(), heap.end(), later);
+}
+
 }  // namespace
 
 FlowNetworkModel::FlowNetworkModel(const topology::Cluster& cluster, FlowModelOptions options)
@@ -666,15 +676,8 @@ void FlowNetworkModel::solve(Time from) {
     f.fresh = false;
     push_drain(component_[i]);
   }
-  // Sweep stale heap entries once they outnumber the live ones.
-  if (drains_.size() > 2 * live_ + 64) {
-    std::erase_if(drains_, [this](const Drain& d) { return stale(d); });
-    std::make_heap(drains_.begin(), drains_.end(), LaterDrain{});
-  }
-  if (relative_drains_.size() > 2 * live_ + 64) {
-    std::erase_if(relative_drains_, [this](const RelativeDrain& r) { return stale(r.drain); });
-    std::make_heap(relative_drains_.begin(), relative_drains_.end(), LaterRelativeDrain{});
-  }
+  sweep_stale(drains_, live_, LaterDrain{}, [this](const Drain& d) { return stale(d); });
+  sweep_stale(relative_drains_, live_, LaterRelativeDrain{}, [this](const RelativeDrain& r) { return stale(r.drain); });
 }
 
 void FlowNetworkModel::schedule_next_completion(sim::Engine& engine) {
