@@ -1,40 +1,33 @@
-// CUDA progressive filling. Each round is two kernels on one stream:
-//   freeze_flows      every unfrozen flow that crosses a link whose share (remaining capacity over
-//                     unfrozen weight) is within the tie tolerance of the round's minimum share m
-//                     takes rate m times its weight and counts itself on each of its links;
-//   charge_and_share  each link loses m times the weight of its flows frozen this round, and its
-//                     new share is reduced to the next round's m (a block reduction, then
-//                     atomicMin on the bits: non-negative doubles order like their bit patterns).
-// Round 0's minimum comes from link_min_share. Two slots alternate for m: round r reads slot r & 1
-// and reduces the next minimum into the other, which freeze_flows has reset.
-// The arithmetic is the CPU solver's, operation for operation (explicitly rounded, never fused).
-// Weights are added up as integer units (FlowProblem::weight_units) with atomics, and a link's
-// frozen flows are counted the same way, so the order atomics land in changes nothing: the rates
-// are the CPU solver's bit for bit, weighted or not. The host queues a batch of rounds, then
-// reads the number of unfrozen flows once; rounds after the last freeze find no active link and
-// return at once.
+// CUDA progressive filling: network/flow/block_filling.h's block program run by one thread block
+// of kThreads threads, the whole solve in one launch. The solve is a chain of rounds (one per rate
+// level, 2,584 on the 1M-flow benchmark instance), each waiting on the previous one, and a round's
+// work is small (a few bottleneck links' flow lists); a block's barrier costs tens of nanoseconds
+// where a grid-wide one or a launch costs microseconds, so one block on one SM runs every round.
+// The host twin (network/flow/block_filling_host.h) runs the same source in every build and is
+// checked bit for bit against CpuMaxMinSolver; this file adds the block's barriers, minimum and
+// atomics, the uploads and the launch.
+// The arithmetic is the CPU solver's, operation for operation (--fmad=false: never fused; IEEE
+// division). Weights are integer units added by atomics, so the order atomics land in changes
+// nothing: the rates are the CPU solver's bit for bit, weighted or not.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "gpu_accel/cuda_max_min_solver.h"
+#include "network/flow/block_filling.h"
 
 namespace dtsim::gpu_accel {
 namespace {
 
 using network::flow::FlowProblem;
 using network::flow::FlowSolver;
-using network::flow::kTieTolerance;
-using network::flow::kUnitsPerWeight;
-using network::flow::kWeightUnit;
+namespace block = network::flow::block;
 
-constexpr int kThreads = 256;
-constexpr unsigned long long kInfBits = 0x7ff0000000000000ULL;  // +infinity
+constexpr uint32_t kThreads = 1024;  // the block: one SM's most
 
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) {
@@ -71,149 +64,47 @@ class DeviceArray {
   size_t capacity_ = 0;
 };
 
-struct RoundState {
-  unsigned long long min_bits[2];  // round r reduces into slot r & 1 and resets the other
-  unsigned int unfrozen_flows;
+// One thread's view of the block (block_filling.h's Block).
+class CudaBlock {
+ public:
+  __device__ explicit CudaBlock(double* warp_mins) : warp_mins_(warp_mins) {}
+  __device__ uint32_t size() const { return blockDim.x; }
+  __device__ uint32_t rank() const { return threadIdx.x; }
+  __device__ void sync() { __syncthreads(); }
+  // Each warp's minimum by shuffles (every lane ends with it), then every thread folds the warps'.
+  __device__ double min(double v) {
+    for (int offset = 16; offset > 0; offset /= 2) v = fmin(v, __shfl_xor_sync(0xffffffffu, v, offset));
+    if (threadIdx.x % 32 == 0) warp_mins_[threadIdx.x / 32] = v;
+    __syncthreads();
+    double m = warp_mins_[0];
+    for (uint32_t w = 1; w < blockDim.x / 32; ++w) m = fmin(m, warp_mins_[w]);
+    __syncthreads();  // nobody writes a slot again before every thread has read them all
+    return m;
+  }
+  __device__ uint32_t add(uint32_t* x, uint32_t v) { return atomicAdd(x, v); }
+  __device__ block::Units add(block::Units* x, block::Units v) { return atomicAdd(x, v); }
+  __device__ uint32_t read(const uint32_t* flag) { return *static_cast<const volatile uint32_t*>(flag); }
+  __device__ bool claim(uint32_t* flag) { return atomicCAS(flag, 0u, 1u) == 0u; }
+  __device__ static double infinity() { return __longlong_as_double(0x7ff0000000000000LL); }
+
+ private:
+  double* warp_mins_;
 };
 
-constexpr uint32_t kUnconstrained = 0xffffffffu;  // frozen_round of a flow that crosses no link
-
-// A weight in units (FlowProblem): the double is a whole number of units, so this is exact.
-__device__ unsigned long long units_of(const double* weight, uint32_t f) {
-  return weight == nullptr ? kUnitsPerWeight
-                           : static_cast<unsigned long long>(__dmul_rn(weight[f], 0x1p40));
-}
-
-__device__ double weight_of(unsigned long long units) {
-  return __dmul_rn(__ull2double_rn(units), kWeightUnit);
-}
-
-// Weighted, init_flows adds each flow's units to its links' unfrozen weight (integers: any order).
-__global__ void init_links(uint32_t links, const uint32_t* link_offsets, const double* weight,
-                           const double* capacity, double* remaining, uint32_t* unfrozen,
-                           unsigned long long* unfrozen_units, uint32_t* frozen_now,
-                           unsigned long long* frozen_units_now) {
-  for (uint32_t l = blockIdx.x * blockDim.x + threadIdx.x; l < links; l += gridDim.x * blockDim.x) {
-    const uint32_t count = link_offsets[l + 1] - link_offsets[l];
-    remaining[l] = capacity[l];
-    unfrozen[l] = count;
-    unfrozen_units[l] = weight == nullptr ? count * kUnitsPerWeight : 0;
-    frozen_now[l] = 0;
-    frozen_units_now[l] = 0;
-  }
-}
-
-// A flow's frozen_round is 0 while it is unfrozen and r + 1 once round r froze it.
-__global__ void init_flows(uint32_t flows, const uint32_t* flow_offsets,
-                           const uint32_t* flow_links, const double* weight,
-                           unsigned long long* unfrozen_units, uint32_t* frozen_round,
-                           double* rates) {
-  for (uint32_t f = blockIdx.x * blockDim.x + threadIdx.x; f < flows; f += gridDim.x * blockDim.x) {
-    const bool unconstrained = flow_offsets[f] == flow_offsets[f + 1];
-    frozen_round[f] = unconstrained ? kUnconstrained : 0;
-    rates[f] = unconstrained ? __longlong_as_double(static_cast<long long>(kInfBits)) : 0.0;
-    if (weight != nullptr) {
-      const unsigned long long units = units_of(weight, f);
-      for (uint32_t i = flow_offsets[f]; i < flow_offsets[f + 1]; ++i)
-        atomicAdd(&unfrozen_units[flow_links[i]], units);
-    }
-  }
-}
-
-__device__ double warp_min(double v) {
-  for (int offset = 16; offset > 0; offset /= 2)
-    v = fmin(v, __shfl_down_sync(0xffffffffu, v, offset));
-  return v;
-}
-
-// Reduces each thread's `m` to the block's minimum and folds it into the round's slot.
-__device__ void block_min_into(double m, unsigned long long* slot_bits) {
+// The links' shares (which every round scans whole) and frozen weights (which every frozen flow's
+// links add to) live in the SM's shared memory when they fit, 16 bytes a link (14,500 links in an
+// H100's 227 KiB), else in device memory where `s` points.
+__global__ void __launch_bounds__(kThreads, 1) fill_kernel(block::Problem p, block::Scratch s, bool on_chip) {
   __shared__ double warp_mins[kThreads / 32];
-  m = warp_min(m);
-  if (threadIdx.x % 32 == 0) warp_mins[threadIdx.x / 32] = m;
-  __syncthreads();
-  if (threadIdx.x < 32) {
-    m = threadIdx.x < kThreads / 32 ? warp_mins[threadIdx.x]
-                                    : __longlong_as_double(static_cast<long long>(kInfBits));
-    m = warp_min(m);
-    if (threadIdx.x == 0) {
-      atomicMin(slot_bits, static_cast<unsigned long long>(__double_as_longlong(m)));
-    }
+  __shared__ uint32_t list_sizes[2];
+  extern __shared__ double link_state[];
+  s.list_sizes = list_sizes;
+  if (on_chip) {
+    s.share = link_state;
+    s.frozen_units_now = reinterpret_cast<block::Units*>(link_state + p.links);
   }
-}
-
-// Round 0's minimum share; later rounds' come from charge_and_share.
-__global__ void link_min_share(uint32_t links, const double* remaining, const uint32_t* unfrozen,
-                               const unsigned long long* unfrozen_units, RoundState* state) {
-  double m = __longlong_as_double(static_cast<long long>(kInfBits));
-  for (uint32_t l = blockIdx.x * blockDim.x + threadIdx.x; l < links; l += gridDim.x * blockDim.x) {
-    if (unfrozen[l] > 0) m = fmin(m, __ddiv_rn(remaining[l], weight_of(unfrozen_units[l])));
-  }
-  block_min_into(m, &state->min_bits[0]);
-}
-
-__global__ void freeze_flows(uint32_t flows, const uint32_t* flow_offsets,
-                             const uint32_t* flow_links, const double* weight,
-                             const double* remaining, const unsigned long long* unfrozen_units,
-                             uint32_t* frozen_round, double* rates, uint32_t* frozen_now,
-                             unsigned long long* frozen_units_now, RoundState* state, int slot,
-                             uint32_t round) {
-  const unsigned long long bits = state->min_bits[slot];
-  if (blockIdx.x == 0 && threadIdx.x == 0) state->min_bits[slot ^ 1] = kInfBits;
-  if (bits == kInfBits) return;  // every flow is frozen already
-  const double m = __longlong_as_double(static_cast<long long>(bits));
-  const double threshold = __dmul_rn(m, 1.0 + kTieTolerance);
-  unsigned int froze = 0;
-  for (uint32_t f = blockIdx.x * blockDim.x + threadIdx.x; f < flows; f += gridDim.x * blockDim.x) {
-    if (frozen_round[f] != 0) continue;
-    const uint32_t begin = flow_offsets[f];
-    const uint32_t end = flow_offsets[f + 1];
-    bool bottlenecked = false;
-    for (uint32_t i = begin; i < end && !bottlenecked; ++i) {
-      const uint32_t l = flow_links[i];
-      bottlenecked = __ddiv_rn(remaining[l], weight_of(unfrozen_units[l])) <= threshold;
-    }
-    if (!bottlenecked) continue;
-    frozen_round[f] = round + 1;
-    if (weight == nullptr) {
-      rates[f] = m;
-      for (uint32_t i = begin; i < end; ++i) atomicAdd(&frozen_now[flow_links[i]], 1u);
-    } else {
-      rates[f] = __dmul_rn(m, weight[f]);
-      const unsigned long long units = units_of(weight, f);
-      for (uint32_t i = begin; i < end; ++i) {
-        atomicAdd(&frozen_now[flow_links[i]], 1u);
-        atomicAdd(&frozen_units_now[flow_links[i]], units);
-      }
-    }
-    ++froze;
-  }
-  if (froze > 0) atomicSub(&state->unfrozen_flows, froze);
-}
-
-// Round `round`'s charge, fused with the next round's minimum share (into the other slot, which
-// freeze_flows reset).
-__global__ void charge_and_share(uint32_t links, bool weighted, double* remaining,
-                                 uint32_t* unfrozen, unsigned long long* unfrozen_units,
-                                 uint32_t* frozen_now, unsigned long long* frozen_units_now,
-                                 RoundState* state, int slot) {
-  const unsigned long long bits = state->min_bits[slot];
-  const double m = __longlong_as_double(static_cast<long long>(bits));
-  double next = __longlong_as_double(static_cast<long long>(kInfBits));
-  for (uint32_t l = blockIdx.x * blockDim.x + threadIdx.x; l < links; l += gridDim.x * blockDim.x) {
-    const uint32_t k = frozen_now[l];
-    if (k > 0) {
-      const unsigned long long units = weighted ? frozen_units_now[l] : k * kUnitsPerWeight;
-      const double left = __dsub_rn(remaining[l], __dmul_rn(m, weight_of(units)));
-      remaining[l] = left > 0 ? left : 0;
-      unfrozen[l] -= k;
-      unfrozen_units[l] -= units;
-      frozen_now[l] = 0;
-      frozen_units_now[l] = 0;
-    }
-    if (unfrozen[l] > 0) next = fmin(next, __ddiv_rn(remaining[l], weight_of(unfrozen_units[l])));
-  }
-  block_min_into(next, &state->min_bits[slot ^ 1]);
+  CudaBlock b(warp_mins);
+  block::fill(b, p, s);
 }
 
 class CudaMaxMinSolver final : public FlowSolver {
@@ -222,20 +113,23 @@ class CudaMaxMinSolver final : public FlowSolver {
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     int device = 0;
     check(cudaGetDevice(&device), "cudaGetDevice");
-    check(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device), "SM count");
-    check(cudaMalloc(&state_, sizeof(RoundState)), "cudaMalloc");
-    check(cudaMallocHost(&host_unfrozen_, sizeof(unsigned int)), "cudaMallocHost");
+    int optin = 0;
+    check(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), "shared memory size");
+    cudaFuncAttributes attributes{};
+    check(cudaFuncGetAttributes(&attributes, fill_kernel), "kernel attributes");
+    shared_bytes_ = static_cast<size_t>(optin) - attributes.sharedSizeBytes;
+    check(cudaFuncSetAttribute(fill_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(shared_bytes_)),
+          "shared memory size");
   }
-  ~CudaMaxMinSolver() override {
-    cudaFreeHost(host_unfrozen_);
-    cudaFree(state_);
-    cudaStreamDestroy(stream_);
-  }
+  ~CudaMaxMinSolver() override { cudaStreamDestroy(stream_); }
   CudaMaxMinSolver(const CudaMaxMinSolver&) = delete;
   CudaMaxMinSolver& operator=(const CudaMaxMinSolver&) = delete;
 
   std::string_view name() const override { return "cuda-max-min"; }
 
+  // Uploads the instance (8 bytes a link and a weighted flow, 4 an offset, 4 a flow-link pair in
+  // each direction), runs the block, downloads the rates.
   void solve(const FlowProblem& p, std::span<double> rates) override {
     const auto flows = static_cast<uint32_t>(p.flow_count());
     const auto links = static_cast<uint32_t>(p.link_count());
@@ -243,97 +137,72 @@ class CudaMaxMinSolver final : public FlowSolver {
       throw std::invalid_argument("CUDA max-min solver: link index not built or rates mis-sized");
     }
     if (flows == 0) return;
-    const bool weighted = p.weighted();
     capacity_.upload(p.capacity, stream_);
     flow_offsets_.upload(p.flow_offsets, stream_);
     flow_links_.upload(p.flow_links, stream_);
     link_offsets_.upload(p.link_offsets, stream_);
-    if (weighted) weight_.upload(p.weight, stream_);
-    const double* weight = weighted ? weight_.get() : nullptr;
-    remaining_.reserve(std::max<uint32_t>(links, 1));
-    unfrozen_.reserve(std::max<uint32_t>(links, 1));
-    unfrozen_units_.reserve(std::max<uint32_t>(links, 1));
-    frozen_units_now_.reserve(std::max<uint32_t>(links, 1));
-    frozen_now_.reserve(std::max<uint32_t>(links, 1));
-    frozen_round_.reserve(flows);
+    link_flows_.upload(p.link_flows, stream_);
+    if (p.weighted()) weight_.upload(p.weight, stream_);
+    const size_t link_slots = std::max<size_t>(links, 1);
+    remaining_.reserve(link_slots);
+    share_.reserve(link_slots);
+    unfrozen_units_.reserve(link_slots);
+    frozen_units_now_.reserve(link_slots);
+    bottlenecks_.reserve(link_slots);
+    entry_start_.reserve(links + 1);
+    touched_.reserve(link_slots);
+    frozen_.reserve(flows);
     rates_.reserve(flows);
+    counts_.reserve(1);
 
-    RoundState init{{kInfBits, kInfBits}, 0};
-    for (uint32_t f = 0; f < flows; ++f)
-      init.unfrozen_flows += p.flow_offsets[f] != p.flow_offsets[f + 1];
-    check(cudaMemcpyAsync(state_, &init, sizeof init, cudaMemcpyHostToDevice, stream_),
-          "upload state");
-
-    const int link_blocks = blocks_for(links);
-    const int flow_blocks = blocks_for(flows);
-    if (links > 0) {
-      init_links<<<link_blocks, kThreads, 0, stream_>>>(
-          links, link_offsets_.get(), weight, capacity_.get(), remaining_.get(), unfrozen_.get(),
-          unfrozen_units_.get(), frozen_now_.get(), frozen_units_now_.get());
-    }
-    init_flows<<<flow_blocks, kThreads, 0, stream_>>>(flows, flow_offsets_.get(),
-                                                      flow_links_.get(), weight,
-                                                      unfrozen_units_.get(), frozen_round_.get(),
-                                                      rates_.get());
-    if (links > 0) {
-      link_min_share<<<link_blocks, kThreads, 0, stream_>>>(
-          links, remaining_.get(), unfrozen_.get(), unfrozen_units_.get(), state_);
-    }
-    check(cudaGetLastError(), "launch init");
-
-    // Each round freezes at least one link's last flows, so `links` rounds always suffice; batches
-    // grow so that small problems check often and large ones rarely.
-    unsigned int unfrozen_flows = init.unfrozen_flows;
-    uint32_t round = 0;
-    uint32_t batch = 8;
-    while (unfrozen_flows > 0 && round <= links) {
-      for (uint32_t i = 0; i < batch; ++i, ++round) {
-        const int slot = static_cast<int>(round & 1);
-        freeze_flows<<<flow_blocks, kThreads, 0, stream_>>>(
-            flows, flow_offsets_.get(), flow_links_.get(), weight, remaining_.get(),
-            unfrozen_units_.get(), frozen_round_.get(), rates_.get(), frozen_now_.get(),
-            frozen_units_now_.get(), state_, slot, round);
-        charge_and_share<<<link_blocks, kThreads, 0, stream_>>>(
-            links, weighted, remaining_.get(), unfrozen_.get(), unfrozen_units_.get(),
-            frozen_now_.get(), frozen_units_now_.get(), state_, slot);
-      }
-      check(cudaGetLastError(), "launch rounds");
-      check(cudaMemcpyAsync(host_unfrozen_, &state_->unfrozen_flows, sizeof(unsigned int),
-                            cudaMemcpyDeviceToHost, stream_),
-            "read progress");
-      check(cudaStreamSynchronize(stream_), "rounds");
-      unfrozen_flows = *host_unfrozen_;
-      batch = std::min<uint32_t>(batch * 2, 256);
-    }
-    if (unfrozen_flows > 0) throw std::runtime_error("CUDA max-min solver: flows left unfrozen");
-    check(cudaMemcpyAsync(rates.data(), rates_.get(), flows * sizeof(double),
-                          cudaMemcpyDeviceToHost, stream_),
+    const block::Problem problem{.flows = flows,
+                                 .links = links,
+                                 .capacity = capacity_.get(),
+                                 .flow_offsets = flow_offsets_.get(),
+                                 .flow_links = flow_links_.get(),
+                                 .link_offsets = link_offsets_.get(),
+                                 .link_flows = link_flows_.get(),
+                                 .weight = p.weighted() ? weight_.get() : nullptr};
+    const block::Scratch scratch{.remaining = remaining_.get(),
+                                 .share = share_.get(),
+                                 .unfrozen_units = unfrozen_units_.get(),
+                                 .frozen_units_now = frozen_units_now_.get(),
+                                 .frozen = frozen_.get(),
+                                 .bottlenecks = bottlenecks_.get(),
+                                 .entry_start = entry_start_.get(),
+                                 .touched = touched_.get(),
+                                 .list_sizes = nullptr,  // the kernel's shared memory
+                                 .rates = rates_.get(),
+                                 .counts = counts_.get()};
+    const size_t on_chip_bytes = links * (sizeof(double) + sizeof(block::Units));
+    const bool on_chip = on_chip_bytes <= shared_bytes_;
+    fill_kernel<<<1, kThreads, on_chip ? on_chip_bytes : 0, stream_>>>(problem, scratch, on_chip);
+    check(cudaGetLastError(), "launch");
+    check(cudaMemcpyAsync(rates.data(), rates_.get(), flows * sizeof(double), cudaMemcpyDeviceToHost,
+                          stream_),
           "download rates");
-    check(cudaStreamSynchronize(stream_), "download rates");
+    check(cudaStreamSynchronize(stream_), "solve");
   }
 
  private:
-  int blocks_for(uint32_t n) const {
-    const int needed = static_cast<int>((std::max<uint32_t>(n, 1) + kThreads - 1) / kThreads);
-    return std::min(needed, sm_count_ * 8);
-  }
-
   cudaStream_t stream_ = nullptr;
-  int sm_count_ = 1;
-  RoundState* state_ = nullptr;
-  unsigned int* host_unfrozen_ = nullptr;
+  size_t shared_bytes_ = 0;  // the dynamic shared memory a block may have
   DeviceArray<double> capacity_;
   DeviceArray<uint32_t> flow_offsets_;
   DeviceArray<uint32_t> flow_links_;
   DeviceArray<uint32_t> link_offsets_;
+  DeviceArray<uint32_t> link_flows_;
   DeviceArray<double> weight_;
   DeviceArray<double> remaining_;
-  DeviceArray<uint32_t> unfrozen_;
-  DeviceArray<unsigned long long> unfrozen_units_;
-  DeviceArray<unsigned long long> frozen_units_now_;
-  DeviceArray<uint32_t> frozen_now_;
-  DeviceArray<uint32_t> frozen_round_;
+  DeviceArray<double> share_;
+  DeviceArray<block::Units> unfrozen_units_;
+  DeviceArray<block::Units> frozen_units_now_;
+  DeviceArray<uint32_t> bottlenecks_;
+  DeviceArray<uint32_t> entry_start_;
+  DeviceArray<uint32_t> touched_;
+  DeviceArray<uint32_t> frozen_;
   DeviceArray<double> rates_;
+  DeviceArray<block::Counts> counts_;
 };
 
 }  // namespace

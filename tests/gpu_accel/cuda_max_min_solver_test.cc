@@ -35,11 +35,7 @@ void expect_same_rates(const FlowProblem& p, network::flow::FlowSolver& gpu, con
 }
 
 FlowProblem problem(std::vector<double> capacity, const std::vector<std::vector<uint32_t>>& flows) {
-  FlowProblem p;
-  p.capacity = std::move(capacity);
-  for (const auto& links : flows) p.add_flow(links);
-  p.build_link_index();
-  return p;
+  return testing_support::flow_problem(std::move(capacity), flows);
 }
 
 TEST(CudaMaxMinSolver, FactoryGivesASolverExactlyWhenAGpuIsPresent) {
@@ -61,18 +57,8 @@ TEST(CudaMaxMinSolver, MatchesTheCpuOracleOnRandomInstances) {
   }
 }
 
-// The random instance's flows regrouped as sprayed transfers: runs of 1..8 consecutive flows
-// weigh 1/K each, as a transfer split over K routes does (K = 3, 5, 6, 7 are inexact in binary).
 FlowProblem sprayed(const FlowProblem& base, uint64_t seed) {
-  sim::Rng rng(seed, sim::stream_id("sprayed-problem"));
-  FlowProblem p;
-  p.capacity = base.capacity;
-  for (size_t f = 0; f < base.flow_count();) {
-    const size_t k = std::min<size_t>(1 + rng.below(8), base.flow_count() - f);
-    for (size_t i = 0; i < k; ++i, ++f) p.add_flow(base.links_of(f), 1.0 / static_cast<double>(k));
-  }
-  p.build_link_index();
-  return p;
+  return testing_support::sprayed_flow_problem(base, seed);
 }
 
 TEST(CudaMaxMinSolver, MatchesTheCpuOracleOnWeightedInstances) {

@@ -17,11 +17,7 @@ std::vector<double> solve(const FlowProblem& p) {
 }
 
 FlowProblem problem(std::vector<double> capacity, const std::vector<std::vector<uint32_t>>& flows) {
-  FlowProblem p;
-  p.capacity = std::move(capacity);
-  for (const auto& links : flows) p.add_flow(links);
-  p.build_link_index();
-  return p;
+  return testing_support::flow_problem(std::move(capacity), flows);
 }
 
 TEST(FlowProblem, LinkIndexListsEachLinksFlowsInAscendingOrder) {

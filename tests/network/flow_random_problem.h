@@ -1,11 +1,13 @@
-// Random max-min instances for the solver tests: links with capacities drawn from a few values
-// (so shares tie often, as they do on real fabrics), flows over 1..max_path distinct random links.
-// The CPU-solver tests and the CPU-vs-CUDA test draw the same instances from the same seeds.
+// Max-min instances for the solver tests: hand-written ones (flow_problem), and random ones whose
+// links have capacities drawn from a few values (so shares tie often, as they do on real fabrics)
+// and whose flows cross 1..max_path distinct random links; the CPU-solver tests and the CPU-vs-CUDA
+// test draw the same instances from the same seeds.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "network/flow/max_min_solver.h"
@@ -30,6 +32,31 @@ inline network::flow::FlowProblem random_flow_problem(uint64_t seed, uint32_t li
       if (std::find(path.begin(), path.end(), l) == path.end()) path.push_back(l);
     }
     p.add_flow(path);
+  }
+  p.build_link_index();
+  return p;
+}
+
+// An instance from its capacities and its flows' links, each flow of weight 1, link index built.
+inline network::flow::FlowProblem flow_problem(std::vector<double> capacity,
+                                               const std::vector<std::vector<uint32_t>>& flows) {
+  network::flow::FlowProblem p;
+  p.capacity = std::move(capacity);
+  for (const auto& links : flows) p.add_flow(links);
+  p.build_link_index();
+  return p;
+}
+
+// `base`'s flows regrouped as sprayed transfers: runs of 1..8 consecutive flows weigh 1/K each, as
+// a transfer split over K routes does (K = 3, 5, 6, 7 are inexact in binary).
+inline network::flow::FlowProblem sprayed_flow_problem(const network::flow::FlowProblem& base,
+                                                       uint64_t seed) {
+  sim::Rng rng(seed, sim::stream_id("sprayed-problem"));
+  network::flow::FlowProblem p;
+  p.capacity = base.capacity;
+  for (size_t f = 0; f < base.flow_count();) {
+    const size_t k = std::min<size_t>(1 + rng.below(8), base.flow_count() - f);
+    for (size_t i = 0; i < k; ++i, ++f) p.add_flow(base.links_of(f), 1.0 / static_cast<double>(k));
   }
   p.build_link_index();
   return p;

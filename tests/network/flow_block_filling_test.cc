@@ -1,0 +1,126 @@
+// The block program of network/flow/block_filling.h on host threads (the CUDA kernel's twin)
+// against CpuMaxMinSolver, its oracle bit for bit, and its work counts against hand counts.
+#include "network/flow/block_filling_host.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "tests/network/flow_random_problem.h"
+
+namespace dtsim::network::flow {
+namespace {
+
+FlowProblem problem(std::vector<double> capacity, const std::vector<std::vector<uint32_t>>& flows) {
+  return testing_support::flow_problem(std::move(capacity), flows);
+}
+
+std::vector<double> cpu_rates(const FlowProblem& p) {
+  std::vector<double> rates(p.flow_count());
+  CpuMaxMinSolver().solve(p, rates);
+  return rates;
+}
+
+std::vector<double> block_rates(const FlowProblem& p, uint32_t threads) {
+  std::vector<double> rates(p.flow_count(), -1.0);
+  HostBlockSolver(threads).solve(p, rates);
+  return rates;
+}
+
+TEST(HostBlockSolver, RatesAreTheCpuSolversBitForBitOnAnyNumberOfThreads) {
+  struct Size {
+    uint32_t links, flows, max_path;
+  };
+  for (const Size s : {Size{4, 10, 2}, Size{64, 500, 6}, Size{1000, 20'000, 8}}) {
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      const FlowProblem plain = testing_support::random_flow_problem(seed, s.links, s.flows, s.max_path);
+      const FlowProblem weighted = testing_support::sprayed_flow_problem(plain, seed);
+      ASSERT_TRUE(weighted.weighted());
+      for (const FlowProblem* p : {&plain, &weighted}) {
+        const std::vector<double> expected = cpu_rates(*p);
+        for (const uint32_t threads : {1u, 2u, 3u, 8u}) {
+          EXPECT_EQ(block_rates(*p, threads), expected)
+              << s.flows << " flows, seed " << seed << (p->weighted() ? ", weighted" : "") << ", "
+              << threads << " threads";
+        }
+      }
+    }
+  }
+}
+
+TEST(HostBlockSolver, EdgeCasesAreTheCpuSolvers) {
+  FlowProblem halves;
+  halves.capacity = {8, 6};
+  for (const std::vector<uint32_t>& links : {std::vector<uint32_t>{0}, {0, 1}, {1}}) halves.add_flow(links, 0.5);
+  halves.add_flow(std::vector<uint32_t>{0}, 2.0);
+  halves.build_link_index();
+  const FlowProblem cases[] = {
+      problem({1}, {{}, {0}}),                           // a flow that crosses nothing: +infinity
+      problem({0, 6}, {{0, 1}, {1}}),                    // a zero-capacity link
+      problem({1, 1, 1}, {{0, 1, 2}, {0}, {1}, {2}}),    // parking lot
+      problem({5, 7}, {}),                               // no flows
+      problem({}, {{}, {}}),                             // no links
+      problem({100e9, 25e9, 50e9}, {{0, 1, 2}}),         // a lone flow
+      halves,                                            // weights 1/2 and 2
+  };
+  for (const FlowProblem& p : cases) {
+    const std::vector<double> expected = cpu_rates(p);
+    for (const uint32_t threads : {1u, 4u}) EXPECT_EQ(block_rates(p, threads), expected) << threads << " threads";
+  }
+  EXPECT_EQ(block_rates(cases[0], 2)[0], std::numeric_limits<double>::infinity());
+}
+
+TEST(HostBlockSolver, CountsTheWorkOfEachRound) {
+  // Link 1 (capacity 4, flows 0 and 2) is the first level, 2: its two entries are walked, flows 0
+  // and 2 freeze and touch links 0 and 1. Link 0 is left 8 for flow 1 alone, the second level: its
+  // list holds flows 0 and 1, both walked; flow 1 touches link 0.
+  HostBlockSolver solver(2);
+  const FlowProblem p = problem({10, 4}, {{0, 1}, {0}, {1}});
+  std::vector<double> rates(3);
+  solver.solve(p, rates);
+  EXPECT_EQ(rates, (std::vector<double>{2, 8, 2}));
+  const block::Counts& c = solver.last_counts();
+  EXPECT_EQ(c.rounds, 2u);
+  EXPECT_EQ(c.link_scans, 4u);
+  EXPECT_EQ(c.bottlenecks, 2u);
+  EXPECT_EQ(c.entries, 4u);
+  EXPECT_EQ(c.charges, 3u);
+
+  // Parking lot: one level of 1/2, every link a bottleneck, each of the six entries walked once.
+  std::vector<double> lot(4);
+  solver.solve(problem({1, 1, 1}, {{0, 1, 2}, {0}, {1}, {2}}), lot);
+  EXPECT_EQ(lot, (std::vector<double>{0.5, 0.5, 0.5, 0.5}));
+  EXPECT_EQ(solver.last_counts().rounds, 1u);
+  EXPECT_EQ(solver.last_counts().bottlenecks, 3u);
+  EXPECT_EQ(solver.last_counts().entries, 6u);
+  EXPECT_EQ(solver.last_counts().charges, 3u);
+}
+
+TEST(HostBlockSolver, CountsDoNotDependOnTheThreadsAndWalkEachListOnce) {
+  const FlowProblem p = testing_support::random_flow_problem(5, 400, 20'000, 6);
+  std::vector<double> rates(p.flow_count());
+  CpuMaxMinSolver cpu;
+  cpu.solve(p, rates);
+  HostBlockSolver one(1);
+  HostBlockSolver many(6);
+  one.solve(p, rates);
+  many.solve(p, rates);
+  const block::Counts& a = one.last_counts();
+  const block::Counts& b = many.last_counts();
+  EXPECT_EQ(a.rounds, cpu.last_rounds());
+  EXPECT_EQ(a.rounds, b.rounds);
+  EXPECT_EQ(a.bottlenecks, b.bottlenecks);
+  EXPECT_EQ(a.entries, b.entries);
+  EXPECT_EQ(a.charges, b.charges);
+  EXPECT_EQ(a.link_scans, a.rounds * p.link_count());
+  // A link is a bottleneck at most once (its flows all freeze then; a link whose flows all froze on
+  // other links never is one), so the walk covers each flow-link pair at most once.
+  EXPECT_LE(a.bottlenecks, p.link_count());
+  EXPECT_LE(a.entries, p.flow_links.size());
+  EXPECT_GE(a.entries, p.flow_count());  // every flow is on some bottleneck's list
+}
+
+}  // namespace
+}  // namespace dtsim::network::flow
