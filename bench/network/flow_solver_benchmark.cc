@@ -130,13 +130,18 @@ void block_counters(benchmark::State& state, const FlowProblem& p) {
       (p.weighted() ? 8 * p.flow_count() : 0));
 }
 
-// The block program on host threads: its time here is not the GPU's, its counts are.
+// The block program on `threads` host threads: its time here is not the GPU's, its counts are.
+// Wall time: the block's threads are its own, started by each solve.
 void BM_HostBlockSolve(benchmark::State& state) {
-  HostBlockSolver solver(1);
+  HostBlockSolver solver(static_cast<uint32_t>(state.range(1)));
   run(state, solver);
   block_counters(state, fat_tree_problem(static_cast<int>(state.range(0))));
 }
-BENCHMARK(BM_HostBlockSolve)->Arg(10'000)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_HostBlockSolve)
+    ->ArgsProduct({{10'000, 100'000, 1'000'000}, {1, 2}})
+    ->ArgNames({"", "threads"})
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 // The whole flow model: `flows` transfers of 1..64 MB between random GPUs of different nodes,
 // started at random instants within `span` (all at time 0 when it is zero) and run to completion,
