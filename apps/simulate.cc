@@ -49,6 +49,7 @@ dtsim::runner::OutputFormat default_format(const dtsim::config::Scenario& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  dtsim::apps::start_on_huge_page_heap(argv);
   dtsim::apps::keep_large_arrays_for_reuse();
   CLI::App app{"Predicts how fast a distributed training job or collective runs on a cluster.", "simulate"};
   app.set_version_flag("--version", std::string("simulate (dtsim) ") + DTSIM_VERSION);

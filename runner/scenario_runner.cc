@@ -1629,7 +1629,8 @@ Headline evaluate_scenario(const config::Scenario& s) {
   return h;
 }
 
-// The --stats line: what the run did, its peak memory and its wall time.
+// The --stats line: what the run did, its peak memory, the page faults that brought it in, and its
+// wall time.
 void print_stats(const RunStats& st, std::chrono::steady_clock::time_point started) {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -1648,9 +1649,9 @@ void print_stats(const RunStats& st, std::chrono::steady_clock::time_point start
                                                              st.net.window_cuts)
                                                : std::string();
   std::cerr << fmt::format("simulate: stats: {} engine events, {} transfers, {} max-min solves of {} flows, {} "
-                           "packet hops{}{}; peak memory {:.0f} MiB; wall {:.3f} s{}\n",
+                           "packet hops{}{}; peak memory {:.0f} MiB, {} page faults; wall {:.3f} s{}\n",
                            st.events, st.net.transfers, st.net.solves, st.net.flows, st.net.packets, pfc, ecn,
-                           static_cast<double>(usage.ru_maxrss) / 1024.0, wall,
+                           static_cast<double>(usage.ru_maxrss) / 1024.0, usage.ru_minflt + usage.ru_majflt, wall,
                            wall > 0 && st.events > 0 ? fmt::format(" ({:.3g} events/s)", static_cast<double>(st.events) / wall)
                                                      : std::string());
 }
