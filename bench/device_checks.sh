@@ -43,7 +43,11 @@ sizes='10000|100000|1000000'
 [[ $quick -eq 1 ]] && sizes='1000|10000'
 timeout 300 "$programs/bin/flow_solver_benchmark" --benchmark_filter="(Cpu|Cuda)Solve(Sprayed)?/($sizes)(/|\$)" \
   --benchmark_min_time=0.2 >"$out/flow_solver.log" 2>&1 || say "flow_solver_benchmark: stopped (flow_solver.log)"
-say "$(grep -E 'Solve' "$out/flow_solver.log" | awk '{printf "  %s %s %s\n", $1, $2, $3}')"
+# Each row's time, and for the CUDA rows what a solve does and moves (rounds, bytes through device
+# memory, bytes uploaded: counted by the kernel's host twin).
+say "$(grep -E 'Solve' "$out/flow_solver.log" | awk '{ row = "  " $1 " " $2 " " $3
+  for (i = 4; i <= NF; ++i) if ($1 ~ /Cuda/ && $i ~ /^(rounds|bytes|upload_bytes)=/) row = row " " $i
+  print row }')"
 
 # One packet run on 1..16 threads: the same fingerprint on each, and the speed-up over one.
 threads() {
