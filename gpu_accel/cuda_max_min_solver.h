@@ -1,6 +1,6 @@
-// The CUDA twin of network::flow::CpuMaxMinSolver: the same progressive filling, run as one thread
-// block's program (network/flow/block_filling.h, whose host run is its twin in every build), the
-// whole solve in one launch, bit for bit the CPU solver's rates. Built only when CUDA is found
+// The CUDA twin of network::flow::CpuMaxMinSolver: the same progressive filling, the team program
+// of network/flow/team_filling.h (whose host run is its twin in every build) run by one thread
+// block, the whole solve in one launch, bit for bit the CPU solver's rates. Built only when CUDA is found
 // (target dtsim_gpu_accel, which defines DTSIM_HAVE_CUDA_SOLVER); the factory returns null when
 // the machine has no usable GPU, so callers fall back to the CPU solver:
 //   auto gpu = gpu_accel::make_cuda_max_min_solver();   // null without a GPU

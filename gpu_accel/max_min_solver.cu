@@ -1,9 +1,9 @@
-// CUDA progressive filling: network/flow/block_filling.h's block program run by one thread block
+// CUDA progressive filling: network/flow/team_filling.h's team program run by one thread block
 // of kThreads threads, the whole solve in one launch. The solve is a chain of rounds (one per rate
 // level, 2,584 on the 1M-flow benchmark instance), each waiting on the previous one, and a round's
 // work is small (a few bottleneck links' flow lists); a block's barrier costs tens of nanoseconds
 // where a grid-wide one or a launch costs microseconds, so one block on one SM runs every round.
-// The host twin (network/flow/block_filling_host.h) runs the same source in every build and is
+// The host twin (network/flow/team_filling_host.h) runs the same source in every build and is
 // checked bit for bit against CpuMaxMinSolver; this file adds the block's barriers, minimum and
 // atomics, the uploads and the launch.
 // The arithmetic is the CPU solver's, operation for operation (--fmad=false: never fused; IEEE
@@ -18,14 +18,14 @@
 #include <vector>
 
 #include "gpu_accel/cuda_max_min_solver.h"
-#include "network/flow/block_filling.h"
+#include "network/flow/team_filling.h"
 
 namespace dtsim::gpu_accel {
 namespace {
 
 using network::flow::FlowProblem;
 using network::flow::FlowSolver;
-namespace block = network::flow::block;
+namespace team = network::flow::team;
 
 constexpr uint32_t kThreads = 1024;  // the block: one SM's most
 
@@ -64,10 +64,10 @@ class DeviceArray {
   size_t capacity_ = 0;
 };
 
-// One thread's view of the block (block_filling.h's Block).
-class CudaBlock {
+// A thread of the block as a member of team_filling.h's Team: the block is the team.
+class CudaTeam {
  public:
-  __device__ explicit CudaBlock(double* warp_mins) : warp_mins_(warp_mins) {}
+  __device__ explicit CudaTeam(double* warp_mins) : warp_mins_(warp_mins) {}
   __device__ uint32_t size() const { return blockDim.x; }
   __device__ uint32_t rank() const { return threadIdx.x; }
   __device__ void sync() { __syncthreads(); }
@@ -82,7 +82,7 @@ class CudaBlock {
     return m;
   }
   __device__ uint32_t add(uint32_t* x, uint32_t v) { return atomicAdd(x, v); }
-  __device__ block::Units add(block::Units* x, block::Units v) { return atomicAdd(x, v); }
+  __device__ team::Units add(team::Units* x, team::Units v) { return atomicAdd(x, v); }
   __device__ uint32_t read(const uint32_t* flag) { return *static_cast<const volatile uint32_t*>(flag); }
   __device__ bool claim(uint32_t* flag) { return atomicCAS(flag, 0u, 1u) == 0u; }
   __device__ static double infinity() { return __longlong_as_double(0x7ff0000000000000LL); }
@@ -94,17 +94,17 @@ class CudaBlock {
 // The links' shares (which every round scans whole) and frozen weights (which every frozen flow's
 // links add to) live in the SM's shared memory when they fit, 16 bytes a link (14,500 links in an
 // H100's 227 KiB), else in device memory where `s` points.
-__global__ void __launch_bounds__(kThreads, 1) fill_kernel(block::Problem p, block::Scratch s, bool on_chip) {
+__global__ void __launch_bounds__(kThreads, 1) fill_kernel(team::Problem p, team::Scratch s, bool on_chip) {
   __shared__ double warp_mins[kThreads / 32];
   __shared__ uint32_t list_sizes[2];
   extern __shared__ double link_state[];
   s.list_sizes = list_sizes;
   if (on_chip) {
     s.share = link_state;
-    s.frozen_units_now = reinterpret_cast<block::Units*>(link_state + p.links);
+    s.frozen_units_now = reinterpret_cast<team::Units*>(link_state + p.links);
   }
-  CudaBlock b(warp_mins);
-  block::fill(b, p, s);
+  CudaTeam b(warp_mins);
+  team::fill(b, p, s);
 }
 
 class CudaMaxMinSolver final : public FlowSolver {
@@ -155,7 +155,7 @@ class CudaMaxMinSolver final : public FlowSolver {
     rates_.reserve(flows);
     counts_.reserve(1);
 
-    const block::Problem problem{.flows = flows,
+    const team::Problem problem{.flows = flows,
                                  .links = links,
                                  .capacity = capacity_.get(),
                                  .flow_offsets = flow_offsets_.get(),
@@ -163,7 +163,7 @@ class CudaMaxMinSolver final : public FlowSolver {
                                  .link_offsets = link_offsets_.get(),
                                  .link_flows = link_flows_.get(),
                                  .weight = p.weighted() ? weight_.get() : nullptr};
-    const block::Scratch scratch{.remaining = remaining_.get(),
+    const team::Scratch scratch{.remaining = remaining_.get(),
                                  .share = share_.get(),
                                  .unfrozen_units = unfrozen_units_.get(),
                                  .frozen_units_now = frozen_units_now_.get(),
@@ -174,7 +174,7 @@ class CudaMaxMinSolver final : public FlowSolver {
                                  .list_sizes = nullptr,  // the kernel's shared memory
                                  .rates = rates_.get(),
                                  .counts = counts_.get()};
-    const size_t on_chip_bytes = links * (sizeof(double) + sizeof(block::Units));
+    const size_t on_chip_bytes = links * (sizeof(double) + sizeof(team::Units));
     const bool on_chip = on_chip_bytes <= shared_bytes_;
     fill_kernel<<<1, kThreads, on_chip ? on_chip_bytes : 0, stream_>>>(problem, scratch, on_chip);
     check(cudaGetLastError(), "launch");
@@ -195,14 +195,14 @@ class CudaMaxMinSolver final : public FlowSolver {
   DeviceArray<double> weight_;
   DeviceArray<double> remaining_;
   DeviceArray<double> share_;
-  DeviceArray<block::Units> unfrozen_units_;
-  DeviceArray<block::Units> frozen_units_now_;
+  DeviceArray<team::Units> unfrozen_units_;
+  DeviceArray<team::Units> frozen_units_now_;
   DeviceArray<uint32_t> bottlenecks_;
   DeviceArray<uint32_t> entry_start_;
   DeviceArray<uint32_t> touched_;
   DeviceArray<uint32_t> frozen_;
   DeviceArray<double> rates_;
-  DeviceArray<block::Counts> counts_;
+  DeviceArray<team::Counts> counts_;
 };
 
 }  // namespace

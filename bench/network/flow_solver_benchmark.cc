@@ -13,7 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "network/flow/block_filling_host.h"
+#include "network/flow/team_filling_host.h"
 #include "network/flow/flow_model.h"
 #include "network/flow/max_min_solver.h"
 #include "sim/rng.h"
@@ -111,33 +111,33 @@ void BM_CpuSolveSprayed(benchmark::State& state) {
 }
 BENCHMARK(BM_CpuSolveSprayed)->Arg(1'000)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMicrosecond);
 
-// What a solve of the CUDA solver's block program moves and does, from its host twin on one
+// What a solve of the CUDA solver's team program moves and does, from its host twin on one
 // thread (the counts do not depend on the threads): `bytes` through device memory
-// (block::bytes_moved, per-link state in shared memory as on an H100 or H200 below 14,500 links),
+// (team::bytes_moved, per-link state in shared memory as on an H100 or H200 below 14,500 links),
 // `upload_bytes` from the host, rounds, and the flow-list entries walked.
-void block_counters(benchmark::State& state, const FlowProblem& p) {
-  HostBlockSolver twin(1);
+void team_counters(benchmark::State& state, const FlowProblem& p) {
+  HostTeamSolver twin(1);
   std::vector<double> rates(p.flow_count());
   twin.solve(p, rates);
-  const block::Counts& c = twin.last_counts();
+  const team::Counts& c = twin.last_counts();
   state.counters["rounds"] = static_cast<double>(c.rounds);
   state.counters["entries"] = static_cast<double>(c.entries);
   state.counters["bytes"] = static_cast<double>(
-      block::bytes_moved(p.flow_count(), p.link_count(), p.flow_links.size(), p.weighted(), c,
+      team::bytes_moved(p.flow_count(), p.link_count(), p.flow_links.size(), p.weighted(), c,
                          p.link_count() * 16 <= 227 * 1024));
   state.counters["upload_bytes"] = static_cast<double>(
       8 * p.link_count() + 4 * (p.flow_count() + 1) + 4 * (p.link_count() + 1) + 8 * p.flow_links.size() +
       (p.weighted() ? 8 * p.flow_count() : 0));
 }
 
-// The block program on `threads` host threads: its time here is not the GPU's, its counts are.
-// Wall time: the block's threads are its own, started by each solve.
-void BM_HostBlockSolve(benchmark::State& state) {
-  HostBlockSolver solver(static_cast<uint32_t>(state.range(1)));
+// The team program on `threads` host threads: its time here is not the GPU's, its counts are.
+// Wall time: the team's threads are its own, started by each solve.
+void BM_HostTeamSolve(benchmark::State& state) {
+  HostTeamSolver solver(static_cast<uint32_t>(state.range(1)));
   run(state, solver);
-  block_counters(state, fat_tree_problem(static_cast<int>(state.range(0))));
+  team_counters(state, fat_tree_problem(static_cast<int>(state.range(0))));
 }
-BENCHMARK(BM_HostBlockSolve)
+BENCHMARK(BM_HostTeamSolve)
     ->ArgsProduct({{10'000, 100'000, 1'000'000}, {1, 2}})
     ->ArgNames({"", "threads"})
     ->UseRealTime()
@@ -216,7 +216,7 @@ void cuda_solve(benchmark::State& state, int spray) {
     return;
   }
   run(state, *solver, spray);
-  block_counters(state, fat_tree_problem(static_cast<int>(state.range(0)), spray));
+  team_counters(state, fat_tree_problem(static_cast<int>(state.range(0)), spray));
 }
 void BM_CudaSolve(benchmark::State& state) { cuda_solve(state, 1); }
 void BM_CudaSolveSprayed(benchmark::State& state) { cuda_solve(state, 8); }

@@ -1,19 +1,19 @@
-// CpuMaxMinSolver's progressive filling written as the program of one block of threads that share
+// CpuMaxMinSolver's progressive filling written as the program of one team of threads that share
 // memory and barriers: a GPU thread block (gpu_accel/max_min_solver.cu) or threads of this host
-// (block_filling_host.h), one source for both, so the host run is the GPU kernel's twin.
+// (team_filling_host.h), one source for both, so the host run is the GPU kernel's twin.
 //
 // A round does work only where the round's level reaches: every thread scans its share of the
-// links for the smallest fair share m (a block-wide minimum), the links within the tie tolerance of
-// m are listed, and the block walks those links' flow lists together (each bottleneck link's list
+// links for the smallest fair share m (a team-wide minimum), the links within the tie tolerance of
+// m are listed, and the team walks those links' flow lists together (each bottleneck link's list
 // is walked once in the whole solve, as each flow is frozen once); a flow frozen now charges its
 // links, and only the links it touched get their remaining capacity and share updated. The rates
 // are CpuMaxMinSolver's bit for bit: the same levels, ties, products and divisions, with weights
 // summed as integer units so the order atomics land in changes nothing.
 //
-// A Block is the execution context:
-//   uint32_t size(), rank();        // threads in the block, this thread's index
-//   void sync();                    // a barrier every thread of the block reaches
-//   double min(double v);           // the block's minimum of v (every thread calls it)
+// A Team is the execution context:
+//   uint32_t size(), rank();        // threads in the team, this thread's index
+//   void sync();                    // a barrier every thread of the team reaches
+//   double min(double v);           // the team's minimum of v (every thread calls it)
 //   uint32_t add(uint32_t* x, uint32_t v);  Units add(Units* x, Units v);  // atomic, old value
 //   uint32_t read(const uint32_t* flag);  // a flag another thread may be claiming
 //   bool claim(uint32_t* flag);     // atomically 0 -> 1: true for the one thread that turned it
@@ -24,12 +24,12 @@
 #include <cstdint>
 
 #ifdef __CUDACC__
-#define DTSIM_BLOCK_FN __device__
+#define DTSIM_TEAM_FN __device__
 #else
-#define DTSIM_BLOCK_FN
+#define DTSIM_TEAM_FN
 #endif
 
-namespace dtsim::network::flow::block {
+namespace dtsim::network::flow::team {
 
 using Units = unsigned long long;  // a weight in units of 2^-40 (FlowProblem), atomically added
 static_assert(sizeof(Units) == 8);
@@ -40,7 +40,7 @@ inline constexpr double kTieTolerance = 1e-12;  // max_min_solver.h's
 // reads (flow id, frozen flag, path) are in flight together rather than one after another.
 inline constexpr uint32_t kEntriesInFlight = 4;
 
-// The instance, FlowProblem's CSR arrays where the block can read them.
+// The instance, FlowProblem's CSR arrays where the team can read them.
 struct Problem {
   uint32_t flows = 0;
   uint32_t links = 0;
@@ -62,7 +62,7 @@ struct Counts {
   uint64_t charges = 0;          // link updates after a round (touched links, summed over rounds)
 };
 
-// The block's working memory, every array visible to all its threads.
+// The team's working memory, every array visible to all its threads.
 struct Scratch {
   double* remaining = nullptr;         // [links] capacity not yet given to frozen flows
   double* share = nullptr;             // [links] remaining over unfrozen weight; infinity once none
@@ -77,17 +77,17 @@ struct Scratch {
   Counts* counts = nullptr;            // written by thread 0
 };
 
-DTSIM_BLOCK_FN inline double weight_of(Units u) { return static_cast<double>(u) * kWeightUnit; }
+DTSIM_TEAM_FN inline double weight_of(Units u) { return static_cast<double>(u) * kWeightUnit; }
 
-DTSIM_BLOCK_FN inline Units units_of(const Problem& p, uint32_t f) {
+DTSIM_TEAM_FN inline Units units_of(const Problem& p, uint32_t f) {
   return p.weight == nullptr ? kUnitsPerWeight : static_cast<Units>(p.weight[f] * 0x1p40);
 }
 
-template <typename Block>
-DTSIM_BLOCK_FN void fill(Block& b, const Problem& p, const Scratch& s) {
+template <typename Team>
+DTSIM_TEAM_FN void fill(Team& b, const Problem& p, const Scratch& s) {
   const uint32_t threads = b.size();
   const uint32_t me = b.rank();
-  const double inf = Block::infinity();
+  const double inf = Team::infinity();
 
   for (uint32_t l = me; l < p.links; l += threads) {
     s.remaining[l] = p.capacity[l];
@@ -213,4 +213,4 @@ inline uint64_t bytes_moved(uint64_t flows, uint64_t links, uint64_t pairs, bool
   return init + scans + listing + freezing + charging;
 }
 
-}  // namespace dtsim::network::flow::block
+}  // namespace dtsim::network::flow::team

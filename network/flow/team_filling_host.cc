@@ -1,4 +1,4 @@
-#include "network/flow/block_filling_host.h"
+#include "network/flow/team_filling_host.h"
 
 #include <atomic>
 #include <barrier>
@@ -10,17 +10,17 @@
 namespace dtsim::network::flow {
 namespace {
 
-// What the threads of one host block share.
-struct HostBlockShared {
-  explicit HostBlockShared(uint32_t threads) : barrier(threads), mins(threads) {}
+// What the threads of one host team share.
+struct HostTeamShared {
+  explicit HostTeamShared(uint32_t threads) : barrier(threads), mins(threads) {}
   std::barrier<> barrier;
   std::vector<double> mins;
 };
 
-// One thread's view of the block (block_filling.h's Block).
-class HostBlock {
+// One thread's view of the team (team_filling.h's Team).
+class HostTeam {
  public:
-  HostBlock(HostBlockShared& shared, uint32_t rank) : shared_(shared), rank_(rank) {}
+  HostTeam(HostTeamShared& shared, uint32_t rank) : shared_(shared), rank_(rank) {}
   uint32_t size() const { return static_cast<uint32_t>(shared_.mins.size()); }
   uint32_t rank() const { return rank_; }
   void sync() { shared_.barrier.arrive_and_wait(); }
@@ -33,7 +33,7 @@ class HostBlock {
     return m;
   }
   uint32_t add(uint32_t* x, uint32_t v) { return std::atomic_ref(*x).fetch_add(v, std::memory_order_relaxed); }
-  block::Units add(block::Units* x, block::Units v) {
+  team::Units add(team::Units* x, team::Units v) {
     return std::atomic_ref(*x).fetch_add(v, std::memory_order_relaxed);
   }
   uint32_t read(const uint32_t* flag) {
@@ -46,13 +46,13 @@ class HostBlock {
   static double infinity() { return std::numeric_limits<double>::infinity(); }
 
  private:
-  HostBlockShared& shared_;
+  HostTeamShared& shared_;
   uint32_t rank_;
 };
 
 }  // namespace
 
-block::Problem block_problem(const FlowProblem& p) {
+team::Problem team_problem(const FlowProblem& p) {
   return {.flows = static_cast<uint32_t>(p.flow_count()),
           .links = static_cast<uint32_t>(p.link_count()),
           .capacity = p.capacity.data(),
@@ -63,13 +63,13 @@ block::Problem block_problem(const FlowProblem& p) {
           .weight = p.weighted() ? p.weight.data() : nullptr};
 }
 
-HostBlockSolver::HostBlockSolver(uint32_t threads) : threads_(threads) {
-  if (threads == 0) throw std::invalid_argument("HostBlockSolver: a block needs a thread");
+HostTeamSolver::HostTeamSolver(uint32_t threads) : threads_(threads) {
+  if (threads == 0) throw std::invalid_argument("HostTeamSolver: a team needs a thread");
 }
 
-void HostBlockSolver::solve(const FlowProblem& p, std::span<double> rates) {
+void HostTeamSolver::solve(const FlowProblem& p, std::span<double> rates) {
   if (p.link_offsets.size() != p.link_count() + 1 || rates.size() != p.flow_count()) {
-    throw std::invalid_argument("HostBlockSolver: link index not built or rates mis-sized");
+    throw std::invalid_argument("HostTeamSolver: link index not built or rates mis-sized");
   }
   const size_t links = p.link_count();
   remaining_.resize(links);
@@ -81,7 +81,7 @@ void HostBlockSolver::solve(const FlowProblem& p, std::span<double> rates) {
   touched_.resize(links);
   frozen_.resize(p.flow_count());
   uint32_t list_sizes[2] = {0, 0};
-  const block::Scratch s{.remaining = remaining_.data(),
+  const team::Scratch s{.remaining = remaining_.data(),
                          .share = share_.data(),
                          .unfrozen_units = unfrozen_units_.data(),
                          .frozen_units_now = frozen_units_now_.data(),
@@ -92,18 +92,18 @@ void HostBlockSolver::solve(const FlowProblem& p, std::span<double> rates) {
                          .list_sizes = list_sizes,
                          .rates = rates.data(),
                          .counts = &counts_};
-  const block::Problem problem = block_problem(p);
-  HostBlockShared shared(threads_);
+  const team::Problem problem = team_problem(p);
+  HostTeamShared shared(threads_);
   {
     std::vector<std::jthread> others;
     for (uint32_t t = 1; t < threads_; ++t) {
       others.emplace_back([&, t] {
-        HostBlock b(shared, t);
-        block::fill(b, problem, s);
+        HostTeam b(shared, t);
+        team::fill(b, problem, s);
       });
     }
-    HostBlock b(shared, 0);
-    block::fill(b, problem, s);
+    HostTeam b(shared, 0);
+    team::fill(b, problem, s);
   }  // the jthreads join here
 }
 

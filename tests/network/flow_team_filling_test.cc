@@ -1,6 +1,6 @@
-// The block program of network/flow/block_filling.h on host threads (the CUDA kernel's twin)
+// The team program of network/flow/team_filling.h on host threads (the CUDA kernel's twin)
 // against CpuMaxMinSolver, its oracle bit for bit, and its work counts against hand counts.
-#include "network/flow/block_filling_host.h"
+#include "network/flow/team_filling_host.h"
 
 #include <gtest/gtest.h>
 
@@ -23,13 +23,13 @@ std::vector<double> cpu_rates(const FlowProblem& p) {
   return rates;
 }
 
-std::vector<double> block_rates(const FlowProblem& p, uint32_t threads) {
+std::vector<double> team_rates(const FlowProblem& p, uint32_t threads) {
   std::vector<double> rates(p.flow_count(), -1.0);
-  HostBlockSolver(threads).solve(p, rates);
+  HostTeamSolver(threads).solve(p, rates);
   return rates;
 }
 
-TEST(HostBlockSolver, RatesAreTheCpuSolversBitForBitOnAnyNumberOfThreads) {
+TEST(HostTeamSolver, RatesAreTheCpuSolversBitForBitOnAnyNumberOfThreads) {
   struct Size {
     uint32_t links, flows, max_path;
   };
@@ -41,7 +41,7 @@ TEST(HostBlockSolver, RatesAreTheCpuSolversBitForBitOnAnyNumberOfThreads) {
       for (const FlowProblem* p : {&plain, &weighted}) {
         const std::vector<double> expected = cpu_rates(*p);
         for (const uint32_t threads : {1u, 2u, 3u, 8u}) {
-          EXPECT_EQ(block_rates(*p, threads), expected)
+          EXPECT_EQ(team_rates(*p, threads), expected)
               << s.flows << " flows, seed " << seed << (p->weighted() ? ", weighted" : "") << ", "
               << threads << " threads";
         }
@@ -50,7 +50,7 @@ TEST(HostBlockSolver, RatesAreTheCpuSolversBitForBitOnAnyNumberOfThreads) {
   }
 }
 
-TEST(HostBlockSolver, EdgeCasesAreTheCpuSolvers) {
+TEST(HostTeamSolver, EdgeCasesAreTheCpuSolvers) {
   FlowProblem halves;
   halves.capacity = {8, 6};
   for (const std::vector<uint32_t>& links : {std::vector<uint32_t>{0}, {0, 1}, {1}}) halves.add_flow(links, 0.5);
@@ -67,21 +67,21 @@ TEST(HostBlockSolver, EdgeCasesAreTheCpuSolvers) {
   };
   for (const FlowProblem& p : cases) {
     const std::vector<double> expected = cpu_rates(p);
-    for (const uint32_t threads : {1u, 4u}) EXPECT_EQ(block_rates(p, threads), expected) << threads << " threads";
+    for (const uint32_t threads : {1u, 4u}) EXPECT_EQ(team_rates(p, threads), expected) << threads << " threads";
   }
-  EXPECT_EQ(block_rates(cases[0], 2)[0], std::numeric_limits<double>::infinity());
+  EXPECT_EQ(team_rates(cases[0], 2)[0], std::numeric_limits<double>::infinity());
 }
 
-TEST(HostBlockSolver, CountsTheWorkOfEachRound) {
+TEST(HostTeamSolver, CountsTheWorkOfEachRound) {
   // Link 1 (capacity 4, flows 0 and 2) is the first level, 2: its two entries are walked, flows 0
   // and 2 freeze and touch links 0 and 1. Link 0 is left 8 for flow 1 alone, the second level: its
   // list holds flows 0 and 1, both walked; flow 1 touches link 0.
-  HostBlockSolver solver(2);
+  HostTeamSolver solver(2);
   const FlowProblem p = problem({10, 4}, {{0, 1}, {0}, {1}});
   std::vector<double> rates(3);
   solver.solve(p, rates);
   EXPECT_EQ(rates, (std::vector<double>{2, 8, 2}));
-  const block::Counts& c = solver.last_counts();
+  const team::Counts& c = solver.last_counts();
   EXPECT_EQ(c.rounds, 2u);
   EXPECT_EQ(c.link_scans, 4u);
   EXPECT_EQ(c.bottlenecks, 2u);
@@ -98,17 +98,17 @@ TEST(HostBlockSolver, CountsTheWorkOfEachRound) {
   EXPECT_EQ(solver.last_counts().charges, 3u);
 }
 
-TEST(HostBlockSolver, CountsDoNotDependOnTheThreadsAndWalkEachListOnce) {
+TEST(HostTeamSolver, CountsDoNotDependOnTheThreadsAndWalkEachListOnce) {
   const FlowProblem p = testing_support::random_flow_problem(5, 400, 20'000, 6);
   std::vector<double> rates(p.flow_count());
   CpuMaxMinSolver cpu;
   cpu.solve(p, rates);
-  HostBlockSolver one(1);
-  HostBlockSolver many(6);
+  HostTeamSolver one(1);
+  HostTeamSolver many(6);
   one.solve(p, rates);
   many.solve(p, rates);
-  const block::Counts& a = one.last_counts();
-  const block::Counts& b = many.last_counts();
+  const team::Counts& a = one.last_counts();
+  const team::Counts& b = many.last_counts();
   EXPECT_EQ(a.rounds, cpu.last_rounds());
   EXPECT_EQ(a.rounds, b.rounds);
   EXPECT_EQ(a.bottlenecks, b.bottlenecks);
