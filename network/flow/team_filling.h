@@ -23,6 +23,8 @@
 
 #include <cstdint>
 
+#include "network/flow/max_min_solver.h"
+
 #ifdef __CUDACC__
 #define DTSIM_TEAM_FN __device__
 #else
@@ -31,11 +33,9 @@
 
 namespace dtsim::network::flow::team {
 
-using Units = unsigned long long;  // a weight in units of 2^-40 (FlowProblem), atomically added
-static_assert(sizeof(Units) == 8);
-inline constexpr Units kUnitsPerWeight = Units{1} << 40;
-inline constexpr double kWeightUnit = 0x1p-40;
-inline constexpr double kTieTolerance = 1e-12;  // max_min_solver.h's
+// A weight in units of kWeightUnit (FlowProblem), in the type CUDA's 64-bit atomics take.
+using Units = unsigned long long;
+static_assert(sizeof(Units) == sizeof(uint64_t));
 // Entries of the bottleneck links' flow lists a thread holds at once, so that their dependent
 // reads (flow id, frozen flag, path) are in flight together rather than one after another.
 inline constexpr uint32_t kEntriesInFlight = 4;
@@ -80,7 +80,7 @@ struct Scratch {
 DTSIM_TEAM_FN inline double weight_of(Units u) { return static_cast<double>(u) * kWeightUnit; }
 
 DTSIM_TEAM_FN inline Units units_of(const Problem& p, uint32_t f) {
-  return p.weight == nullptr ? kUnitsPerWeight : static_cast<Units>(p.weight[f] * 0x1p40);
+  return p.weight == nullptr ? kUnitsPerWeight : static_cast<Units>(p.weight[f] / kWeightUnit);
 }
 
 template <typename Team>
