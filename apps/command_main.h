@@ -39,8 +39,8 @@ inline void keep_large_arrays_for_reuse() {
 // glibc's malloc backs its heap with transparent huge pages when its tunable glibc.malloc.hugetlb
 // is 1 (it advises the kernel, madvise MADV_HUGEPAGE, as the heap grows). A large run fills its
 // tables once, a fresh page at a time: an online run builds every rank's ops and state before its
-// first event, one fault per 4 KiB page (microseconds each on a VM, most of that phase:
-// bench/workloads.md), where a huge page takes one fault per 2 MiB. glibc reads its tunables only
+// first event, one fault per 4 KiB page (bench/workloads.md), where a huge page takes one fault per
+// 2 MiB. glibc reads its tunables only
 // when a program starts, so this starts the program again in the same process (exec keeps the
 // pid, the arguments and the open files) with the tunable added to GLIBC_TUNABLES; call it first
 // thing in main. Not done when the tunable is there already (set by the user, or this is the

@@ -1,6 +1,6 @@
 // CUDA progressive filling: network/flow/team_filling.h's team program run by one thread block
 // of kThreads threads, the whole solve in one launch. The solve is a chain of rounds (one per rate
-// level, 2,584 on the 1M-flow benchmark instance), each waiting on the previous one, and a round's
+// level, thousands on a large fat-tree instance), each waiting on the previous one, and a round's
 // work is small (a few bottleneck links' flow lists); a block's barrier costs tens of nanoseconds
 // where a grid-wide one or a launch costs microseconds, so one block on one SM runs every round.
 // The host twin (network/flow/team_filling_host.h) runs the same source in every build and is
@@ -128,8 +128,7 @@ class CudaMaxMinSolver final : public FlowSolver {
 
   std::string_view name() const override { return "cuda-max-min"; }
 
-  // Uploads the instance (8 bytes a link and a weighted flow, 4 an offset, 4 a flow-link pair in
-  // each direction), runs the block, downloads the rates.
+  // Uploads the instance (team::upload_bytes), runs the block, downloads the rates.
   void solve(const FlowProblem& p, std::span<double> rates) override {
     const auto flows = static_cast<uint32_t>(p.flow_count());
     const auto links = static_cast<uint32_t>(p.link_count());
@@ -153,7 +152,6 @@ class CudaMaxMinSolver final : public FlowSolver {
     touched_.reserve(link_slots);
     frozen_.reserve(flows);
     rates_.reserve(flows);
-    counts_.reserve(1);
 
     const team::Problem problem{.flows = flows,
                                  .links = links,
@@ -173,8 +171,8 @@ class CudaMaxMinSolver final : public FlowSolver {
                                  .touched = touched_.get(),
                                  .list_sizes = nullptr,  // the kernel's shared memory
                                  .rates = rates_.get(),
-                                 .counts = counts_.get()};
-    const size_t on_chip_bytes = links * (sizeof(double) + sizeof(team::Units));
+                                 .counts = nullptr};  // the host twin counts
+    const size_t on_chip_bytes = links * team::kOnChipBytesPerLink;
     const bool on_chip = on_chip_bytes <= shared_bytes_;
     fill_kernel<<<1, kThreads, on_chip ? on_chip_bytes : 0, stream_>>>(problem, scratch, on_chip);
     check(cudaGetLastError(), "launch");
@@ -202,7 +200,6 @@ class CudaMaxMinSolver final : public FlowSolver {
   DeviceArray<uint32_t> touched_;
   DeviceArray<uint32_t> frozen_;
   DeviceArray<double> rates_;
-  DeviceArray<team::Counts> counts_;
 };
 
 }  // namespace

@@ -72,8 +72,7 @@ FlowProblem fat_tree_problem(int flows, int spray = 1) {
   return p;
 }
 
-void run(benchmark::State& state, FlowSolver& solver, int spray = 1) {
-  const FlowProblem p = fat_tree_problem(static_cast<int>(state.range(0)), spray);
+void run(benchmark::State& state, FlowSolver& solver, const FlowProblem& p) {
   std::vector<double> rates(p.flow_count());
   for (auto _ : state) {
     solver.solve(p, rates);
@@ -93,7 +92,7 @@ void run(benchmark::State& state, FlowSolver& solver, int spray = 1) {
 
 void BM_CpuSolve(benchmark::State& state) {
   CpuMaxMinSolver solver;
-  run(state, solver);
+  run(state, solver, fat_tree_problem(static_cast<int>(state.range(0))));
   state.counters["rounds"] = solver.last_rounds();
 }
 BENCHMARK(BM_CpuSolve)
@@ -106,36 +105,32 @@ BENCHMARK(BM_CpuSolve)
 // Each transfer sprayed over 8 routes: 8 sub-flows of weight 1/8.
 void BM_CpuSolveSprayed(benchmark::State& state) {
   CpuMaxMinSolver solver;
-  run(state, solver, 8);
+  run(state, solver, fat_tree_problem(static_cast<int>(state.range(0)), 8));
   state.counters["rounds"] = solver.last_rounds();
 }
 BENCHMARK(BM_CpuSolveSprayed)->Arg(1'000)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMicrosecond);
 
-// What a solve of the CUDA solver's team program moves and does, from its host twin on one
-// thread (the counts do not depend on the threads): `bytes` through device memory
-// (team::bytes_moved, per-link state in shared memory as on an H100 or H200 below 14,500 links),
-// `upload_bytes` from the host, rounds, and the flow-list entries walked.
-void team_counters(benchmark::State& state, const FlowProblem& p) {
-  HostTeamSolver twin(1);
-  std::vector<double> rates(p.flow_count());
-  twin.solve(p, rates);
-  const team::Counts& c = twin.last_counts();
+// What a solve of the CUDA solver's team program moves and does, from the counts of its host twin
+// (which do not depend on the threads): `bytes` through device memory (team::bytes_moved, per-link
+// state in shared memory as on an H100 or H200 below 14,500 links), `upload_bytes` from the host
+// (team::upload_bytes), rounds, and the flow-list entries walked.
+void team_counters(benchmark::State& state, const FlowProblem& p, const team::Counts& c) {
   state.counters["rounds"] = static_cast<double>(c.rounds);
   state.counters["entries"] = static_cast<double>(c.entries);
   state.counters["bytes"] = static_cast<double>(
       team::bytes_moved(p.flow_count(), p.link_count(), p.flow_links.size(), p.weighted(), c,
-                         p.link_count() * 16 <= 227 * 1024));
-  state.counters["upload_bytes"] = static_cast<double>(
-      8 * p.link_count() + 4 * (p.flow_count() + 1) + 4 * (p.link_count() + 1) + 8 * p.flow_links.size() +
-      (p.weighted() ? 8 * p.flow_count() : 0));
+                        p.link_count() * team::kOnChipBytesPerLink <= 227 * 1024));
+  state.counters["upload_bytes"] =
+      static_cast<double>(team::upload_bytes(p.flow_count(), p.link_count(), p.flow_links.size(), p.weighted()));
 }
 
 // The team program on `threads` host threads: its time here is not the GPU's, its counts are.
 // Wall time: the team's threads are its own, started by each solve.
 void BM_HostTeamSolve(benchmark::State& state) {
   HostTeamSolver solver(static_cast<uint32_t>(state.range(1)));
-  run(state, solver);
-  team_counters(state, fat_tree_problem(static_cast<int>(state.range(0))));
+  const FlowProblem p = fat_tree_problem(static_cast<int>(state.range(0)));
+  run(state, solver, p);
+  team_counters(state, p, solver.last_counts());
 }
 BENCHMARK(BM_HostTeamSolve)
     ->ArgsProduct({{10'000, 100'000, 1'000'000}, {1, 2}})
@@ -215,8 +210,12 @@ void cuda_solve(benchmark::State& state, int spray) {
     state.SkipWithError("no CUDA device present");
     return;
   }
-  run(state, *solver, spray);
-  team_counters(state, fat_tree_problem(static_cast<int>(state.range(0)), spray));
+  const FlowProblem p = fat_tree_problem(static_cast<int>(state.range(0)), spray);
+  run(state, *solver, p);
+  HostTeamSolver twin(1);  // the GPU solver counts nothing; its twin's counts are the same
+  std::vector<double> rates(p.flow_count());
+  twin.solve(p, rates);
+  team_counters(state, p, twin.last_counts());
 }
 void BM_CudaSolve(benchmark::State& state) { cuda_solve(state, 1); }
 void BM_CudaSolveSprayed(benchmark::State& state) { cuda_solve(state, 8); }

@@ -75,8 +75,7 @@ class FlowSolver {
 };
 
 // Problems with at least this many flows go to a GPU solver when one is given; smaller ones stay
-// on the CPU. Measured on an H200 host (bench/network.md): the CUDA solver took 16.4 ms against
-// the CPU's 12.6 ms at 10k flows, 30.0 against 35.6 ms at 100k, and 86 against 179 ms at 1M.
+// on the CPU. Where a GPU last measured faster than the CPU (bench/network.md, "On a GPU").
 inline constexpr size_t kAcceleratorMinFlows = 100'000;
 
 // Progressive filling with exact bottleneck freezing. Each round every link that still carries

@@ -74,7 +74,7 @@ struct Scratch {
   uint32_t* touched = nullptr;         // [links] links a flow frozen this round crosses
   uint32_t* list_sizes = nullptr;      // [2]: bottlenecks, touched
   double* rates = nullptr;             // [flows] the result
-  Counts* counts = nullptr;            // written by thread 0
+  Counts* counts = nullptr;            // written by thread 0; null: not counted
 };
 
 DTSIM_TEAM_FN inline double weight_of(Units u) { return static_cast<double>(u) * kWeightUnit; }
@@ -100,7 +100,7 @@ DTSIM_TEAM_FN void fill(Team& b, const Problem& p, const Scratch& s) {
     s.frozen[f] = crosses_nothing ? 1 : 0;
     s.rates[f] = crosses_nothing ? inf : 0.0;
   }
-  if (me == 0) *s.counts = Counts{};
+  if (me == 0 && s.counts != nullptr) *s.counts = Counts{};
   b.sync();
   if (p.weight != nullptr) {
     for (uint32_t f = me; f < p.flows; f += threads) {
@@ -184,7 +184,7 @@ DTSIM_TEAM_FN void fill(Team& b, const Problem& p, const Scratch& s) {
       s.frozen_units_now[l] = 0;
       s.share[l] = s.unfrozen_units[l] > 0 ? s.remaining[l] / weight_of(s.unfrozen_units[l]) : inf;
     }
-    if (me == 0) {
+    if (me == 0 && s.counts != nullptr) {
       Counts& c = *s.counts;
       ++c.rounds;
       c.link_scans += p.links;
@@ -194,6 +194,15 @@ DTSIM_TEAM_FN void fill(Team& b, const Problem& p, const Scratch& s) {
     }
     b.sync();
   }
+}
+
+// Bytes of per-link state (share and frozen weight) a GPU keeps in an SM's shared memory when the
+// links fit there.
+inline constexpr uint64_t kOnChipBytesPerLink = sizeof(double) + sizeof(Units);
+
+// Bytes a solve uploads: the instance's arrays, both link indexes included.
+inline uint64_t upload_bytes(uint64_t flows, uint64_t links, uint64_t pairs, bool weighted) {
+  return links * 8 + (flows + 1) * 4 + (links + 1) * 4 + pairs * 4 * 2 + (weighted ? flows * 8 : 0);
 }
 
 // Bytes a solve moves through device memory, from its counts: reads and writes of whole elements,

@@ -50,8 +50,7 @@ class HostTeam {
   uint32_t rank_;
 };
 
-}  // namespace
-
+// The team's view of a FlowProblem (pointers into it).
 team::Problem team_problem(const FlowProblem& p) {
   return {.flows = static_cast<uint32_t>(p.flow_count()),
           .links = static_cast<uint32_t>(p.link_count()),
@@ -62,6 +61,8 @@ team::Problem team_problem(const FlowProblem& p) {
           .link_flows = p.link_flows.data(),
           .weight = p.weighted() ? p.weight.data() : nullptr};
 }
+
+}  // namespace
 
 HostTeamSolver::HostTeamSolver(uint32_t threads) : threads_(threads) {
   if (threads == 0) throw std::invalid_argument("HostTeamSolver: a team needs a thread");

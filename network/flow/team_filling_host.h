@@ -29,7 +29,4 @@ class HostTeamSolver final : public FlowSolver {
   std::vector<uint32_t> frozen_, bottlenecks_, entry_start_, touched_;
 };
 
-// The team's view of a FlowProblem (pointers into it; p must outlive the view).
-team::Problem team_problem(const FlowProblem& p);
-
 }  // namespace dtsim::network::flow

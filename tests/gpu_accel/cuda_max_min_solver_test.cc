@@ -34,9 +34,7 @@ void expect_same_rates(const FlowProblem& p, network::flow::FlowSolver& gpu, con
   }
 }
 
-FlowProblem problem(std::vector<double> capacity, const std::vector<std::vector<uint32_t>>& flows) {
-  return testing_support::flow_problem(std::move(capacity), flows);
-}
+using testing_support::flow_problem;
 
 TEST(CudaMaxMinSolver, FactoryGivesASolverExactlyWhenAGpuIsPresent) {
   EXPECT_EQ(make_cuda_max_min_solver() != nullptr, cuda_device_present());
@@ -57,16 +55,14 @@ TEST(CudaMaxMinSolver, MatchesTheCpuOracleOnRandomInstances) {
   }
 }
 
-FlowProblem sprayed(const FlowProblem& base, uint64_t seed) {
-  return testing_support::sprayed_flow_problem(base, seed);
-}
+using testing_support::sprayed_flow_problem;
 
 TEST(CudaMaxMinSolver, MatchesTheCpuOracleOnWeightedInstances) {
   SKIP_WITHOUT_GPU();
   auto gpu = make_cuda_max_min_solver();
   for (const uint32_t flows : {10u, 500u, 20'000u, 100'000u}) {
     for (uint64_t seed = 1; seed <= 4; ++seed) {
-      const FlowProblem p = sprayed(
+      const FlowProblem p = sprayed_flow_problem(
           testing_support::random_flow_problem(seed, flows / 10 + 8, flows, 6), seed);
       ASSERT_TRUE(p.weighted());
       expect_same_rates(p, *gpu, "weighted instance");
@@ -78,7 +74,7 @@ TEST(CudaMaxMinSolver, WeightedSolvesAreTheSameOnEveryRun) {
   // Frozen weight is added up in integer units by atomics: the order they land in changes nothing.
   SKIP_WITHOUT_GPU();
   auto gpu = make_cuda_max_min_solver();
-  const FlowProblem p = sprayed(testing_support::random_flow_problem(7, 2000, 50'000, 6), 7);
+  const FlowProblem p = sprayed_flow_problem(testing_support::random_flow_problem(7, 2000, 50'000, 6), 7);
   std::vector<double> first(p.flow_count()), again(p.flow_count());
   gpu->solve(p, first);
   for (int run = 0; run < 5; ++run) {
@@ -91,7 +87,7 @@ TEST(CudaMaxMinSolver, RatesAreTheCpuSolversBitForBit) {
   SKIP_WITHOUT_GPU();
   auto gpu = make_cuda_max_min_solver();
   const FlowProblem plain = testing_support::random_flow_problem(3, 2000, 50'000, 6);
-  for (const FlowProblem& p : {plain, sprayed(plain, 3)}) {
+  for (const FlowProblem& p : {plain, sprayed_flow_problem(plain, 3)}) {
     std::vector<double> cpu(p.flow_count()), got(p.flow_count());
     CpuMaxMinSolver().solve(p, cpu);
     gpu->solve(p, got);
@@ -102,10 +98,10 @@ TEST(CudaMaxMinSolver, RatesAreTheCpuSolversBitForBit) {
 TEST(CudaMaxMinSolver, MatchesTheCpuOracleOnEdgeCases) {
   SKIP_WITHOUT_GPU();
   auto gpu = make_cuda_max_min_solver();
-  expect_same_rates(problem({1}, {{}, {0}}), *gpu, "flow without links");
-  expect_same_rates(problem({0, 6}, {{0, 1}, {1}}), *gpu, "zero-capacity link");
-  expect_same_rates(problem({1, 1, 1}, {{0, 1, 2}, {0}, {1}, {2}}), *gpu, "parking lot");
-  expect_same_rates(problem({5, 7}, {}), *gpu, "no flows");
+  expect_same_rates(flow_problem({1}, {{}, {0}}), *gpu, "flow without links");
+  expect_same_rates(flow_problem({0, 6}, {{0, 1}, {1}}), *gpu, "zero-capacity link");
+  expect_same_rates(flow_problem({1, 1, 1}, {{0, 1, 2}, {0}, {1}, {2}}), *gpu, "parking lot");
+  expect_same_rates(flow_problem({5, 7}, {}), *gpu, "no flows");
   FlowProblem halves;
   halves.capacity = {8, 6};
   for (const std::vector<uint32_t>& links : {std::vector<uint32_t>{0}, {0, 1}, {1}}) {

@@ -13,9 +13,7 @@
 namespace dtsim::network::flow {
 namespace {
 
-FlowProblem problem(std::vector<double> capacity, const std::vector<std::vector<uint32_t>>& flows) {
-  return testing_support::flow_problem(std::move(capacity), flows);
-}
+using testing_support::flow_problem;
 
 std::vector<double> cpu_rates(const FlowProblem& p) {
   std::vector<double> rates(p.flow_count());
@@ -57,12 +55,12 @@ TEST(HostTeamSolver, EdgeCasesAreTheCpuSolvers) {
   halves.add_flow(std::vector<uint32_t>{0}, 2.0);
   halves.build_link_index();
   const FlowProblem cases[] = {
-      problem({1}, {{}, {0}}),                           // a flow that crosses nothing: +infinity
-      problem({0, 6}, {{0, 1}, {1}}),                    // a zero-capacity link
-      problem({1, 1, 1}, {{0, 1, 2}, {0}, {1}, {2}}),    // parking lot
-      problem({5, 7}, {}),                               // no flows
-      problem({}, {{}, {}}),                             // no links
-      problem({100e9, 25e9, 50e9}, {{0, 1, 2}}),         // a lone flow
+      flow_problem({1}, {{}, {0}}),                           // a flow that crosses nothing: +infinity
+      flow_problem({0, 6}, {{0, 1}, {1}}),                    // a zero-capacity link
+      flow_problem({1, 1, 1}, {{0, 1, 2}, {0}, {1}, {2}}),    // parking lot
+      flow_problem({5, 7}, {}),                               // no flows
+      flow_problem({}, {{}, {}}),                             // no links
+      flow_problem({100e9, 25e9, 50e9}, {{0, 1, 2}}),         // a lone flow
       halves,                                            // weights 1/2 and 2
   };
   for (const FlowProblem& p : cases) {
@@ -77,7 +75,7 @@ TEST(HostTeamSolver, CountsTheWorkOfEachRound) {
   // and 2 freeze and touch links 0 and 1. Link 0 is left 8 for flow 1 alone, the second level: its
   // list holds flows 0 and 1, both walked; flow 1 touches link 0.
   HostTeamSolver solver(2);
-  const FlowProblem p = problem({10, 4}, {{0, 1}, {0}, {1}});
+  const FlowProblem p = flow_problem({10, 4}, {{0, 1}, {0}, {1}});
   std::vector<double> rates(3);
   solver.solve(p, rates);
   EXPECT_EQ(rates, (std::vector<double>{2, 8, 2}));
@@ -90,7 +88,7 @@ TEST(HostTeamSolver, CountsTheWorkOfEachRound) {
 
   // Parking lot: one level of 1/2, every link a bottleneck, each of the six entries walked once.
   std::vector<double> lot(4);
-  solver.solve(problem({1, 1, 1}, {{0, 1, 2}, {0}, {1}, {2}}), lot);
+  solver.solve(flow_problem({1, 1, 1}, {{0, 1, 2}, {0}, {1}, {2}}), lot);
   EXPECT_EQ(lot, (std::vector<double>{0.5, 0.5, 0.5, 0.5}));
   EXPECT_EQ(solver.last_counts().rounds, 1u);
   EXPECT_EQ(solver.last_counts().bottlenecks, 3u);
@@ -98,7 +96,7 @@ TEST(HostTeamSolver, CountsTheWorkOfEachRound) {
   EXPECT_EQ(solver.last_counts().charges, 3u);
 }
 
-TEST(HostTeamSolver, CountsDoNotDependOnTheThreadsAndWalkEachListOnce) {
+TEST(HostTeamSolver, CountsDoNotDependOnTheThreadsAndWalkEachListAtMostOnce) {
   const FlowProblem p = testing_support::random_flow_problem(5, 400, 20'000, 6);
   std::vector<double> rates(p.flow_count());
   CpuMaxMinSolver cpu;
