@@ -103,7 +103,7 @@ class CpuMaxMinSolver final : public FlowSolver {
   std::vector<double> min_tree_;      // the shares' tournament tree (fill), root at 1
   std::vector<size_t> descend_;       // its nodes still to visit in a search for bottlenecks
   std::vector<uint32_t> candidates_;  // leaves that may tie, in a pass over them
-  std::vector<uint32_t> position_;    // link -> its index in active_links_ (its leaf)
+  std::vector<uint32_t> position_;    // link -> its index in active_links_ or solo_links_ (its leaf)
   std::vector<uint32_t> bottlenecks_;
   std::vector<double> remaining_;
   std::vector<uint32_t> unfrozen_;
@@ -112,6 +112,13 @@ class CpuMaxMinSolver final : public FlowSolver {
   std::vector<uint64_t> frozen_units_now_;  // weight of its flows frozen this round
   std::vector<uint32_t> active_links_;
   std::vector<uint32_t> touched_;
+  // Links that one flow crosses (fill): their shares' tree, its leaf count, the links in leaf
+  // order, which links are such, and those whose flow froze this round.
+  std::vector<double> solo_tree_;
+  size_t solo_leaves_ = 1;
+  std::vector<uint32_t> solo_links_;
+  std::vector<uint8_t> solo_;
+  std::vector<uint32_t> touched_solo_;
   std::vector<uint8_t> frozen_;
   uint32_t last_rounds_ = 0;
 };

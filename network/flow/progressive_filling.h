@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstddef>
 #include <limits>
 
 #include "network/flow/max_min_solver.h"
@@ -38,21 +39,28 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
 
   remaining_.resize(links);
   unfrozen_.resize(links);
-  frozen_now_.assign(links, 0);
   unfrozen_units_.resize(links);
-  frozen_units_now_.assign(links, 0);
+  // Every round returns the entries it counted in to zero, so these are zero between solves.
+  frozen_now_.resize(links, 0);
+  frozen_units_now_.resize(links, 0);
+  assert(std::all_of(frozen_now_.begin(), frozen_now_.begin() + static_cast<std::ptrdiff_t>(links),
+                     [](uint32_t n) { return n == 0; }));
   frozen_.assign(v.flow_count(), 0);
   position_.resize(links);
+  solo_.resize(links);
   active_links_.clear();
+  solo_links_.clear();
   for (uint32_t l = 0; l < links; ++l) {
     remaining_[l] = v.capacity(l);
     unfrozen_[l] = v.flows_on_count(l);
     unfrozen_units_[l] = 0;
+    solo_[l] = unfrozen_[l] == 1;
     if (unfrozen_[l] == 0) continue;
     assert(remaining_[l] >= 0 && remaining_[l] < kInf);
     unfrozen_units_[l] = v.units_on(l);
-    position_[l] = static_cast<uint32_t>(active_links_.size());
-    active_links_.push_back(l);
+    std::vector<uint32_t>& list = solo_[l] ? solo_links_ : active_links_;
+    position_[l] = static_cast<uint32_t>(list.size());
+    list.push_back(l);
   }
   for (uint32_t f = 0; f < v.flow_count(); ++f) {
     if (v.crosses_nothing(f)) {
@@ -70,6 +78,21 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
   // many (an all-to-all's), the inner nodes are left stale and the next round finds its level
   // and ties by one pass over the leaves, which costs what a rebuild would; the tree is rebuilt
   // when a round touches few links again.
+  // A link that one flow crosses (the rate cap of a ring's channel, the flow model's virtual link
+  // per capped transfer: most links of an online training run's solves) keeps its share until
+  // that flow freezes, when it is done. Such links sit in a tree of their own that is never
+  // stale: each one's leaf changes once, to +infinity, and its path stops at the first ancestor
+  // that keeps its minimum (at once where its neighbours share one cap). The passes, rebuilds and
+  // plantings of the main tree then cover the shared links only. The round's level is the smaller
+  // root; its bottlenecks are the leaves of both trees within the tolerance of it.
+  solo_leaves_ = 1;
+  while (solo_leaves_ < solo_links_.size()) solo_leaves_ *= 2;
+  solo_tree_.assign(2 * solo_leaves_, kInf);
+  for (size_t i = 0; i < solo_links_.size(); ++i) {
+    const uint32_t l = solo_links_[i];
+    solo_tree_[solo_leaves_ + i] = remaining_[l] / weight_of_units(unfrozen_units_[l]);
+  }
+  for (size_t n = solo_leaves_ - 1; n >= 1; --n) solo_tree_[n] = std::min(solo_tree_[2 * n], solo_tree_[2 * n + 1]);
   size_t leaves = 1;
   size_t depth = 1;  // levels from a leaf to the root, counting both
   bool inner_fresh = false;  // whether the inner nodes hold their children's minimum
@@ -101,26 +124,36 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
   };
   plant();
   std::vector<uint32_t>& touched = touched_;  // links whose flows froze this round
+  // Appends the links of the leaves of `tree` (fresh, `tree_leaves` leaves over `at`) whose share
+  // is at most `bound`, descending only into subtrees whose minimum is.
+  auto collect = [&](const std::vector<double>& tree, size_t tree_leaves, const std::vector<uint32_t>& at,
+                     double bound) {
+    descend_.assign(1, 1);
+    while (!descend_.empty()) {
+      const size_t n = descend_.back();
+      descend_.pop_back();
+      if (tree[n] > bound) continue;
+      if (n >= tree_leaves) {
+        bottlenecks_.push_back(at[n - tree_leaves]);
+      } else {
+        descend_.push_back(2 * n + 1);
+        descend_.push_back(2 * n);
+      }
+    }
+  };
   uint32_t rounds = 0;
   for (;;) {
-    double m = kInf;
-    double threshold = kInf;
+    // The solo links' least share bounds the level from the start.
+    const double solo_min = solo_tree_[1];
+    double m = solo_min;
+    double threshold = m * (1.0 + kTieTolerance);
     bottlenecks_.clear();
     if (inner_fresh) {
-      m = min_tree_[1];
-      threshold = m * (1.0 + kTieTolerance);
-      descend_.assign(1, 1);
-      while (!descend_.empty() && m < kInf) {
-        const size_t n = descend_.back();
-        descend_.pop_back();
-        if (min_tree_[n] > threshold) continue;
-        if (n >= leaves) {
-          bottlenecks_.push_back(active_links_[n - leaves]);
-        } else {
-          descend_.push_back(2 * n + 1);
-          descend_.push_back(2 * n);
-        }
+      if (min_tree_[1] < m) {
+        m = min_tree_[1];
+        threshold = m * (1.0 + kTieTolerance);
       }
+      if (m < kInf) collect(min_tree_, leaves, active_links_, threshold);
     } else {
       // One pass finds the minimum and every leaf that might tie with it (those within the
       // tolerance of the minimum so far); the candidates are then filtered by the final threshold.
@@ -140,8 +173,10 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
     }
     if (!(m < kInf)) break;
     ++rounds;
+    if (solo_min <= threshold) collect(solo_tree_, solo_leaves_, solo_links_, threshold);
 
     touched.clear();
+    touched_solo_.clear();
     for (uint32_t l : bottlenecks_) {
       v.for_each_flow_on(l, [&](uint32_t f) {
         if (frozen_[f]) return;
@@ -149,10 +184,24 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
         const uint64_t units = v.weight_units(f);
         rates[f] = m * weight_of_units(units);
         v.for_each_link_of(f, [&](uint32_t k) {
-          if (frozen_now_[k]++ == 0) touched.push_back(k);
+          if (frozen_now_[k]++ == 0) (solo_[k] ? touched_solo_ : touched).push_back(k);
           frozen_units_now_[k] += units;
         });
       });
+    }
+    // A solo link's one flow froze: it is done.
+    for (uint32_t l : touched_solo_) {
+      unfrozen_[l] = 0;
+      unfrozen_units_[l] = 0;
+      frozen_now_[l] = 0;
+      frozen_units_now_[l] = 0;
+      size_t n = solo_leaves_ + position_[l];
+      solo_tree_[n] = kInf;
+      for (n /= 2; n >= 1; n /= 2) {
+        const double low = std::min(solo_tree_[2 * n], solo_tree_[2 * n + 1]);
+        if (solo_tree_[n] == low) break;
+        solo_tree_[n] = low;
+      }
     }
     // Capacity drops by m per unit of weight frozen, applied once per link as m * weight; the
     // weight is an integer sum of units, so neither this solver's freezing order nor the order

@@ -48,6 +48,29 @@ TEST(HostTeamSolver, RatesAreTheCpuSolversBitForBitOnAnyNumberOfThreads) {
   }
 }
 
+// Links that one flow crosses (capped transfers) sit apart in the CPU solver's filling; the team
+// program keeps every link alike, so equal rates show the split changes no level and no tie:
+// caps at a flow's own level, below it, shared by many, and far above it, with weights too.
+TEST(HostTeamSolver, CappedFlowsAreTheCpuSolversBitForBit) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    const FlowProblem plain = testing_support::random_flow_problem(seed, 200, 3'000, 6);
+    const FlowProblem weighted = testing_support::sprayed_flow_problem(plain, seed);
+    for (const FlowProblem* base : {&plain, &weighted}) {
+      const FlowProblem capped = testing_support::capped_flow_problem(*base, cpu_rates(*base), seed);
+      const std::vector<double> expected = cpu_rates(capped);
+      // The caps bind: some flows run below their uncapped rate.
+      const std::vector<double> uncapped = cpu_rates(*base);
+      size_t slower = 0;
+      for (size_t f = 0; f < expected.size(); ++f) slower += expected[f] < uncapped[f] ? 1 : 0;
+      EXPECT_GT(slower, capped.flow_count() / 8) << "seed " << seed;
+      for (const uint32_t threads : {1u, 3u}) {
+        EXPECT_EQ(team_rates(capped, threads), expected)
+            << "seed " << seed << (base->weighted() ? ", weighted" : "") << ", " << threads << " threads";
+      }
+    }
+  }
+}
+
 TEST(HostTeamSolver, EdgeCasesAreTheCpuSolvers) {
   FlowProblem halves;
   halves.capacity = {8, 6};
