@@ -75,8 +75,7 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
   // descending only into subtrees whose minimum is within the tie tolerance of it. A round that
   // touched a few links updates their paths to the root, so a round that freezes a few flows among
   // thousands of links costs their paths, not a pass over every link; after a round that touched
-  // many (an all-to-all's), where the paths would cost more than the tree, the tree is rebuilt
-  // from its leaves instead.
+  // a quarter of the links or more (an all-to-all's), the tree is rebuilt from its leaves instead.
   // A link that one flow crosses (the rate cap of a ring's channel, the flow model's virtual link
   // per capped transfer: most links of an online training run's solves) keeps its share until
   // that flow freezes, when it is done. Such links sit in a tree of their own that is never
@@ -93,7 +92,6 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
   }
   for (size_t n = solo_leaves_ - 1; n >= 1; --n) solo_tree_[n] = std::min(solo_tree_[2 * n], solo_tree_[2 * n + 1]);
   size_t leaves = 1;
-  size_t depth = 1;  // levels from a leaf to the root, counting both
   auto rebuild = [&] {
     for (size_t n = leaves - 1; n >= 1; --n) min_tree_[n] = std::min(min_tree_[2 * n], min_tree_[2 * n + 1]);
   };
@@ -109,8 +107,7 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
     }
     active_links_.resize(kept);
     leaves = 1;
-    depth = 1;
-    for (; leaves < kept; leaves *= 2) ++depth;
+    while (leaves < kept) leaves *= 2;
     min_tree_.assign(2 * leaves, kInf);
     for (size_t i = 0; i < kept; ++i) {
       const uint32_t l = active_links_[i];
@@ -181,8 +178,9 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
     // Capacity drops by m per unit of weight frozen, applied once per link as m * weight; the
     // weight is an integer sum of units, so neither this solver's freezing order nor the order
     // the CUDA solver's atomics land in changes it (for weights of 1 it is the count).
-    // A path update is a few random reads per level, a rebuild one sequential pass.
-    const bool many = touched.size() * 2 * depth > active_links_.size();
+    // A path update stops at the first ancestor whose minimum holds, most within a level or two;
+    // a rebuild is a sequential pass over the tree, which pays once a quarter of the leaves changed.
+    const bool many = touched.size() * 4 > active_links_.size();
     for (uint32_t l : touched) {
       const double left = remaining_[l] - m * weight_of_units(frozen_units_now_[l]);
       remaining_[l] = left > 0 ? left : 0;
