@@ -102,6 +102,7 @@ class CpuMaxMinSolver final : public FlowSolver {
   // Scratch kept between solves so a re-solve does not allocate.
   std::vector<double> min_tree_;      // the shares' tournament tree (fill), root at 1
   std::vector<size_t> descend_;       // its nodes still to visit in a search for bottlenecks
+  std::vector<uint32_t> candidates_;  // leaves that may tie, in a pass over them
   std::vector<uint32_t> position_;    // link -> its index in active_links_ or solo_links_ (its leaf)
   std::vector<uint32_t> bottlenecks_;
   std::vector<double> remaining_;

@@ -74,13 +74,15 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
   // the smaller of their children: the round's level is the root, and its bottlenecks are found by
   // descending only into subtrees whose minimum is within the tie tolerance of it. A round that
   // touched a few links updates their paths to the root, so a round that freezes a few flows among
-  // thousands of links costs their paths, not a pass over every link; after a round that touched
-  // a quarter of the links or more (an all-to-all's), the tree is rebuilt from its leaves instead.
+  // thousands of links costs their paths, not a pass over every link. After a round that touched
+  // many (an all-to-all's), the inner nodes are left stale and the next round finds its level
+  // and ties by one pass over the leaves, which costs what a rebuild would; the tree is rebuilt
+  // when a round touches few links again.
   // A link that one flow crosses (the rate cap of a ring's channel, the flow model's virtual link
   // per capped transfer: most links of an online training run's solves) keeps its share until
   // that flow freezes, when it is done. Such links sit in a tree of their own that is never
   // stale: each one's leaf changes once, to +infinity, and its path stops at the first ancestor
-  // that keeps its minimum (at once where its neighbours share one cap). The rebuilds and
+  // that keeps its minimum (at once where its neighbours share one cap). The passes, rebuilds and
   // plantings of the main tree then cover the shared links only. The round's level is the smaller
   // root; its bottlenecks are the leaves of both trees within the tolerance of it.
   solo_leaves_ = 1;
@@ -92,11 +94,14 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
   }
   for (size_t n = solo_leaves_ - 1; n >= 1; --n) solo_tree_[n] = std::min(solo_tree_[2 * n], solo_tree_[2 * n + 1]);
   size_t leaves = 1;
+  size_t depth = 1;  // levels from a leaf to the root, counting both
+  bool inner_fresh = false;  // whether the inner nodes hold their children's minimum
   auto rebuild = [&] {
     for (size_t n = leaves - 1; n >= 1; --n) min_tree_[n] = std::min(min_tree_[2 * n], min_tree_[2 * n + 1]);
+    inner_fresh = true;
   };
   // A tree over the links that still have unfrozen flows, planted anew when over half its leaves
-  // have none left, so that a rebuild costs what is left.
+  // have none left, so that a pass over it costs what is left.
   size_t dead = 0;
   auto plant = [&] {
     size_t kept = 0;
@@ -107,7 +112,8 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
     }
     active_links_.resize(kept);
     leaves = 1;
-    while (leaves < kept) leaves *= 2;
+    depth = 1;
+    for (; leaves < kept; leaves *= 2) ++depth;
     min_tree_.assign(2 * leaves, kInf);
     for (size_t i = 0; i < kept; ++i) {
       const uint32_t l = active_links_[i];
@@ -118,8 +124,8 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
   };
   plant();
   std::vector<uint32_t>& touched = touched_;  // links whose flows froze this round
-  // Appends the links of the leaves of `tree` (`tree_leaves` leaves over `at`) whose share is at
-  // most `bound`, descending only into subtrees whose minimum is.
+  // Appends the links of the leaves of `tree` (fresh, `tree_leaves` leaves over `at`) whose share
+  // is at most `bound`, descending only into subtrees whose minimum is.
   auto collect = [&](const std::vector<double>& tree, size_t tree_leaves, const std::vector<uint32_t>& at,
                      double bound) {
     descend_.assign(1, 1);
@@ -137,15 +143,37 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
   };
   uint32_t rounds = 0;
   for (;;) {
-    // The level: the least share of either tree; its bottlenecks: their leaves within the tie
-    // tolerance of it.
-    const double m = std::min(min_tree_[1], solo_tree_[1]);
+    // The solo links' least share bounds the level from the start.
+    const double solo_min = solo_tree_[1];
+    double m = solo_min;
+    double threshold = m * (1.0 + kTieTolerance);
+    bottlenecks_.clear();
+    if (inner_fresh) {
+      if (min_tree_[1] < m) {
+        m = min_tree_[1];
+        threshold = m * (1.0 + kTieTolerance);
+      }
+      if (m < kInf) collect(min_tree_, leaves, active_links_, threshold);
+    } else {
+      // One pass finds the minimum and every leaf that might tie with it (those within the
+      // tolerance of the minimum so far); the candidates are then filtered by the final threshold.
+      candidates_.clear();
+      for (size_t i = 0; i < active_links_.size(); ++i) {
+        const double share = min_tree_[leaves + i];
+        if (share > threshold) continue;
+        if (share < m) {
+          m = share;
+          threshold = m * (1.0 + kTieTolerance);
+        }
+        candidates_.push_back(static_cast<uint32_t>(i));
+      }
+      for (uint32_t i : candidates_) {
+        if (min_tree_[leaves + i] <= threshold) bottlenecks_.push_back(active_links_[i]);
+      }
+    }
     if (!(m < kInf)) break;
     ++rounds;
-    const double threshold = m * (1.0 + kTieTolerance);
-    bottlenecks_.clear();
-    if (min_tree_[1] <= threshold) collect(min_tree_, leaves, active_links_, threshold);
-    if (solo_tree_[1] <= threshold) collect(solo_tree_, solo_leaves_, solo_links_, threshold);
+    if (solo_min <= threshold) collect(solo_tree_, solo_leaves_, solo_links_, threshold);
 
     touched.clear();
     touched_solo_.clear();
@@ -178,9 +206,9 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
     // Capacity drops by m per unit of weight frozen, applied once per link as m * weight; the
     // weight is an integer sum of units, so neither this solver's freezing order nor the order
     // the CUDA solver's atomics land in changes it (for weights of 1 it is the count).
-    // A path update stops at the first ancestor whose minimum holds, most within a level or two;
-    // a rebuild is a sequential pass over the tree, which pays once a quarter of the leaves changed.
-    const bool many = touched.size() * 4 > active_links_.size();
+    // A path update is a few random reads per level, a leaf in a pass one sequential read.
+    const bool many = touched.size() * 2 * depth > active_links_.size();
+    if (many) inner_fresh = false;
     for (uint32_t l : touched) {
       const double left = remaining_[l] - m * weight_of_units(frozen_units_now_[l]);
       remaining_[l] = left > 0 ? left : 0;
@@ -195,7 +223,7 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
         min_tree_[n] = kInf;
         ++dead;
       }
-      if (many) continue;
+      if (!inner_fresh) continue;
       for (n /= 2; n >= 1; n /= 2) {
         const double low = std::min(min_tree_[2 * n], min_tree_[2 * n + 1]);
         if (min_tree_[n] == low) break;
@@ -204,7 +232,7 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
     }
     if (dead * 2 > active_links_.size()) {
       plant();
-    } else if (many) {
+    } else if (!many && !inner_fresh) {
       rebuild();
     }
   }
