@@ -112,10 +112,9 @@ class CpuMaxMinSolver final : public FlowSolver {
   std::vector<uint64_t> frozen_units_now_;  // weight of its flows frozen this round
   std::vector<uint32_t> active_links_;
   std::vector<uint32_t> touched_;
-  // Links that one flow crosses (fill): their shares' tree, its leaf count, the links in leaf
-  // order, which links are such, and those whose flow froze this round.
+  // Links that one flow crosses (fill): their shares' tree, the links in leaf order, which links
+  // are such, and those whose flow froze this round.
   std::vector<double> solo_tree_;
-  size_t solo_leaves_ = 1;
   std::vector<uint32_t> solo_links_;
   std::vector<uint8_t> solo_;
   std::vector<uint32_t> touched_solo_;

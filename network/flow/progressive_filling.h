@@ -16,10 +16,28 @@
 #include <cassert>
 #include <cstddef>
 #include <limits>
+#include <vector>
 
 #include "network/flow/max_min_solver.h"
 
 namespace dtsim::network::flow {
+
+// A tournament (min) tree of doubles: `leaves` leaves at [leaves, 2 leaves), each inner node n the
+// smaller of its children 2n and 2n + 1, the root at 1.
+namespace min_tree {
+// Sets every inner node from its children.
+inline void build(std::vector<double>& tree, size_t leaves) {
+  for (size_t n = leaves - 1; n >= 1; --n) tree[n] = std::min(tree[2 * n], tree[2 * n + 1]);
+}
+// After leaf `leaf` changed: its ancestors, up to the first whose minimum holds.
+inline void raise(std::vector<double>& tree, size_t leaf) {
+  for (size_t n = leaf / 2; n >= 1; n /= 2) {
+    const double low = std::min(tree[2 * n], tree[2 * n + 1]);
+    if (tree[n] == low) break;
+    tree[n] = low;
+  }
+}
+}  // namespace min_tree
 
 template <typename View>
 void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
@@ -78,26 +96,25 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
   // many (an all-to-all's), the inner nodes are left stale and the next round finds its level
   // and ties by one pass over the leaves, which costs what a rebuild would; the tree is rebuilt
   // when a round touches few links again.
-  // A link that one flow crosses (the rate cap of a ring's channel, the flow model's virtual link
-  // per capped transfer: most links of an online training run's solves) keeps its share until
-  // that flow freezes, when it is done. Such links sit in a tree of their own that is never
+  // A link that one flow crosses (such as the virtual link that carries a capped transfer's rate
+  // cap in the flow model) keeps its share until that flow freezes, when it is done. Such links sit in a tree of their own that is never
   // stale: each one's leaf changes once, to +infinity, and its path stops at the first ancestor
   // that keeps its minimum (at once where its neighbours share one cap). The passes, rebuilds and
   // plantings of the main tree then cover the shared links only. The round's level is the smaller
   // root; its bottlenecks are the leaves of both trees within the tolerance of it.
-  solo_leaves_ = 1;
-  while (solo_leaves_ < solo_links_.size()) solo_leaves_ *= 2;
-  solo_tree_.assign(2 * solo_leaves_, kInf);
+  size_t solo_leaves = 1;
+  while (solo_leaves < solo_links_.size()) solo_leaves *= 2;
+  solo_tree_.assign(2 * solo_leaves, kInf);
   for (size_t i = 0; i < solo_links_.size(); ++i) {
     const uint32_t l = solo_links_[i];
-    solo_tree_[solo_leaves_ + i] = remaining_[l] / weight_of_units(unfrozen_units_[l]);
+    solo_tree_[solo_leaves + i] = remaining_[l] / weight_of_units(unfrozen_units_[l]);
   }
-  for (size_t n = solo_leaves_ - 1; n >= 1; --n) solo_tree_[n] = std::min(solo_tree_[2 * n], solo_tree_[2 * n + 1]);
+  min_tree::build(solo_tree_, solo_leaves);
   size_t leaves = 1;
   size_t depth = 1;  // levels from a leaf to the root, counting both
   bool inner_fresh = false;  // whether the inner nodes hold their children's minimum
   auto rebuild = [&] {
-    for (size_t n = leaves - 1; n >= 1; --n) min_tree_[n] = std::min(min_tree_[2 * n], min_tree_[2 * n + 1]);
+    min_tree::build(min_tree_, leaves);
     inner_fresh = true;
   };
   // A tree over the links that still have unfrozen flows, planted anew when over half its leaves
@@ -173,7 +190,7 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
     }
     if (!(m < kInf)) break;
     ++rounds;
-    if (solo_min <= threshold) collect(solo_tree_, solo_leaves_, solo_links_, threshold);
+    if (solo_min <= threshold) collect(solo_tree_, solo_leaves, solo_links_, threshold);
 
     touched.clear();
     touched_solo_.clear();
@@ -189,19 +206,13 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
         });
       });
     }
-    // A solo link's one flow froze: it is done.
+    // A solo link's one flow froze: it is done (nothing reads its other state again).
     for (uint32_t l : touched_solo_) {
-      unfrozen_[l] = 0;
-      unfrozen_units_[l] = 0;
       frozen_now_[l] = 0;
       frozen_units_now_[l] = 0;
-      size_t n = solo_leaves_ + position_[l];
-      solo_tree_[n] = kInf;
-      for (n /= 2; n >= 1; n /= 2) {
-        const double low = std::min(solo_tree_[2 * n], solo_tree_[2 * n + 1]);
-        if (solo_tree_[n] == low) break;
-        solo_tree_[n] = low;
-      }
+      const size_t leaf = solo_leaves + position_[l];
+      solo_tree_[leaf] = kInf;
+      min_tree::raise(solo_tree_, leaf);
     }
     // Capacity drops by m per unit of weight frozen, applied once per link as m * weight; the
     // weight is an integer sum of units, so neither this solver's freezing order nor the order
@@ -216,19 +227,14 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
       unfrozen_units_[l] -= frozen_units_now_[l];
       frozen_now_[l] = 0;
       frozen_units_now_[l] = 0;
-      size_t n = leaves + position_[l];
+      const size_t leaf = leaves + position_[l];
       if (unfrozen_[l] > 0) {
-        min_tree_[n] = remaining_[l] / weight_of_units(unfrozen_units_[l]);
+        min_tree_[leaf] = remaining_[l] / weight_of_units(unfrozen_units_[l]);
       } else {
-        min_tree_[n] = kInf;
+        min_tree_[leaf] = kInf;
         ++dead;
       }
-      if (!inner_fresh) continue;
-      for (n /= 2; n >= 1; n /= 2) {
-        const double low = std::min(min_tree_[2 * n], min_tree_[2 * n + 1]);
-        if (min_tree_[n] == low) break;
-        min_tree_[n] = low;
-      }
+      if (inner_fresh) min_tree::raise(min_tree_, leaf);
     }
     if (dead * 2 > active_links_.size()) {
       plant();

@@ -56,10 +56,10 @@ TEST(HostTeamSolver, CappedFlowsAreTheCpuSolversBitForBit) {
     const FlowProblem plain = testing_support::random_flow_problem(seed, 200, 3'000, 6);
     const FlowProblem weighted = testing_support::sprayed_flow_problem(plain, seed);
     for (const FlowProblem* base : {&plain, &weighted}) {
-      const FlowProblem capped = testing_support::capped_flow_problem(*base, cpu_rates(*base), seed);
+      const std::vector<double> uncapped = cpu_rates(*base);
+      const FlowProblem capped = testing_support::capped_flow_problem(*base, uncapped, seed);
       const std::vector<double> expected = cpu_rates(capped);
       // The caps bind: some flows run below their uncapped rate.
-      const std::vector<double> uncapped = cpu_rates(*base);
       size_t slower = 0;
       for (size_t f = 0; f < expected.size(); ++f) slower += expected[f] < uncapped[f] ? 1 : 0;
       EXPECT_GT(slower, capped.flow_count() / 8) << "seed " << seed;
