@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <tuple>
 
 namespace dtsim::collectives {
 namespace {
@@ -14,7 +15,9 @@ constexpr uint64_t kLaunch = uint64_t{1} << 62;
 constexpr uint64_t kArrived = uint64_t{1} << 61;
 constexpr uint64_t kClear = uint64_t{1} << 60;
 constexpr uint64_t kAcked = uint64_t{1} << 59;
-constexpr uint64_t kIndexMask = kAcked - 1;
+constexpr uint64_t kDrained = uint64_t{1} << 58;  // a transfer's bytes have left its sender
+constexpr uint64_t kIndexMask = kDrained - 1;
+constexpr uint32_t kNoNext = UINT32_MAX;
 
 // Compressed rows of `rows` rows from (row, value) entries, in the entries' order.
 void compress(size_t rows, const std::vector<std::pair<uint32_t, uint32_t>>& entries, std::vector<uint32_t>& begin,
@@ -78,6 +81,7 @@ ScheduleExecutor::ScheduleExecutor(const Schedule& schedule, network::NetworkMod
     waiting_[i] = ts[i].deps_count;
   }
   for (size_t i = 0; i < ts.size(); ++i) dependents_begin_[i + 1] += dependents_begin_[i];
+  follow_connections();
   if (options_.ranks != nullptr) {
     // Rank by rank a transfer also waits for its sender to arrive and its pair's clear-to-send.
     for (uint32_t& w : waiting_) w += 2;
@@ -89,6 +93,27 @@ ScheduleExecutor::ScheduleExecutor(const Schedule& schedule, network::NetworkMod
   std::vector<uint32_t> fill(dependents_begin_.begin(), dependents_begin_.end() - 1);
   for (uint32_t i = 0; i < ts.size(); ++i) {
     for (uint32_t d : schedule_.deps_of(ts[i])) dependents_[fill[d]++] = i;
+  }
+}
+
+void ScheduleExecutor::follow_connections() {
+  const auto& ts = schedule_.transfers();
+  next_on_connection_.assign(ts.size(), kNoNext);
+  // The transfers in (sender, receiver, channel, index) order: each connection's run in the order
+  // the schedule gives them.
+  std::vector<uint32_t> order(ts.size());
+  for (uint32_t i = 0; i < ts.size(); ++i) order[i] = i;
+  const auto connection = [&](uint32_t i) { return std::tuple(ts[i].src_gpu, ts[i].dst_gpu, ts[i].channel); };
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return std::pair(connection(a), a) < std::pair(connection(b), b);
+  });
+  for (size_t k = 1; k < order.size(); ++k) {
+    const uint32_t before = order[k - 1], after = order[k];
+    if (connection(before) != connection(after)) continue;
+    const auto deps = schedule_.deps_of(ts[after]);
+    if (std::find(deps.begin(), deps.end(), before) != deps.end()) continue;  // it waits for more already
+    next_on_connection_[before] = after;
+    ++waiting_[after];
   }
 }
 
@@ -160,7 +185,16 @@ void ScheduleExecutor::launch(sim::Engine& engine, uint32_t i) {
   sent_.fetch_add(t.bytes.count(), std::memory_order_relaxed);
   // Each transfer its own flow hash (transfer_hash); its NIC slot picks the NICs at both ends, as
   // NCCL pins a channel to a NIC.
-  network_.start(engine, {t.src_gpu, t.dst_gpu, t.bytes, transfer_hash(i, options_.flow_salt), t.nic, options_.channel_rate},
+  const bool followed = next_on_connection_[i] != kNoNext;
+  network_.start(engine,
+                 {.src_gpu = t.src_gpu,
+                  .dst_gpu = t.dst_gpu,
+                  .bytes = t.bytes,
+                  .flow_hash = transfer_hash(i, options_.flow_salt),
+                  .nic = t.nic,
+                  .max_rate = options_.channel_rate,
+                  .drained = followed ? this : nullptr,
+                  .drained_payload = followed ? kDrained | i : 0},
                  *this, i);
 }
 
@@ -184,6 +218,10 @@ void ScheduleExecutor::release(sim::Engine& engine, uint32_t i) {
 
 void ScheduleExecutor::on_event(sim::Engine& engine, uint64_t payload) {
   const auto i = static_cast<uint32_t>(payload & kIndexMask);
+  if ((payload & kDrained) != 0) {
+    unblock(engine, next_on_connection_[i]);
+    return;
+  }
   if ((payload & (kArrived | kClear | kAcked)) != 0) {
     const RankPlan& p = *options_.ranks;
     if ((payload & kAcked) != 0) {

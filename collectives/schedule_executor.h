@@ -1,12 +1,14 @@
 // ScheduleExecutor: runs a Schedule on the engine through a NetworkModel. A transfer starts when
-// every transfer it depends on has arrived (and been reduced, at `reduction_bandwidth`); the
-// executor records when the last one lands. The same schedule runs unchanged on the analytical,
-// flow and packet models, which is how the models are compared. A transfer is launched at its
-// source GPU's site (NetworkModel::site_of_gpu): by the event that released it, which runs where
-// the transfer it waited on arrived. On a partitioned engine (sim/partitioned_engine.h) every
-// dependency must therefore end on the GPU the dependent transfer leaves from, or one in the same
-// partition (rank by rank, a sender's own earlier send is handed back by its acknowledgement);
-// the counts of what completed are atomic and the order of their updates is free.
+// every transfer it depends on has arrived (and been reduced, at `reduction_bandwidth`) and the
+// one before it on its connection (its channel's sends to the same GPU) has drained from the
+// sender; the executor records when the last one lands. The same schedule runs unchanged on the
+// analytical, flow and packet models, which is how the models are compared. A transfer is
+// launched at its source GPU's site (NetworkModel::site_of_gpu): by the event that released it,
+// which runs where the transfer it waited on arrived (or, for the connection's order, at its own
+// sender). On a partitioned engine (sim/partitioned_engine.h) every dependency must therefore end
+// on the GPU the dependent transfer leaves from, or one in the same partition (rank by rank, a
+// sender's own earlier send is handed back by its acknowledgement); the counts of what completed
+// are atomic and the order of their updates is free.
 //
 // Rank by rank (online execution of a workload, workloads/online_network.h), each member GPU
 // reaches the schedule at its own time and ends its own part (arrive): no event of one member
@@ -86,9 +88,10 @@ class ScheduleExecutor final : public sim::EventHandler {
   ScheduleExecutor(const Schedule& schedule, network::NetworkModel& network,
                    ExecutorOptions options = {});
   // The most heap an executor of `schedule` started whole holds: its counts of unmet
-  // dependencies, who waits on whom, and while it is built, a cursor per transfer.
+  // dependencies, who waits on whom, who follows whom on a connection, and while it is built, a
+  // cursor or an order entry per transfer.
   static size_t heap_bytes(const Schedule& schedule) {
-    return sizeof(uint32_t) * (3 * schedule.transfers().size() + 1 + schedule.dependency_count());
+    return sizeof(uint32_t) * (4 * schedule.transfers().size() + 1 + schedule.dependency_count());
   }
 
   // Starts every transfer with no dependencies at engine.now() + launch_latency.
@@ -127,6 +130,9 @@ class ScheduleExecutor final : public sim::EventHandler {
   void launch(sim::Engine& engine, uint32_t transfer);
   void release(sim::Engine& engine, uint32_t transfer);
   void unblock(sim::Engine& engine, uint32_t transfer);  // one condition of its start met
+  // Links each transfer to the next on its connection (next_on_connection_), which waits for it
+  // to drain.
+  void follow_connections();
   // Rank by rank, a transfer that waits on its own sender's earlier send `i` to another GPU is
   // released when i's acknowledgement reaches that sender, not when i lands: the sender learns
   // of the landing only then (NCCL: the receiver's flag back to it).
@@ -141,6 +147,12 @@ class ScheduleExecutor final : public sim::EventHandler {
   // dependents_[dependents_begin_[i] .. dependents_begin_[i + 1]).
   std::vector<uint32_t> dependents_begin_;
   std::vector<uint32_t> dependents_;
+  // A connection is a channel's sends from one GPU to another: NCCL keeps their order and sends
+  // them back to back. Each transfer's successor on its connection, in schedule order (UINT32_MAX:
+  // none), starts no sooner than this one's bytes have drained from the sender
+  // (network::Transfer::drained), besides its dependencies; one that depends on it already waits
+  // for its landing instead.
+  std::vector<uint32_t> next_on_connection_;
   std::atomic<size_t> completed_{0};
   Time start_;
   std::atomic<int64_t> finish_ps_{0};

@@ -43,6 +43,12 @@ struct Transfer {
   // give; 0: no limit. The flow model caps the transfer's flow (its sprayed sub-flows share the
   // cap); the packet model paces its injection to it.
   double max_rate = 0;
+  // Set: told when the transfer's last byte has left its sender, its bytes drained from the
+  // sender's side (drained->on_event(engine, drained_payload), in an event at that instant at the
+  // sender's site, at or before the completion). A channel's next send to the same peer follows
+  // from then, as NCCL sends a connection's steps back to back (ScheduleExecutor).
+  sim::EventHandler* drained = nullptr;
+  uint64_t drained_payload = 0;
 };
 
 // The route between a transfer's GPUs whatever its size: ECMP keyed by the low 16 bits of its
@@ -170,7 +176,8 @@ class NetworkModel {
  public:
   virtual ~NetworkModel() = default;
   virtual std::string_view name() const = 0;
-  // Begins `t` at engine.now(); calls done.on_event(engine, payload) when it completes.
+  // Begins `t` at engine.now(); calls done.on_event(engine, payload) when it completes, and
+  // t.drained's handler when its bytes have drained from the sender (Transfer::drained).
   virtual void start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done,
                      uint64_t payload) = 0;
   // Bytes delivered so far, over all transfers (conservation checks compare it with bytes sent).

@@ -29,6 +29,12 @@ Time AnalyticalNetwork::transfer_time(const Transfer& t) const {
 void AnalyticalNetwork::start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done,
                               uint64_t payload) {
   delivered_ += t.bytes;
+  if (t.drained != nullptr) {
+    // Its bytes have left the sender once they have crossed the bottleneck: the time alone less
+    // the route's latency.
+    const Time drain = t.src_gpu == t.dst_gpu ? Time::zero() : path(t).bottleneck.transfer_time(t.bytes);
+    engine.schedule_in(drain, *t.drained, t.drained_payload);
+  }
   engine.schedule_in(transfer_time(t), done, payload);
 }
 

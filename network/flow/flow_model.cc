@@ -139,12 +139,16 @@ void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventH
   };
   if (path_count == 0) {  // to itself, or no bytes: only the route's latency (empty_message_latency)
     delivered_ += t.bytes;
+    if (t.drained != nullptr) engine.schedule_in(Time::zero(), *t.drained, t.drained_payload);
     engine.schedule_in(empty_message_latency(cluster_, t), done, payload);
     return;
   }
   const uint64_t transfer = next_transfer_++;
   const uint32_t open = take_free(open_transfers_, free_open_transfers_);
-  open_transfers_[open] = {.open = static_cast<uint32_t>(path_count), .done_at = Time::zero()};
+  open_transfers_[open] = {.open = static_cast<uint32_t>(path_count),
+                           .done_at = Time::zero(),
+                           .drained = t.drained,
+                           .drained_payload = t.drained_payload};
   const bool staged =
       options_.host_staged_rate > 0 && cluster_.node_of(t.src_gpu) == cluster_.node_of(t.dst_gpu);
   const int64_t staged_pair = staged ? int64_t{t.src_gpu} * cluster_.gpu_count() + t.dst_gpu : -1;
@@ -452,6 +456,8 @@ bool FlowNetworkModel::complete_drained(sim::Engine& engine) {
     OpenTransfer& open = open_transfers_[f.open];
     open.done_at = std::max({open.done_at, now, d.at + f.latency});
     if (--open.open == 0) {
+      // Its last sub-flow has drained by now (at most the window before).
+      if (open.drained != nullptr) engine.schedule_at(now, *open.drained, open.drained_payload);
       engine.schedule_at(open.done_at, *f.done, f.payload);
       free_open_transfers_.push_back(f.open);
     }

@@ -281,6 +281,8 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   struct OpenTransfer {
     uint32_t open = 0;  // sub-flows not yet drained
     Time done_at;       // the latest drain instant plus path latency of those that have
+    sim::EventHandler* drained = nullptr;  // Transfer::drained
+    uint64_t drained_payload = 0;
   };
   // By ActiveFlow::open: a slot pool, freed when the transfer's last sub-flow drains.
   sim::BlockVector<OpenTransfer> open_transfers_;

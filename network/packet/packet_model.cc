@@ -358,6 +358,9 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   if (paths.empty()) {  // to itself, or no bytes: only the route's latency (empty_message_latency)
     sh.delivered += t.bytes.count();
     ++sh.completed;
+    if (t.drained != nullptr) {
+      engine.schedule_at_site(engine.now(), cluster_.gpu_device(t.src_gpu), *t.drained, t.drained_payload);
+    }
     // Done where the message lands, as a transfer's last packet would be.
     engine.schedule_at_site(engine.now() + empty_message_latency(cluster_, t),
                             cluster_.gpu_device(t.dst_gpu), done, payload);
@@ -414,6 +417,8 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   for (topology::LinkId l : ts.paths.front()) ts.back += ports_[l ^ 1].latency;  // the reverse links
   ts.done = &done;
   ts.payload = payload;
+  ts.drained = t.drained;
+  ts.drained_payload = t.drained_payload;
   ts.cap = t.max_rate;
   // TCP's window governs what crosses the network; a copy over NVLink or PCIe alone is not TCP's.
   ts.windowed = options_.dctcp.enabled &&
@@ -602,6 +607,12 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
       if (ts.unsent == 0) {
         p.injecting.erase(p.injecting.begin() + static_cast<std::ptrdiff_t>(chosen));
         if (ts.cap > 0) --p.capped;
+        // Its last packet is cut and on the sender's link: the bytes have left the sender (once:
+        // a lossy sender that goes back cuts its last packet again).
+        if (ts.drained != nullptr) {
+          engine.schedule_at_site(engine.now(), p.site, *ts.drained, ts.drained_payload);
+          ts.drained = nullptr;
+        }
         // Lossy: the last packet is out; without the completion by then, the sender goes back.
         if (options_.flow_control == FlowControl::lossy) {
           ts.rto_at = engine.now() + options_.retransmit_timeout;

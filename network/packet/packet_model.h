@@ -316,6 +316,9 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     // Read at start and completion (immutable).
     sim::EventHandler* done = nullptr;
     uint64_t payload = 0;
+    // Told once its last packet is cut (Transfer::drained), then null.
+    sim::EventHandler* drained = nullptr;
+    uint64_t drained_payload = 0;
     Time back;                // the reverse route's latency: a CNP's or the acknowledgement's trip
     // The sender's, with DCQCN or DCTCP.
     ReactionPoint rp;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <numeric>
@@ -13,6 +14,8 @@
 
 #include "collectives/schedule_executor.h"
 #include "network/analytical/analytical_network.h"
+#include "network/flow/flow_model.h"
+#include "network/packet/packet_model.h"
 #include "sim/error.h"
 #include "tests/network/line_cluster.h"
 #include "topology/catalog.h"
@@ -30,17 +33,22 @@ Communicator world(int n) {
   return c;
 }
 
-// Runs a schedule on a contention-free crossbar of n GPUs; returns its duration in us.
-double run_us(const Schedule& s, int n, ExecutorOptions opts = {}) {
-  const testing_support::CrossbarCluster cluster(n, Bandwidth::gbytes_per_s(kBwGBps),
-                                                 Time::us(kAlphaUs));
-  network::AnalyticalNetwork net(cluster);
+// Runs a schedule on `net` to its end on an engine of its own; returns its duration.
+Time run_on(const Schedule& s, network::NetworkModel& net, ExecutorOptions opts = {}) {
   sim::Engine engine;
   ScheduleExecutor exec(s, net, opts);
   exec.start(engine);
   engine.run();
   EXPECT_TRUE(exec.done());
-  return (exec.finish_time() - exec.start_time()).us();
+  return exec.finish_time() - exec.start_time();
+}
+
+// Runs a schedule on a contention-free crossbar of n GPUs; returns its duration in us.
+double run_us(const Schedule& s, int n, ExecutorOptions opts = {}) {
+  const testing_support::CrossbarCluster cluster(n, Bandwidth::gbytes_per_s(kBwGBps),
+                                                 Time::us(kAlphaUs));
+  network::AnalyticalNetwork net(cluster);
+  return run_on(s, net, opts).us();
 }
 
 double hop_us(double bytes) {
@@ -483,11 +491,7 @@ TEST(Schedule, NoScheduleHasMoreInFlightThanItsBound) {
   const auto peak_in_flight = [&](const Schedule& s) {
     network::AnalyticalNetwork net(cluster);
     InFlightCounter counter(net);
-    sim::Engine engine;
-    ScheduleExecutor exec(s, counter);
-    exec.start(engine);
-    engine.run();
-    EXPECT_TRUE(exec.done());
+    run_on(s, counter);
     return counter.peak();
   };
   const struct {
@@ -520,6 +524,85 @@ TEST(Schedule, NoScheduleHasMoreInFlightThanItsBound) {
   for (int i = 1; i < 20; ++i) last = chain.add(i % n, (i + 1) % n, Bytes(4096), std::span<const uint32_t>(&last, 1));
   EXPECT_EQ(max_concurrent_transfers(chain), 1u);
   EXPECT_EQ(peak_in_flight(chain), 1u);
+}
+
+// Passes transfers to the network it wraps and records when each lands, keyed by its flow hash
+// (the executor's transfer_hash of its index).
+class Landings final : public network::NetworkModel, public sim::EventHandler {
+ public:
+  explicit Landings(network::NetworkModel& inner) : inner_(inner) {}
+  std::string_view name() const override { return "landings"; }
+  void start(sim::Engine& engine, const network::Transfer& t, sim::EventHandler& done, uint64_t payload) override {
+    waiting_.push_back({&done, payload, t.flow_hash});
+    inner_.start(engine, t, *this, waiting_.size() - 1);
+  }
+  void on_event(sim::Engine& engine, uint64_t payload) override {
+    const Waiting& w = waiting_[payload];
+    landed_[w.hash] = engine.now();
+    w.done->on_event(engine, w.payload);
+  }
+  Bytes bytes_delivered() const override { return inner_.bytes_delivered(); }
+  // When the schedule's transfer `index` landed.
+  Time of(uint32_t index) const { return landed_.at(transfer_hash(index)); }
+
+ private:
+  struct Waiting {
+    sim::EventHandler* done;
+    uint64_t payload;
+    uint64_t hash;
+  };
+  network::NetworkModel& inner_;
+  std::vector<Waiting> waiting_;
+  std::map<uint64_t, Time> landed_;
+};
+
+// A channel's sends from one GPU to another go over one connection, in order and back to back, as
+// NCCL's do: the second of two sends ready at once starts when the first has left the sender, so
+// the first lands as if alone, and no gap opens between them. A send on another channel shares the
+// link with them. One link of 100 GB/s and 1 us between two GPUs, 1 MiB a send (t = 10.49 us on
+// the wire): transfers 0 and 1 on channel 0, 2 on channel 1, none waiting on another.
+//  - closed form (no contention): 0 and 2 land at t + 1 us, 1 at 2t + 1 us;
+//  - flows: 0 and 2 share the link and land at 2t + 1 us, then 1 alone at 3t + 1 us (sharing all
+//    three fairly, every send would land at 3t + 1 us);
+//  - packets: within two packet times (4 KiB each) of flows, the last send no sooner.
+TEST(Schedule, AConnectionsSendsGoInOrderBackToBack) {
+  const Bandwidth bw = Bandwidth::gbytes_per_s(kBwGBps);
+  const testing_support::LineCluster line({{bw, Time::us(1)}});
+  const Bytes size = Bytes::mib(1);
+  Schedule s;
+  s.add(0, 1, size, {}, Bytes(0), 0, 0);
+  s.add(0, 1, size, {}, Bytes(0), 0, 0);
+  s.add(0, 1, size, {}, Bytes(0), 0, 1);
+  const Time t = bw.transfer_time(size), lat = Time::us(1);
+  const auto run = [&](network::NetworkModel& net) {
+    Landings landings(net);
+    run_on(s, landings);
+    EXPECT_EQ(net.bytes_delivered(), size * 3);
+    return std::array<Time, 3>{landings.of(0), landings.of(1), landings.of(2)};
+  };
+  {
+    network::AnalyticalNetwork closed(line);
+    const auto at = run(closed);
+    EXPECT_EQ(at[0], t + lat);
+    EXPECT_EQ(at[1], t * 2 + lat);
+    EXPECT_EQ(at[2], t + lat);
+  }
+  const auto near = [](Time a, Time b) { return std::abs((a - b).us()) < 1e-3; };
+  network::FlowNetworkModel flows(line);
+  const auto on_flows = run(flows);
+  EXPECT_PRED2(near, on_flows[0], t * 2 + lat);
+  EXPECT_PRED2(near, on_flows[1], t * 3 + lat);
+  EXPECT_PRED2(near, on_flows[2], t * 2 + lat);
+  network::PacketNetworkModel packets(line);
+  const auto on_packets = run(packets);
+  // Sharing the link packet by packet, 0 and 2 end within a packet or two of each other.
+  const Time packet = bw.transfer_time(Bytes(4096));
+  for (const size_t i : {0, 2}) {
+    EXPECT_LE(on_packets[i], on_flows[i] + packet * 2) << i;
+    EXPECT_GE(on_packets[i], on_flows[i] - packet * 2) << i;
+  }
+  EXPECT_GE(on_packets[1], on_flows[1]);
+  EXPECT_LE(on_packets[1], on_flows[1] + packet * 2);
 }
 
 }  // namespace
