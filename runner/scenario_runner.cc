@@ -368,9 +368,9 @@ RowRun run_row(const config::Scenario& s, const SweepPlan& plan, workloads::Swee
 // `kScheduleBytesPerTransfer` sizes the planning budget only: planning stops before schedules of
 // that size would exhaust the machine.
 constexpr double kScheduleBytesPerTransfer = 64;
-constexpr double kFlowBytesInFlight = 384;    // and per route:
+constexpr double kFlowBytesInFlight = 400;    // and per route:
 constexpr double kFlowBytesPerRoute = 320;
-constexpr double kPacketBytesInFlight = 640;  // and per route: kRouteBytes
+constexpr double kPacketBytesInFlight = 656;  // and per route: kRouteBytes
 constexpr double kPlanBytes = 640;
 constexpr double kRouteBytes = 128;
 constexpr double kProgramBytes = 16.0 * 1024 * 1024;
