@@ -97,11 +97,12 @@ void CpuMaxMinSolver::fill(const View& v, std::span<double> rates) {
   // and ties by one pass over the leaves, which costs what a rebuild would; the tree is rebuilt
   // when a round touches few links again.
   // A link that one flow crosses (such as the virtual link that carries a capped transfer's rate
-  // cap in the flow model) keeps its share until that flow freezes, when it is done. Such links sit in a tree of their own that is never
-  // stale: each one's leaf changes once, to +infinity, and its path stops at the first ancestor
-  // that keeps its minimum (at once where its neighbours share one cap). The passes, rebuilds and
-  // plantings of the main tree then cover the shared links only. The round's level is the smaller
-  // root; its bottlenecks are the leaves of both trees within the tolerance of it.
+  // cap in the flow model) keeps its share until that flow freezes, when it is done. Such links
+  // sit in a tree of their own that is never stale: each one's leaf changes once, to +infinity,
+  // and its path stops at the first ancestor that keeps its minimum (at once where its neighbours
+  // share one cap). The passes, rebuilds and plantings of the main tree then cover the shared
+  // links only. The round's level is the smaller root; its bottlenecks are the leaves of both
+  // trees within the tolerance of it.
   size_t solo_leaves = 1;
   while (solo_leaves < solo_links_.size()) solo_leaves *= 2;
   solo_tree_.assign(2 * solo_leaves, kInf);

@@ -343,9 +343,9 @@ TEST(Simulate, DeduplicatedDispatchCountsARackOfTraysAsOneNode) {
 
 // On 4:1 leaves the closed form prices what crosses them by the leaves' links, per traffic
 // pattern, as it does a torus's: a ring's neighbours mostly share a leaf, an all-to-all crosses
-// them. It had divided every pattern by the 4 (a ring all_gather 1.5x slower than on flows).
-// 8 HGX H100 nodes on radix-16 leaves (12 ports down, 4 up), 1 GiB, routed adaptively: the
-// closed form spreads traffic evenly over the uplinks, which ECMP's hash collisions do not.
+// them, so neither is simply divided by the 4. 8 HGX H100 nodes on radix-16 leaves (12 ports
+// down, 4 up), 1 GiB, routed adaptively: the closed form spreads traffic evenly over the uplinks,
+// which ECMP's hash collisions do not.
 TEST(Simulate, OversubscribedLeavesSlowRingsAndAllToAllsAsOnFlows) {
   for (const char* collective : {"all_gather", "all_to_all"}) {
     double time_us[2] = {0, 0};

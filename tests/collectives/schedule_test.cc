@@ -456,29 +456,40 @@ TEST(Schedule, ShiftedCopyMovesEveryTransferAndKeepsItsDependencies) {
 }
 
 
-// Counts the transfers in flight on the network it wraps (started and not yet completed) and the
-// most there ever were.
-class InFlightCounter final : public network::NetworkModel, public sim::EventHandler {
+// Passes transfers to the network it wraps and watches them: how many are in flight (started and
+// not yet landed) and the most there ever were, and when each landed, keyed by its flow hash (the
+// executor's transfer_hash of its index).
+class Watched final : public network::NetworkModel, public sim::EventHandler {
  public:
-  explicit InFlightCounter(network::NetworkModel& inner) : inner_(inner) {}
-  std::string_view name() const override { return "in-flight counter"; }
+  explicit Watched(network::NetworkModel& inner) : inner_(inner) {}
+  std::string_view name() const override { return "watched"; }
   void start(sim::Engine& engine, const network::Transfer& t, sim::EventHandler& done, uint64_t payload) override {
-    waiting_.push_back({&done, payload});
+    waiting_.push_back({&done, payload, t.flow_hash});
     peak_ = std::max(peak_, ++in_flight_);
     inner_.start(engine, t, *this, waiting_.size() - 1);
   }
   void on_event(sim::Engine& engine, uint64_t payload) override {
+    const Waiting& w = waiting_[payload];
     --in_flight_;
-    waiting_[payload].first->on_event(engine, waiting_[payload].second);
+    landed_[w.hash] = engine.now();
+    w.done->on_event(engine, w.payload);
   }
   Bytes bytes_delivered() const override { return inner_.bytes_delivered(); }
   uint64_t peak() const { return peak_; }
+  // When the schedule's transfer `index` landed.
+  Time landed(uint32_t index) const { return landed_.at(transfer_hash(index)); }
 
  private:
+  struct Waiting {
+    sim::EventHandler* done;
+    uint64_t payload;
+    uint64_t hash;
+  };
   network::NetworkModel& inner_;
-  std::vector<std::pair<sim::EventHandler*, uint64_t>> waiting_;
+  std::vector<Waiting> waiting_;
   uint64_t in_flight_ = 0;
   uint64_t peak_ = 0;
+  std::map<uint64_t, Time> landed_;
 };
 
 // max_concurrent_transfers bounds what a schedule has in flight: run on a contention-free crossbar
@@ -490,9 +501,9 @@ TEST(Schedule, NoScheduleHasMoreInFlightThanItsBound) {
   const testing_support::CrossbarCluster cluster(n, Bandwidth::gbytes_per_s(kBwGBps), Time::us(kAlphaUs));
   const auto peak_in_flight = [&](const Schedule& s) {
     network::AnalyticalNetwork net(cluster);
-    InFlightCounter counter(net);
-    run_on(s, counter);
-    return counter.peak();
+    Watched watched(net);
+    run_on(s, watched);
+    return watched.peak();
   };
   const struct {
     Algorithm algo;
@@ -526,36 +537,6 @@ TEST(Schedule, NoScheduleHasMoreInFlightThanItsBound) {
   EXPECT_EQ(peak_in_flight(chain), 1u);
 }
 
-// Passes transfers to the network it wraps and records when each lands, keyed by its flow hash
-// (the executor's transfer_hash of its index).
-class Landings final : public network::NetworkModel, public sim::EventHandler {
- public:
-  explicit Landings(network::NetworkModel& inner) : inner_(inner) {}
-  std::string_view name() const override { return "landings"; }
-  void start(sim::Engine& engine, const network::Transfer& t, sim::EventHandler& done, uint64_t payload) override {
-    waiting_.push_back({&done, payload, t.flow_hash});
-    inner_.start(engine, t, *this, waiting_.size() - 1);
-  }
-  void on_event(sim::Engine& engine, uint64_t payload) override {
-    const Waiting& w = waiting_[payload];
-    landed_[w.hash] = engine.now();
-    w.done->on_event(engine, w.payload);
-  }
-  Bytes bytes_delivered() const override { return inner_.bytes_delivered(); }
-  // When the schedule's transfer `index` landed.
-  Time of(uint32_t index) const { return landed_.at(transfer_hash(index)); }
-
- private:
-  struct Waiting {
-    sim::EventHandler* done;
-    uint64_t payload;
-    uint64_t hash;
-  };
-  network::NetworkModel& inner_;
-  std::vector<Waiting> waiting_;
-  std::map<uint64_t, Time> landed_;
-};
-
 // A channel's sends from one GPU to another go over one connection, in order and back to back, as
 // NCCL's do: the second of two sends ready at once starts when the first has left the sender, so
 // the first lands as if alone, and no gap opens between them. A send on another channel shares the
@@ -575,10 +556,10 @@ TEST(Schedule, AConnectionsSendsGoInOrderBackToBack) {
   s.add(0, 1, size, {}, Bytes(0), 0, 1);
   const Time t = bw.transfer_time(size), lat = Time::us(1);
   const auto run = [&](network::NetworkModel& net) {
-    Landings landings(net);
-    run_on(s, landings);
+    Watched watched(net);
+    run_on(s, watched);
     EXPECT_EQ(net.bytes_delivered(), size * 3);
-    return std::array<Time, 3>{landings.of(0), landings.of(1), landings.of(2)};
+    return std::array<Time, 3>{watched.landed(0), watched.landed(1), watched.landed(2)};
   };
   {
     network::AnalyticalNetwork closed(line);

@@ -223,10 +223,10 @@ TEST(PacketRunner, SweepTooLargeForPacketsIsRefusedBeforeItRuns) {
 // A packet model pays store-and-forward on top of a fluid one, so on the same schedule packets
 // never finish before flows. A ring's channel writes its bytes at its cap on both: a packet leaves
 // once its bytes are written, the first one too, so a transfer of one packet waits for it as a
-// flow does. A channel's steps to its next rank go in order on both (its connection), so where a
-// NIC hop falls behind the NVLink hops before it (two A100 nodes), flows no longer share the NIC
-// between a channel's steps while packets send them in turn. Every protocol, 4 KiB to 16 MiB, on
-// default.yaml, on a100-2node-roce.yaml, and on it with 2 GPUs a node and one channel.
+// flow does. A channel's steps to its next rank go in order on both (its connection): where a NIC
+// hop falls behind the NVLink hops before it (two A100 nodes), a step has the NIC to itself on
+// flows as on packets. Every protocol, 4 KiB to 16 MiB, on default.yaml, on a100-2node-roce.yaml,
+// and on it with 2 GPUs a node and one channel.
 TEST(PacketRunner, PacketsNeverBeatFlowsOnARing) {
   const std::vector<std::pair<const char*, std::vector<config::Override>>> clusters = {
       {"default.yaml", {}},
