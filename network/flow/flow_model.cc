@@ -183,6 +183,8 @@ void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventH
     f.anchor_time = engine.now();
     f.started = engine.now();
     f.rate = 0;
+    if (slot >= slot_level_.size()) slot_level_.resize(slots_.size());
+    slot_level_[slot] = 0;
     f.done = &done;
     f.payload = payload;
     f.transfer = transfer;
@@ -450,6 +452,7 @@ bool FlowNetworkModel::complete_drained(sim::Engine& engine) {
   mark_leaving(due_);
   for (const Drain& d : due_) {
     const ActiveFlow& f = slots_[d.slot];
+    left_floor_ = std::min(left_floor_, level_of(f));
     delivered_ += f.bytes;
     // The transfer is done when its last sub-flow has drained, a path latency later (not before
     // now: a flow shorter than the window that drained before the solve that gave it its rate).
@@ -474,7 +477,8 @@ void FlowNetworkModel::reach_link(uint32_t link, bool cross) {
 }
 
 void FlowNetworkModel::reach_flow(uint32_t slot) {
-  if (slot_reached_[slot] == epoch_) return;
+  // Reached already, or below this search's floor, whose rate stands (collect_component).
+  if (slot_reached_[slot] == epoch_ || slot_level_[slot] < reach_floor_) return;
   slot_reached_[slot] = epoch_;
   component_.push_back(slot);
   for (const Crossing& c : links_of(slots_[slot])) reach_link(c.link, false);
@@ -490,6 +494,8 @@ void FlowNetworkModel::cross_pending() {
 
 void FlowNetworkModel::collect_component() {
   component_.clear();
+  reach_floor_ = fresh_.empty() && left_floor_ != HUGE_VAL ? left_floor_ * (1 - kLevelTieSlack) : 0;
+  left_floor_ = HUGE_VAL;
   if (!options_.incremental) {
     for (const auto& [slot, order] : by_order_) {
       const ActiveFlow& f = slots_[slot];
@@ -501,6 +507,14 @@ void FlowNetworkModel::collect_component() {
   // crossing tight links only. A flow not reached shares with the reached ones only slack links,
   // which bind it nowhere, and its bottleneck (tight) carries none of them and lost no flow: its
   // rate stands, as long as those slack links stay slack (cross_filled_links).
+  //
+  // Where flows only left (none started), a flow below the lowest level that left keeps its rate
+  // too, and the search passes it by: in progressive filling no link a leaver crossed fills below
+  // the leaver's level (it would have frozen the leaver there), so below that level every link
+  // fills where and when it did, and every flow frozen there freezes at its old rate. Solving
+  // the rest with those flows' rates taken off their links' capacities is then exact: the rest
+  // all run at that level or above, so no link fills below it in that solve either, and from it
+  // on the two fillings are one. A start gives no such level: it can slow any flow.
   ++epoch_;
   cross_all_ = false;
   link_stack_.clear();
@@ -614,7 +628,10 @@ class FlowNetworkModel::ComponentView {
 };
 
 bool FlowNetworkModel::cross_filled_links(int attempt) {
-  // link_load_ holds the new rates summed per problem link.
+  // link_load_ holds the new rates summed per problem link. The flows a filled link adds may all
+  // be below the search's floor, which keep their rates: only a component that grew is solved
+  // again.
+  const size_t reached = component_.size();
   bool any = false;
   for (size_t d = 0; d < dense_links_.size(); ++d) {
     const LinkState& link = links_[dense_links_[d]];
@@ -633,7 +650,7 @@ bool FlowNetworkModel::cross_filled_links(int attempt) {
     }
   }
   cross_pending();
-  return true;
+  return component_.size() > reached;
 }
 
 void FlowNetworkModel::solve(Time from) {
@@ -679,6 +696,7 @@ void FlowNetworkModel::solve(Time from) {
     }
     for (const Crossing& c : links_of(f)) links_[c.link].load += rates_[i] - f.rate;
     f.rate = rates_[i];
+    slot_level_[component_[i]] = level_of(f);
     f.fresh = false;
     push_drain(component_[i]);
   }

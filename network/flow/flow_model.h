@@ -17,6 +17,7 @@
 // min-heap.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -318,6 +319,10 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   std::unordered_map<int64_t, uint32_t> staged_links_;  // host-staged GPU pair -> its link
   sim::BlockVector<uint32_t> fresh_;  // slots started since the last solve
   std::vector<uint32_t> left_links_;   // tight links flows left since the last solve (still in use)
+  // The lowest level among the flows that left since the last solve (HUGE_VAL: none left), and
+  // the level under which this solve's search leaves a flow out (0: none).
+  double left_floor_ = HUGE_VAL;
+  double reach_floor_ = 0;
   // Full links flows left in this batch, and per link the highest level of the flows that left it
   // (-1: none), for settle_left_links.
   std::vector<uint32_t> left_candidates_;
@@ -333,6 +338,9 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   // The solve epoch whose component search reached a slot, a link, last: apart from the slots
   // and links so that the search, which tests every flow of every link it reaches, stays in cache.
   sim::BlockVector<uint32_t> slot_reached_;
+  // Per slot: its flow's level_of as of its last solve (0 before one), apart from the slots so
+  // that the search's test of a flow below its floor reads no slot.
+  sim::BlockVector<double> slot_level_;
   sim::BlockVector<uint32_t> link_reached_;
   uint32_t epoch_ = 0;      // component searches so far
   uint32_t numbering_ = 0;  // number_component calls so far

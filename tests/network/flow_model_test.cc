@@ -848,6 +848,35 @@ TEST(FlowNetworkModelIncremental, DrainsThatLeaveOnlySlowerFlowsOnTheirLinksSolv
   EXPECT_EQ(net.solves(), 1u);
 }
 
+// GPU 0 sends a short and a long transfer, 12.5 GB/s each on its uplink; GPUs 3 and 4 send four
+// each, 6.25 GB/s on theirs, one of each to GPU 2, whose downlink the three transfers to it fill.
+// When the short one drains (80 us), the long one beside it is solved again, but not the six
+// flows at 6.25 GB/s that GPU 2's full downlink leads to: they run below the level that left,
+// which only flows at it or above can gain from. The rates still equal a full solve's.
+TEST(FlowNetworkModelIncremental, ADrainSolvesAgainOnlyTheFlowsAtOrAboveItsLevel) {
+  const StarCluster c(8, Bandwidth::gbytes_per_s(25), Time::zero());
+  std::vector<std::pair<Time, Transfer>> plan = {{Time::zero(), {0, 1, Bytes(1'000'000), 1}},
+                                                 {Time::zero(), {0, 2, Bytes(100'000'000), 2}}};
+  for (int src : {3, 4}) {
+    for (int dst : {2, 5, 6, 7}) {
+      plan.push_back({Time::zero(), {src, dst, Bytes(100'000'000), static_cast<uint64_t>(src * 8 + dst)}});
+    }
+  }
+  EXPECT_GT(expect_full_solve_rates_after_every_event(c, exact(), plan), 2);
+  struct Stop final : sim::EventHandler {
+    void on_event(sim::Engine& e, uint64_t) override { e.stop(); }
+  } stop;
+  FlowNetworkModel net(c, exact());
+  sim::Engine engine;
+  Driver d(net, plan);
+  d.schedule_all(engine);
+  engine.schedule_at(Time::us(100), stop, 0);
+  engine.run();
+  ASSERT_EQ(d.recorder.done.size(), 1u);
+  EXPECT_EQ(net.solves(), 2u);
+  EXPECT_EQ(net.counters().flows, 10u + 1u);  // all ten at the start, then the long one alone
+}
+
 // Waves of an all-to-all of equal transfers on a star, among capped transfers at random instants
 // over the first 3 ms: the flows of a wave that runs alone (the last, at 20 ms) drain at one
 // instant and leave every link they crossed empty at once; the earlier waves drain in batches
