@@ -364,17 +364,18 @@ RowRun run_row(const config::Scenario& s, const SweepPlan& plan, workloads::Swee
 // transfer in flight, the network model's state, a transfer's flows (one per route; adaptive
 // routing sprays a transfer over several) or its packet-level record with its routes and packets;
 // the router's plan per pair of GPUs and each route it keeps; the program itself with its
-// libraries and a small cluster's graph, and a 2 MiB huge page more, by which a heap of huge
-// pages (apps/command_main.h) can outgrow what it holds.
+// libraries and a small cluster's graph, a 2 MiB huge page more, by which a heap of huge pages
+// (apps/command_main.h) can outgrow what it holds, and another for the flow model's per-slot
+// tables, which take 2 MiB blocks once large (sim/block_arena.h).
 // `kScheduleBytesPerTransfer` sizes the planning budget only: planning stops before schedules of
 // that size would exhaust the machine.
 constexpr double kScheduleBytesPerTransfer = 64;
-constexpr double kFlowBytesInFlight = 400;    // and per route:
+constexpr double kFlowBytesInFlight = 408;    // and per route:
 constexpr double kFlowBytesPerRoute = 320;
 constexpr double kPacketBytesInFlight = 656;  // and per route: kRouteBytes
 constexpr double kPlanBytes = 640;
 constexpr double kRouteBytes = 128;
-constexpr double kProgramBytes = 18.0 * 1024 * 1024;
+constexpr double kProgramBytes = 20.0 * 1024 * 1024;
 
 // The memory this machine has available now (MemAvailable), else its physical memory.
 double available_memory_bytes() {
