@@ -184,7 +184,7 @@ void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventH
     f.started = engine.now();
     f.rate = 0;
     if (slot >= slot_level_.size()) slot_level_.resize(slots_.size());
-    slot_level_[slot] = 0;
+    slot_level_[slot] = HUGE_VAL;  // no level yet: never below a search's floor
     f.done = &done;
     f.payload = payload;
     f.transfer = transfer;
@@ -494,8 +494,19 @@ void FlowNetworkModel::cross_pending() {
 
 void FlowNetworkModel::collect_component() {
   component_.clear();
-  reach_floor_ = fresh_.empty() && left_floor_ != HUGE_VAL ? left_floor_ * (1 - kLevelTieSlack) : 0;
+  // The search's floor (below): the lowest level that left, and for each flow that started the
+  // least of its links' capacity over its flows, under which its new level cannot be (at its
+  // bottleneck it runs at the top level, so that link's flows, of weight 1 at most, take no more
+  // than its level each).
+  double floor = left_floor_;
   left_floor_ = HUGE_VAL;
+  for (const uint32_t slot : fresh_) {
+    for (const Crossing& c : links_of(slots_[slot])) {
+      const LinkState& link = links_[c.link];
+      floor = std::min(floor, link.capacity / static_cast<double>(link.flows.size()));
+    }
+  }
+  reach_floor_ = floor == HUGE_VAL ? 0 : floor * (1 - kLevelTieSlack);
   if (!options_.incremental) {
     for (const auto& [slot, order] : by_order_) {
       const ActiveFlow& f = slots_[slot];
@@ -508,13 +519,14 @@ void FlowNetworkModel::collect_component() {
   // which bind it nowhere, and its bottleneck (tight) carries none of them and lost no flow: its
   // rate stands, as long as those slack links stay slack (cross_filled_links).
   //
-  // Where flows only left (none started), a flow below the lowest level that left keeps its rate
-  // too, and the search passes it by: in progressive filling no link a leaver crossed fills below
-  // the leaver's level (it would have frozen the leaver there), so below that level every link
+  // A flow below the floor keeps its rate too, and the search passes it by. In progressive
+  // filling no link a leaving flow crossed fills below that flow's level (it would have frozen
+  // the flow there), nor, with the new flows, one a starting flow crosses below that flow's new
+  // level; the other links carry what they did. So below the lowest of those levels every link
   // fills where and when it did, and every flow frozen there freezes at its old rate. Solving
   // the rest with those flows' rates taken off their links' capacities is then exact: the rest
   // all run at that level or above, so no link fills below it in that solve either, and from it
-  // on the two fillings are one. A start gives no such level: it can slow any flow.
+  // on the two fillings are one.
   ++epoch_;
   cross_all_ = false;
   link_stack_.clear();

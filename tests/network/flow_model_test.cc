@@ -941,39 +941,58 @@ TEST(FlowNetworkModelIncremental, AStartReSolvesOnlyTheComponentItJoins) {
   EXPECT_EQ(d.recorder.time_of(2), Time::us(300));
 }
 
+// On a star of 10 GB/s links, 0 -> 1 capped at `first_cap` from time 0, then 0 -> 2 (capped at
+// `second_cap`; 0: not) from 100 us: the model's counters and both rates just after the start.
+struct TwoOnOneUpLink {
+  uint64_t solves = 0;
+  uint64_t flows = 0;
+  double first = 0;
+  double second = 0;
+};
+TwoOnOneUpLink start_beside_a_capped_flow(double first_cap, double second_cap) {
+  const StarCluster c(3, Bandwidth::gbytes_per_s(10), Time::zero());
+  FlowNetworkModel net(c, exact());
+  sim::Engine engine;
+  Driver d(net, {{Time::zero(), {.src_gpu = 0, .dst_gpu = 1, .bytes = Bytes(10'000'000), .max_rate = first_cap}},
+                 {Time::us(100), {.src_gpu = 0, .dst_gpu = 2, .bytes = Bytes(10'000'000), .max_rate = second_cap}}});
+  d.schedule_all(engine);
+  engine.run(Time::us(100));
+  EXPECT_EQ(net.active_flows(), 2u);
+  if (net.active_flows() != 2) return {};
+  return {.solves = net.counters().solves, .flows = net.counters().flows, .first = net.rate_of(0),
+          .second = net.rate_of(1)};
+}
+
 // A link with room to spare binds none of its flows: a capped transfer 0 -> 2 that starts beside
 // the capped 0 -> 1 on GPU 0's up link is solved alone, with the capacity 0 -> 1 leaves it.
 TEST(FlowNetworkModelIncremental, AStartBesideFlowsOnALinkWithRoomReSolvesOnlyItself) {
-  const StarCluster c(3, Bandwidth::gbytes_per_s(10), Time::zero());
-  FlowNetworkModel net(c, exact());
-  sim::Engine engine;
-  Driver d(net, {{Time::zero(), {.src_gpu = 0, .dst_gpu = 1, .bytes = Bytes(10'000'000), .max_rate = 2e9}},
-                 {Time::us(100), {.src_gpu = 0, .dst_gpu = 2, .bytes = Bytes(10'000'000), .max_rate = 3e9}}});
-  d.schedule_all(engine);
-  engine.run(Time::us(100));
-  EXPECT_EQ(net.counters().solves, 2u);
-  EXPECT_EQ(net.counters().flows, 2u);
-  ASSERT_EQ(net.active_flows(), 2u);
-  EXPECT_EQ(net.rate_of(0), 2e9);
-  EXPECT_EQ(net.rate_of(1), 3e9);
+  const TwoOnOneUpLink r = start_beside_a_capped_flow(2e9, 3e9);
+  EXPECT_EQ(r.solves, 2u);
+  EXPECT_EQ(r.flows, 2u);
+  EXPECT_EQ(r.first, 2e9);
+  EXPECT_EQ(r.second, 3e9);
 }
 
-// When the new rates fill such a link, the flows beyond it join the solve: 0 -> 2 uncapped would
-// take the 8 GB/s that 0 -> 1 leaves, which fills GPU 0's up link, so both are solved again and
-// share it max-min fairly (0 -> 1 keeps its 2 GB/s cap, 0 -> 2 gets the rest).
+// When the new rates fill such a link, the flows beyond it join the solve: 0 -> 2 alone would
+// take the 4 GB/s that 0 -> 1 (capped at 6) leaves, which fills GPU 0's up link, so both are
+// solved again and share it max-min fairly, 5 GB/s each.
 TEST(FlowNetworkModelIncremental, AStartThatFillsALinkWithRoomReSolvesTheFlowsOnIt) {
-  const StarCluster c(3, Bandwidth::gbytes_per_s(10), Time::zero());
-  FlowNetworkModel net(c, exact());
-  sim::Engine engine;
-  Driver d(net, {{Time::zero(), {.src_gpu = 0, .dst_gpu = 1, .bytes = Bytes(10'000'000), .max_rate = 2e9}},
-                 {Time::us(100), {.src_gpu = 0, .dst_gpu = 2, .bytes = Bytes(10'000'000)}}});
-  d.schedule_all(engine);
-  engine.run(Time::us(100));
-  EXPECT_EQ(net.counters().solves, 3u);
-  EXPECT_EQ(net.counters().flows, 1u + 1u + 2u);
-  ASSERT_EQ(net.active_flows(), 2u);
-  EXPECT_EQ(net.rate_of(0), 2e9);
-  EXPECT_EQ(net.rate_of(1), 8e9);
+  const TwoOnOneUpLink r = start_beside_a_capped_flow(6e9, 0);
+  EXPECT_EQ(r.solves, 3u);
+  EXPECT_EQ(r.flows, 1u + 1u + 2u);
+  EXPECT_EQ(r.first, 5e9);
+  EXPECT_EQ(r.second, 5e9);
+}
+
+// The same with 0 -> 1 capped at 2 GB/s: 0 -> 2 fills GPU 0's up link again, but 0 -> 1 runs
+// below the least share a link of 0 -> 2 offers (5 GB/s: the up link's 10 over its two flows),
+// under which no start can push a flow, so it keeps its rate and is not solved again.
+TEST(FlowNetworkModelIncremental, AStartLeavesFlowsBelowItsLinksLeastShareAlone) {
+  const TwoOnOneUpLink r = start_beside_a_capped_flow(2e9, 0);
+  EXPECT_EQ(r.solves, 2u);
+  EXPECT_EQ(r.flows, 1u + 1u);
+  EXPECT_EQ(r.first, 2e9);
+  EXPECT_EQ(r.second, 8e9);
 }
 
 }  // namespace
