@@ -494,19 +494,8 @@ void FlowNetworkModel::cross_pending() {
 
 void FlowNetworkModel::collect_component() {
   component_.clear();
-  // The search's floor (below): the lowest level that left, and for each flow that started the
-  // least of its links' capacity over its flows, under which its new level cannot be (at its
-  // bottleneck it runs at the top level, so that link's flows, of weight 1 at most, take no more
-  // than its level each).
   double floor = left_floor_;
   left_floor_ = HUGE_VAL;
-  for (const uint32_t slot : fresh_) {
-    for (const Crossing& c : links_of(slots_[slot])) {
-      const LinkState& link = links_[c.link];
-      floor = std::min(floor, link.capacity / static_cast<double>(link.flows.size()));
-    }
-  }
-  reach_floor_ = floor == HUGE_VAL ? 0 : floor * (1 - kLevelTieSlack);
   if (!options_.incremental) {
     for (const auto& [slot, order] : by_order_) {
       const ActiveFlow& f = slots_[slot];
@@ -526,7 +515,17 @@ void FlowNetworkModel::collect_component() {
   // fills where and when it did, and every flow frozen there freezes at its old rate. Solving
   // the rest with those flows' rates taken off their links' capacities is then exact: the rest
   // all run at that level or above, so no link fills below it in that solve either, and from it
-  // on the two fillings are one.
+  // on the two fillings are one. The floor: the lowest level that left, and for each flow that
+  // started the least of its links' capacity over its flows, under which its new level cannot be
+  // (at its bottleneck it runs at the top level, so that link's flows, of weight 1 at most, take
+  // no more than its level each).
+  for (const uint32_t slot : fresh_) {
+    for (const Crossing& c : links_of(slots_[slot])) {
+      const LinkState& link = links_[c.link];
+      floor = std::min(floor, link.capacity / static_cast<double>(link.flows.size()));
+    }
+  }
+  reach_floor_ = floor == HUGE_VAL ? 0 : floor * (1 - kLevelTieSlack);
   ++epoch_;
   cross_all_ = false;
   link_stack_.clear();

@@ -221,7 +221,10 @@ TEST(PacketRunner, SweepTooLargeForPacketsIsRefusedBeforeItRuns) {
 }
 
 // A packet model pays store-and-forward on top of a fluid one, so on the same schedule packets
-// never finish before flows. A ring's channel writes its bytes at its cap on both: a packet leaves
+// finish no earlier than flows, where the two share links alike: not where ECMP puts transfers
+// from different switch inputs on one link (a port serves inputs in turn, max-min each flow), nor
+// where channels that start together share a NIC (flows keep them in step; docs/flow-model.md,
+// Limits). A ring's channel writes its bytes at its cap on both: a packet leaves
 // once its bytes are written, the first one too, so a transfer of one packet waits for it as a
 // flow does. A channel's steps to its next rank go in order on both (its connection): where a NIC
 // hop falls behind the NVLink hops before it (two A100 nodes), a step has the NIC to itself on
