@@ -320,7 +320,8 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   sim::BlockVector<uint32_t> fresh_;  // slots started since the last solve
   std::vector<uint32_t> left_links_;   // tight links flows left since the last solve (still in use)
   // The lowest level among the flows that left since the last solve (HUGE_VAL: none left), and
-  // the level under which this solve's search leaves a flow out (0: none).
+  // the level under which this solve's search leaves a flow out (0: none; after drains alone,
+  // just above the floor once past the links flows left).
   double left_floor_ = HUGE_VAL;
   double reach_floor_ = 0;
   // Full links flows left in this batch, and per link the highest level of the flows that left it
@@ -353,6 +354,7 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   // Scratch of each solve.
   sim::BlockVector<uint32_t> component_;  // slots
   std::vector<uint32_t> link_stack_;
+  std::vector<uint32_t> seeds_;  // collect_component's links flows left
   sim::BlockVector<Drain> due_;
   std::vector<RelativeDrain> not_due_;  // popped by the relative key's bound, not within their window
   flow::FlowProblem problem_;

@@ -848,13 +848,34 @@ TEST(FlowNetworkModelIncremental, DrainsThatLeaveOnlySlowerFlowsOnTheirLinksSolv
   EXPECT_EQ(net.solves(), 1u);
 }
 
+// Runs `plan` on a star of 8 GPUs with 25 GB/s links, holding its rates to a full solve's after
+// every event, then again up to 100 us, by when one transfer has drained: the model's solves,
+// flows solved and the active flows' rates then.
+struct AfterOneDrain {
+  uint64_t solves = 0;
+  uint64_t flows = 0;
+  std::vector<double> rates;
+};
+AfterOneDrain run_past_one_drain(const std::vector<std::pair<Time, Transfer>>& plan) {
+  const StarCluster c(8, Bandwidth::gbytes_per_s(25), Time::zero());
+  EXPECT_GT(expect_full_solve_rates_after_every_event(c, exact(), plan), 2);
+  FlowNetworkModel net(c, exact());
+  sim::Engine engine;
+  Driver d(net, plan);
+  d.schedule_all(engine);
+  engine.run(Time::us(100));
+  EXPECT_EQ(d.recorder.done.size(), 1u);
+  AfterOneDrain r{.solves = net.solves(), .flows = net.counters().flows, .rates = {}};
+  for (size_t i = 0; i < net.active_flows(); ++i) r.rates.push_back(net.rate_of(i));
+  return r;
+}
+
 // GPU 0 sends a short and a long transfer, 12.5 GB/s each on its uplink; GPUs 3 and 4 send four
 // each, 6.25 GB/s on theirs, one of each to GPU 2, whose downlink the three transfers to it fill.
 // When the short one drains (80 us), the long one beside it is solved again, but not the six
 // flows at 6.25 GB/s that GPU 2's full downlink leads to: they run below the level that left,
 // which only flows at it or above can gain from. The rates still equal a full solve's.
 TEST(FlowNetworkModelIncremental, ADrainSolvesAgainOnlyTheFlowsAtOrAboveItsLevel) {
-  const StarCluster c(8, Bandwidth::gbytes_per_s(25), Time::zero());
   std::vector<std::pair<Time, Transfer>> plan = {{Time::zero(), {0, 1, Bytes(1'000'000), 1}},
                                                  {Time::zero(), {0, 2, Bytes(100'000'000), 2}}};
   for (int src : {3, 4}) {
@@ -862,15 +883,50 @@ TEST(FlowNetworkModelIncremental, ADrainSolvesAgainOnlyTheFlowsAtOrAboveItsLevel
       plan.push_back({Time::zero(), {src, dst, Bytes(100'000'000), static_cast<uint64_t>(src * 8 + dst)}});
     }
   }
-  EXPECT_GT(expect_full_solve_rates_after_every_event(c, exact(), plan), 2);
-  FlowNetworkModel net(c, exact());
-  sim::Engine engine;
-  Driver d(net, plan);
-  d.schedule_all(engine);
-  engine.run(Time::us(100));
-  ASSERT_EQ(d.recorder.done.size(), 1u);
-  EXPECT_EQ(net.solves(), 2u);
-  EXPECT_EQ(net.counters().flows, 10u + 1u);  // all ten at the start, then the long one alone
+  const AfterOneDrain r = run_past_one_drain(plan);
+  EXPECT_EQ(r.solves, 2u);
+  EXPECT_EQ(r.flows, 10u + 1u);  // all ten at the start, then the long one alone
+}
+
+// A chain of full links at one level: 0 -> 1 and 0 -> 2 share GPU 0's up link, 0 -> 2 and 3 -> 2
+// GPU 2's down link, 3 -> 2 and 3 -> 4 GPU 3's up link, and so on to 5 -> 6: every flow runs at
+// 12.5 GB/s. When the short 0 -> 1 drains (80 us), 0 -> 2 beside it on the link it left is solved
+// again, but not the flows at its level beyond: GPU 2's down link filled at that level and still
+// does (nothing left it), so 3 -> 2 and the rest keep their rates, and so does 0 -> 2.
+TEST(FlowNetworkModelIncremental, ADrainLeavesFlowsAtItsLevelBeyondTheLinksItLeftAlone) {
+  const AfterOneDrain r = run_past_one_drain(
+      {{Time::zero(), {0, 1, Bytes(1'000'000), 1}},   {Time::zero(), {0, 2, Bytes(100'000'000), 2}},
+       {Time::zero(), {3, 2, Bytes(100'000'000), 3}}, {Time::zero(), {3, 4, Bytes(100'000'000), 4}},
+       {Time::zero(), {5, 4, Bytes(100'000'000), 5}}, {Time::zero(), {5, 6, Bytes(100'000'000), 6}}});
+  EXPECT_EQ(r.solves, 2u);
+  EXPECT_EQ(r.flows, 6u + 1u);  // all six at the start, then 0 -> 2 alone
+  EXPECT_EQ(r.rates, std::vector<double>(5, 12.5e9));
+}
+
+// An expert layer's dispatch: an all-to-all in which each pair sends what its tokens routed
+// (unequal transfers, started together), twice. Most flows run at one of a few levels, and a
+// drain leaves flows at its own level both on the links it left and beyond them. On a star and on
+// a fat-tree with ECMP collisions, the rates equal a full solve's after every event.
+TEST(FlowNetworkModelIncremental, RatesEqualAFullSolveWhenUnequalAllToAllsDrain) {
+  const StarCluster star(12, Bandwidth::gbytes_per_s(25), Time::zero());
+  const auto fat_tree = topology::build_cluster(topology::testing::two_spine_fat_tree(topology::Routing::ecmp));
+  for (const topology::Cluster* c : std::vector<const topology::Cluster*>{&star, fat_tree.get()}) {
+    for (uint64_t seed : {31, 32}) {
+      sim::Rng rng(seed, sim::stream_id("flow-model-unequal-all-to-all"));
+      std::vector<std::pair<Time, Transfer>> plan;
+      const int gpus = c->gpu_count();
+      for (const Time wave : {Time::zero(), Time::us(300)}) {
+        for (int s = 0; s < gpus; ++s) {
+          for (int d = 0; d < gpus; ++d) {
+            // 0.1 to 2 MB in steps of 0.1 MB: pairs of one size drain together.
+            const auto bytes = Bytes(static_cast<int64_t>(100'000 * (1 + rng.below(20))));
+            if (s != d) plan.push_back({wave, {s, d, bytes, static_cast<uint64_t>(plan.size())}});
+          }
+        }
+      }
+      EXPECT_GT(expect_full_solve_rates_after_every_event(*c, exact(), plan), 20) << "seed " << seed;
+    }
+  }
 }
 
 // Waves of an all-to-all of equal transfers on a star, among capped transfers at random instants
