@@ -533,8 +533,10 @@ void FlowNetworkModel::collect_component() {
   // flow at L stays on it (settle_left_links). Every other link that filled at L carries the
   // same flows, with the same rates frozen below L, as before: it fills at L again, and freezes
   // its flows there. So the search takes flows at the floor on those links only, and elsewhere
-  // flows above it. A start lowers its links' shares, and a flow at the floor may lose: with
-  // fresh flows every flow at the floor is taken.
+  // flows above it. "At the floor" is within the solver's tie tolerance above it: levels that
+  // close freeze in one round, and a flow left out there could move by no more than that. A
+  // start lowers its links' shares, and a flow at the floor may lose: with fresh flows every flow
+  // at the floor is taken.
   reach_floor_ = floor == HUGE_VAL ? 0 : floor * (1 - kLevelTieSlack);
   ++epoch_;
   cross_all_ = false;
@@ -551,7 +553,7 @@ void FlowNetworkModel::collect_component() {
     for (const uint32_t l : seeds_) {
       for (const uint32_t slot : links_[l].flows) reach_flow(slot);
     }
-    reach_floor_ = floor * (1 + kLevelTieSlack);
+    reach_floor_ = floor * (1 + flow::kTieTolerance);
   }
   cross_pending();
 }
