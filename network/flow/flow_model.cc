@@ -527,33 +527,31 @@ void FlowNetworkModel::collect_component() {
   }
   //
   // After drains alone, a flow at the floor itself keeps its rate too unless it crosses a link
-  // that flows left (left_links_). In the old filling a link that filled at the floor L froze
-  // every flow on it, a leaving flow too if it crossed the link; so a link that a leaving flow
-  // crosses fills at L only if that flow ran at L, which puts the link in left_links_ when a
-  // flow at L stays on it (settle_left_links). Every other link that filled at L carries the
-  // same flows, with the same rates frozen below L, as before: it fills at L again, and freezes
-  // its flows there. So the search takes flows at the floor on those links only, and elsewhere
-  // flows above it. "At the floor" is within the solver's tie tolerance above it: levels that
-  // close freeze in one round, and a flow left out there could move by no more than that. A
-  // start lowers its links' shares, and a flow at the floor may lose: with fresh flows every flow
-  // at the floor is taken.
+  // that flows left (left_links_). In the filling before they left, a link that filled at the
+  // floor L froze every flow on it, a leaving flow too if it crossed the link; so a link that a
+  // leaving flow crosses fills at L only if that flow ran at L, which puts the link in
+  // left_links_ when a flow at L stays on it (settle_left_links). Every other link that filled
+  // at L carries the same flows, with the same rates frozen below L: it fills at L again, and
+  // freezes its flows there. So the search takes flows at the floor on those links only, and
+  // elsewhere flows above it. "At the floor" is within the solver's tie tolerance above it:
+  // levels that close freeze in one round, and a flow left out there could move by no more than
+  // that. A start lowers its links' shares, and a flow at the floor may lose: with fresh flows
+  // every flow at the floor is taken.
   reach_floor_ = floor == HUGE_VAL ? 0 : floor * (1 - kLevelTieSlack);
   ++epoch_;
   cross_all_ = false;
   link_stack_.clear();
   slot_reached_.resize(slots_.size());
   link_reached_.resize(links_.size());
-  for (uint32_t slot : fresh_) reach_flow(slot);
-  for (uint32_t l : left_links_) reach_link(l, true);
-  if (fresh_.empty() && floor != HUGE_VAL) {
-    // The links flows left, all of them on the stack: their flows at the floor, then the rest of
-    // the search above it.
-    seeds_.swap(link_stack_);
-    link_stack_.clear();
-    for (const uint32_t l : seeds_) {
+  if (fresh_.empty()) {
+    for (const uint32_t l : left_links_) {
+      link_reached_[l] = epoch_;
       for (const uint32_t slot : links_[l].flows) reach_flow(slot);
     }
     reach_floor_ = floor * (1 + flow::kTieTolerance);
+  } else {
+    for (uint32_t slot : fresh_) reach_flow(slot);
+    for (uint32_t l : left_links_) reach_link(l, true);
   }
   cross_pending();
 }

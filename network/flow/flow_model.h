@@ -354,7 +354,6 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   // Scratch of each solve.
   sim::BlockVector<uint32_t> component_;  // slots
   std::vector<uint32_t> link_stack_;
-  std::vector<uint32_t> seeds_;  // collect_component's links flows left
   sim::BlockVector<Drain> due_;
   std::vector<RelativeDrain> not_due_;  // popped by the relative key's bound, not within their window
   flow::FlowProblem problem_;
