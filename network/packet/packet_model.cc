@@ -382,16 +382,14 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   }
   const uint32_t slot = sh.transfers.take();
   if (slot > kSlotMask) throw std::length_error("packet model: too many transfers in flight");
+  // Both pools take and give back the same slots in the same order.
+  if (sh.routes.take() != slot) throw std::logic_error("packet model: a transfer's routes out of step with it");
   const uint32_t id = (static_cast<uint32_t>(&sh - shards_.data()) << kSlotBits) | slot;
   TransferState& ts = sh.transfers[slot];
+  Routes& rt = sh.routes[slot];
   // Every sprayed route starts on the same injection port (Cluster::sprayed_routes).
   ts.paths = std::move(paths);
-  ts.hops = ts.paths.front().size();
-  ts.flat.clear();
-  for (const auto& path : ts.paths) {
-    if (path.size() != ts.hops) ts.hops = 0;
-    ts.flat.insert(ts.flat.end(), path.begin(), path.end());
-  }
+  set_routes(rt, sh.middles, ts.paths);
   ts.unsent = t.bytes.count();
   ts.packets = packet_hops(t.bytes, 1, options_.mtu);
   ts.total = t.bytes.count();
@@ -404,15 +402,12 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   ts.last_seq = 0;
   ts.nak_pending = false;
   ts.cut = 0;
-  ts.left_last = 0;
+  rt.to_leave = ts.packets;
   ts.received = 0;
   ts.last_cnp_sent = Time::max();
   ts.cnps_sent = 0;
   ts.cnps_back = 0;
   ts.cnps_awaited = UINT32_MAX;
-  const topology::LinkId last_link = ts.paths.front().back();
-  ts.one_last_link = std::all_of(ts.paths.begin(), ts.paths.end(),
-                                 [&](const auto& path) { return path.back() == last_link; });
   ts.back = Time::zero();
   for (topology::LinkId l : ts.paths.front()) ts.back += ports_[l ^ 1].latency;  // the reverse links
   ts.done = &done;
@@ -421,7 +416,7 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   ts.drained_payload = t.drained_payload;
   ts.cap = t.max_rate;
   // TCP's window governs what crosses the network; a copy over NVLink or PCIe alone is not TCP's.
-  ts.windowed = options_.dctcp.enabled &&
+  rt.windowed = options_.dctcp.enabled &&
                 std::any_of(ts.paths.front().begin(), ts.paths.front().end(), [&](topology::LinkId l) {
                   return cluster_.link(l).kind == topology::LinkKind::network;
                 });
@@ -443,6 +438,65 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   try_send(engine, first);
 }
 
+void PacketNetworkModel::set_routes(Routes& rt, MiddleStore& store,
+                                    const std::vector<std::vector<topology::LinkId>>& paths) {
+  const std::vector<topology::LinkId>& first = paths.front();
+  const size_t n = first.size();
+  rt = Routes{};
+  rt.one_last_link =
+      std::all_of(paths.begin(), paths.end(), [&](const auto& path) { return path.back() == first.back(); });
+  if (!std::all_of(paths.begin(), paths.end(), [&](const auto& path) { return path.size() == n; })) return;
+  rt.hops = static_cast<uint8_t>(n);
+  // The links every route shares at its start and at its end (one route: all its links), as many
+  // as `edge` holds: the end's up to half of it, the start's the rest.
+  const auto shared = [&](auto at) {
+    size_t k = 0;
+    const auto agree = [&](size_t i) {
+      return std::all_of(paths.begin(), paths.end(), [&](const auto& path) { return at(path, i) == at(first, i); });
+    };
+    while (k < n && agree(k)) ++k;
+    return k;
+  };
+  const size_t starts = shared([](const auto& path, size_t k) { return path[k]; });
+  const size_t ends = shared([&](const auto& path, size_t k) { return path[n - 1 - k]; });
+  const size_t head = std::min(starts, kEdgeLinks - std::min(ends, kEdgeLinks / 2));
+  const size_t tail = std::min(ends, std::min(n - head, kEdgeLinks - head));
+  const size_t mid = n - head - tail;
+  rt.head = static_cast<uint8_t>(head);
+  rt.mid = static_cast<uint8_t>(mid);
+  std::copy_n(first.begin(), head, rt.edge.begin());
+  std::copy_n(first.end() - static_cast<std::ptrdiff_t>(tail), tail,
+              rt.edge.begin() + static_cast<std::ptrdiff_t>(head));
+  if (mid == 0) return;
+  std::vector<topology::LinkId> middles;
+  middles.reserve(mid * paths.size());
+  for (const auto& path : paths) {
+    const auto from = path.begin() + static_cast<std::ptrdiff_t>(head);
+    middles.insert(middles.end(), from, from + static_cast<std::ptrdiff_t>(mid));
+  }
+  rt.middle = intern(store, middles);
+}
+
+const topology::LinkId* PacketNetworkModel::intern(MiddleStore& store, std::span<const topology::LinkId> links) {
+  uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a over the link ids
+  for (const topology::LinkId l : links) hash = (hash ^ l) * 0x100000001b3ULL;
+  for (auto [it, end] = store.index.equal_range(hash); it != end; ++it) {
+    const auto [at, size] = it->second;
+    if (size == links.size() && std::equal(links.begin(), links.end(), at)) return at;
+  }
+  if (store.room - store.used < links.size()) {
+    constexpr size_t kChunkLinks = size_t{1} << 14;
+    store.room = std::max(kChunkLinks, links.size());
+    store.chunks.push_back(std::make_unique<topology::LinkId[]>(store.room));
+    store.used = 0;
+  }
+  topology::LinkId* at = store.chunks.back().get() + store.used;
+  std::copy(links.begin(), links.end(), at);
+  store.used += links.size();
+  store.index.emplace(hash, std::pair<const topology::LinkId*, size_t>{at, links.size()});
+  return at;
+}
+
 Time PacketNetworkModel::capped_write_time(const TransferState& ts) const {
   return Bandwidth::bytes_per_s(ts.cap).transfer_time(Bytes(std::min(ts.unsent, options_.mtu.count())));
 }
@@ -458,13 +512,13 @@ void PacketNetworkModel::ensure_inputs(uint32_t port) {
   p.ready.reserve(p.inputs.size());
 }
 
-inline PacketNetworkModel::Packet PacketNetworkModel::new_packet(Shard& sh, TransferState& ts, uint32_t transfer_id,
-                                                                  uint32_t bytes) {
+inline PacketNetworkModel::Packet PacketNetworkModel::new_packet(Shard& sh, TransferState& ts, const Routes& rt,
+                                                                  uint32_t transfer_id, uint32_t bytes) {
   // Oblivious spraying: the transfer's packets take its routes in turn.
   const auto seq = static_cast<uint32_t>(ts.cut);
   const auto route = static_cast<uint8_t>(ts.paths.size() == 1 ? 0 : ts.cut % ts.paths.size());
   ++ts.cut;
-  const size_t hops = ts.hops != 0 ? ts.hops : ts.paths[route].size();
+  const size_t hops = rt.hops != 0 ? rt.hops : ts.paths[route].size();
   ++sh.injected;
   if (seq < ts.high) ++sh.retransmitted;
   ts.high = std::max(ts.high, ts.cut);
@@ -473,13 +527,15 @@ inline PacketNetworkModel::Packet PacketNetworkModel::new_packet(Shard& sh, Tran
 }
 
 uint32_t PacketNetworkModel::link_of(const Packet& p) {
-  const topology::LinkId l = links_of(transfer(p.transfer), p.route)[p.hop];
+  const topology::LinkId l = link_at(routes_of(p.transfer), p.transfer, p.route, p.hop);
   return p.cnp ? l ^ 1 : l;
 }
 
 void PacketNetworkModel::release(uint32_t id) {
   ++transfer(id).generation;
-  shards_[id >> kSlotBits].transfers.give_back(id & kSlotMask);
+  Shard& sh = shards_[id >> kSlotBits];
+  sh.transfers.give_back(id & kSlotMask);
+  sh.routes.give_back(id & kSlotMask);
 }
 
 void PacketNetworkModel::enqueue(Shard& sh, uint32_t port, uint32_t slot, uint32_t packet) {
@@ -569,6 +625,7 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
     bool credited;
     uint32_t chosen = 0;  // with slot == inject: the index into p.injecting that sends
     TransferState* sender = nullptr;  // and its transfer
+    const Routes* sender_routes = nullptr;
     if (slot == inject) {
       chosen = static_cast<uint32_t>(p.inject_next);
       if (paced_ || p.capped > 0) {
@@ -576,10 +633,12 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
         if (chosen == kNone) continue;  // every sender here waits on its rate limiter
       }
       sender = &transfer(p.injecting[chosen]);
+      sender_routes = &routes_of(p.injecting[chosen]);
       const TransferState& ts = *sender;
       bytes = static_cast<uint32_t>(std::min(ts.unsent, options_.mtu.count()));
       // The route of the packet cut next (with routes all as long, any of them).
-      credited = credits && (ts.hops != 0 ? ts.hops : links_of(ts, ts.cut % ts.paths.size()).size()) > 1;
+      const size_t hops = sender_routes->hops != 0 ? sender_routes->hops : ts.paths[ts.cut % ts.paths.size()].size();
+      credited = credits && hops > 1;
     } else {
       const Packet& head = sh.packets[p.inputs[slot].head];
       bytes = head.bytes;
@@ -591,11 +650,12 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
     if (slot == inject) {
       const uint32_t t = p.injecting[chosen];
       TransferState& ts = *sender;
-      const uint32_t burst = burst_size(engine, p, port, ts);
-      Packet pk = new_packet(sh, ts, t, bytes);
+      const Routes& rt = *sender_routes;
+      const uint32_t burst = burst_size(engine, p, port, ts, rt);
+      Packet pk = new_packet(sh, ts, rt, t, bytes);
       ts.unsent -= bytes;
       if (options_.dcqcn.enabled) pace(engine.now(), ts.rp, bytes);
-      if (ts.windowed) {
+      if (rt.windowed) {
         ts.window.in_flight += bytes;
         ts.window.sent += bytes;
       }
@@ -624,7 +684,7 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
       if (p.inject_next >= p.injecting.size()) p.inject_next = 0;
       if (!p.injecting.empty()) p.ready.push_back(slot);
       if (burst > 1) {
-        send_burst(engine, sh, port, pk, ts, burst);
+        send_burst(engine, sh, port, pk, ts, rt, burst);
       } else {
         begin(engine, sh, port, pk, kNone, credited);
       }
@@ -707,12 +767,12 @@ inline void PacketNetworkModel::ensure_finish(sim::Engine& engine, uint32_t port
 }
 
 inline uint32_t PacketNetworkModel::burst_size(const sim::Engine& engine, const Port& p, uint32_t port,
-                                               const TransferState& ts) const {
+                                               const TransferState& ts, const Routes& rt) const {
   // One transfer and nothing else to send here (the injection slot just left the ready ring),
   // past its first packet (transfers that start together at a port, as an all-to-all's do, join
   // it before its second), every route past this link (so that each packet takes credits and
   // departs as an event), and no earlier burst's packets taken back still on the wire.
-  if (!bursting_ || p.injecting.size() != 1 || !p.ready.empty() || ts.cut == 0 || ts.hops < 2 || ts.cap > 0 ||
+  if (!bursting_ || p.injecting.size() != 1 || !p.ready.empty() || ts.cut == 0 || rt.hops < 2 || ts.cap > 0 ||
       p.mtu_time == Time::max() || engine.now() < p.burst_after) {
     return 0;
   }
@@ -732,7 +792,7 @@ inline uint32_t PacketNetworkModel::burst_size(const sim::Engine& engine, const 
 }
 
 void PacketNetworkModel::send_burst(sim::Engine& engine, Shard& sh, uint32_t port, Packet& first, TransferState& ts,
-                                    uint32_t n) {
+                                    const Routes& rt, uint32_t n) {
   Port& p = ports_[port];
   const auto mtu = static_cast<uint32_t>(options_.mtu.count());
   const Time s = p.mtu_time;
@@ -750,7 +810,7 @@ void PacketNetworkModel::send_burst(sim::Engine& engine, Shard& sh, uint32_t por
   p.burst_transfer = first.transfer;
   p.burst_tag = p.tag;
   for (uint32_t i = 1; i < n; ++i) {
-    Packet pk = new_packet(sh, ts, first.transfer, mtu);
+    Packet pk = new_packet(sh, ts, rt, first.transfer, mtu);
     ts.unsent -= mtu;
     used += mtu;
     left += s;
@@ -1000,10 +1060,10 @@ inline void PacketNetworkModel::depart(sim::Engine& engine, Shard& sh, uint32_t 
   // transfer: any other that sends no CNP is counted delivered now, with no event.
   // A DCTCP receiver acknowledges every packet: each arrives as an event.
   if (pk.last && options_.flow_control != FlowControl::lossy) {
-    TransferState& ts = transfer(pk.transfer);
-    if (ts.one_last_link) {
-      pk.completes = ++ts.left_last == ts.packets;
-      if (!pk.completes && !pk.marked && !ts.windowed) {
+    Routes& rt = routes_of(pk.transfer);
+    if (rt.one_last_link) {
+      pk.completes = --rt.to_leave == 0;
+      if (!pk.completes && !pk.marked && !rt.windowed) {
         sh.delivered += pk.bytes;
         ++sh.landed;
         if (packet != kNone) free_packet(sh, packet);
@@ -1021,20 +1081,22 @@ void PacketNetworkModel::arrive(sim::Engine& engine, uint64_t fields) {
   // The fields a hop reads first; the whole packet (decode) only past pass_last.
   const uint64_t stamp = stamp_of(fields);
   Shard& sh = shard(engine);
-  TransferState& ts = transfer(transfer_of(fields));
-  const std::span<const topology::LinkId> path = links_of(ts, route_of(fields));
+  const uint32_t id = transfer_of(fields);
+  Routes& rt = routes_of(id);
+  const size_t route = route_of(fields);
   const size_t at = hop_of(fields);
-  const topology::LinkId over = path[at];
+  const topology::LinkId over = link_at(rt, id, route, at);
   if (bursting_ && at == 0 && taken_back(over, engine.aux() >> 16)) return;
   const size_t hop = at + 1;
-  if (hop < path.size()) {
-    const uint32_t port = path[hop];
-    if (passing_ && hop + 1 == path.size() && pass_last(engine, sh, ts, bytes_of(engine.aux()), over, port, stamp)) {
+  const size_t length = route_length(rt, id, route);
+  if (hop < length) {
+    const uint32_t port = link_at(rt, id, route, hop);
+    if (passing_ && hop + 1 == length && pass_last(engine, sh, rt, bytes_of(engine.aux()), over, port, stamp)) {
       return;
     }
     Packet pk = decode(fields, engine.aux());
     pk.hop = static_cast<uint8_t>(hop);
-    pk.last = hop + 1 == path.size();
+    pk.last = hop + 1 == length;
     pk.over = over;
     if (!take_in(engine, sh, pk, over, port, stamp)) return;
     const bool dctcp_mark = options_.dctcp.enabled && ports_[port].queued > options_.dctcp.k.count();
@@ -1046,23 +1108,24 @@ void PacketNetworkModel::arrive(sim::Engine& engine, uint64_t fields) {
     forward(engine, sh, port, over, pk);
     return;
   }
+  TransferState& ts = transfer(id);
   const Packet arrived = decode(fields, engine.aux());
   if (arrived.marked && options_.dcqcn.enabled) notify(engine, sh, arrived);
-  if (ts.windowed) acknowledge(engine, arrived);
+  if (rt.windowed) acknowledge(engine, arrived);
   if (options_.flow_control == FlowControl::lossy) {
     receive_in_order(engine, sh, arrived);
     return;
   }
   // With one last link, its port marked the last packet to leave on it, which arrives last;
   // otherwise the receiver counts every packet.
-  const bool complete = ts.one_last_link ? arrived.completes : ++ts.received == ts.packets;
+  const bool complete = rt.one_last_link ? arrived.completes : ++ts.received == ts.packets;
   sh.delivered += arrived.bytes;
   ++sh.landed;
   if (!complete) return;
   ++sh.completed;
   engine.schedule_in(Time::zero(), *ts.done, ts.payload);
   // The acknowledgement frees the sender's slot, a reverse route's latency from now.
-  engine.schedule_at_site(engine.now() + ts.back, ports_[path.front()].site, *this,
+  engine.schedule_at_site(engine.now() + ts.back, ports_[ts.paths.front().front()].site, *this,
                           event(kAck, arrived.transfer), ts.cnps_sent);
 }
 
@@ -1095,12 +1158,12 @@ inline void PacketNetworkModel::note_stamp(sim::Engine& engine, uint32_t over, u
   if (c.deferred > 0 && c.port_used > c.defer_below) flush_credits(engine, over);
 }
 
-inline bool PacketNetworkModel::pass_last(sim::Engine& engine, Shard& sh, TransferState& ts, uint32_t bytes,
+inline bool PacketNetworkModel::pass_last(sim::Engine& engine, Shard& sh, Routes& rt, uint32_t bytes,
                                           uint32_t over, uint32_t port, uint64_t stamp) {
   Port& p = ports_[port];
   // Full packets only (a shorter one is its transfer's last cut, a candidate to complete it), and
   // not the last to leave on the transfer's one last link (its arrival completes the transfer).
-  if (bytes != options_.mtu.count() || !ts.one_last_link || ts.left_last + 1 == ts.packets || !p.ready.empty() ||
+  if (bytes != options_.mtu.count() || !rt.one_last_link || rt.to_leave == 1 || !p.ready.empty() ||
       p.paused || p.burst_pending != 0 || engine.now() < p.free_at || p.mtu_time == Time::max()) {
     return false;
   }
@@ -1117,7 +1180,7 @@ inline bool PacketNetworkModel::pass_last(sim::Engine& engine, Shard& sh, Transf
   p.free_at = left;
   p.finish_key = engine.take_key();
   p.bytes_sent += bytes;
-  ++ts.left_last;
+  --rt.to_leave;
   sh.delivered += bytes;
   ++sh.landed;
   return_credits(engine, over, bytes, left);
@@ -1220,7 +1283,9 @@ uint32_t PacketNetworkModel::next_injector(const Port& p, Time now, Time& ready_
     const TransferState& ts = transfer(p.injecting[k]);
     // A sender whose window is full waits for an ACK, which tries the port again.
     const int64_t next_bytes = std::min(ts.unsent, options_.mtu.count());
-    if (ts.windowed && static_cast<double>(ts.window.in_flight + next_bytes) > ts.window.cwnd) continue;
+    if (routes_of(p.injecting[k]).windowed && static_cast<double>(ts.window.in_flight + next_bytes) > ts.window.cwnd) {
+      continue;
+    }
     const Time at = ts.rp.next_send;
     if (at <= now) return static_cast<uint32_t>(k);
     ready_at = std::min(ready_at, at);

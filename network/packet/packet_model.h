@@ -48,23 +48,28 @@
 //  - Lossy: the sender's go-back state (acked, high, backoff, its timer) is the source GPU's, the
 //    receiver's order (received, last_seq, nak_pending) the destination's; NAKs travel the
 //    reverse route as events, as CNPs do.
-//  - A transfer's last link's port (from(last link)): left_last, the packets that left on it.
+//  - A transfer's last link's port (from(last link)): Routes::to_leave, the packets still to
+//    leave on it.
 //  - A transfer's receiver (the destination GPU): received, last_cnp_sent (the CNP rate limit),
 //    cnps_sent (which its acknowledgement carries back). A CNP is a packet: it travels the route
 //    back as events, as data does; the sender counts the CNPs back (cnps_back) and frees its slot
 //    once the acknowledgement and every CNP are in.
 //  - Immutable from start to acknowledgement, read anywhere as a packet header would carry it:
-//    paths, one_last_link, packets (the count), cap, windowed, done and payload.
+//    paths and their Routes (but to_leave), packets (the count), cap, done and payload.
 //  - Counters and pools: one set per partition (Shard), added up when read.
 // A transfer must start in an event at its source GPU's site (as the schedule executor's do);
 // with one partition the model runs on a plain Engine.
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "network/network_model.h"
@@ -113,7 +118,7 @@ struct PacketModelOptions {
   uint32_t burst = 16;
   // Credits with dedicated buffers and no pacing: a packet that arrives at a device whose port
   // onto its route's last link is idle, with nothing queued, leaves at once in one step that
-  // reads its transfer's record once and builds no packet (PacketNetworkModel::pass_last).
+  // reads its transfer's routes once and builds no packet (PacketNetworkModel::pass_last).
   // false: through the general hop (take_in, forward), with the same events, times and counters;
   // a check for tests.
   bool pass_last = true;
@@ -286,24 +291,40 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     int64_t cut_until = 0;    // marks on data sent up to this belong to the last cut
     bool slow_start = true;
   };
+  // What a packet hop reads of its transfer, kept apart from the transfer's record (TransferState)
+  // in a dense pool of its own: an all-to-all's thousands of records do not stay in cache, these
+  // and the interned middles (below) do. A route's links, with routes all of `hops` links: the
+  // `head` links every route starts with, then `mid` links of its own, then links every route
+  // ends with; the shared ones in `edge` (the head's, then the end's), the routes' own back to
+  // back, route by route, at `middle`, interned in the shard's MiddleStore, so that the transfers
+  // between two leaves read one copy (link_at).
+  static constexpr size_t kEdgeLinks = 6;
+  struct Routes {
+    const topology::LinkId* middle = nullptr;
+    std::array<topology::LinkId, kEdgeLinks> edge{};
+    uint8_t hops = 0;  // 0: routes of different lengths, read from TransferState::paths
+    uint8_t head = 0;
+    uint8_t mid = 0;
+    bool one_last_link = true;  // every route ends on the same link
+    bool windowed = false;      // DCTCP on and a route that crosses the network: `window` limits it
+    // With one_last_link, the last link's port's: packets not yet left on that link.
+    uint64_t to_leave = 0;
+  };
+  // The middles of the routes of a shard's transfers, each stored once: chunks that never move,
+  // so that a hop in another partition reads one by pointer while this shard adds more.
+  struct MiddleStore {
+    std::vector<std::unique_ptr<topology::LinkId[]>> chunks;
+    size_t used = 0;  // links used of the last chunk
+    size_t room = 0;  // and its size
+    // By a hash of the links: where each middle lies and how many links it has.
+    std::unordered_multimap<uint64_t, std::pair<const topology::LinkId*, size_t>> index;
+  };
   // One transfer's state, by the device that owns each part (top of this file).
   struct TransferState {
-    // The fields read at every packet come first, within its first 128 bytes: the routes and
-    // counts a hop reads, then what cutting a packet and passing one onto the last link update;
-    // an all-to-all's thousands of records do not stay in cache, so each line a hop touches is
-    // a miss.
     // Immutable from start to acknowledgement.
-    // With routes all as long, `hops` links each: their links back to back, so that a packet hop
-    // reads its route one cache miss from this record rather than two through `paths` (links_of).
-    std::vector<topology::LinkId> flat;
-    size_t hops = 0;  // 0: routes of different lengths, read from `paths`
     std::vector<std::vector<topology::LinkId>> paths;  // one, or the sprayed routes
     uint64_t packets = 0;        // how many packets it is cut into
-    bool one_last_link = true;   // every route ends on the same link
-    bool windowed = false;  // DCTCP on and a route that crosses the network: `window` limits it
     double cap = 0;           // Transfer::max_rate: its packets leave at most this fast (0: any)
-    // Its last link's port's (with one_last_link).
-    uint64_t left_last = 0;   // packets that left on the last link
     // The sender's.
     int64_t unsent = 0;       // bytes not yet cut into packets
     uint64_t cut = 0;         // packets cut so far: the next takes route cut mod paths
@@ -480,7 +501,10 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   struct Shard {
     std::vector<Packet> packets;
     uint32_t free_packets = kNone;  // the first free packet; the others follow by Packet::next
+    // Transfers' records and their routes, taken and given back together (one slot id).
     sim::StablePool<TransferState> transfers;
+    sim::StablePool<Routes> routes;
+    MiddleStore middles;
     uint64_t started = 0;    // transfers started here
     uint64_t completed = 0;  // transfers that completed at a receiver here
     uint64_t injected = 0;   // packets cut here
@@ -567,12 +591,21 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     sh.packets[packet].next = sh.free_packets;
     sh.free_packets = packet;
   }
-  // The links of route `r` of a transfer.
-  static std::span<const topology::LinkId> links_of(const TransferState& ts, size_t r) {
-    if (ts.hops == 0) return ts.paths[r];
-    return {ts.flat.data() + r * ts.hops, ts.hops};
-  }
   TransferState& transfer(uint32_t id) { return shards_[id >> kSlotBits].transfers[id & kSlotMask]; }
+  Routes& routes_of(uint32_t id) { return shards_[id >> kSlotBits].routes[id & kSlotMask]; }
+  // The link that route `r` of transfer `id` takes at hop `h`, and how many links that route has.
+  topology::LinkId link_at(const Routes& rt, uint32_t id, size_t r, size_t h) {
+    if (rt.hops == 0) [[unlikely]] return transfer(id).paths[r][h];
+    if (h < rt.head) return rt.edge[h];
+    if (h < size_t{rt.head} + rt.mid) return rt.middle[r * rt.mid + h - rt.head];
+    return rt.edge[h - rt.mid];
+  }
+  size_t route_length(const Routes& rt, uint32_t id, size_t r) {
+    return rt.hops != 0 ? rt.hops : transfer(id).paths[r].size();
+  }
+  // Sets `rt` from the transfer's routes, its middles interned in `store`.
+  static void set_routes(Routes& rt, MiddleStore& store, const std::vector<std::vector<topology::LinkId>>& paths);
+  static const topology::LinkId* intern(MiddleStore& store, std::span<const topology::LinkId> links);
   void finish_transmit(sim::Engine& engine, uint32_t port);
   // Sends a packet that `link`'s port has serialized over the link: its arrival is an event at
   // the link's far end, a latency later.
@@ -594,8 +627,10 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // Bursts (bursting_): how many full packets the port may cut at once for `ts`, the first
   // included (0: no burst); cutting them, `first` already cut; counting the credits of those that
   // have started as of the event being executed; and taking back those that have not.
-  uint32_t burst_size(const sim::Engine& engine, const Port& p, uint32_t port, const TransferState& ts) const;
-  void send_burst(sim::Engine& engine, Shard& sh, uint32_t port, Packet& first, TransferState& ts, uint32_t n);
+  uint32_t burst_size(const sim::Engine& engine, const Port& p, uint32_t port, const TransferState& ts,
+                      const Routes& rt) const;
+  void send_burst(sim::Engine& engine, Shard& sh, uint32_t port, Packet& first, TransferState& ts, const Routes& rt,
+                  uint32_t n);
   [[gnu::always_inline]] void settle_burst(const sim::Engine& engine, Shard& sh, Port& p);
   void take_back(sim::Engine& engine, Shard& sh, uint32_t port);
   // The far end of `link` drops an arrival tagged `tag` that was taken back.
@@ -618,7 +653,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // `port`, its route's last link, leaves at once when the port is idle with nothing queued and
   // the packet is not the transfer's last to leave there, as take_in and forward would send it,
   // counted delivered (depart) with no event. False, having changed nothing, otherwise.
-  [[gnu::always_inline]] bool pass_last(sim::Engine& engine, Shard& sh, TransferState& ts, uint32_t bytes,
+  [[gnu::always_inline]] bool pass_last(sim::Engine& engine, Shard& sh, Routes& rt, uint32_t bytes,
                                         uint32_t over, uint32_t port, uint64_t stamp);
   // The far end of `over` notes the credits its port had in use when it sent the packet just
   // arrived (`stamp`), sending held-back credits now if that port may come near its limit.
@@ -664,7 +699,8 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   Time capped_write_time(const TransferState& ts) const;
   uint32_t injection_slot(const Port& p) const;
   void ensure_inputs(uint32_t port);
-  [[gnu::always_inline]] Packet new_packet(Shard& sh, TransferState& ts, uint32_t transfer, uint32_t bytes);
+  [[gnu::always_inline]] Packet new_packet(Shard& sh, TransferState& ts, const Routes& rt, uint32_t transfer,
+                                            uint32_t bytes);
   // DCQCN: the marking draw at a switch egress port, the receiver's CNP, the sender's reaction.
   bool mark(uint32_t port);
   void notify(sim::Engine& engine, Shard& sh, const Packet& marked);
