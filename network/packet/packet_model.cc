@@ -468,8 +468,8 @@ void PacketNetworkModel::set_routes(Routes& rt, MiddleStore& store,
   std::copy_n(first.end() - static_cast<std::ptrdiff_t>(tail), tail,
               rt.edge.begin() + static_cast<std::ptrdiff_t>(head));
   if (mid == 0) return;
-  std::vector<topology::LinkId> middles;
-  middles.reserve(mid * paths.size());
+  std::vector<topology::LinkId>& middles = store.scratch;
+  middles.clear();
   for (const auto& path : paths) {
     const auto from = path.begin() + static_cast<std::ptrdiff_t>(head);
     middles.insert(middles.end(), from, from + static_cast<std::ptrdiff_t>(mid));

@@ -318,6 +318,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     size_t room = 0;  // and its size
     // By a hash of the links: where each middle lies and how many links it has.
     std::unordered_multimap<uint64_t, std::pair<const topology::LinkId*, size_t>> index;
+    std::vector<topology::LinkId> scratch;  // set_routes gathers a transfer's middles here
   };
   // One transfer's state, by the device that owns each part (top of this file).
   struct TransferState {
