@@ -354,7 +354,21 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
                                uint64_t payload) {
   Shard& sh = shard(engine);
   ++sh.started;
-  std::vector<std::vector<topology::LinkId>> paths = transfer_paths(cluster_, t);
+  // Its routes (transfer_paths): the sprayed ones, or its one route routed into the shard's own
+  // vector, with no allocation.
+  std::vector<std::vector<topology::LinkId>> sprayed_paths;
+  std::span<const std::vector<topology::LinkId>> paths;
+  if (t.bytes.count() > 0 && t.src_gpu != t.dst_gpu) {
+    if (sprayed(cluster_, t.src_gpu, t.dst_gpu)) {
+      sprayed_paths = transfer_paths(cluster_, t);
+      paths = sprayed_paths;
+    } else {
+      sh.route.resize(1);
+      sh.route.front().clear();
+      append_transfer_route(cluster_, t, sh.route.front());
+      if (!sh.route.front().empty()) paths = sh.route;
+    }
+  }
   if (paths.empty()) {  // to itself, or no bytes: only the route's latency (empty_message_latency)
     sh.delivered += t.bytes.count();
     ++sh.completed;
@@ -388,8 +402,12 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   TransferState& ts = sh.transfers[slot];
   Routes& rt = sh.routes[slot];
   // Every sprayed route starts on the same injection port (Cluster::sprayed_routes).
-  ts.paths = std::move(paths);
-  set_routes(rt, sh.middles, ts.paths);
+  set_routes(rt, sh.middles, paths);
+  if (rt.hops == 0) {
+    ts.paths.assign(paths.begin(), paths.end());
+  } else {
+    ts.paths.clear();
+  }
   ts.unsent = t.bytes.count();
   ts.packets = packet_hops(t.bytes, 1, options_.mtu);
   ts.total = t.bytes.count();
@@ -409,7 +427,7 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   ts.cnps_back = 0;
   ts.cnps_awaited = UINT32_MAX;
   ts.back = Time::zero();
-  for (topology::LinkId l : ts.paths.front()) ts.back += ports_[l ^ 1].latency;  // the reverse links
+  for (topology::LinkId l : paths.front()) ts.back += ports_[l ^ 1].latency;  // the reverse links
   ts.done = &done;
   ts.payload = payload;
   ts.drained = t.drained;
@@ -417,7 +435,7 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   ts.cap = t.max_rate;
   // TCP's window governs what crosses the network; a copy over NVLink or PCIe alone is not TCP's.
   rt.windowed = options_.dctcp.enabled &&
-                std::any_of(ts.paths.front().begin(), ts.paths.front().end(), [&](topology::LinkId l) {
+                std::any_of(paths.front().begin(), paths.front().end(), [&](topology::LinkId l) {
                   return cluster_.link(l).kind == topology::LinkKind::network;
                 });
   ts.window = Window{.cwnd = static_cast<double>(options_.dctcp.initial_window.count()),
@@ -439,10 +457,11 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
 }
 
 void PacketNetworkModel::set_routes(Routes& rt, MiddleStore& store,
-                                    const std::vector<std::vector<topology::LinkId>>& paths) {
+                                    std::span<const std::vector<topology::LinkId>> paths) {
   const std::vector<topology::LinkId>& first = paths.front();
   const size_t n = first.size();
   rt = Routes{};
+  rt.count = static_cast<uint8_t>(paths.size());
   rt.one_last_link =
       std::all_of(paths.begin(), paths.end(), [&](const auto& path) { return path.back() == first.back(); });
   if (!std::all_of(paths.begin(), paths.end(), [&](const auto& path) { return path.size() == n; })) return;
@@ -516,7 +535,7 @@ inline PacketNetworkModel::Packet PacketNetworkModel::new_packet(Shard& sh, Tran
                                                                   uint32_t transfer_id, uint32_t bytes) {
   // Oblivious spraying: the transfer's packets take its routes in turn.
   const auto seq = static_cast<uint32_t>(ts.cut);
-  const auto route = static_cast<uint8_t>(ts.paths.size() == 1 ? 0 : ts.cut % ts.paths.size());
+  const auto route = static_cast<uint8_t>(rt.count == 1 ? 0 : ts.cut % rt.count);
   ++ts.cut;
   const size_t hops = rt.hops != 0 ? rt.hops : ts.paths[route].size();
   ++sh.injected;
@@ -637,7 +656,7 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
       const TransferState& ts = *sender;
       bytes = static_cast<uint32_t>(std::min(ts.unsent, options_.mtu.count()));
       // The route of the packet cut next (with routes all as long, any of them).
-      const size_t hops = sender_routes->hops != 0 ? sender_routes->hops : ts.paths[ts.cut % ts.paths.size()].size();
+      const size_t hops = sender_routes->hops != 0 ? sender_routes->hops : ts.paths[ts.cut % sender_routes->count].size();
       credited = credits && hops > 1;
     } else {
       const Packet& head = sh.packets[p.inputs[slot].head];
@@ -948,7 +967,7 @@ void PacketNetworkModel::on_rare_event(sim::Engine& engine, uint64_t payload) {
       // A late ACK of a transfer acknowledged whole (its slot maybe reused) changes nothing.
       if ((ts.generation & kGenerationMask) != (fields >> 32)) return;
       take_ack(shard(engine), ts.window, engine.aux() & ~kEce, (engine.aux() & kEce) != 0);
-      try_send(engine, ts.paths.front().front());
+      try_send(engine, first_link(id));
       return;
     }
     case kRto: {
@@ -1125,7 +1144,7 @@ void PacketNetworkModel::arrive(sim::Engine& engine, uint64_t fields) {
   ++sh.completed;
   engine.schedule_in(Time::zero(), *ts.done, ts.payload);
   // The acknowledgement frees the sender's slot, a reverse route's latency from now.
-  engine.schedule_at_site(engine.now() + ts.back, ports_[ts.paths.front().front()].site, *this,
+  engine.schedule_at_site(engine.now() + ts.back, ports_[link_at(rt, id, route, 0)].site, *this,
                           event(kAck, arrived.transfer), ts.cnps_sent);
 }
 
@@ -1141,7 +1160,7 @@ void PacketNetworkModel::arrive_cnp(sim::Engine& engine, const Packet& arrived, 
     return;
   }
   const uint32_t over = link_of(arrived);
-  const uint32_t port = transfer(arrived.transfer).paths[arrived.route][arrived.hop - 1U] ^ 1;
+  const uint32_t port = link_at(routes_of(arrived.transfer), arrived.transfer, arrived.route, arrived.hop - 1U) ^ 1;
   Packet pk = arrived;
   pk.hop = static_cast<uint8_t>(arrived.hop - 1);
   pk.last = arrived.hop == 1;
@@ -1237,9 +1256,9 @@ void PacketNetworkModel::receive_in_order(sim::Engine& engine, Shard& sh, const 
     sh.delivered += arrived.bytes;
     if (ts.received < ts.packets) return;
     ++sh.completed;
-    const uint32_t first = ts.paths.front().front();
     engine.schedule_in(Time::zero(), *ts.done, ts.payload);
-    engine.schedule_at_site(engine.now() + ts.back, ports_[first].site, *this, event(kAck, arrived.transfer));
+    engine.schedule_at_site(engine.now() + ts.back, ports_[first_link(arrived.transfer)].site, *this,
+                            event(kAck, arrived.transfer));
     return;
   }
   // A gap (go-back-N discards what follows it), or a packet sent again after it had arrived: the
@@ -1247,7 +1266,7 @@ void PacketNetworkModel::receive_in_order(sim::Engine& engine, Shard& sh, const 
   if (ts.nak_pending && !new_round) return;
   ts.nak_pending = true;
   ++sh.naks;
-  engine.schedule_at_site(engine.now() + ts.back, ports_[ts.paths.front().front()].site, *this,
+  engine.schedule_at_site(engine.now() + ts.back, ports_[first_link(arrived.transfer)].site, *this,
                           event(kNak, (ts.received << 32) | arrived.transfer));
 }
 
@@ -1256,7 +1275,7 @@ void PacketNetworkModel::go_back(sim::Engine& engine, uint32_t transfer_id, uint
   // Completed, a NAK older than one taken, or the next packet it cuts anyway.
   if (ts.finished || seq < ts.acked || seq == ts.cut) return;
   ts.acked = seq;
-  const uint32_t first = ts.paths.front().front();
+  const uint32_t first = first_link(transfer_id);
   Port& p = ports_[first];
   if (ts.unsent == 0) {  // it had cut its last packet: it injects again
     if (p.injecting.empty()) p.ready.push_back(injection_slot(p));
@@ -1283,7 +1302,9 @@ uint32_t PacketNetworkModel::next_injector(const Port& p, Time now, Time& ready_
     const TransferState& ts = transfer(p.injecting[k]);
     // A sender whose window is full waits for an ACK, which tries the port again.
     const int64_t next_bytes = std::min(ts.unsent, options_.mtu.count());
-    if (routes_of(p.injecting[k]).windowed && static_cast<double>(ts.window.in_flight + next_bytes) > ts.window.cwnd) {
+    // (Only DCTCP windows a transfer: without it the routes' record is not read.)
+    if (options_.dctcp.enabled && routes_of(p.injecting[k]).windowed &&
+        static_cast<double>(ts.window.in_flight + next_bytes) > ts.window.cwnd) {
       continue;
     }
     const Time at = ts.rp.next_send;
@@ -1311,19 +1332,21 @@ void PacketNetworkModel::notify(sim::Engine& engine, Shard& sh, const Packet& ma
   ++ts.cnps_sent;
   // The CNP leaves the receiver over the reverse of the link the marked packet came in on and
   // takes its route back, queued behind whatever waits at each port.
-  const auto& path = ts.paths[marked.route];
+  const Routes& rt = routes_of(marked.transfer);
+  const size_t length = route_length(rt, marked.transfer, marked.route);
   Packet cnp{.transfer = marked.transfer,
              .bytes = static_cast<uint32_t>(kCnpBytes.count()),
              .next = kNone,
-             .hop = static_cast<uint8_t>(path.size() - 1),
+             .hop = static_cast<uint8_t>(length - 1),
              .route = marked.route,
              .cnp = true,
-             .last = path.size() == 1,
+             .last = length == 1,
              .over = kNone};
   ++sh.injected;
-  const uint32_t port = path.back() ^ 1;
+  const uint32_t last = link_at(rt, marked.transfer, marked.route, length - 1);
+  const uint32_t port = last ^ 1;
   change_queue(sh, port, now, kCnpBytes.count());
-  forward(engine, sh, port, path.back(), cnp);
+  forward(engine, sh, port, last, cnp);
 }
 
 void PacketNetworkModel::take_cnp(Time now, ReactionPoint& rp) {
@@ -1387,7 +1410,7 @@ void PacketNetworkModel::pace(Time now, ReactionPoint& rp, uint32_t bytes) {
 void PacketNetworkModel::acknowledge(sim::Engine& engine, const Packet& arrived) {
   const TransferState& ts = transfer(arrived.transfer);
   const uint64_t fields = (uint64_t{ts.generation & kGenerationMask} << 32) | arrived.transfer;
-  engine.schedule_at_site(engine.now() + ts.back, ports_[ts.paths.front().front()].site, *this,
+  engine.schedule_at_site(engine.now() + ts.back, ports_[first_link(arrived.transfer)].site, *this,
                           event(kWindowAck, fields), arrived.bytes | (arrived.marked ? kEce : 0));
 }
 

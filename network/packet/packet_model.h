@@ -55,7 +55,8 @@
 //    back as events, as data does; the sender counts the CNPs back (cnps_back) and frees its slot
 //    once the acknowledgement and every CNP are in.
 //  - Immutable from start to acknowledgement, read anywhere as a packet header would carry it:
-//    paths and their Routes (but to_leave), packets (the count), cap, done and payload.
+//    its Routes (but to_leave; paths too where routes differ in length), packets (the count),
+//    cap, done and payload.
 //  - Counters and pools: one set per partition (Shard), added up when read.
 // A transfer must start in an event at its source GPU's site (as the schedule executor's do);
 // with one partition the model runs on a plain Engine.
@@ -302,7 +303,8 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   struct Routes {
     const topology::LinkId* middle = nullptr;
     std::array<topology::LinkId, kEdgeLinks> edge{};
-    uint8_t hops = 0;  // 0: routes of different lengths, read from TransferState::paths
+    uint8_t count = 0;  // routes: packet j takes route j mod count
+    uint8_t hops = 0;   // 0: routes of different lengths, read from TransferState::paths
     uint8_t head = 0;
     uint8_t mid = 0;
     bool one_last_link = true;  // every route ends on the same link
@@ -323,7 +325,8 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // One transfer's state, by the device that owns each part (top of this file).
   struct TransferState {
     // Immutable from start to acknowledgement.
-    std::vector<std::vector<topology::LinkId>> paths;  // one, or the sprayed routes
+    // The routes where they differ in length (Routes::hops is 0); empty otherwise: Routes has them.
+    std::vector<std::vector<topology::LinkId>> paths;
     uint64_t packets = 0;        // how many packets it is cut into
     double cap = 0;           // Transfer::max_rate: its packets leave at most this fast (0: any)
     // The sender's.
@@ -506,6 +509,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     sim::StablePool<TransferState> transfers;
     sim::StablePool<Routes> routes;
     MiddleStore middles;
+    std::vector<std::vector<topology::LinkId>> route;  // start's one route, routed in place
     uint64_t started = 0;    // transfers started here
     uint64_t completed = 0;  // transfers that completed at a receiver here
     uint64_t injected = 0;   // packets cut here
@@ -604,8 +608,10 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   size_t route_length(const Routes& rt, uint32_t id, size_t r) {
     return rt.hops != 0 ? rt.hops : transfer(id).paths[r].size();
   }
+  // The link every route of transfer `id` starts on: its sender's injection port.
+  topology::LinkId first_link(uint32_t id) { return link_at(routes_of(id), id, 0, 0); }
   // Sets `rt` from the transfer's routes, its middles interned in `store`.
-  static void set_routes(Routes& rt, MiddleStore& store, const std::vector<std::vector<topology::LinkId>>& paths);
+  static void set_routes(Routes& rt, MiddleStore& store, std::span<const std::vector<topology::LinkId>> paths);
   static const topology::LinkId* intern(MiddleStore& store, std::span<const topology::LinkId> links);
   void finish_transmit(sim::Engine& engine, uint32_t port);
   // Sends a packet that `link`'s port has serialized over the link: its arrival is an event at
