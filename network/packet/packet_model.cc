@@ -670,7 +670,7 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
       const uint32_t t = p.injecting[chosen];
       TransferState& ts = *sender;
       const Routes& rt = *sender_routes;
-      const uint32_t burst = burst_size(engine, p, port, ts, rt);
+      const uint32_t burst = burst_size(engine, p, port, chosen);
       Packet pk = new_packet(sh, ts, rt, t, bytes);
       ts.unsent -= bytes;
       if (options_.dcqcn.enabled) pace(engine.now(), ts.rp, bytes);
@@ -703,7 +703,7 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
       if (p.inject_next >= p.injecting.size()) p.inject_next = 0;
       if (!p.injecting.empty()) p.ready.push_back(slot);
       if (burst > 1) {
-        send_burst(engine, sh, port, pk, ts, rt, burst);
+        send_burst(engine, sh, port, pk, chosen, burst);
       } else {
         begin(engine, sh, port, pk, kNone, credited);
       }
@@ -786,13 +786,11 @@ inline void PacketNetworkModel::ensure_finish(sim::Engine& engine, uint32_t port
 }
 
 inline uint32_t PacketNetworkModel::burst_size(const sim::Engine& engine, const Port& p, uint32_t port,
-                                               const TransferState& ts, const Routes& rt) const {
-  // One transfer and nothing else to send here (the injection slot just left the ready ring),
-  // past its first packet (transfers that start together at a port, as an all-to-all's do, join
-  // it before its second), every route past this link (so that each packet takes credits and
-  // departs as an event), and no earlier burst's packets taken back still on the wire.
-  if (!bursting_ || p.injecting.size() != 1 || !p.ready.empty() || ts.cut == 0 || rt.hops < 2 || ts.cap > 0 ||
-      p.mtu_time == Time::max() || engine.now() < p.burst_after) {
+                                               uint32_t chosen) {
+  // Transfers to inject and nothing else to send here (the injection slot just left the ready
+  // ring), none capped, and no earlier burst's packets taken back still on the wire.
+  if (!bursting_ || !p.ready.empty() || p.capped > 0 || p.mtu_time == Time::max() ||
+      engine.now() < p.burst_after) {
     return 0;
   }
   const int64_t mtu = options_.mtu.count();
@@ -806,12 +804,26 @@ inline uint32_t PacketNetworkModel::burst_size(const sim::Engine& engine, const 
     const int64_t unit = int64_t{1} << stamp_shift_;
     room = std::min(room, credit_back_[port].defer_below / unit * unit - p.credits_used);
   }
-  const int64_t n = std::min({int64_t{options_.burst}, (ts.unsent - 1) / mtu, room / mtu});
+  const int64_t most = std::min(int64_t{options_.burst}, room / mtu);
+  // The packets the port would cut one per serialization, in its turn over its transfers from
+  // `chosen`: each a full packet and not its transfer's last, of a transfer past its first packet
+  // (transfers that start together at a port, as an all-to-all's do, all join it before that),
+  // whose every route goes past this link (so that each packet takes credits and departs as an
+  // event).
+  const size_t m = p.injecting.size();
+  int64_t n = 0;
+  while (n < most) {
+    const uint32_t id = p.injecting[(chosen + static_cast<size_t>(n)) % m];
+    const TransferState& ts = transfer(id);
+    const int64_t before = n / static_cast<int64_t>(m);  // its packets ahead in this burst
+    if (ts.cut == 0 || routes_of(id).hops < 2 || (ts.unsent - 1) / mtu < before + 1) break;
+    ++n;
+  }
   return n > 1 ? static_cast<uint32_t>(n) : 0;
 }
 
-void PacketNetworkModel::send_burst(sim::Engine& engine, Shard& sh, uint32_t port, Packet& first, TransferState& ts,
-                                    const Routes& rt, uint32_t n) {
+void PacketNetworkModel::send_burst(sim::Engine& engine, Shard& sh, uint32_t port, Packet& first, uint32_t chosen,
+                                    uint32_t n) {
   Port& p = ports_[port];
   const auto mtu = static_cast<uint32_t>(options_.mtu.count());
   const Time s = p.mtu_time;
@@ -826,16 +838,21 @@ void PacketNetworkModel::send_burst(sim::Engine& engine, Shard& sh, uint32_t por
   depart(engine, sh, port, first, kNone, left, stamp(used));
   p.burst_from = left;
   p.burst_pending = n - 1;
-  p.burst_transfer = first.transfer;
+  p.burst_first = chosen;
+  p.burst_count = n;
   p.burst_tag = p.tag;
+  const size_t m = p.injecting.size();
   for (uint32_t i = 1; i < n; ++i) {
-    Packet pk = new_packet(sh, ts, rt, first.transfer, mtu);
+    const uint32_t id = p.injecting[(chosen + i) % m];
+    TransferState& ts = transfer(id);
+    Packet pk = new_packet(sh, ts, routes_of(id), id, mtu);
     ts.unsent -= mtu;
     used += mtu;
     left += s;
     depart(engine, sh, port, pk, kNone, left, stamp(used));
   }
   p.free_at = left;
+  p.inject_next = (chosen + n) % m;
   // One key for the burst's finish, taken after its packets' arrivals: an event of the instant a
   // packet of the burst starts sorts before that packet's start if its key is smaller.
   p.finish_key = engine.take_key();
@@ -859,11 +876,18 @@ void PacketNetworkModel::take_back(sim::Engine& engine, Shard& sh, uint32_t port
   settle_burst(engine, sh, p);
   const uint32_t n = p.burst_pending;
   if (n == 0) return;
-  const int64_t bytes = options_.mtu.count() * n;
-  TransferState& ts = transfer(p.burst_transfer);
-  ts.unsent += bytes;
-  ts.cut -= n;
-  ts.high = ts.cut;
+  const int64_t mtu = options_.mtu.count();
+  const int64_t bytes = mtu * n;
+  // The last n of the burst's packets, each its transfer's last cut, undone from the last; the
+  // port's turn goes back to the first of them.
+  const size_t m = p.injecting.size();
+  for (uint32_t i = p.burst_count; i-- > p.burst_count - n;) {
+    TransferState& ts = transfer(p.injecting[(p.burst_first + i) % m]);
+    ts.unsent += mtu;
+    --ts.cut;
+    ts.high = ts.cut;
+  }
+  p.inject_next = (p.burst_first + p.burst_count - n) % m;
   ++sh.taken_back;
   sh.injected -= n;
   sh.packets_sent -= n;

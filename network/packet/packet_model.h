@@ -110,12 +110,13 @@ struct PacketModelOptions {
   // than it would with an update per packet: times and every byte sent are the same, with fewer
   // events (docs/packet-model.md, Speed). Zero: an update per packet.
   Bytes credit_batch = Bytes::kib(64);
-  // Credits with dedicated buffers and no pacing: a GPU's port that sends one transfer's full
-  // packets back to back, with nothing else to send, cuts up to this many at once, queuing their
-  // arrivals and one finish after the last instead of a finish per packet. Whatever reaches the
-  // port before the later ones would have started (another transfer, a packet to pass on) takes
-  // those back, as if they had been cut one at a time: times, bytes and counters are the same,
-  // with fewer events (docs/packet-model.md, Speed). 1: a finish per packet. At most 255.
+  // Credits with dedicated buffers and no pacing: a GPU's port that sends its transfers' full
+  // packets back to back, in its turn over them, with nothing else to send, cuts up to this many
+  // at once, queuing their arrivals and one finish after the last instead of a finish per packet.
+  // Whatever reaches the port before the later ones would have started (another transfer, a
+  // packet to pass on) takes those back, as if they had been cut one at a time: times, bytes and
+  // counters are the same, with fewer events (docs/packet-model.md, Speed). 1: a finish per
+  // packet. At most 255.
   uint32_t burst = 16;
   // Credits with dedicated buffers and no pacing: a packet that arrives at a device whose port
   // onto its route's last link is idle, with nothing queued, leaves at once in one step that
@@ -426,12 +427,13 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     // The finish event's key, taken as the packet starts: queued later, the event sorts among
     // those of its instant where it would have, had it been queued then (Engine::take_key).
     uint64_t finish_key = 0;
-    // A burst (bursting_): packets of one transfer cut ahead, one mtu_time apart from burst_from,
-    // that had not started as of the last event here: their credits are not yet in credits_used,
-    // and an event that changes what the port would send takes them back (take_back). Their
-    // arrival events carry tags burst_tag, burst_tag + 1, ...
+    // A burst (bursting_): packets cut ahead, in the port's turn over its transfers, one mtu_time
+    // apart from burst_from, that had not started as of the last event here: their credits are
+    // not yet in credits_used, and an event that changes what the port would send takes them back
+    // (take_back). Their arrival events carry tags burst_tag, burst_tag + 1, ...
     uint32_t burst_pending = 0;
-    uint32_t burst_transfer = 0;
+    uint32_t burst_first = 0;  // the index in `injecting` of the burst's first packet's transfer
+    uint32_t burst_count = 0;  // its packets; packet i is injecting[(burst_first + i) % size]'s
     Time burst_from;
     uint16_t tag = 0;        // the tag of the next packet this port sends (bursting_)
     uint16_t burst_tag = 0;
@@ -631,13 +633,12 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   [[gnu::always_inline]] void begin(sim::Engine& engine, Shard& sh, uint32_t port, Packet& pk, uint32_t packet,
                                     bool credited);
   [[gnu::always_inline]] void ensure_finish(sim::Engine& engine, uint32_t port);
-  // Bursts (bursting_): how many full packets the port may cut at once for `ts`, the first
-  // included (0: no burst); cutting them, `first` already cut; counting the credits of those that
-  // have started as of the event being executed; and taking back those that have not.
-  uint32_t burst_size(const sim::Engine& engine, const Port& p, uint32_t port, const TransferState& ts,
-                      const Routes& rt) const;
-  void send_burst(sim::Engine& engine, Shard& sh, uint32_t port, Packet& first, TransferState& ts, const Routes& rt,
-                  uint32_t n);
+  // Bursts (bursting_): how many full packets the port may cut at once, in its turn from
+  // injecting[chosen], the first included (0: no burst); cutting them, `first` already cut;
+  // counting the credits of those that have started as of the event being executed; and taking
+  // back those that have not.
+  uint32_t burst_size(const sim::Engine& engine, const Port& p, uint32_t port, uint32_t chosen);
+  void send_burst(sim::Engine& engine, Shard& sh, uint32_t port, Packet& first, uint32_t chosen, uint32_t n);
   [[gnu::always_inline]] void settle_burst(const sim::Engine& engine, Shard& sh, Port& p);
   void take_back(sim::Engine& engine, Shard& sh, uint32_t port);
   // The far end of `link` drops an arrival tagged `tag` that was taken back.

@@ -242,6 +242,80 @@ TEST(PacketNetworkModel, BurstsMoveNoTimeAndNoByte) {
   EXPECT_GT(taken_back, 0u);  // the case this test is for arose
 }
 
+// A GPU's port with several transfers to inject cuts a burst in its turn over them, as it would
+// have cut the packets one per serialization. An all-to-all among 6 GPUs on a star (each port
+// injecting 5 transfers round robin, of 2 to 40 packets, the last of some short), transfers that
+// start later at a GPU mid-burst (some at the very instant a burst's packet starts), on 32 MiB
+// and 64 KiB buffers, credits in batches and one by one: every completion, link's bytes, packet
+// and peak credit count as with a finish per packet, in fewer events, and some bursts taken back.
+TEST(PacketNetworkModel, BurstsOverSeveralTransfersMoveNoTimeAndNoByte) {
+  StarCluster star(6, kBw, Time::us(1));
+  uint64_t taken_back = 0;
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    sim::Rng rng(seed, sim::stream_id("test/multi-burst"));
+    std::vector<std::pair<Time, Transfer>> plan;
+    for (int src = 0; src < 6; ++src) {
+      for (int dst = 0; dst < 6; ++dst) {
+        if (src == dst) continue;
+        const Bytes bytes(4096 * static_cast<int64_t>(2 + rng.below(39)) - (rng.below(2) == 0 ? 0 : 1000));
+        plan.push_back({Time::zero(), {.src_gpu = src, .dst_gpu = dst, .bytes = bytes}});
+      }
+    }
+    for (int i = 0; i < 8; ++i) {
+      const int src = static_cast<int>(rng.below(6));
+      const int dst = (src + 1 + static_cast<int>(rng.below(5))) % 6;
+      const Time at = i % 2 == 0 ? kMtuTime * static_cast<int64_t>(10 + rng.below(300))
+                                 : Time::ps(static_cast<int64_t>(rng.below(30'000'000)));
+      plan.push_back({at, {.src_gpu = src, .dst_gpu = dst, .bytes = Bytes(4096 * static_cast<int64_t>(1 + rng.below(20)))}});
+    }
+    for (const Bytes buffer : {Bytes::mib(32), Bytes::kib(64)}) {
+      for (const Bytes batch : {Bytes::kib(64), Bytes(0)}) {
+        struct Run {
+          std::vector<Time> done;
+          std::vector<Bytes> sent;
+          uint64_t packets = 0;
+          Bytes peak;
+          uint64_t events = 0;
+          uint64_t taken_back = 0;
+        };
+        auto run = [&](uint32_t burst) {
+          PacketModelOptions o{.mtu = Bytes(4096), .buffer_per_port = buffer, .dcqcn = {}, .link_efficiency = {}};
+          o.credit_batch = batch;
+          o.burst = burst;
+          PacketNetworkModel net(star, o);
+          sim::Engine engine;
+          Starter starter;
+          starter.queue(engine, net, plan);
+          engine.run();
+          Run out{.done = {}, .sent = {}, .packets = net.packets_sent(), .peak = net.peak_buffer_occupancy(),
+                  .events = engine.events_executed(), .taken_back = net.bursts_taken_back()};
+          for (uint64_t i = 0; i < plan.size(); ++i) out.done.push_back(starter.r.time_of(i));
+          for (topology::LinkId l = 0; l < star.links().size(); ++l) out.sent.push_back(net.bytes_sent_on(l));
+          EXPECT_EQ(net.packets_in_flight(), 0u);
+          EXPECT_EQ(net.active_transfers(), 0u);
+          return out;
+        };
+        const Run each = run(1);
+        const Run burst = run(16);
+        const std::string what = std::to_string(seed) + " " + std::to_string(buffer.count()) + " " +
+                                 std::to_string(batch.count());
+        expect_same_completions(burst.done, each.done, what);
+        EXPECT_EQ(burst.sent, each.sent) << what;
+        EXPECT_EQ(burst.packets, each.packets) << what;
+        EXPECT_EQ(burst.peak, each.peak) << what;
+        // With 64 KiB buffers and credits in batches no burst fits: a burst stays within what the
+        // link's far end may hold back (defer_below), and such a buffer holds nothing back.
+        EXPECT_LE(burst.events, each.events) << what;
+        if (buffer == Bytes::mib(32)) {
+          EXPECT_LT(burst.events, each.events) << what;
+        }
+        taken_back += burst.taken_back;
+      }
+    }
+  }
+  EXPECT_GT(taken_back, 0u);  // transfers joined ports mid-burst
+}
+
 // A packet passed onto an idle last link in one step (PacketModelOptions::pass_last) is sent as
 // the general hop sends it. On a star of 6 GPUs (one switch: every route's second link is its
 // last) and a line of 4 (GPUs 1 and 2 forward), 14 transfers start at random instants, some
