@@ -169,6 +169,46 @@ TEST(PacketNetworkModel, CreditBatchesMoveNoTimeAndNoByte) {
   }
 }
 
+// A run of `plan` with bursts of up to `burst` packets (1: a finish per packet): what the burst
+// tests compare.
+struct BurstRun {
+  std::vector<Time> done;
+  std::vector<Bytes> sent;
+  uint64_t packets = 0;
+  Bytes peak;
+  Bytes delivered;
+  uint64_t events = 0;
+  uint64_t taken_back = 0;
+};
+BurstRun run_with_bursts(const topology::Cluster& cluster, const std::vector<std::pair<Time, Transfer>>& plan,
+                         Bytes buffer, Bytes batch, uint32_t burst) {
+  PacketModelOptions o{.mtu = Bytes(4096), .buffer_per_port = buffer, .dcqcn = {}, .link_efficiency = {}};
+  o.credit_batch = batch;
+  o.burst = burst;
+  PacketNetworkModel net(cluster, o);
+  sim::Engine engine;
+  Starter starter;
+  starter.queue(engine, net, plan);
+  engine.run();
+  BurstRun out{.done = {}, .sent = {}, .packets = net.packets_sent(), .peak = net.peak_buffer_occupancy(),
+               .delivered = net.bytes_delivered(), .events = engine.events_executed(),
+               .taken_back = net.bursts_taken_back()};
+  for (uint64_t i = 0; i < plan.size(); ++i) out.done.push_back(starter.r.time_of(i));
+  for (topology::LinkId l = 0; l < cluster.links().size(); ++l) out.sent.push_back(net.bytes_sent_on(l));
+  EXPECT_EQ(net.packets_in_flight(), 0u);
+  EXPECT_EQ(net.active_transfers(), 0u);
+  return out;
+}
+// Every completion to the picosecond, every link's bytes, the packets sent, the peak credits in
+// use and the bytes delivered: all but the events.
+void expect_the_same_run(const BurstRun& got, const BurstRun& want, const std::string& what) {
+  expect_same_completions(got.done, want.done, what);
+  EXPECT_EQ(got.sent, want.sent) << what;
+  EXPECT_EQ(got.packets, want.packets) << what;
+  EXPECT_EQ(got.peak, want.peak) << what;
+  EXPECT_EQ(got.delivered, want.delivered) << what;
+}
+
 // Bursts (PacketModelOptions::burst) move no time and no byte. On a line of 4 GPUs (the middle
 // ones forward) 14 transfers start at random instants, a third of them on a multiple of a
 // packet's serialization (the instants a burst's packets start at), from GPUs 0, 1 and 2 to
@@ -179,15 +219,6 @@ TEST(PacketNetworkModel, CreditBatchesMoveNoTimeAndNoByte) {
 // which executes more events; with 32 MiB and 256 KiB buffers (where credits cut bursts short),
 // credits returned in batches or one by one.
 TEST(PacketNetworkModel, BurstsMoveNoTimeAndNoByte) {
-  struct Run {
-    std::vector<Time> done;
-    std::vector<Bytes> sent;
-    uint64_t packets = 0;
-    Bytes peak;
-    Bytes delivered;
-    uint64_t events = 0;
-    uint64_t taken_back = 0;
-  };
   testing_support::LineCluster line({{kBw, Time::us(1)}, {kBw, Time::ns(700)}, {kBw, Time::us(1)}});
   uint64_t taken_back = 0;
   for (uint64_t seed = 1; seed <= 4; ++seed) {
@@ -207,32 +238,11 @@ TEST(PacketNetworkModel, BurstsMoveNoTimeAndNoByte) {
     plan.push_back({kMtuTime * 37, {.src_gpu = 0, .dst_gpu = 2, .bytes = Bytes::kib(40)}});
     for (const Bytes buffer : {Bytes::mib(32), Bytes::kib(256)}) {
       for (const Bytes batch : {Bytes::kib(64), Bytes(0)}) {
-        auto run = [&](uint32_t burst) {
-          PacketModelOptions o{.mtu = Bytes(4096), .buffer_per_port = buffer, .dcqcn = {}, .link_efficiency = {}};
-          o.credit_batch = batch;
-          o.burst = burst;
-          PacketNetworkModel net(line, o);
-          sim::Engine engine;
-          Starter starter;
-          starter.queue(engine, net, plan);
-          engine.run();
-          Run out{.done = {}, .sent = {}, .packets = net.packets_sent(), .peak = net.peak_buffer_occupancy(),
-                  .delivered = net.bytes_delivered(), .events = engine.events_executed(),
-                  .taken_back = net.bursts_taken_back()};
-          for (uint64_t i = 0; i < plan.size(); ++i) out.done.push_back(starter.r.time_of(i));
-          for (topology::LinkId l = 0; l < line.links().size(); ++l) out.sent.push_back(net.bytes_sent_on(l));
-          EXPECT_EQ(net.packets_in_flight(), 0u);
-          return out;
-        };
-        const Run each = run(1);
-        const Run burst = run(16);
+        const BurstRun each = run_with_bursts(line, plan, buffer, batch, 1);
+        const BurstRun burst = run_with_bursts(line, plan, buffer, batch, 16);
         const std::string what = std::to_string(seed) + " " + std::to_string(buffer.count()) + " " +
                                  std::to_string(batch.count());
-        expect_same_completions(burst.done, each.done, what);
-        EXPECT_EQ(burst.sent, each.sent) << what;
-        EXPECT_EQ(burst.packets, each.packets) << what;
-        EXPECT_EQ(burst.peak, each.peak) << what;
-        EXPECT_EQ(burst.delivered, each.delivered) << what;
+        expect_the_same_run(burst, each, what);
         EXPECT_LT(burst.events, each.events) << what;
         EXPECT_EQ(each.taken_back, 0u);
         taken_back += burst.taken_back;
@@ -270,39 +280,11 @@ TEST(PacketNetworkModel, BurstsOverSeveralTransfersMoveNoTimeAndNoByte) {
     }
     for (const Bytes buffer : {Bytes::mib(32), Bytes::kib(64)}) {
       for (const Bytes batch : {Bytes::kib(64), Bytes(0)}) {
-        struct Run {
-          std::vector<Time> done;
-          std::vector<Bytes> sent;
-          uint64_t packets = 0;
-          Bytes peak;
-          uint64_t events = 0;
-          uint64_t taken_back = 0;
-        };
-        auto run = [&](uint32_t burst) {
-          PacketModelOptions o{.mtu = Bytes(4096), .buffer_per_port = buffer, .dcqcn = {}, .link_efficiency = {}};
-          o.credit_batch = batch;
-          o.burst = burst;
-          PacketNetworkModel net(star, o);
-          sim::Engine engine;
-          Starter starter;
-          starter.queue(engine, net, plan);
-          engine.run();
-          Run out{.done = {}, .sent = {}, .packets = net.packets_sent(), .peak = net.peak_buffer_occupancy(),
-                  .events = engine.events_executed(), .taken_back = net.bursts_taken_back()};
-          for (uint64_t i = 0; i < plan.size(); ++i) out.done.push_back(starter.r.time_of(i));
-          for (topology::LinkId l = 0; l < star.links().size(); ++l) out.sent.push_back(net.bytes_sent_on(l));
-          EXPECT_EQ(net.packets_in_flight(), 0u);
-          EXPECT_EQ(net.active_transfers(), 0u);
-          return out;
-        };
-        const Run each = run(1);
-        const Run burst = run(16);
+        const BurstRun each = run_with_bursts(star, plan, buffer, batch, 1);
+        const BurstRun burst = run_with_bursts(star, plan, buffer, batch, 16);
         const std::string what = std::to_string(seed) + " " + std::to_string(buffer.count()) + " " +
                                  std::to_string(batch.count());
-        expect_same_completions(burst.done, each.done, what);
-        EXPECT_EQ(burst.sent, each.sent) << what;
-        EXPECT_EQ(burst.packets, each.packets) << what;
-        EXPECT_EQ(burst.peak, each.peak) << what;
+        expect_the_same_run(burst, each, what);
         // With 64 KiB buffers and credits in batches no burst fits: a burst stays within what the
         // link's far end may hold back (defer_below), and such a buffer holds nothing back.
         EXPECT_LE(burst.events, each.events) << what;
