@@ -293,13 +293,14 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     int64_t cut_until = 0;    // marks on data sent up to this belong to the last cut
     bool slow_start = true;
   };
-  // What a packet hop reads of its transfer, kept apart from the transfer's record (TransferState)
-  // in a dense pool of its own: an all-to-all's thousands of records do not stay in cache, these
-  // and the interned middles (below) do. A route's links, with routes all of `hops` links: the
-  // `head` links every route starts with, then `mid` links of its own, then links every route
-  // ends with; the shared ones in `edge` (the head's, then the end's), the routes' own back to
-  // back, route by route, at `middle`, interned in the shard's MiddleStore, so that the transfers
-  // between two leaves read one copy (link_at).
+  // What a packet hop reads of its transfer, kept apart from the transfer's record
+  // (TransferState) in a dense pool of its own: an all-to-all's thousands of records do not stay
+  // in cache; these 48-byte records and the few interned middles (below) take far less. A route's
+  // links, with routes all of `hops` links: the `head` links every route starts with, then `mid`
+  // links of its own, then links every route ends with; the shared ones in `edge` (the head's,
+  // then the end's), the routes' own back to back, route by route, at `middle`, interned in the
+  // shard's MiddleStore, so that transfers with the same ones (between two leaves, their sprayed
+  // routes in the same order) read one copy (link_at).
   static constexpr size_t kEdgeLinks = 6;
   struct Routes {
     const topology::LinkId* middle = nullptr;
