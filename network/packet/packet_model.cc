@@ -794,8 +794,8 @@ inline uint32_t PacketNetworkModel::burst_size(const sim::Engine& engine, const 
     return 0;
   }
   const int64_t mtu = options_.mtu.count();
-  // Full packets, the transfer's last not among them, each with its credits at hand now (credits
-  // only come back meanwhile).
+  // Full packets, no transfer's last among them, each with its credits at hand now (credits only
+  // come back meanwhile).
   int64_t room = p.credit_limit - p.credits_used;
   if (!credit_back_.empty()) {
     // Each packet carries the credits in use as if none came back before it starts, at least what
