@@ -7,6 +7,8 @@
 #include <string>
 #include <utility>
 
+#include <boost/container_hash/hash.hpp>
+
 
 namespace dtsim::network {
 namespace {
@@ -363,10 +365,9 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
       sprayed_paths = transfer_paths(cluster_, t);
       paths = sprayed_paths;
     } else {
-      sh.route.resize(1);
-      sh.route.front().clear();
-      append_transfer_route(cluster_, t, sh.route.front());
-      if (!sh.route.front().empty()) paths = sh.route;
+      sh.route.clear();
+      append_transfer_route(cluster_, t, sh.route);
+      if (!sh.route.empty()) paths = std::span(&sh.route, 1);
     }
   }
   if (paths.empty()) {  // to itself, or no bytes: only the route's latency (empty_message_latency)
@@ -497,21 +498,13 @@ void PacketNetworkModel::set_routes(Routes& rt, MiddleStore& store,
 }
 
 const topology::LinkId* PacketNetworkModel::intern(MiddleStore& store, std::span<const topology::LinkId> links) {
-  uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a over the link ids
-  for (const topology::LinkId l : links) hash = (hash ^ l) * 0x100000001b3ULL;
+  const uint64_t hash = boost::hash_range(links.begin(), links.end());
   for (auto [it, end] = store.index.equal_range(hash); it != end; ++it) {
     const auto [at, size] = it->second;
     if (size == links.size() && std::equal(links.begin(), links.end(), at)) return at;
   }
-  if (store.room - store.used < links.size()) {
-    constexpr size_t kChunkLinks = size_t{1} << 14;
-    store.room = std::max(kChunkLinks, links.size());
-    store.chunks.push_back(std::make_unique<topology::LinkId[]>(store.room));
-    store.used = 0;
-  }
-  topology::LinkId* at = store.chunks.back().get() + store.used;
+  auto* at = static_cast<topology::LinkId*>(store.arena->take(links.size() * sizeof(topology::LinkId)));
   std::copy(links.begin(), links.end(), at);
-  store.used += links.size();
   store.index.emplace(hash, std::pair<const topology::LinkId*, size_t>{at, links.size()});
   return at;
 }
@@ -537,7 +530,7 @@ inline PacketNetworkModel::Packet PacketNetworkModel::new_packet(Shard& sh, Tran
   const auto seq = static_cast<uint32_t>(ts.cut);
   const auto route = static_cast<uint8_t>(rt.count == 1 ? 0 : ts.cut % rt.count);
   ++ts.cut;
-  const size_t hops = rt.hops != 0 ? rt.hops : ts.paths[route].size();
+  const size_t hops = route_length(rt, transfer_id, route);
   ++sh.injected;
   if (seq < ts.high) ++sh.retransmitted;
   ts.high = std::max(ts.high, ts.cut);
@@ -656,8 +649,8 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
       const TransferState& ts = *sender;
       bytes = static_cast<uint32_t>(std::min(ts.unsent, options_.mtu.count()));
       // The route of the packet cut next (with routes all as long, any of them).
-      const size_t hops = sender_routes->hops != 0 ? sender_routes->hops : ts.paths[ts.cut % sender_routes->count].size();
-      credited = credits && hops > 1;
+      const size_t route = ts.cut % sender_routes->count;
+      credited = credits && route_length(*sender_routes, p.injecting[chosen], route) > 1;
     } else {
       const Packet& head = sh.packets[p.inputs[slot].head];
       bytes = head.bytes;

@@ -78,6 +78,7 @@
 #include "network/packet/dctcp.h"
 #include "network/packet/pfc.h"
 #include "network/packet/port_timeline.h"
+#include "sim/block_arena.h"
 #include "sim/rng.h"
 #include "sim/stable_pool.h"
 #include "topology/cluster.h"
@@ -314,12 +315,11 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     // With one_last_link, the last link's port's: packets not yet left on that link.
     uint64_t to_leave = 0;
   };
-  // The middles of the routes of a shard's transfers, each stored once: chunks that never move,
-  // so that a hop in another partition reads one by pointer while this shard adds more.
+  // The middles of the routes of a shard's transfers, each stored once, in an arena whose memory
+  // never moves, so that a hop in another partition reads one by pointer while this shard adds
+  // more.
   struct MiddleStore {
-    std::vector<std::unique_ptr<topology::LinkId[]>> chunks;
-    size_t used = 0;  // links used of the last chunk
-    size_t room = 0;  // and its size
+    std::unique_ptr<sim::BlockArena> arena = std::make_unique<sim::BlockArena>();
     // By a hash of the links: where each middle lies and how many links it has.
     std::unordered_multimap<uint64_t, std::pair<const topology::LinkId*, size_t>> index;
     std::vector<topology::LinkId> scratch;  // set_routes gathers a transfer's middles here
@@ -333,7 +333,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     double cap = 0;           // Transfer::max_rate: its packets leave at most this fast (0: any)
     // The sender's.
     int64_t unsent = 0;       // bytes not yet cut into packets
-    uint64_t cut = 0;         // packets cut so far: the next takes route cut mod paths
+    uint64_t cut = 0;         // packets cut so far: the next takes route cut mod Routes::count
     uint64_t high = 0;        // the most it has cut (below: a packet cut again, lossy)
     uint32_t generation = 0;  // bumped at the acknowledgement, so a late ACK finds it gone
     // CNPs that have come back, and once the acknowledgement is in, how many it said were sent:
@@ -512,7 +512,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     sim::StablePool<TransferState> transfers;
     sim::StablePool<Routes> routes;
     MiddleStore middles;
-    std::vector<std::vector<topology::LinkId>> route;  // start's one route, routed in place
+    std::vector<topology::LinkId> route;  // start's one route, routed in place
     uint64_t started = 0;    // transfers started here
     uint64_t completed = 0;  // transfers that completed at a receiver here
     uint64_t injected = 0;   // packets cut here

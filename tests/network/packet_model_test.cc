@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -199,6 +200,29 @@ BurstRun run_with_bursts(const topology::Cluster& cluster, const std::vector<std
   EXPECT_EQ(net.active_transfers(), 0u);
   return out;
 }
+// For each of `buffers`, with credits in batches of 64 KiB and one by one: `plan` run with a finish
+// per packet and with bursts of 16, and a line naming the case.
+struct BurstPair {
+  Bytes buffer;
+  BurstRun each;
+  BurstRun burst;
+  std::string what;
+};
+std::vector<BurstPair> runs_with_and_without_bursts(const topology::Cluster& cluster,
+                                                    const std::vector<std::pair<Time, Transfer>>& plan,
+                                                    uint64_t seed, std::initializer_list<Bytes> buffers) {
+  std::vector<BurstPair> out;
+  for (const Bytes buffer : buffers) {
+    for (const Bytes batch : {Bytes::kib(64), Bytes(0)}) {
+      out.push_back({.buffer = buffer,
+                     .each = run_with_bursts(cluster, plan, buffer, batch, 1),
+                     .burst = run_with_bursts(cluster, plan, buffer, batch, 16),
+                     .what = std::to_string(seed) + " " + std::to_string(buffer.count()) + " " +
+                             std::to_string(batch.count())});
+    }
+  }
+  return out;
+}
 // Every completion to the picosecond, every link's bytes, the packets sent, the peak credits in
 // use and the bytes delivered: all but the events.
 void expect_the_same_run(const BurstRun& got, const BurstRun& want, const std::string& what) {
@@ -236,17 +260,11 @@ TEST(PacketNetworkModel, BurstsMoveNoTimeAndNoByte) {
     // port's turn first (its event was queued before the run), so that packet is taken back.
     plan.push_back({Time::zero(), {.src_gpu = 0, .dst_gpu = 3, .bytes = Bytes::kib(400)}});
     plan.push_back({kMtuTime * 37, {.src_gpu = 0, .dst_gpu = 2, .bytes = Bytes::kib(40)}});
-    for (const Bytes buffer : {Bytes::mib(32), Bytes::kib(256)}) {
-      for (const Bytes batch : {Bytes::kib(64), Bytes(0)}) {
-        const BurstRun each = run_with_bursts(line, plan, buffer, batch, 1);
-        const BurstRun burst = run_with_bursts(line, plan, buffer, batch, 16);
-        const std::string what = std::to_string(seed) + " " + std::to_string(buffer.count()) + " " +
-                                 std::to_string(batch.count());
-        expect_the_same_run(burst, each, what);
-        EXPECT_LT(burst.events, each.events) << what;
-        EXPECT_EQ(each.taken_back, 0u);
-        taken_back += burst.taken_back;
-      }
+    for (const BurstPair& r : runs_with_and_without_bursts(line, plan, seed, {Bytes::mib(32), Bytes::kib(256)})) {
+      expect_the_same_run(r.burst, r.each, r.what);
+      EXPECT_LT(r.burst.events, r.each.events) << r.what;
+      EXPECT_EQ(r.each.taken_back, 0u);
+      taken_back += r.burst.taken_back;
     }
   }
   EXPECT_GT(taken_back, 0u);  // the case this test is for arose
@@ -278,21 +296,15 @@ TEST(PacketNetworkModel, BurstsOverSeveralTransfersMoveNoTimeAndNoByte) {
                                  : Time::ps(static_cast<int64_t>(rng.below(30'000'000)));
       plan.push_back({at, {.src_gpu = src, .dst_gpu = dst, .bytes = Bytes(4096 * static_cast<int64_t>(1 + rng.below(20)))}});
     }
-    for (const Bytes buffer : {Bytes::mib(32), Bytes::kib(64)}) {
-      for (const Bytes batch : {Bytes::kib(64), Bytes(0)}) {
-        const BurstRun each = run_with_bursts(star, plan, buffer, batch, 1);
-        const BurstRun burst = run_with_bursts(star, plan, buffer, batch, 16);
-        const std::string what = std::to_string(seed) + " " + std::to_string(buffer.count()) + " " +
-                                 std::to_string(batch.count());
-        expect_the_same_run(burst, each, what);
-        // With 64 KiB buffers and credits in batches no burst fits: a burst stays within what the
-        // link's far end may hold back (defer_below), and such a buffer holds nothing back.
-        EXPECT_LE(burst.events, each.events) << what;
-        if (buffer == Bytes::mib(32)) {
-          EXPECT_LT(burst.events, each.events) << what;
-        }
-        taken_back += burst.taken_back;
+    for (const BurstPair& r : runs_with_and_without_bursts(star, plan, seed, {Bytes::mib(32), Bytes::kib(64)})) {
+      expect_the_same_run(r.burst, r.each, r.what);
+      // With 64 KiB buffers and credits in batches no burst fits: a burst stays within what the
+      // link's far end may hold back (defer_below), and such a buffer holds nothing back.
+      EXPECT_LE(r.burst.events, r.each.events) << r.what;
+      if (r.buffer == Bytes::mib(32)) {
+        EXPECT_LT(r.burst.events, r.each.events) << r.what;
       }
+      taken_back += r.burst.taken_back;
     }
   }
   EXPECT_GT(taken_back, 0u);  // transfers joined ports mid-burst
