@@ -239,8 +239,9 @@ EcmpRouter::RouteKey EcmpRouter::RouteKeyHash::empty() { return {PairHash::empty
 // nor share the lock's cache line. A pair's plan is indexed with what pick() needs of it when it
 // takes the hash's route among all (its total); the routes lie in one array, back to back, each
 // its number of links and then its links. A pair's plan itself is kept only once a second route
-// of it is unranked, or where pick() reads it (several alternatives with NIC slots): a pair routed
-// once (an all-to-all's) keeps no plan, which takes more memory than the route it gives.
+// of it is unranked, where pick() reads it (several alternatives with NIC slots), or once it is
+// sprayed (its sprayed routes are unranked from the plan, never cached): a pair routed once by
+// route() (an all-to-all's) keeps no plan, which takes more memory than the route it gives.
 // Likewise a pair's first route is found from its plan entry; only later ones are in the route
 // index. route() caches nothing of a pair of single-exit GPUs on two nodes: it walks each route.
 struct alignas(64) EcmpRouter::Shard {
@@ -1144,35 +1145,24 @@ std::vector<std::vector<LinkId>> EcmpRouter::routes(int src_gpu, int dst_gpu, ui
     out.push_back(route(src_gpu, dst_gpu, flow_hash, pxn, nic));
     return out;
   }
+  // Sprayed routes are unranked from the pair's kept plan on every query, not cached: unranking
+  // one costs about what finding and copying a cached one does, and caching an all-to-all's
+  // thousands of pairs times k routes, each read once, cost more than the rest of their routing.
   const uint64_t pair = pair_key(src_gpu, dst_gpu, pxn);
-  const uint64_t h = route_hash(src_gpu, dst_gpu, flow_hash);
   Shard& cache = shard(pair);
   std::shared_ptr<const Plan> p;
   {
     std::shared_lock read(cache.mutex);
-    const Shard::PlanRef* ref = cache.plan_index.find(pair);
-    if (ref && ref->plan != kNone) {
-      const Plan& found = *cache.plans[ref->plan];  // held by the cache while the lock is
-      const std::vector<uint64_t> indices = spread(found, pick(found, h, nic), k);
-      for (uint64_t i : indices) {
-        const LinkId* at = cache.find_route(*ref, pair, i);
-        if (!at) break;
-        out.push_back(Shard::route_at(at));
-      }
-      if (out.size() == indices.size()) return out;
-      p = cache.plans[ref->plan];
-    }
+    if (const Shard::PlanRef* ref = cache.plan_index.find(pair); ref && ref->plan != kNone) p = cache.plans[ref->plan];
   }
-  // The missing routes (after the cached ones found above) are unranked with no lock held, so
-  // that other threads' reads and walks go on meanwhile, then cached under the exclusive lock.
-  // Two threads may walk the same route at once; both get the same links.
-  const bool fresh = !p;
-  if (fresh) p = new_plan(src_gpu, dst_gpu, pxn);
-  const std::vector<uint64_t> indices = spread(*p, pick(*p, h, nic), k);
-  const size_t found = out.size();
-  for (size_t j = found; j < indices.size(); ++j) out.push_back(unrank(*p, indices[j]));
-  std::unique_lock write(cache.mutex);
-  for (size_t j = found; j < indices.size(); ++j) cache.store_route(pair, p->total, p->by_hash(), p, indices[j], out[j]);
+  if (!p) {
+    p = new_plan(src_gpu, dst_gpu, pxn);
+    std::unique_lock write(cache.mutex);
+    cache.store_plan(pair, p->total, p->by_hash(), p);
+  }
+  const std::vector<uint64_t> indices = spread(*p, pick(*p, route_hash(src_gpu, dst_gpu, flow_hash), nic), k);
+  out.reserve(indices.size());
+  for (uint64_t i : indices) out.push_back(unrank(*p, i));
   return out;
 }
 
