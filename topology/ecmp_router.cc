@@ -275,8 +275,6 @@ struct alignas(64) EcmpRouter::Shard {
     const uint32_t* at = route_index.find(RouteKey{pair, index});
     return at ? route_links.data() + *at : nullptr;
   }
-  // A cached route: its number of links, then its links.
-  static std::vector<LinkId> route_at(const LinkId* p) { return std::vector<LinkId>(p + 1, p + 1 + *p); }
 };
 
 // Fabric tables, looked up once per plan (each alternative keeps its own): one plain mutex.
