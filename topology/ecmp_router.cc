@@ -1143,21 +1143,9 @@ std::vector<std::vector<LinkId>> EcmpRouter::routes(int src_gpu, int dst_gpu, ui
     out.push_back(route(src_gpu, dst_gpu, flow_hash, pxn, nic));
     return out;
   }
-  // Sprayed routes are unranked from the pair's kept plan on every query, not cached: unranking
-  // one costs about what finding and copying a cached one does, and caching an all-to-all's
-  // thousands of pairs times k routes, each read once, cost more than the rest of their routing.
-  const uint64_t pair = pair_key(src_gpu, dst_gpu, pxn);
-  Shard& cache = shard(pair);
-  std::shared_ptr<const Plan> p;
-  {
-    std::shared_lock read(cache.mutex);
-    if (const Shard::PlanRef* ref = cache.plan_index.find(pair); ref && ref->plan != kNone) p = cache.plans[ref->plan];
-  }
-  if (!p) {
-    p = new_plan(src_gpu, dst_gpu, pxn);
-    std::unique_lock write(cache.mutex);
-    cache.store_plan(pair, p->total, p->by_hash(), p);
-  }
+  // Unranked from the pair's kept plan on every query, none cached: an all-to-all reads each of
+  // its pairs' k routes once.
+  const std::shared_ptr<const Plan> p = plan(src_gpu, dst_gpu, pxn);
   const std::vector<uint64_t> indices = spread(*p, pick(*p, route_hash(src_gpu, dst_gpu, flow_hash), nic), k);
   out.reserve(indices.size());
   for (uint64_t i : indices) out.push_back(unrank(*p, i));

@@ -106,7 +106,7 @@ class EcmpRouter {
   // from it only in the fabric segment's sub-index, spaced evenly over that segment's routes.
   std::vector<uint64_t> spread(const Plan& p, uint64_t index, size_t k) const;
   // spray(): the routes of `spread` around the pick (route()'s alone where k <= 1), unranked from
-  // the pair's plan, which is kept (made with no lock held, then stored under the exclusive one).
+  // the pair's plan(), which keeps it.
   std::vector<std::vector<LinkId>> routes(int src_gpu, int dst_gpu, uint64_t flow_hash, bool pxn, int nic,
                                           size_t k) const;
   bool is_fabric(DeviceId d) const { return devices_[d].node < 0; }
