@@ -140,7 +140,13 @@ PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketM
   }
   bursting_ = eager_ && !paced_ && options_.burst > 1 && options_.mtu.count() <= UINT16_MAX;
   if (bursting_) taken_back_.resize(links.size());
+  if (options_.round == 0 || options_.round > UINT8_MAX) {
+    throw std::invalid_argument("packet model: round must be between 1 and 255 packets");
+  }
+  rounding_ = eager_ && !paced_ && options_.round > 1;
   passing_ = eager_ && !paced_ && options_.pass_last;
+  // Rounds at each device: the most packets a round there may hold (1: none).
+  std::vector<uint32_t> round_at(cluster_.devices().size(), rounding_ ? options_.round : 1);
   Time slowest = Time::zero();  // the longest serialization of a full packet on any port
   for (const Port& p : ports_) slowest = std::max(slowest, p.mtu_time);
   if (eager_ && options_.credit_batch.count() > 0 && slowest != Time::max()) {
@@ -148,6 +154,15 @@ PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketM
     const int64_t mtu = options_.mtu.count();
     while ((buffer >> stamp_shift_) > static_cast<int64_t>(kStampMax)) ++stamp_shift_;
     credit_back_.resize(links.size());
+    // A round's packets free the credits of the links they came over as it is cut, each as its
+    // serialization ends, up to a round's serializations later: a batch that holds them may go
+    // back that much later than the other credits it holds would have, and the link's port must
+    // have the room to cover that too. Rounds at a device may take at most 1 / kRoundShare of the
+    // room the batches of the links into it have (none where that is not a packet's worth).
+    std::vector<Time> slowest_at(cluster_.devices().size(), Time::zero());
+    for (const Port& p : ports_) slowest_at[p.site] = std::max(slowest_at[p.site], p.mtu_time);
+    std::vector<int64_t> room(links.size());
+    std::vector<int64_t> per_round_packet(links.size());
     for (size_t l = 0; l < links.size(); ++l) {
       const Port& p = ports_[l];
       // What l's port can send, back to back at its rate, from the first packet its far end has
@@ -157,7 +172,30 @@ PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketM
       // packet more for the rounding; the port needs room for one packet more after that.
       const Time span = p.latency + p.mtu_time + slowest + ports_[l ^ 1].latency;
       const auto reach = static_cast<int64_t>(std::ceil(p.bandwidth.bytes_per_s() * span.seconds()));
-      credit_back_[l].defer_below = buffer - reach - 3 * mtu;
+      room[l] = buffer - reach - 3 * mtu;
+      per_round_packet[l] =
+          static_cast<int64_t>(std::ceil(p.bandwidth.bytes_per_s() * slowest_at[p.far].seconds()));
+      uint32_t& most = round_at[p.far];
+      if (room[l] <= 0 || per_round_packet[l] <= 0) {
+        most = 1;
+      } else {
+        most = static_cast<uint32_t>(
+            std::min<int64_t>(most, 1 + room[l] / kRoundShare / per_round_packet[l]));
+      }
+    }
+    for (size_t l = 0; l < links.size(); ++l) {
+      credit_back_[l].defer_below = room[l] - int64_t{round_at[ports_[l].far] - 1} * per_round_packet[l];
+    }
+  }
+  if (rounding_) {
+    // A port rounds only on the one link between its two devices (Port::rounds).
+    std::unordered_map<uint64_t, uint32_t> between;  // links by (from, to)
+    auto pair = [&](size_t l) { return (uint64_t{links[l].from} << 32) | links[l].to; };
+    for (size_t l = 0; l < links.size(); ++l) ++between[pair(l)];
+    for (size_t l = 0; l < links.size(); ++l) {
+      Port& p = ports_[l];
+      p.round_most = static_cast<uint8_t>(round_at[p.site]);
+      p.rounds = between[pair(l)] == 1 && p.round_most > 1;
     }
   }
 }
@@ -556,7 +594,11 @@ void PacketNetworkModel::enqueue(Shard& sh, uint32_t port, uint32_t slot, uint32
   sh.packets[packet].next = kNone;
   if (q.tail == kNone) {
     q.head = packet;
-    p.ready.push_back(slot);
+    // Not an input of a round that has yet to settle: it is in the ring, and settle_round puts it
+    // back at the end as its packet starts.
+    bool in_ring = false;
+    for (uint32_t k = 0; k < p.round_pending && !in_ring; ++k) in_ring = p.ready[k] == slot;
+    if (!in_ring) p.ready.push_back(slot);
   } else {
     sh.packets[q.tail].next = packet;
   }
@@ -618,13 +660,27 @@ std::vector<PortTimeline> PacketNetworkModel::port_timelines(Time end) const {
 
 void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
   Port& p = ports_[port];
-  if (eager_ && engine.now() < p.free_at) {  // still serializing: start the next once it is done
+  // Still serializing: the next packet starts once it is done, at the finish event, which sorts
+  // among the events of its instant by its own key; an event of that instant that sorts before it
+  // (an arrival, a credit) changes what waits but starts nothing, so that which packet goes next
+  // does not depend on whether such an event happens to fall there (credits in batches, rounds).
+  if (eager_ && (engine.now() < p.free_at || (p.finish_pending && engine.now() == p.free_at))) {
     ensure_finish(engine, port);
     return;
   }
   // A paused port finishes the packet on its serializer but starts no other.
   if (p.busy || p.paused || p.ready.empty()) return;
   Shard& sh = shard(engine);
+  if (p.round_pending != 0) {  // its last round has ended (free_at): every packet of it has started
+    settle_round(engine, sh, port);
+    if (p.ready.empty()) return;
+  }
+  if (p.rounds && p.injecting.empty()) {
+    if (const uint32_t n = round_size(sh, p, port); n > 1) {
+      serve_round(engine, sh, port, n);
+      return;
+    }
+  }
   const bool credits = options_.flow_control == FlowControl::credits;
   const uint32_t inject = injection_slot(p);
   Time ready_at = Time::max();  // the earliest a paced sender here may inject
@@ -864,6 +920,95 @@ inline void PacketNetworkModel::settle_burst(const sim::Engine& engine, Shard& s
   }
 }
 
+inline uint32_t PacketNetworkModel::round_size(const Shard& sh, const Port& p, uint32_t port) const {
+  if (p.ready.size() < 2 || p.mtu_time == Time::max()) return 0;
+  // The ring's first inputs, each head packet with its credits at hand now (credits only come back
+  // meanwhile, so each has them at its start), and with credit batches each packet's stamp (the
+  // credits in use as if none came back) no more than the far end's defer_below, as for bursts.
+  int64_t room = p.credit_limit - p.credits_used;
+  if (!credit_back_.empty()) {
+    const int64_t unit = int64_t{1} << stamp_shift_;
+    room = std::min(room, credit_back_[port].defer_below / unit * unit - p.credits_used);
+  }
+  const size_t most = std::min(p.ready.size(), size_t{p.round_most});
+  int64_t need = 0;
+  size_t n = 0;
+  for (; n < most; ++n) {
+    const Packet& head = sh.packets[p.inputs[p.ready[n]].head];
+    if (!head.last) {
+      need += head.bytes;
+      if (need > room) break;
+    }
+  }
+  return static_cast<uint32_t>(n);
+}
+
+void PacketNetworkModel::serve_round(sim::Engine& engine, Shard& sh, uint32_t port, uint32_t n) {
+  Port& p = ports_[port];
+  if (p.members.size() < n) p.members.resize(p.round_most);
+  // The first is served now as try_send would serve it. The others' packets leave their FIFOs
+  // now, but their inputs stay at the ring's front, and their bytes in the queue, until they
+  // settle (a packet that reaches such an input's empty FIFO meanwhile does not join the ring:
+  // enqueue).
+  int64_t used = p.credits_used;
+  Time at = engine.now();
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t slot = p.ready[i == 0 ? 0 : i - 1];
+    InputQueue& q = p.inputs[slot];
+    const uint32_t packet = q.head;
+    Packet& pk = sh.packets[packet];
+    const uint32_t bytes = pk.bytes;
+    const uint32_t over = pk.over;
+    const bool credited = !pk.last;
+    if (credited) used += bytes;
+    const Time left = at + (bytes == options_.mtu.count() ? p.mtu_time : p.bandwidth.transfer_time(Bytes(bytes)));
+    q.head = pk.next;
+    if (q.head == kNone) q.tail = kNone;
+    if (i == 0) {
+      change_queue(sh, port, at, -int64_t{bytes});
+      p.ready.erase(0);
+      if (q.head != kNone) p.ready.push_back(slot);
+      p.credits_used = used;
+      sh.peak_occupancy = std::max(sh.peak_occupancy, used);
+      p.round_next = left;
+    } else {
+      p.members[i] = {.bytes = bytes, .over = over, .credited = credited};
+    }
+    p.bytes_sent += bytes;
+    depart(engine, sh, port, pk, packet, left, stamp(used));
+    if (over != kNone) return_credits(engine, over, bytes, left);
+    at = left;
+  }
+  sh.packets_sent += n;
+  p.round_count = n;
+  p.round_pending = n - 1;
+  p.free_at = at;
+  p.finish_key = engine.take_key();
+  ensure_finish(engine, port);
+}
+
+inline void PacketNetworkModel::settle_round(const sim::Engine& engine, Shard& sh, uint32_t port) {
+  Port& p = ports_[port];
+  // Due at this instant: started if its finish would have sorted before this event (any key of
+  // this port's site does as well as that finish's: the event is from another site).
+  while (p.round_pending > 0 &&
+         (p.round_next < engine.now() || (p.round_next == engine.now() && p.finish_key < engine.key()))) {
+    // What try_send did at this packet's start: its input leaves the ring's front (and goes to
+    // the back while it has packets), its bytes the queue, and it takes its credits.
+    const RoundMember m = p.members[p.round_count - p.round_pending];
+    const uint32_t slot = p.ready[0];
+    p.ready.erase(0);
+    if (p.inputs[slot].head != kNone) p.ready.push_back(slot);
+    change_queue(sh, port, p.round_next, -int64_t{m.bytes});
+    if (m.credited) {
+      p.credits_used += m.bytes;
+      sh.peak_occupancy = std::max(sh.peak_occupancy, p.credits_used);
+    }
+    p.round_next += m.bytes == options_.mtu.count() ? p.mtu_time : p.bandwidth.transfer_time(Bytes(m.bytes));
+    --p.round_pending;
+  }
+}
+
 void PacketNetworkModel::take_back(sim::Engine& engine, Shard& sh, uint32_t port) {
   Port& p = ports_[port];
   settle_burst(engine, sh, p);
@@ -920,6 +1065,7 @@ void PacketNetworkModel::on_event(sim::Engine& engine, uint64_t payload) {
     case kCredit: {
       Port& p = ports_[id];
       if (p.burst_pending != 0) settle_burst(engine, shard(engine), p);
+      if (p.round_pending != 0) settle_round(engine, shard(engine), id);
       p.credits_used -= engine.aux();
       return try_send(engine, id);
     }
@@ -1226,6 +1372,7 @@ inline bool PacketNetworkModel::pass_last(sim::Engine& engine, Shard& sh, Routes
 inline bool PacketNetworkModel::take_in(sim::Engine& engine, Shard& sh, const Packet& pk, uint32_t over, uint32_t port,
                                         uint64_t stamp) {
   note_stamp(engine, over, stamp);
+  if (ports_[port].round_pending != 0) settle_round(engine, sh, port);
   // Lossy: a packet that finds the buffer of the link it came over full is dropped; in a shared
   // switch buffer, one that finds its queue at or above the threshold or the pool full.
   if (options_.flow_control == FlowControl::lossy && !admits(over, pk.bytes)) {

@@ -119,6 +119,16 @@ struct PacketModelOptions {
   // counters are the same, with fewer events (docs/packet-model.md, Speed). 1: a finish per
   // packet. At most 255.
   uint32_t burst = 16;
+  // Credits with dedicated buffers and no pacing: a port that forwards (none of its device's
+  // transfers injecting there) and finds several inputs in its round robin, each head packet with
+  // its credits at hand, serves up to this many of them, in ring order, in one step: it sends
+  // their packets, queuing their arrivals and one finish after the last, and its ring, queued
+  // bytes and credits in use catch up with each packet's start at its next event (settle_round).
+  // Nothing that reaches the port meanwhile changes whom the round serves (a newcomer joins the
+  // ring behind it, and credits only come back), so times, bytes and counters are the same, with
+  // fewer events (docs/packet-model.md, Speed). Credit batches cap it where buffers are small.
+  // 1: a finish per packet. At most 255.
+  uint32_t round = 16;
   // Credits with dedicated buffers and no pacing: a packet that arrives at a device whose port
   // onto its route's last link is idle, with nothing queued, leaves at once in one step that
   // reads its transfer's routes once and builds no packet (PacketNetworkModel::pass_last).
@@ -405,6 +415,12 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     uint32_t head = kNone;
     uint32_t tail = kNone;
   };
+  // What settle_round needs of a round's packet, sent and gone from its FIFO.
+  struct RoundMember {
+    uint32_t bytes = 0;
+    uint32_t over = kNone;  // the link it came over
+    bool credited = false;  // it took credits on this port's link
+  };
   struct Port {
     Bandwidth bandwidth;
     Time latency;
@@ -419,6 +435,12 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     int64_t credits_used = 0;
     int64_t queued = 0;     // bytes that have arrived at this port and wait to be sent
     bool busy = false;
+    // Whether it serves in rounds (PacketModelOptions::round) of at most round_most packets: with
+    // rounding_, where its device may (constructor), and on the only link from its device to the
+    // far one: with parallel links, packets of two ports arrive at one instant from one device in
+    // the order their arrivals were queued, which a round's, queued as it is cut, would change.
+    bool rounds = false;
+    uint8_t round_most = 1;
     uint32_t on_wire = kNone;  // the packet being serialized
     // Sent at start (eager_): the serializer is busy until free_at, and a finish event is queued
     // for that instant only while a packet waits to be sent after it.
@@ -440,9 +462,18 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     uint16_t burst_tag = 0;
     // Packets taken back are still on their way as events until this instant: no burst before.
     Time burst_after = Time::zero();
+    // A round of round_count packets, all sent (their arrivals queued, each out of its FIFO): the
+    // last round_pending had not started as of the last event here. They start back to back from
+    // round_next, their inputs the ring's first (an input whose FIFO has emptied stays there until
+    // its packet starts), their bytes still in `queued` and their credits not yet in credits_used
+    // (members[i]: the round's i-th packet).
+    uint32_t round_pending = 0;
+    uint32_t round_count = 0;
+    Time round_next;
     // Input slots, created on first use: one per link into this port's device (by
     // in_index_), then the local injection slot (transfers that start here).
     std::vector<InputQueue> inputs;
+    std::vector<RoundMember> members;
     std::vector<uint32_t> injecting;  // transfers injecting here, served round robin
     size_t inject_next = 0;
     uint32_t capped = 0;              // of those, transfers with a cap
@@ -480,6 +511,10 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // then, reach the port: credits stay back only while that bound (defer_below) leaves the port
   // room for a packet, so the port never tries a packet that a per-packet return would have let
   // through (docs/packet-model.md, Speed).
+  // A round's packets enter the batch as it is cut, freed up to a round's serializations later,
+  // which defer_below leaves room for (the constructor caps rounds so that it costs at most
+  // 1 / kRoundShare of that room).
+  static constexpr int64_t kRoundShare = 8;
   struct CreditReturn {
     int64_t deferred = 0;
     Time freed_by = Time::zero();
@@ -642,6 +677,14 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   void send_burst(sim::Engine& engine, Shard& sh, uint32_t port, Packet& first, uint32_t chosen, uint32_t n);
   [[gnu::always_inline]] void settle_burst(const sim::Engine& engine, Shard& sh, Port& p);
   void take_back(sim::Engine& engine, Shard& sh, uint32_t port);
+  // Rounds (Port::rounds): how many of the ring's first inputs `port` may serve at once (below 2:
+  // no round); serving them; and settling those that have started as of the event being executed,
+  // as a finish per packet would have started them (each input leaves the ring's front, and goes
+  // back at its end while its FIFO holds packets, its bytes leave the queue, its credits are
+  // taken), before that event changes the port.
+  [[gnu::always_inline]] uint32_t round_size(const Shard& sh, const Port& p, uint32_t port) const;
+  void serve_round(sim::Engine& engine, Shard& sh, uint32_t port, uint32_t n);
+  [[gnu::always_inline]] void settle_round(const sim::Engine& engine, Shard& sh, uint32_t port);
   // The far end of `link` drops an arrival tagged `tag` that was taken back.
   [[gnu::always_inline]] bool taken_back(uint32_t link, uint32_t tag);
   // bursting_: the tag of the next packet `link`'s port sends, in an arrival's aux word above its
@@ -750,6 +793,9 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // Credits with dedicated buffers, no pacing, burst > 1 and an mtu below 64 KiB (its bytes and
   // a tag share an arrival's aux word): GPU ports send in bursts (PacketModelOptions::burst).
   bool bursting_ = false;
+  // Credits with dedicated buffers, no pacing and round > 1: forwarding ports may serve in rounds
+  // (PacketModelOptions::round, Port::rounds).
+  bool rounding_ = false;
   // Credits with dedicated buffers, no pacing and options_.pass_last: arrive() passes a packet
   // onto an idle last link in one step (pass_last).
   bool passing_ = false;

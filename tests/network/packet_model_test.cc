@@ -136,9 +136,11 @@ TEST(PacketNetworkModel, CreditBatchesMoveNoTimeAndNoByte) {
                          .dcqcn = {.enabled = dcqcn},
                          .link_efficiency = {}};
     o.credit_batch = batch;
-    // A finish per packet at the senders: bursts, which credits cut shorter with batches than
-    // without (BurstsMoveNoTimeAndNoByte), would blur the events batches save.
+    // A finish per packet at the senders and at the switch: bursts, which credits cut shorter
+    // with batches than without (BurstsMoveNoTimeAndNoByte), and rounds, which batches make
+    // shorter (PacketModelOptions::round), would blur the events batches save.
     o.burst = 1;
+    o.round = 1;
     PacketNetworkModel net(star, o);
     std::vector<Transfer> ts;
     for (int i = 0; i < senders; ++i) {
@@ -182,10 +184,11 @@ struct BurstRun {
   uint64_t taken_back = 0;
 };
 BurstRun run_with_bursts(const topology::Cluster& cluster, const std::vector<std::pair<Time, Transfer>>& plan,
-                         Bytes buffer, Bytes batch, uint32_t burst) {
+                         Bytes buffer, Bytes batch, uint32_t burst, uint32_t round = 16) {
   PacketModelOptions o{.mtu = Bytes(4096), .buffer_per_port = buffer, .dcqcn = {}, .link_efficiency = {}};
   o.credit_batch = batch;
   o.burst = burst;
+  o.round = round;
   PacketNetworkModel net(cluster, o);
   sim::Engine engine;
   Starter starter;
@@ -200,6 +203,41 @@ BurstRun run_with_bursts(const topology::Cluster& cluster, const std::vector<std
   EXPECT_EQ(net.active_transfers(), 0u);
   return out;
 }
+// Where a credit update reaches a port at the very instant its serializer comes free, the next
+// packet still starts at the port's finish, not at the update: which packet goes next then does
+// not depend on whether an update happens to arrive at that instant, so credits in batches move
+// no time there either. An all-to-all of 4-packet transfers among 70 single-GPU nodes under a
+// radix-64 fat-tree (every link alike, so many events share an instant), sprayed: every
+// completion to the picosecond and every link's bytes equal with credits in batches and one by
+// one, with and without rounds.
+TEST(PacketNetworkModel, CreditBatchesMoveNoTimeWhereEventsTie) {
+  topology::ClusterSpec spec = *topology::find_node_preset("hgx-h100");
+  spec.nodes = 70;
+  spec.gpus_per_node = 1;
+  spec.scale_up.domain_gpus = 1;
+  spec.nic.count = 1;
+  spec.fabric.kind = topology::FabricKind::fat_tree;
+  spec.fabric.tiers = 2;
+  spec.fabric.radix = 64;
+  spec.fabric.link.bandwidth = spec.nic.bandwidth;
+  spec.fabric.routing = topology::Routing::adaptive;
+  const auto cluster = topology::build_cluster(spec);
+  std::vector<std::pair<Time, Transfer>> plan;
+  sim::Rng rng(70, sim::stream_id("test/ties"));
+  for (int src = 0; src < 70; ++src) {
+    for (int dst = 0; dst < 70; ++dst) {
+      if (src != dst) plan.push_back({Time::zero(), {.src_gpu = src, .dst_gpu = dst, .bytes = Bytes::kib(16), .flow_hash = rng.next()}});
+    }
+  }
+  for (const uint32_t round : {1u, 16u}) {
+    const BurstRun each = run_with_bursts(*cluster, plan, Bytes::mib(32), Bytes(0), 16, round);
+    const BurstRun batched = run_with_bursts(*cluster, plan, Bytes::mib(32), Bytes::kib(64), 16, round);
+    expect_same_completions(batched.done, each.done, "round " + std::to_string(round));
+    EXPECT_EQ(batched.sent, each.sent) << round;
+    EXPECT_LT(batched.events, each.events) << round;
+  }
+}
+
 // For each of `buffers`, with credits in batches of 64 KiB and one by one: `plan` run with a finish
 // per packet and with bursts of 16, and a line naming the case.
 struct BurstPair {
@@ -270,6 +308,19 @@ TEST(PacketNetworkModel, BurstsMoveNoTimeAndNoByte) {
   EXPECT_GT(taken_back, 0u);  // the case this test is for arose
 }
 
+// An all-to-all among 6 GPUs, all starting at 0, of 2 to 40 packets each, the last of some short.
+std::vector<std::pair<Time, Transfer>> all_to_all_on_six(sim::Rng& rng) {
+  std::vector<std::pair<Time, Transfer>> plan;
+  for (int src = 0; src < 6; ++src) {
+    for (int dst = 0; dst < 6; ++dst) {
+      if (src == dst) continue;
+      const Bytes bytes(4096 * static_cast<int64_t>(2 + rng.below(39)) - (rng.below(2) == 0 ? 0 : 1000));
+      plan.push_back({Time::zero(), {.src_gpu = src, .dst_gpu = dst, .bytes = bytes}});
+    }
+  }
+  return plan;
+}
+
 // A GPU's port with several transfers to inject cuts a burst in its turn over them, as it would
 // have cut the packets one per serialization. An all-to-all among 6 GPUs on a star (each port
 // injecting 5 transfers round robin, of 2 to 40 packets, the last of some short), transfers that
@@ -281,14 +332,7 @@ TEST(PacketNetworkModel, BurstsOverSeveralTransfersMoveNoTimeAndNoByte) {
   uint64_t taken_back = 0;
   for (uint64_t seed = 1; seed <= 3; ++seed) {
     sim::Rng rng(seed, sim::stream_id("test/multi-burst"));
-    std::vector<std::pair<Time, Transfer>> plan;
-    for (int src = 0; src < 6; ++src) {
-      for (int dst = 0; dst < 6; ++dst) {
-        if (src == dst) continue;
-        const Bytes bytes(4096 * static_cast<int64_t>(2 + rng.below(39)) - (rng.below(2) == 0 ? 0 : 1000));
-        plan.push_back({Time::zero(), {.src_gpu = src, .dst_gpu = dst, .bytes = bytes}});
-      }
-    }
+    std::vector<std::pair<Time, Transfer>> plan = all_to_all_on_six(rng);
     for (int i = 0; i < 8; ++i) {
       const int src = static_cast<int>(rng.below(6));
       const int dst = (src + 1 + static_cast<int>(rng.below(5))) % 6;
@@ -308,6 +352,67 @@ TEST(PacketNetworkModel, BurstsOverSeveralTransfersMoveNoTimeAndNoByte) {
     }
   }
   EXPECT_GT(taken_back, 0u);  // transfers joined ports mid-burst
+}
+
+// Rounds (PacketModelOptions::round) and credit batches move no time and no byte, ties
+// included. On a star of 6 GPUs (the switch's ports feed GPUs: no credits) an all-to-all of 2 to
+// 40 packets a transfer, and on three nodes of 8 GPUs under a 3-tier radix-8 fat-tree, sprayed
+// (NVLink, PCIe, NICs and switches of different rates; credits on every hop into a switch),
+// transfers between random GPUs; both with transfers that start later, a third of them on a
+// multiple of a packet's serialization, so that packets reach ports at the very instant a round's
+// packet starts or a credit update arrives. With 32 MiB and 256 KiB buffers, credits in batches
+// or one by one, rounds of up to 16 packets or a finish per packet: every completion to the
+// picosecond, every link's bytes, the packets sent and the bytes delivered equal those of the run
+// with a finish per packet and an update per packet; rounds execute fewer events than a finish
+// per packet with the same credits, and give the same peak credits in use where credits come
+// back one by one (a batch holds a round's credits from its cut, and the upstream port counts
+// them in use until the batch reaches it).
+TEST(PacketNetworkModel, RoundsMoveNoTimeAndNoByte) {
+  StarCluster star(6, kBw, Time::us(1));
+  topology::ClusterSpec spec = topology::testing::hgx(3, topology::FabricKind::fat_tree, 8, 3);
+  spec.fabric.routing = topology::Routing::adaptive;
+  const auto tree = topology::build_cluster(spec);
+  for (uint64_t seed = 1; seed <= 2; ++seed) {
+    sim::Rng rng(seed, sim::stream_id("test/rounds"));
+    std::vector<std::pair<Time, Transfer>> on_star = all_to_all_on_six(rng);
+    std::vector<std::pair<Time, Transfer>> on_tree;
+    for (int i = 0; i < 60; ++i) {
+      const int src = static_cast<int>(rng.below(24));
+      const int dst = (src + 1 + static_cast<int>(rng.below(23))) % 24;
+      const Bytes bytes(4096 * static_cast<int64_t>(1 + rng.below(60)) - (rng.below(2) == 0 ? 0 : 700));
+      on_tree.push_back({i < 30 ? Time::zero() : Time::ps(static_cast<int64_t>(rng.below(20'000'000))),
+                         {.src_gpu = src, .dst_gpu = dst, .bytes = bytes, .flow_hash = rng.next(),
+                          .nic = static_cast<int>(rng.below(8))}});
+    }
+    for (auto* plan : {&on_star, &on_tree}) {
+      for (int i = 0; i < 8; ++i) {
+        const int src = static_cast<int>(rng.below(6));
+        const int dst = (src + 1 + static_cast<int>(rng.below(5))) % 6;
+        const Time at = i % 3 == 0 ? kMtuTime * static_cast<int64_t>(10 + rng.below(300))
+                                   : Time::ps(static_cast<int64_t>(rng.below(30'000'000)));
+        plan->push_back({at, {.src_gpu = src, .dst_gpu = dst, .bytes = Bytes(4096 * static_cast<int64_t>(1 + rng.below(20)))}});
+      }
+    }
+    for (const bool on_a_tree : {false, true}) {
+      const topology::Cluster& cluster = on_a_tree ? *tree : static_cast<const topology::Cluster&>(star);
+      const auto& plan = on_a_tree ? on_tree : on_star;
+      for (const Bytes buffer : {Bytes::mib(32), Bytes::kib(256)}) {
+        const BurstRun plain = run_with_bursts(cluster, plan, buffer, Bytes(0), 16, 1);
+        for (const Bytes batch : {Bytes::kib(64), Bytes(0)}) {
+          const std::string what = std::to_string(seed) + (on_a_tree ? " tree " : " star ") +
+                                   std::to_string(buffer.count()) + " " + std::to_string(batch.count());
+          BurstRun each = run_with_bursts(cluster, plan, buffer, batch, 16, 1);
+          BurstRun round = run_with_bursts(cluster, plan, buffer, batch, 16, 16);
+          EXPECT_LT(round.events, each.events) << what;
+          if (batch > Bytes(0)) {
+            round.peak = each.peak = plain.peak;
+          }
+          expect_the_same_run(each, plain, what + " each");
+          expect_the_same_run(round, plain, what + " round");
+        }
+      }
+    }
+  }
 }
 
 // A packet passed onto an idle last link in one step (PacketModelOptions::pass_last) is sent as
