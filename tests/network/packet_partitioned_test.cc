@@ -238,6 +238,22 @@ TEST(PartitionedPacketModel, DctcpAllToAllIsTheSerialRun) {
   expect_every_cut_is_serial(*cluster, schedule, options);
 }
 
+// Ports that serve their ring in rounds (PacketModelOptions::round) settle each round's packets at
+// their next event, which in a partitioned run may be a packet or a credit update from another
+// partition: the all_to_all with credits and dedicated buffers, in rounds (fewer events than a
+// finish per packet, the same finish) on every cut as serially.
+TEST(PartitionedPacketModel, RoundsAreTheSerialRun) {
+  const auto [cluster, schedule] = roce_all_to_all();
+  PacketModelOptions each;
+  each.round = 1;
+  const Outcome per_packet = run(*cluster, schedule, each, 0);
+  const Outcome rounds = run(*cluster, schedule, {}, 0);
+  EXPECT_LT(rounds.events, per_packet.events);
+  EXPECT_EQ(rounds.finish, per_packet.finish);
+  EXPECT_EQ(rounds.links, per_packet.links);
+  expect_every_cut_is_serial(*cluster, schedule, {});
+}
+
 // Adaptive routing sprays a transfer's packets over several routes that end on different links.
 TEST(PartitionedPacketModel, SprayedTransfersAreTheSerialRun) {
   topology::ClusterSpec spec = topology::testing::hgx(4, topology::FabricKind::fat_tree, 8, 2);
