@@ -140,8 +140,8 @@ PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketM
   }
   bursting_ = eager_ && !paced_ && options_.burst > 1 && options_.mtu.count() <= UINT16_MAX;
   if (bursting_) taken_back_.resize(links.size());
-  if (options_.round == 0 || options_.round > UINT8_MAX) {
-    throw std::invalid_argument("packet model: round must be between 1 and 255 packets");
+  if (options_.round == 0 || options_.round > kRoundMax) {
+    throw std::invalid_argument("packet model: round must be between 1 and 16 packets");
   }
   rounding_ = eager_ && !paced_ && options_.round > 1;
   passing_ = eager_ && !paced_ && options_.pass_last;
@@ -945,7 +945,6 @@ inline uint32_t PacketNetworkModel::round_size(const Shard& sh, const Port& p, u
 
 void PacketNetworkModel::serve_round(sim::Engine& engine, Shard& sh, uint32_t port, uint32_t n) {
   Port& p = ports_[port];
-  if (p.members.size() < n) p.members.resize(p.round_most);
   // The first is served now as try_send would serve it. The others' packets leave their FIFOs
   // now, but their inputs stay at the ring's front, and their bytes in the queue, until they
   // settle (a packet that reaches such an input's empty FIFO meanwhile does not join the ring:
@@ -972,7 +971,7 @@ void PacketNetworkModel::serve_round(sim::Engine& engine, Shard& sh, uint32_t po
       sh.peak_occupancy = std::max(sh.peak_occupancy, used);
       p.round_next = left;
     } else {
-      p.members[i] = {.bytes = bytes, .over = over, .credited = credited};
+      p.members[i] = {.bytes = bytes, .credited = credited, .over = over};
     }
     p.bytes_sent += bytes;
     depart(engine, sh, port, pk, packet, left, stamp(used));

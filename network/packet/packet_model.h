@@ -127,7 +127,7 @@ struct PacketModelOptions {
   // Nothing that reaches the port meanwhile changes whom the round serves (a newcomer joins the
   // ring behind it, and credits only come back), so times, bytes and counters are the same, with
   // fewer events (docs/packet-model.md, Speed). Credit batches cap it where buffers are small.
-  // 1: a finish per packet. At most 255.
+  // 1: a finish per packet. At most 16.
   uint32_t round = 16;
   // Credits with dedicated buffers and no pacing: a packet that arrives at a device whose port
   // onto its route's last link is idle, with nothing queued, leaves at once in one step that
@@ -415,11 +415,13 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     uint32_t head = kNone;
     uint32_t tail = kNone;
   };
-  // What settle_round needs of a round's packet, sent and gone from its FIFO.
+  static constexpr uint32_t kRoundMax = 16;  // PacketModelOptions::round
+  // What settle_round needs of a round's packet, sent and gone from its FIFO: its bytes, whether
+  // it took credits on the port's link (not its route's last), and the link it came over.
   struct RoundMember {
-    uint32_t bytes = 0;
-    uint32_t over = kNone;  // the link it came over
-    bool credited = false;  // it took credits on this port's link
+    uint32_t bytes : 31 = 0;
+    bool credited : 1 = false;
+    uint32_t over = kNone;
   };
   struct Port {
     Bandwidth bandwidth;
@@ -470,10 +472,10 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     uint32_t round_pending = 0;
     uint32_t round_count = 0;
     Time round_next;
+    std::array<RoundMember, kRoundMax> members;  // in the port, beside the round's other fields
     // Input slots, created on first use: one per link into this port's device (by
     // in_index_), then the local injection slot (transfers that start here).
     std::vector<InputQueue> inputs;
-    std::vector<RoundMember> members;
     std::vector<uint32_t> injecting;  // transfers injecting here, served round robin
     size_t inject_next = 0;
     uint32_t capped = 0;              // of those, transfers with a cap

@@ -720,6 +720,18 @@ TEST(PacketNetworkModel, RefusesABufferSmallerThanOneMtu) {
       std::invalid_argument);
 }
 
+TEST(PacketNetworkModel, RefusesARoundOfNoPacketOrOverSixteen) {
+  StarCluster star(2, kBw, Time::us(1));
+  for (const uint32_t round : {0u, 17u}) {
+    PacketModelOptions o;
+    o.round = round;
+    EXPECT_THROW(PacketNetworkModel(star, o), std::invalid_argument) << round;
+  }
+  PacketModelOptions o;
+  o.round = 16;
+  EXPECT_NO_THROW(PacketNetworkModel(star, o));
+}
+
 std::unique_ptr<topology::Cluster> hgx_h100(int nodes) {
   topology::ClusterSpec s = *topology::find_node_preset("hgx-h100");
   s.nodes = nodes;
