@@ -203,7 +203,8 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   uint64_t ecn_marks_at(topology::LinkId port) const { return ports_.at(port).marked; }
   uint64_t cnps() const { return sum([](const Shard& sh) { return sh.cnps; }); }
   // DCTCP: congestion windows cut on a marked ACK (marks are ecn_marks), and the bytes waiting at
-  // `port` now (arrived, not yet serialized): the queue it marks by.
+  // `port` now (arrived, not yet serialized): the queue it marks by. (A port in a round, which
+  // DCTCP's pacing rules out, counts its packets as waiting until its next event.)
   uint64_t window_cuts() const { return sum([](const Shard& sh) { return sh.window_cuts; }); }
   Bytes queued_at(topology::LinkId port) const { return Bytes(ports_.at(port).queued); }
 
