@@ -143,10 +143,10 @@ PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketM
   if (options_.round == 0 || options_.round > kRoundMax) {
     throw std::invalid_argument("packet model: round must be between 1 and 16 packets");
   }
-  rounding_ = eager_ && !paced_ && options_.round > 1;
+  const bool rounding = eager_ && !paced_ && options_.round > 1;
   passing_ = eager_ && !paced_ && options_.pass_last;
   // Rounds at each device: the most packets a round there may hold (1: none).
-  std::vector<uint32_t> round_at(cluster_.devices().size(), rounding_ ? options_.round : 1);
+  std::vector<uint32_t> round_at(cluster_.devices().size(), rounding ? options_.round : 1);
   Time slowest = Time::zero();  // the longest serialization of a full packet on any port
   for (const Port& p : ports_) slowest = std::max(slowest, p.mtu_time);
   if (eager_ && options_.credit_batch.count() > 0 && slowest != Time::max()) {
@@ -187,15 +187,13 @@ PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketM
       credit_back_[l].defer_below = room[l] - int64_t{round_at[ports_[l].far] - 1} * per_round_packet[l];
     }
   }
-  if (rounding_) {
-    // A port rounds only on the one link between its two devices (Port::rounds).
+  if (rounding) {
+    // A port rounds only on the one link between its two devices (Port::round_most).
     std::unordered_map<uint64_t, uint32_t> between;  // links by (from, to)
     auto pair = [&](size_t l) { return (uint64_t{links[l].from} << 32) | links[l].to; };
     for (size_t l = 0; l < links.size(); ++l) ++between[pair(l)];
     for (size_t l = 0; l < links.size(); ++l) {
-      Port& p = ports_[l];
-      p.round_most = static_cast<uint8_t>(round_at[p.site]);
-      p.rounds = between[pair(l)] == 1 && p.round_most > 1;
+      if (between[pair(l)] == 1) ports_[l].round_most = static_cast<uint8_t>(round_at[ports_[l].site]);
     }
   }
 }
@@ -675,7 +673,7 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
     settle_round(engine, sh, port);
     if (p.ready.empty()) return;
   }
-  if (p.rounds && p.injecting.empty()) {
+  if (p.round_most > 1 && p.injecting.empty()) {
     if (const uint32_t n = round_size(sh, p, port); n > 1) {
       serve_round(engine, sh, port, n);
       return;
@@ -788,8 +786,7 @@ inline void PacketNetworkModel::begin(sim::Engine& engine, Shard& sh, uint32_t p
     sh.peak_occupancy = std::max(sh.peak_occupancy, p.credits_used);
   }
   ++sh.packets_sent;
-  const Time serialize =
-      bytes == options_.mtu.count() ? p.mtu_time : p.bandwidth.transfer_time(Bytes(bytes));
+  const Time serialize = serialization(p, bytes);
   if (eager_) {
     send_now(engine, sh, port, pk, packet, serialize);
     return;
@@ -834,6 +831,20 @@ inline void PacketNetworkModel::ensure_finish(sim::Engine& engine, uint32_t port
   engine.schedule_keyed(p.free_at, p.finish_key, *this, event(kFinish, (uint64_t{p.finish_gen} << 32) | port));
 }
 
+inline int64_t PacketNetworkModel::room_ahead(const Port& p, uint32_t port) const {
+  // Credits only come back meanwhile, so a packet with its credits at hand now has them at its
+  // start.
+  int64_t room = p.credit_limit - p.credits_used;
+  if (!credit_back_.empty()) {
+    // Each packet carries the credits in use as if none came back before it starts, at least what
+    // they will be: the far end decides as it would have while that figure is not above
+    // defer_below.
+    const int64_t unit = int64_t{1} << stamp_shift_;
+    room = std::min(room, credit_back_[port].defer_below / unit * unit - p.credits_used);
+  }
+  return room;
+}
+
 inline uint32_t PacketNetworkModel::burst_size(const sim::Engine& engine, const Port& p, uint32_t port,
                                                uint32_t chosen) {
   // Transfers to inject and nothing else to send here (the injection slot just left the ready
@@ -843,17 +854,8 @@ inline uint32_t PacketNetworkModel::burst_size(const sim::Engine& engine, const 
     return 0;
   }
   const int64_t mtu = options_.mtu.count();
-  // Full packets, no transfer's last among them, each with its credits at hand now (credits only
-  // come back meanwhile).
-  int64_t room = p.credit_limit - p.credits_used;
-  if (!credit_back_.empty()) {
-    // Each packet carries the credits in use as if none came back before it starts, at least what
-    // they will be: the far end decides as it would have while that figure is not above
-    // defer_below.
-    const int64_t unit = int64_t{1} << stamp_shift_;
-    room = std::min(room, credit_back_[port].defer_below / unit * unit - p.credits_used);
-  }
-  const int64_t most = std::min(int64_t{options_.burst}, room / mtu);
+  // Full packets, no transfer's last among them, each with its credits at hand now.
+  const int64_t most = std::min(int64_t{options_.burst}, room_ahead(p, port) / mtu);
   // The packets the port would cut one per serialization, in its turn over its transfers from
   // `chosen`: each a full packet and not its transfer's last, of a transfer past its first packet
   // (transfers that start together at a port, as an all-to-all's do, all join it before that),
@@ -922,14 +924,8 @@ inline void PacketNetworkModel::settle_burst(const sim::Engine& engine, Shard& s
 
 inline uint32_t PacketNetworkModel::round_size(const Shard& sh, const Port& p, uint32_t port) const {
   if (p.ready.size() < 2 || p.mtu_time == Time::max()) return 0;
-  // The ring's first inputs, each head packet with its credits at hand now (credits only come back
-  // meanwhile, so each has them at its start), and with credit batches each packet's stamp (the
-  // credits in use as if none came back) no more than the far end's defer_below, as for bursts.
-  int64_t room = p.credit_limit - p.credits_used;
-  if (!credit_back_.empty()) {
-    const int64_t unit = int64_t{1} << stamp_shift_;
-    room = std::min(room, credit_back_[port].defer_below / unit * unit - p.credits_used);
-  }
+  // The ring's first inputs, each head packet with its credits at hand now.
+  const int64_t room = room_ahead(p, port);
   const size_t most = std::min(p.ready.size(), size_t{p.round_most});
   int64_t need = 0;
   size_t n = 0;
@@ -960,7 +956,7 @@ void PacketNetworkModel::serve_round(sim::Engine& engine, Shard& sh, uint32_t po
     const uint32_t over = pk.over;
     const bool credited = !pk.last;
     if (credited) used += bytes;
-    const Time left = at + (bytes == options_.mtu.count() ? p.mtu_time : p.bandwidth.transfer_time(Bytes(bytes)));
+    const Time left = at + serialization(p, bytes);
     q.head = pk.next;
     if (q.head == kNone) q.tail = kNone;
     if (i == 0) {
@@ -971,7 +967,7 @@ void PacketNetworkModel::serve_round(sim::Engine& engine, Shard& sh, uint32_t po
       sh.peak_occupancy = std::max(sh.peak_occupancy, used);
       p.round_next = left;
     } else {
-      p.members[i] = {.bytes = bytes, .credited = credited, .over = over};
+      p.members[n - 1 - i] = {.bytes = bytes, .credited = credited, .over = over};
     }
     p.bytes_sent += bytes;
     depart(engine, sh, port, pk, packet, left, stamp(used));
@@ -979,7 +975,6 @@ void PacketNetworkModel::serve_round(sim::Engine& engine, Shard& sh, uint32_t po
     at = left;
   }
   sh.packets_sent += n;
-  p.round_count = n;
   p.round_pending = n - 1;
   p.free_at = at;
   p.finish_key = engine.take_key();
@@ -994,7 +989,7 @@ inline void PacketNetworkModel::settle_round(const sim::Engine& engine, Shard& s
          (p.round_next < engine.now() || (p.round_next == engine.now() && p.finish_key < engine.key()))) {
     // What try_send did at this packet's start: its input leaves the ring's front (and goes to
     // the back while it has packets), its bytes the queue, and it takes its credits.
-    const RoundMember m = p.members[p.round_count - p.round_pending];
+    const RoundMember m = p.members[p.round_pending - 1];
     const uint32_t slot = p.ready[0];
     p.ready.erase(0);
     if (p.inputs[slot].head != kNone) p.ready.push_back(slot);
@@ -1003,7 +998,7 @@ inline void PacketNetworkModel::settle_round(const sim::Engine& engine, Shard& s
       p.credits_used += m.bytes;
       sh.peak_occupancy = std::max(sh.peak_occupancy, p.credits_used);
     }
-    p.round_next += m.bytes == options_.mtu.count() ? p.mtu_time : p.bandwidth.transfer_time(Bytes(m.bytes));
+    p.round_next += serialization(p, m.bytes);
     --p.round_pending;
   }
 }

@@ -438,11 +438,10 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     int64_t credits_used = 0;
     int64_t queued = 0;     // bytes that have arrived at this port and wait to be sent
     bool busy = false;
-    // Whether it serves in rounds (PacketModelOptions::round) of at most round_most packets: with
-    // rounding_, where its device may (constructor), and on the only link from its device to the
-    // far one: with parallel links, packets of two ports arrive at one instant from one device in
-    // the order their arrivals were queued, which a round's, queued as it is cut, would change.
-    bool rounds = false;
+    // The most packets in one of its rounds (PacketModelOptions::round; 1: it serves none): as
+    // many as its device allows (constructor), on the only link from its device to the far one:
+    // with parallel links, packets of two ports arrive at one instant from one device in the
+    // order their arrivals were queued, which a round's, queued as it is cut, would change.
     uint8_t round_most = 1;
     uint32_t on_wire = kNone;  // the packet being serialized
     // Sent at start (eager_): the serializer is busy until free_at, and a finish event is queued
@@ -465,13 +464,12 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     uint16_t burst_tag = 0;
     // Packets taken back are still on their way as events until this instant: no burst before.
     Time burst_after = Time::zero();
-    // A round of round_count packets, all sent (their arrivals queued, each out of its FIFO): the
-    // last round_pending had not started as of the last event here. They start back to back from
+    // A round's packets, all sent (their arrivals queued, each out of its FIFO): the last
+    // round_pending had not started as of the last event here. They start back to back from
     // round_next, their inputs the ring's first (an input whose FIFO has emptied stays there until
     // its packet starts), their bytes still in `queued` and their credits not yet in credits_used
-    // (members[i]: the round's i-th packet).
+    // (members[round_pending - 1]: the next to start).
     uint32_t round_pending = 0;
-    uint32_t round_count = 0;
     Time round_next;
     std::array<RoundMember, kRoundMax> members;  // in the port, beside the round's other fields
     // Input slots, created on first use: one per link into this port's device (by
@@ -677,10 +675,14 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // counting the credits of those that have started as of the event being executed; and taking
   // back those that have not.
   uint32_t burst_size(const sim::Engine& engine, const Port& p, uint32_t port, uint32_t chosen);
+  // Bursts and rounds: the bytes of packets `port` may send ahead as of now, each with its credits
+  // now, and with credit batches each one's stamp (its credits in use as if none came back before
+  // it starts) no more than the far end's defer_below.
+  [[gnu::always_inline]] int64_t room_ahead(const Port& p, uint32_t port) const;
   void send_burst(sim::Engine& engine, Shard& sh, uint32_t port, Packet& first, uint32_t chosen, uint32_t n);
   [[gnu::always_inline]] void settle_burst(const sim::Engine& engine, Shard& sh, Port& p);
   void take_back(sim::Engine& engine, Shard& sh, uint32_t port);
-  // Rounds (Port::rounds): how many of the ring's first inputs `port` may serve at once (below 2:
+  // Rounds (Port::round_most): how many of the ring's first inputs `port` may serve at once (below 2:
   // no round); serving them; and settling those that have started as of the event being executed,
   // as a finish per packet would have started them (each input leaves the ring's front, and goes
   // back at its end while its FIFO holds packets, its bytes leave the queue, its credits are
@@ -752,6 +754,10 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   [[gnu::always_inline]] void change_queue(Shard& sh, uint32_t port, Time now, int64_t bytes);
   // How long a capped transfer's sender takes to write its next packet's bytes at its cap.
   Time capped_write_time(const TransferState& ts) const;
+  // How long `p` takes to serialize a packet of `bytes`.
+  Time serialization(const Port& p, uint32_t bytes) const {
+    return bytes == options_.mtu.count() ? p.mtu_time : p.bandwidth.transfer_time(Bytes(bytes));
+  }
   uint32_t injection_slot(const Port& p) const;
   void ensure_inputs(uint32_t port);
   [[gnu::always_inline]] Packet new_packet(Shard& sh, TransferState& ts, const Routes& rt, uint32_t transfer,
@@ -796,9 +802,6 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // Credits with dedicated buffers, no pacing, burst > 1 and an mtu below 64 KiB (its bytes and
   // a tag share an arrival's aux word): GPU ports send in bursts (PacketModelOptions::burst).
   bool bursting_ = false;
-  // Credits with dedicated buffers, no pacing and round > 1: forwarding ports may serve in rounds
-  // (PacketModelOptions::round, Port::rounds).
-  bool rounding_ = false;
   // Credits with dedicated buffers, no pacing and options_.pass_last: arrive() passes a packet
   // onto an idle last link in one step (pass_last).
   bool passing_ = false;
