@@ -148,7 +148,9 @@ void RadixEventQueue::make_run(const Order& order) {
   if (order.breaks == 0) {
     std::reverse(run_.begin(), run_.end());
   } else if (order.breaks >= Order::kMostBreaks) {
-    std::sort(run_.begin(), run_.end(), [](const Event& a, const Event& z) { return before(z, a); });
+    if (run_.size() < kCountMin || !count_by_site()) {
+      std::sort(run_.begin(), run_.end(), [](const Event& a, const Event& z) { return before(z, a); });
+    }
   } else {
     // A few ascending sequences: merged pairwise, each pass halving their number, the last pass
     // from their ends, greatest first.
@@ -182,6 +184,85 @@ void RadixEventQueue::make_run(const Order& order) {
     run_.swap(merged_);
   }
   set_last(run_.front());
+}
+
+bool RadixEventQueue::count_by_site() {
+  const size_t n = run_.size();
+  // The run's instants, in the order first met, each event's index among them, and the range of
+  // its (generation, site): the key above the sequence number.
+  std::array<Time, kMostInstants> instants;
+  size_t count = 0;
+  size_t last = 0;
+  uint32_t low = UINT32_MAX;
+  uint32_t high = 0;
+  digits_.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Time t = run_[i].time;
+    if (count == 0 || instants[last] != t) {
+      last = 0;
+      while (last < count && instants[last] != t) ++last;
+      if (last == count) {
+        if (count == kMostInstants) return false;
+        instants[count++] = t;
+      }
+    }
+    const auto source = static_cast<uint32_t>(run_[i].key >> kSequenceBits);
+    low = std::min(low, source);
+    high = std::max(high, source);
+    if (high - low >= uint32_t{1} << (2 * kMostCountBits)) return false;
+    digits_[i] = static_cast<uint32_t>(last);
+  }
+  std::array<uint32_t, kMostInstants> rank{};
+  for (size_t a = 0; a < count; ++a) {
+    for (size_t z = 0; z < count; ++z) rank[a] += instants[z] < instants[a] ? 1 : 0;
+  }
+  const int source_bits = std::bit_width(high - low);
+  const int bits = std::bit_width(count - 1) + source_bits;
+  if (bits > 2 * kMostCountBits) return false;
+  for (size_t i = 0; i < n; ++i) {
+    digits_[i] = (rank[digits_[i]] << source_bits) | (static_cast<uint32_t>(run_[i].key >> kSequenceBits) - low);
+  }
+  // A stable counting pass over the digit of `width` bits at `shift`, from `from` to `to`; the
+  // last pass places greatest first.
+  const auto pass = [&](const std::vector<Event>& from, const std::vector<uint32_t>& from_digits,
+                        std::vector<Event>& to, std::vector<uint32_t>* to_digits, int shift, int width,
+                        bool greatest_first) {
+    const uint32_t buckets = uint32_t{1} << width;
+    const uint32_t mask = buckets - 1;
+    std::fill_n(counts_.begin(), buckets + 1, 0);
+    for (size_t i = 0; i < n; ++i) ++counts_[((from_digits[i] >> shift) & mask) + 1];
+    for (uint32_t b = 1; b <= buckets; ++b) counts_[b] += counts_[b - 1];
+    to.resize(n);
+    if (to_digits != nullptr) to_digits->resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t at = counts_[(from_digits[i] >> shift) & mask]++;
+      const size_t place = greatest_first ? n - 1 - at : at;
+      to[place] = from[i];
+      if (to_digits != nullptr) (*to_digits)[place] = from_digits[i];
+    }
+  };
+  if (bits <= kMostCountBits) {
+    pass(run_, digits_, merged_, nullptr, 0, std::max(bits, 1), true);
+  } else {
+    const int first = bits / 2;
+    pass(run_, digits_, counted_, &counted_digits_, 0, first, false);
+    pass(counted_, counted_digits_, merged_, nullptr, first, bits - first, true);
+  }
+  // Greatest first by (instant, generation, site), and within each by push order reversed: an
+  // insertion pass puts the events of one site and instant in their keys' order.
+  Event* const e = merged_.data();
+  size_t moves = 0;
+  for (size_t j = 1; j < n; ++j) {
+    if (!before(e[j - 1], e[j])) continue;
+    const Event held = e[j];
+    size_t k = j;
+    for (; k > 0 && before(e[k - 1], held); --k) e[k] = e[k - 1];
+    e[k] = held;
+    moves += j - k;
+    if (moves > n) return false;
+  }
+  run_.swap(merged_);
+  return true;
 }
 
 }  // namespace dtsim::sim

@@ -17,7 +17,8 @@
 // kRunMax of them). Such crowds are mostly pushed in key order, and a bucket often holds a few
 // of them, of nearby instants (a ring's senders' next finishes beside the arrivals they sent
 // earlier): a run gathered in order is reversed and one of a few ascending sequences merged, not
-// sorted.
+// sorted. A run of many sites' events in no order (an all-to-all's, whose ports forward in rounds)
+// is counted into place by site, each site's events already in order but for a few.
 #pragma once
 
 #include <array>
@@ -187,8 +188,22 @@ class RadixEventQueue {
     }
   };
   // Sorts the run's events, just gathered in push order, greatest first (merged when a few
-  // ascending sequences, sorted otherwise), and makes its greatest the reference.
+  // ascending sequences, counted by site or sorted otherwise), and makes its greatest the
+  // reference.
   void make_run(const Order& order);
+  // A run of many sequences, as a packet run's are: the events of one instant come from many
+  // sites in no order, but each site's in the order of their sequence numbers, mostly (a site
+  // numbers what it schedules as it schedules it; an event queued later under a key taken
+  // earlier, Engine::take_key, comes after some with greater numbers). So the run is counted
+  // into place by (instant, generation, site) alone, a stable counting sort over the few bits in
+  // which those differ across the run (at most 22, in one or two passes), greatest first; an
+  // insertion pass then moves the few events out of their site's order. False, the run as it
+  // was, where the bits are too many, the instants more than kMostInstants, or the insertion
+  // pass would move more than the run's size (the run is sorted then).
+  bool count_by_site();
+  static constexpr size_t kMostInstants = 16;
+  static constexpr int kMostCountBits = 11;  // a pass's buckets: at most 2^11
+  static constexpr size_t kCountMin = 64;     // a smaller run is sorted: fewer steps than buckets
 
   // The run: a lowest bucket's events, sorted greatest first, so the back is the next to pop.
   // Every event in the buckets is greater than all of them, and the reference is the greatest
@@ -216,6 +231,12 @@ class RadixEventQueue {
   uint64_t last_time_ = 0;  // in time_bits form
   uint64_t last_key_ = 0;
   size_t size_ = 0;
+  // count_by_site's: its first pass of two, each event's (instant, generation, site) before and
+  // after it, and its buckets' counts (last: the rest are read far more often).
+  std::vector<Event> counted_;
+  std::vector<uint32_t> digits_;
+  std::vector<uint32_t> counted_digits_;
+  std::array<uint32_t, (1 << kMostCountBits) + 1> counts_;
 };
 
 }  // namespace dtsim::sim

@@ -207,6 +207,61 @@ TYPED_TEST(EventQueueTest, CrowdsOfSeveralOrderedSequencesMatchABinaryHeap) {
   });
 }
 
+// A packet run's keys: each event is keyed by the site that scheduled it and that site's own
+// count, sites in step at a few nearby instants, so a radix bucket holds many sites' events in no
+// order, each site's mostly in the order of its count; now and then a site queues an event under a
+// key it took earlier (a port's finish), after events it numbered later. Sites numbered 0-149
+// (the radix queue counts such a run by site in one pass), 0-29,999 (two passes), spread over
+// 2^20 (too many bits: sorted); sites whose events come in no order, 150 of them (a few out of
+// place) and 3 (too many: sorted). Checked against a binary heap.
+template <class Queue>
+void hold_sites_in_step(uint64_t sites, uint64_t site_stride, bool shuffled, uint64_t seed) {
+  Queue q;
+  Rng rng(seed, stream_id("queue-sites"));
+  std::vector<uint64_t> sequence(sites, 0);
+  std::vector<uint64_t> held(sites, UINT64_MAX);  // a key taken earlier, queued at the site's next turn
+  const auto key_of = [&](uint64_t site) {
+    return make_key(static_cast<Site>(site * site_stride), shuffled ? rng.below(1 << 20) : sequence[site]++);
+  };
+  // Zero-delay events are of the generation after the popped one's, as the engine keys them.
+  const auto successors = [&](int64_t now, uint64_t generation, uint64_t site) {
+    std::vector<Event> out;
+    const uint64_t kind = rng.below(16);
+    const int64_t lattice = 327'680 * static_cast<int64_t>(rng.below(3) + 1) + static_cast<int64_t>(rng.below(2));
+    if (held[site] != UINT64_MAX) {
+      out.push_back(at(now + lattice, held[site]));
+      held[site] = UINT64_MAX;
+    }
+    if (kind == 0) {
+      held[site] = key_of(site);
+    } else if (kind == 1) {
+      out.push_back(at(now, with_generation(key_of(site), std::min(generation + 1, kMaxGeneration))));
+    } else {
+      out.push_back(at(now + 1'000'000 + lattice, key_of(site)));
+      if (kind < 6) out.push_back(at(now + lattice, key_of(site)));
+    }
+    return out;
+  };
+  std::vector<Event> initial;
+  for (uint64_t s = 0; s < sites && initial.size() < 2'000; ++s) initial.push_back(at(0, key_of(s)));
+  hold_against_a_heap(q, initial, 150'000, [&](const Event& got, size_t pending) {
+    const uint64_t generation = key_generation(got.key);
+    std::vector<Event> next = successors(got.time.ps(), generation, rng.below(sites));
+    if (pending < 500) {
+      for (const Event& e : successors(got.time.ps(), generation, rng.below(sites))) next.push_back(e);
+    }
+    return next;
+  });
+}
+
+TYPED_TEST(EventQueueTest, SitesInStepMatchABinaryHeap) {
+  hold_sites_in_step<TypeParam>(150, 1, false, 29);
+  hold_sites_in_step<TypeParam>(30'000, 1, false, 31);
+  hold_sites_in_step<TypeParam>(300, 3'000, false, 37);
+  hold_sites_in_step<TypeParam>(150, 1, true, 41);
+  hold_sites_in_step<TypeParam>(3, 1, true, 43);
+}
+
 // A flow model's completions of one solve: crowds of hundreds to thousands of events of one
 // instant, more than the radix queue sorts into a run (kRunMax, 512), sharing a bucket with
 // events of nearby later instants, pushed in key order or shuffled; the next crowd arrives while
