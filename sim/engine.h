@@ -93,6 +93,10 @@ class Engine {
   size_t pending() const { return queue_.size(); }
   // The time of the next queued event; Time::max() when idle.
   Time next_time() const { return queue_.empty() ? Time::max() : queue_.top().time; }
+  // The event after the one being executed where the queue knows it without work (null
+  // otherwise), so that a handler can prefetch what that event will read. An event scheduled by
+  // the running one may still come before it.
+  const Event* upcoming() const { return queue_.next_if_ordered(); }
   uint64_t events_executed() const { return executed_; }
   // A hash of the (time, key, site) of every executed event. Events run in (time, key) order, so
   // the set of those triples fixes the trace; the hash is a sum over events, which a partitioned

@@ -80,6 +80,7 @@ bool RadixEventQueue::pop_from_buckets(Time until, Event& out) {
     // order they run): such a bucket needs reversing, not sorting.
     Order order;
     for (Chunk* c = first;;) {
+      prefetch_chunk(c->next);
       for (uint32_t i = 0; i < c->count; ++i) {
         if (!run_.empty() && before(c->events[i], run_.back())) order.note_break(run_.size());
         run_.push_back(c->events[i]);
@@ -113,6 +114,7 @@ bool RadixEventQueue::pop_from_buckets(Time until, Event& out) {
   Order order;
   bool crowd = false;  // more than kRunMax events of the instant `at`: spread by key
   for (Chunk* c = first;;) {
+    prefetch_chunk(c->next);
     for (uint32_t i = 0; i < c->count; ++i) {
       const Event& e = c->events[i];
       if (e.time != at || crowd) {

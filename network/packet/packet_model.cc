@@ -862,6 +862,12 @@ inline uint32_t PacketNetworkModel::burst_size(const sim::Engine& engine, const 
   // whose every route goes past this link (so that each packet takes credits and departs as an
   // event).
   const size_t m = p.injecting.size();
+  // The loop below reads each transfer's record and routes, scattered in memory: asked for at once.
+  for (size_t i = 0, at = chosen; i < m && static_cast<int64_t>(i) < most; ++i, at = at + 1 == m ? 0 : at + 1) {
+    const uint32_t id = p.injecting[at];
+    __builtin_prefetch(&transfer(id));
+    __builtin_prefetch(&routes_of(id));
+  }
   int64_t n = 0;
   while (n < most) {
     const uint32_t id = p.injecting[(chosen + static_cast<size_t>(n)) % m];
@@ -927,6 +933,7 @@ inline uint32_t PacketNetworkModel::round_size(const Shard& sh, const Port& p, u
   // The ring's first inputs, each head packet with its credits at hand now.
   const int64_t room = room_ahead(p, port);
   const size_t most = std::min(p.ready.size(), size_t{p.round_most});
+  for (size_t k = 0; k < most; ++k) __builtin_prefetch(&sh.packets[p.inputs[p.ready[k]].head]);  // read below
   int64_t need = 0;
   size_t n = 0;
   for (; n < most; ++n) {
@@ -947,6 +954,11 @@ void PacketNetworkModel::serve_round(sim::Engine& engine, Shard& sh, uint32_t po
   // enqueue).
   int64_t used = p.credits_used;
   Time at = engine.now();
+  // depart reads the routes of each packet on its last link, scattered in memory: asked for at once.
+  for (uint32_t i = 0; i < n; ++i) {
+    const Packet& pk = sh.packets[p.inputs[p.ready[i == 0 ? 0 : i - 1]].head];
+    if (pk.last) __builtin_prefetch(&routes_of(pk.transfer));
+  }
   for (uint32_t i = 0; i < n; ++i) {
     const uint32_t slot = p.ready[i == 0 ? 0 : i - 1];
     InputQueue& q = p.inputs[slot];
@@ -1045,6 +1057,17 @@ inline bool PacketNetworkModel::taken_back(uint32_t link, uint32_t tag) {
 void PacketNetworkModel::on_event(sim::Engine& engine, uint64_t payload) {
   const uint64_t fields = payload & kFieldMask;
   const auto id = static_cast<uint32_t>(fields);
+  // What the next event will read first, scattered over memory (routes of thousands of transfers
+  // in an all-to-all): asked for now, so that it arrives while this event runs.
+  if (const sim::Event* next = engine.upcoming(); next != nullptr && next->handler == this) {
+    const uint64_t kind = next->payload >> kKindShift;
+    const auto next_id = static_cast<uint32_t>(next->payload);
+    if (kind == kArrive) {
+      __builtin_prefetch(&routes_of(next_id));
+    } else if (kind == kFinish || kind == kCredit) {
+      __builtin_prefetch(&ports_[next_id]);
+    }
+  }
   // The kinds of every packet hop, each a tail call, so that this frame saves no register.
   switch (payload >> kKindShift) {
     case kFinish: {
