@@ -190,8 +190,11 @@ void RadixEventQueue::make_run(const Order& order) {
 
 bool RadixEventQueue::count_by_site() {
   const size_t n = run_.size();
-  // The run's instants, in the order first met, each event's index among them, and the range of
-  // its (generation, site): the key above the sequence number.
+  constexpr int kSourceBits = kGenerationBits + kSiteBits;
+  constexpr uint32_t kSourceMask = (uint32_t{1} << kSourceBits) - 1;
+  static_assert(kSourceBits + std::bit_width(kMostInstants - 1) <= 32);
+  // The run's instants, in the order first met; each event's index among them and its source,
+  // (generation, site), the key above the sequence number; the range of the sources.
   std::array<Time, kMostInstants> instants;
   size_t count = 0;
   size_t last = 0;
@@ -212,7 +215,7 @@ bool RadixEventQueue::count_by_site() {
     low = std::min(low, source);
     high = std::max(high, source);
     if (high - low >= uint32_t{1} << (2 * kMostCountBits)) return false;
-    digits_[i] = static_cast<uint32_t>(last);
+    digits_[i] = (static_cast<uint32_t>(last) << kSourceBits) | source;
   }
   std::array<uint32_t, kMostInstants> rank{};
   for (size_t a = 0; a < count; ++a) {
@@ -222,7 +225,8 @@ bool RadixEventQueue::count_by_site() {
   const int bits = std::bit_width(count - 1) + source_bits;
   if (bits > 2 * kMostCountBits) return false;
   for (size_t i = 0; i < n; ++i) {
-    digits_[i] = (rank[digits_[i]] << source_bits) | (static_cast<uint32_t>(run_[i].key >> kSequenceBits) - low);
+    const uint32_t d = digits_[i];
+    digits_[i] = (rank[d >> kSourceBits] << source_bits) | ((d & kSourceMask) - low);
   }
   // A stable counting pass over the digit of `width` bits at `shift`, from `from` to `to`; the
   // last pass places greatest first.

@@ -954,9 +954,10 @@ void PacketNetworkModel::serve_round(sim::Engine& engine, Shard& sh, uint32_t po
   // enqueue).
   int64_t used = p.credits_used;
   Time at = engine.now();
-  // depart reads the routes of each packet on its last link, scattered in memory: asked for at once.
+  // depart reads the routes of each packet on its last link, scattered in memory: asked for at once
+  // (the ring as it stands before the loop below takes its first input off).
   for (uint32_t i = 0; i < n; ++i) {
-    const Packet& pk = sh.packets[p.inputs[p.ready[i == 0 ? 0 : i - 1]].head];
+    const Packet& pk = sh.packets[p.inputs[p.ready[i]].head];
     if (pk.last) __builtin_prefetch(&routes_of(pk.transfer));
   }
   for (uint32_t i = 0; i < n; ++i) {
