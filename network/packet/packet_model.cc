@@ -445,7 +445,7 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   } else {
     ts.paths.clear();
   }
-  ts.unsent = t.bytes.count();
+  rt.unsent = t.bytes.count();
   ts.packets = packet_hops(t.bytes, 1, options_.mtu);
   ts.total = t.bytes.count();
   ts.acked = 0;
@@ -456,7 +456,7 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   ts.backoff = Time::zero();
   ts.last_seq = 0;
   ts.nak_pending = false;
-  ts.cut = 0;
+  rt.cut = 0;
   rt.to_leave = ts.packets;
   ts.received = 0;
   ts.last_cnp_sent = Time::max();
@@ -483,7 +483,7 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
                         .last_change = engine.now(), .alpha_from = engine.now()};
   // A capped sender (one channel's thread block) writes its bytes at its cap: a packet leaves
   // once its bytes are written, the first one too, so B bytes take at least B / cap, as on flows.
-  if (ts.cap > 0) ts.rp.next_send = engine.now() + capped_write_time(ts);
+  if (ts.cap > 0) ts.rp.next_send = engine.now() + capped_write_time(ts, rt);
   ensure_inputs(first);
   Port& p = ports_[first];
   if (p.burst_pending != 0) take_back(engine, sh, first);
@@ -545,8 +545,8 @@ const topology::LinkId* PacketNetworkModel::intern(MiddleStore& store, std::span
   return at;
 }
 
-Time PacketNetworkModel::capped_write_time(const TransferState& ts) const {
-  return Bandwidth::bytes_per_s(ts.cap).transfer_time(Bytes(std::min(ts.unsent, options_.mtu.count())));
+Time PacketNetworkModel::capped_write_time(const TransferState& ts, const Routes& rt) const {
+  return Bandwidth::bytes_per_s(ts.cap).transfer_time(Bytes(std::min(rt.unsent, options_.mtu.count())));
 }
 
 uint32_t PacketNetworkModel::injection_slot(const Port& p) const {
@@ -560,16 +560,19 @@ void PacketNetworkModel::ensure_inputs(uint32_t port) {
   p.ready.reserve(p.inputs.size());
 }
 
-inline PacketNetworkModel::Packet PacketNetworkModel::new_packet(Shard& sh, TransferState& ts, const Routes& rt,
+inline PacketNetworkModel::Packet PacketNetworkModel::new_packet(Shard& sh, TransferState& ts, Routes& rt,
                                                                   uint32_t transfer_id, uint32_t bytes) {
   // Oblivious spraying: the transfer's packets take its routes in turn.
-  const auto seq = static_cast<uint32_t>(ts.cut);
-  const auto route = static_cast<uint8_t>(rt.count == 1 ? 0 : ts.cut % rt.count);
-  ++ts.cut;
+  const auto seq = static_cast<uint32_t>(rt.cut);
+  const auto route = static_cast<uint8_t>(rt.count == 1 ? 0 : rt.cut % rt.count);
+  ++rt.cut;
   const size_t hops = route_length(rt, transfer_id, route);
   ++sh.injected;
-  if (seq < ts.high) ++sh.retransmitted;
-  ts.high = std::max(ts.high, ts.cut);
+  // Only a lossy sender cuts a packet again (a burst's packets taken back were never sent).
+  if (options_.flow_control == FlowControl::lossy) {
+    if (seq < ts.high) ++sh.retransmitted;
+    ts.high = std::max(ts.high, rt.cut);
+  }
   return Packet{.transfer = transfer_id, .bytes = bytes, .next = kNone, .hop = 0, .route = route,
                 .last = hops == 1, .over = kNone, .seq = seq};
 }
@@ -691,7 +694,7 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
     bool credited;
     uint32_t chosen = 0;  // with slot == inject: the index into p.injecting that sends
     TransferState* sender = nullptr;  // and its transfer
-    const Routes* sender_routes = nullptr;
+    Routes* sender_routes = nullptr;
     if (slot == inject) {
       chosen = static_cast<uint32_t>(p.inject_next);
       if (paced_ || p.capped > 0) {
@@ -700,10 +703,9 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
       }
       sender = &transfer(p.injecting[chosen]);
       sender_routes = &routes_of(p.injecting[chosen]);
-      const TransferState& ts = *sender;
-      bytes = static_cast<uint32_t>(std::min(ts.unsent, options_.mtu.count()));
+      bytes = static_cast<uint32_t>(std::min(sender_routes->unsent, options_.mtu.count()));
       // The route of the packet cut next (with routes all as long, any of them).
-      const size_t route = ts.cut % sender_routes->count;
+      const size_t route = sender_routes->cut % sender_routes->count;
       credited = credits && route_length(*sender_routes, p.injecting[chosen], route) > 1;
     } else {
       const Packet& head = sh.packets[p.inputs[slot].head];
@@ -716,21 +718,22 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
     if (slot == inject) {
       const uint32_t t = p.injecting[chosen];
       TransferState& ts = *sender;
-      const Routes& rt = *sender_routes;
+      Routes& rt = *sender_routes;
       const uint32_t burst = burst_size(engine, p, port, chosen);
       Packet pk = new_packet(sh, ts, rt, t, bytes);
-      ts.unsent -= bytes;
+      rt.unsent -= bytes;
       if (options_.dcqcn.enabled) pace(engine.now(), ts.rp, bytes);
       if (rt.windowed) {
         ts.window.in_flight += bytes;
         ts.window.sent += bytes;
       }
-      // A capped sender's next packet leaves once its bytes are written, at the cap, from now.
-      if (ts.cap > 0 && ts.unsent > 0) {
-        ts.rp.next_send = std::max(ts.rp.next_send, engine.now() + capped_write_time(ts));
+      // A capped sender's next packet leaves once its bytes are written, at the cap, from now
+      // (none is where the port counts no capped sender: its record is not read).
+      if (p.capped > 0 && ts.cap > 0 && rt.unsent > 0) {
+        ts.rp.next_send = std::max(ts.rp.next_send, engine.now() + capped_write_time(ts, rt));
       }
       p.inject_next = chosen;
-      if (ts.unsent == 0) {
+      if (rt.unsent == 0) {
         p.injecting.erase(p.injecting.begin() + static_cast<std::ptrdiff_t>(chosen));
         if (ts.cap > 0) --p.capped;
         // Its last packet is cut and on the sender's link: the bytes have left the sender (once:
@@ -871,9 +874,9 @@ inline uint32_t PacketNetworkModel::burst_size(const sim::Engine& engine, const 
   int64_t n = 0;
   while (n < most) {
     const uint32_t id = p.injecting[(chosen + static_cast<size_t>(n)) % m];
-    const TransferState& ts = transfer(id);
+    const Routes& rt = routes_of(id);
     const int64_t before = n / static_cast<int64_t>(m);  // its packets ahead in this burst
-    if (ts.cut == 0 || routes_of(id).hops < 2 || (ts.unsent - 1) / mtu < before + 1) break;
+    if (rt.cut == 0 || rt.hops < 2 || (rt.unsent - 1) / mtu < before + 1) break;
     ++n;
   }
   return n > 1 ? static_cast<uint32_t>(n) : 0;
@@ -901,9 +904,9 @@ void PacketNetworkModel::send_burst(sim::Engine& engine, Shard& sh, uint32_t por
   const size_t m = p.injecting.size();
   for (uint32_t i = 1; i < n; ++i) {
     const uint32_t id = p.injecting[(chosen + i) % m];
-    TransferState& ts = transfer(id);
-    Packet pk = new_packet(sh, ts, routes_of(id), id, mtu);
-    ts.unsent -= mtu;
+    Routes& rt = routes_of(id);
+    Packet pk = new_packet(sh, transfer(id), rt, id, mtu);
+    rt.unsent -= mtu;
     used += mtu;
     left += s;
     depart(engine, sh, port, pk, kNone, left, stamp(used));
@@ -1027,10 +1030,9 @@ void PacketNetworkModel::take_back(sim::Engine& engine, Shard& sh, uint32_t port
   // port's turn goes back to the first of them.
   const size_t m = p.injecting.size();
   for (uint32_t i = p.burst_count; i-- > p.burst_count - n;) {
-    TransferState& ts = transfer(p.injecting[(p.burst_first + i) % m]);
-    ts.unsent += mtu;
-    --ts.cut;
-    ts.high = ts.cut;
+    Routes& rt = routes_of(p.injecting[(p.burst_first + i) % m]);
+    rt.unsent += mtu;
+    --rt.cut;
   }
   p.inject_next = (p.burst_first + p.burst_count - n) % m;
   ++sh.taken_back;
@@ -1454,18 +1456,19 @@ void PacketNetworkModel::receive_in_order(sim::Engine& engine, Shard& sh, const 
 
 void PacketNetworkModel::go_back(sim::Engine& engine, uint32_t transfer_id, uint64_t seq) {
   TransferState& ts = transfer(transfer_id);
+  Routes& rt = routes_of(transfer_id);
   // Completed, a NAK older than one taken, or the next packet it cuts anyway.
-  if (ts.finished || seq < ts.acked || seq == ts.cut) return;
+  if (ts.finished || seq < ts.acked || seq == rt.cut) return;
   ts.acked = seq;
   const uint32_t first = first_link(transfer_id);
   Port& p = ports_[first];
-  if (ts.unsent == 0) {  // it had cut its last packet: it injects again
+  if (rt.unsent == 0) {  // it had cut its last packet: it injects again
     if (p.injecting.empty()) p.ready.push_back(injection_slot(p));
     p.injecting.push_back(transfer_id);
     if (ts.cap > 0) ++p.capped;
   }
-  ts.cut = seq;
-  ts.unsent = ts.total - static_cast<int64_t>(seq) * options_.mtu.count();
+  rt.cut = seq;
+  rt.unsent = ts.total - static_cast<int64_t>(seq) * options_.mtu.count();
   ts.rto_at = Time::max();  // set again when the last packet leaves again
   if (seq == ts.went_back_to) {
     ts.backoff = std::min(ts.backoff == Time::zero() ? ts.back * 2 : ts.backoff * 2, Time::s(1));
@@ -1482,10 +1485,10 @@ uint32_t PacketNetworkModel::next_injector(const Port& p, Time now, Time& ready_
   for (size_t i = 0; i < n; ++i) {
     const size_t k = (p.inject_next + i) % n;
     const TransferState& ts = transfer(p.injecting[k]);
+    const Routes& rt = routes_of(p.injecting[k]);
     // A sender whose window is full waits for an ACK, which tries the port again.
-    const int64_t next_bytes = std::min(ts.unsent, options_.mtu.count());
-    // (Only DCTCP windows a transfer: without it the routes' record is not read.)
-    if (options_.dctcp.enabled && routes_of(p.injecting[k]).windowed &&
+    const int64_t next_bytes = std::min(rt.unsent, options_.mtu.count());
+    if (options_.dctcp.enabled && rt.windowed &&
         static_cast<double>(ts.window.in_flight + next_bytes) > ts.window.cwnd) {
       continue;
     }

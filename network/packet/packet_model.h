@@ -35,10 +35,10 @@
 //    time paused, marks) and samples.
 //  - Packets and credits in flight travel as events: a packet's fields ride in the arrival event
 //    (payload and aux), and the device it reaches makes it a packet of its own partition's pool.
-//  - A transfer's sender (the source GPU): unsent, cut, its ReactionPoint (pacing, DCQCN rate),
-//    its DCTCP Window (cwnd, bytes in flight, alpha), which its ACK events update,
-//    and its slot, which lives in the sender's partition and is given back when the receiver's
-//    acknowledgement arrives (a route's reverse latency after the last packet).
+//  - A transfer's sender (the source GPU): unsent and cut (in its Routes record), high, its
+//    ReactionPoint (pacing, DCQCN rate), its DCTCP Window (cwnd, bytes in flight, alpha), which
+//    its ACK events update, and its slot, which lives in the sender's partition and is given back
+//    when the receiver's acknowledgement arrives (a route's reverse latency after the last packet).
 //  - Credits held back for link l (CreditReturn, device to(l)): what l's far end has freed and not
 //    returned, and what l's port last said it had in use, which rides in each packet's event.
 //  - Ingress queue l (device to(l), PFC and lossy): its bytes, peak and drops, and whether it has
@@ -55,8 +55,8 @@
 //    back as events, as data does; the sender counts the CNPs back (cnps_back) and frees its slot
 //    once the acknowledgement and every CNP are in.
 //  - Immutable from start to acknowledgement, read anywhere as a packet header would carry it:
-//    its Routes (but to_leave; paths too where routes differ in length), packets (the count),
-//    cap, done and payload.
+//    its Routes (but to_leave, unsent and cut; paths too where routes differ in length), packets
+//    (the count), cap, done and payload.
 //  - Counters and pools: one set per partition (Shard), added up when read.
 // A transfer must start in an event at its source GPU's site (as the schedule executor's do);
 // with one partition the model runs on a plain Engine.
@@ -307,14 +307,16 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   };
   // What a packet hop reads of its transfer, kept apart from the transfer's record
   // (TransferState) in a dense pool of its own: an all-to-all's thousands of records do not stay
-  // in cache; these 48-byte records and the few interned middles (below) take far less. A route's
-  // links, with routes all of `hops` links: the `head` links every route starts with, then `mid`
+  // in cache; these one-line records and the few interned middles (below) take far less. The
+  // sender's count of what it has cut lives here too: its every turn reads it beside the routes,
+  // so that a burst over many transfers reads one line of each and no record. A route's links,
+  // with routes all of `hops` links: the `head` links every route starts with, then `mid`
   // links of its own, then links every route ends with; the shared ones in `edge` (the head's,
   // then the end's), the routes' own back to back, route by route, at `middle`, interned in the
   // shard's MiddleStore, so that transfers with the same ones (between two leaves, their sprayed
   // routes in the same order) read one copy (link_at).
   static constexpr size_t kEdgeLinks = 6;
-  struct Routes {
+  struct alignas(64) Routes {
     const topology::LinkId* middle = nullptr;
     std::array<topology::LinkId, kEdgeLinks> edge{};
     uint8_t count = 0;  // routes: packet j takes route j mod count
@@ -325,7 +327,12 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     bool windowed = false;      // DCTCP on and a route that crosses the network: `window` limits it
     // With one_last_link, the last link's port's: packets not yet left on that link.
     uint64_t to_leave = 0;
+    // The sender's: bytes not yet cut into packets, and packets cut so far (the next takes route
+    // cut mod count).
+    int64_t unsent = 0;
+    uint64_t cut = 0;
   };
+  static_assert(sizeof(Routes) == 64, "a transfer's routes record fills one cache line");
   // The middles of the routes of a shard's transfers, each stored once, in an arena whose memory
   // never moves, so that a hop in another partition reads one by pointer while this shard adds
   // more.
@@ -342,10 +349,8 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     std::vector<std::vector<topology::LinkId>> paths;
     uint64_t packets = 0;        // how many packets it is cut into
     double cap = 0;           // Transfer::max_rate: its packets leave at most this fast (0: any)
-    // The sender's.
-    int64_t unsent = 0;       // bytes not yet cut into packets
-    uint64_t cut = 0;         // packets cut so far: the next takes route cut mod Routes::count
-    uint64_t high = 0;        // the most it has cut (below: a packet cut again, lossy)
+    // The sender's (unsent and cut are in its Routes record).
+    uint64_t high = 0;        // lossy: the most it has cut (below: a packet cut again)
     uint32_t generation = 0;  // bumped at the acknowledgement, so a late ACK finds it gone
     // CNPs that have come back, and once the acknowledgement is in, how many it said were sent:
     // a CNP packet reads the transfer's route, so the slot is freed only when the last is back.
@@ -753,14 +758,16 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // Its queue changes by `bytes` at `now`: sampled before, and its peak kept.
   [[gnu::always_inline]] void change_queue(Shard& sh, uint32_t port, Time now, int64_t bytes);
   // How long a capped transfer's sender takes to write its next packet's bytes at its cap.
-  Time capped_write_time(const TransferState& ts) const;
+  Time capped_write_time(const TransferState& ts, const Routes& rt) const;
   // How long `p` takes to serialize a packet of `bytes`.
   Time serialization(const Port& p, uint32_t bytes) const {
     return bytes == options_.mtu.count() ? p.mtu_time : p.bandwidth.transfer_time(Bytes(bytes));
   }
   uint32_t injection_slot(const Port& p) const;
   void ensure_inputs(uint32_t port);
-  [[gnu::always_inline]] Packet new_packet(Shard& sh, TransferState& ts, const Routes& rt, uint32_t transfer,
+  // The next packet `rt`'s sender cuts (its bytes left to cut not yet reduced); `ts` is read only
+  // when lossy.
+  [[gnu::always_inline]] Packet new_packet(Shard& sh, TransferState& ts, Routes& rt, uint32_t transfer,
                                             uint32_t bytes);
   // DCQCN: the marking draw at a switch egress port, the receiver's CNP, the sender's reaction.
   bool mark(uint32_t port);
