@@ -865,11 +865,9 @@ inline uint32_t PacketNetworkModel::burst_size(const sim::Engine& engine, const 
   // whose every route goes past this link (so that each packet takes credits and departs as an
   // event).
   const size_t m = p.injecting.size();
-  // The loop below reads each transfer's record and routes, scattered in memory: asked for at once.
+  // The loop below reads each transfer's routes record, scattered in memory: asked for at once.
   for (size_t i = 0, at = chosen; i < m && static_cast<int64_t>(i) < most; ++i, at = at + 1 == m ? 0 : at + 1) {
-    const uint32_t id = p.injecting[at];
-    __builtin_prefetch(&transfer(id));
-    __builtin_prefetch(&routes_of(id));
+    __builtin_prefetch(&routes_of(p.injecting[at]));
   }
   int64_t n = 0;
   while (n < most) {
