@@ -349,7 +349,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     std::vector<std::vector<topology::LinkId>> paths;
     uint64_t packets = 0;        // how many packets it is cut into
     double cap = 0;           // Transfer::max_rate: its packets leave at most this fast (0: any)
-    // The sender's (unsent and cut are in its Routes record).
+    // The sender's (its count of what it has cut, unsent and cut, is in Routes).
     uint64_t high = 0;        // lossy: the most it has cut (below: a packet cut again)
     uint32_t generation = 0;  // bumped at the acknowledgement, so a late ACK finds it gone
     // CNPs that have come back, and once the acknowledgement is in, how many it said were sent:

@@ -8,10 +8,9 @@
 namespace dtsim::sim {
 namespace {
 
-// A slot over-aligned as the packet model's routes record is, with a member that owns memory.
+// A slot over-aligned as the packet model's routes record is.
 struct alignas(64) Record {
   uint64_t id = 7;
-  std::vector<int> owned;
 };
 
 struct Small {
