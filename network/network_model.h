@@ -101,6 +101,19 @@ inline std::vector<std::vector<topology::LinkId>> transfer_paths(const topology:
   return transfer_routes(cluster, t);
 }
 
+// transfer_paths' routes, put in `out` (cleared first): a caller that routes transfer after
+// transfer into one set stops allocating once the set has grown.
+inline void route_transfer(const topology::Cluster& cluster, const Transfer& t, topology::RouteSet& out) {
+  out.clear();
+  if (t.bytes.count() <= 0 || t.src_gpu == t.dst_gpu) return;
+  if (sprayed(cluster, t.src_gpu, t.dst_gpu)) {
+    cluster.append_sprayed_routes(t.src_gpu, t.dst_gpu, t.flow_hash & 0xffff, t.nic, topology::kSprayRoutes, out);
+    return;
+  }
+  append_transfer_route(cluster, t, out.links);
+  if (!out.links.empty()) out.end_route();
+}
+
 // What a transfer of no bytes between two GPUs costs: a message (NCCL's flag) still travels the
 // route, so it arrives after the route's link latencies. Zero for a transfer to itself.
 inline Time route_latency(const topology::Cluster& cluster, std::span<const topology::LinkId> route) {

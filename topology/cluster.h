@@ -58,6 +58,32 @@ struct Link {
   Time latency;
 };
 
+// Routes back to back in one buffer (a sprayed transfer's, Cluster::append_sprayed_routes): route
+// i is links[ends[i - 1], ends[i]), the first from 0. Cleared and filled again it keeps its
+// capacity, so a caller that routes transfer after transfer into one set stops allocating.
+struct RouteSet {
+  std::vector<LinkId> links;
+  std::vector<uint32_t> ends;
+
+  size_t size() const { return ends.size(); }
+  bool empty() const { return ends.empty(); }
+  std::span<const LinkId> operator[](size_t i) const {
+    const uint32_t from = i == 0 ? 0 : ends[i - 1];
+    return std::span<const LinkId>(links).subspan(from, ends[i] - from);
+  }
+  std::span<const LinkId> front() const { return (*this)[0]; }
+  void clear() {
+    links.clear();
+    ends.clear();
+  }
+  // The links appended since the last route's end make the next route.
+  void end_route() { ends.push_back(static_cast<uint32_t>(links.size())); }
+  void add(std::span<const LinkId> route) {
+    links.insert(links.end(), route.begin(), route.end());
+    end_route();
+  }
+};
+
 class Cluster {
  public:
   virtual ~Cluster() = default;
@@ -115,6 +141,12 @@ class Cluster {
                                                           size_t k) const {
     (void)k;
     return {nic >= 0 ? route_nic(src_gpu, dst_gpu, flow_hash, nic) : route(src_gpu, dst_gpu, flow_hash)};
+  }
+  // sprayed_routes()'s routes added to `out`, each as one route: a caller spraying many transfers
+  // in a row keeps one set instead of taking a vector a route.
+  virtual void append_sprayed_routes(int src_gpu, int dst_gpu, uint64_t flow_hash, int nic, size_t k,
+                                     RouteSet& out) const {
+    for (const std::vector<LinkId>& r : sprayed_routes(src_gpu, dst_gpu, flow_hash, nic, k)) out.add(r);
   }
   // How many distinct equal-cost routes route() (or route_pxn()) chooses among for this pair:
   // the path diversity ECMP can spread flows over.

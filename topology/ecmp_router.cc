@@ -1041,35 +1041,62 @@ uint64_t EcmpRouter::pick(const Plan& p, uint64_t h, int nic) const {
   return h % p.total;  // that pair of exits is not among the least-cost ones
 }
 
-std::vector<uint64_t> EcmpRouter::spread(const Plan& p, uint64_t index, size_t k) const {
-  std::vector<uint64_t> out{index};
-  if (k <= 1) return out;
-  uint64_t offset = 0;
+void EcmpRouter::unrank_spread(const Plan& p, uint64_t index, size_t k, RouteSet& out) const {
+  const Alternative* alt = nullptr;
   for (const Alternative& a : p.alternatives) {
-    if (index - offset >= a.count) {
-      offset += a.count;
-      continue;
-    }
-    // unrank() reads the index within an alternative as mixed radix over its segments, the first
-    // segment's sub-index least significant; only the fabric segment's changes here.
-    const uint64_t local = index - offset;
-    uint64_t stride = 1;
-    for (const Segment& s : a.segments) {
-      if (!s.fabric()) {
-        stride = sat_mul(stride, s.count);
-        continue;
-      }
-      const uint64_t sub = local / stride % s.count;
-      const uint64_t n = std::min<uint64_t>(k, s.count);
-      for (uint64_t j = 1; j < n; ++j) {
-        const uint64_t step = s.count / n * j + s.count % n * j / n;  // floor(j * count / n)
-        out.push_back(offset + local - sub * stride + (sub + step) % s.count * stride);
-      }
+    if (index < a.count) {
+      alt = &a;
       break;
     }
-    break;
+    index -= a.count;
   }
-  return out;
+  if (alt == nullptr) throw std::logic_error("EcmpRouter: path index out of range");
+  // The first route, walked as unrank() walks it (the index within the alternative read as mixed
+  // radix over its segments, the first segment's sub-index least significant), with where its
+  // fabric segment lies in `out`.
+  const size_t start = out.links.size();
+  const Segment* fabric = nullptr;
+  uint64_t fabric_sub = 0;
+  size_t fabric_from = start;
+  size_t fabric_to = start;
+  for (const Segment& s : alt->segments) {
+    const uint64_t sub = index % s.count;
+    index /= s.count;
+    if (s.fabric()) {
+      fabric = &s;
+      fabric_sub = sub;
+      fabric_from = out.links.size();
+      fabric_walk(s.from, alt->target, sub, out.links);
+      fabric_to = out.links.size();
+    } else if (s.walk) {
+      append_links(out.links, s.walk, s.walk + s.walk_links);
+    } else if (s.from != s.to) {
+      intra_walk({devices_[s.from].node, s.from, s.to, nullptr, s.tables->dist.data(), s.tables->count.data()}, sub,
+                 out.links);
+    }
+  }
+  out.end_route();
+  if (fabric == nullptr) return;
+  const uint64_t n = std::min<uint64_t>(k, fabric->count);
+  if (n <= 1) return;
+  // The others: the first route's links before and after its fabric segment, copied, around a
+  // fabric walk of their own sub-index, floor(j * count / n) past the first's.
+  const uint64_t want = fabric_best(fabric->from, alt->target).first;
+  const size_t end = out.links.size();
+  out.links.reserve(end + (n - 1) * (end - start));
+  const auto copy = [&](size_t from, size_t to) {
+    const size_t at = out.links.size();
+    out.links.resize(at + (to - from));
+    std::copy_n(out.links.begin() + static_cast<std::ptrdiff_t>(from), to - from,
+                out.links.begin() + static_cast<std::ptrdiff_t>(at));
+  };
+  for (uint64_t j = 1; j < n; ++j) {
+    const uint64_t step = fabric->count / n * j + fabric->count % n * j / n;
+    copy(start, fabric_from);
+    fabric_walk(fabric->from, alt->target, (fabric_sub + step) % fabric->count, want, out.links);
+    copy(fabric_to, end);
+    out.end_route();
+  }
 }
 
 void EcmpRouter::Shard::store_route(uint64_t pair, uint64_t total, bool by_hash,
@@ -1095,7 +1122,7 @@ std::vector<LinkId> EcmpRouter::route(int src_gpu, int dst_gpu, uint64_t flow_ha
 
 void EcmpRouter::route(int src_gpu, int dst_gpu, uint64_t flow_hash, bool pxn, int nic,
                        std::vector<LinkId>& out) const {
-  // routes() for one route, without its lists: the commonest query.
+  // The commonest query: one route, added to the caller's vector.
   const uint64_t h = route_hash(src_gpu, dst_gpu, flow_hash);
   // Between GPUs of two nodes with one nearest exit each, the route is walked on every query,
   // with no lock taken and nothing cached: the walk costs about what finding and copying a
@@ -1131,24 +1158,25 @@ void EcmpRouter::route(int src_gpu, int dst_gpu, uint64_t flow_hash, bool pxn, i
   cache.store_route(pair, p->total, p->by_hash(), keep ? p : nullptr, index, std::span<const LinkId>(out).subspan(first));
 }
 
-std::vector<std::vector<LinkId>> EcmpRouter::spray(int src_gpu, int dst_gpu, uint64_t flow_hash, int nic,
-                                                   size_t k) const {
-  return routes(src_gpu, dst_gpu, flow_hash, false, nic, k);
-}
-
-std::vector<std::vector<LinkId>> EcmpRouter::routes(int src_gpu, int dst_gpu, uint64_t flow_hash, bool pxn,
-                                                    int nic, size_t k) const {
-  std::vector<std::vector<LinkId>> out;
+void EcmpRouter::spray(int src_gpu, int dst_gpu, uint64_t flow_hash, int nic, size_t k, RouteSet& out) const {
   if (k <= 1) {
-    out.push_back(route(src_gpu, dst_gpu, flow_hash, pxn, nic));
-    return out;
+    route(src_gpu, dst_gpu, flow_hash, false, nic, out.links);
+    out.end_route();
+    return;
   }
   // Unranked from the pair's kept plan on every query, none cached: an all-to-all reads each of
   // its pairs' k routes once.
-  const std::shared_ptr<const Plan> p = plan(src_gpu, dst_gpu, pxn);
-  const std::vector<uint64_t> indices = spread(*p, pick(*p, route_hash(src_gpu, dst_gpu, flow_hash), nic), k);
-  out.reserve(indices.size());
-  for (uint64_t i : indices) out.push_back(unrank(*p, i));
+  const std::shared_ptr<const Plan> p = plan(src_gpu, dst_gpu, false);
+  unrank_spread(*p, pick(*p, route_hash(src_gpu, dst_gpu, flow_hash), nic), k, out);
+}
+
+std::vector<std::vector<LinkId>> EcmpRouter::spray(int src_gpu, int dst_gpu, uint64_t flow_hash, int nic,
+                                                   size_t k) const {
+  RouteSet set;
+  spray(src_gpu, dst_gpu, flow_hash, nic, k, set);
+  std::vector<std::vector<LinkId>> out;
+  out.reserve(set.size());
+  for (size_t i = 0; i < set.size(); ++i) out.emplace_back(set[i].begin(), set[i].end());
   return out;
 }
 

@@ -43,6 +43,8 @@ class EcmpRouter {
   // Up to `k` routes for one transfer (Cluster::sprayed_routes): route()'s pick first, then others
   // of its alternative that differ only in the fabric segment, evenly spaced from the pick's.
   std::vector<std::vector<LinkId>> spray(int src_gpu, int dst_gpu, uint64_t flow_hash, int nic, size_t k) const;
+  // The same routes, added to `out`.
+  void spray(int src_gpu, int dst_gpu, uint64_t flow_hash, int nic, size_t k, RouteSet& out) const;
   uint64_t path_count(int src_gpu, int dst_gpu, bool pxn) const;
   std::vector<std::vector<LinkId>> paths(int src_gpu, int dst_gpu, size_t limit, bool pxn) const;
 
@@ -102,13 +104,10 @@ class EcmpRouter {
   // The index of the route `route()` takes: the hash's among all, or with a NIC slot, the
   // hash's among those through the slot's exits.
   uint64_t pick(const Plan& p, uint64_t hash, int nic) const;
-  // The indices spray() takes: `index` first, then up to k - 1 more of its alternative, differing
-  // from it only in the fabric segment's sub-index, spaced evenly over that segment's routes.
-  std::vector<uint64_t> spread(const Plan& p, uint64_t index, size_t k) const;
-  // spray(): the routes of `spread` around the pick (route()'s alone where k <= 1), unranked from
-  // the pair's plan(), which keeps it.
-  std::vector<std::vector<LinkId>> routes(int src_gpu, int dst_gpu, uint64_t flow_hash, bool pxn, int nic,
-                                          size_t k) const;
+  // The routes spray() takes, added to `out`: the index-th first, then up to k - 1 more of its
+  // alternative that differ from it only in the fabric segment's sub-index, spaced evenly over
+  // that segment's routes. Its other segments are walked once, for the first, and copied.
+  void unrank_spread(const Plan& p, uint64_t index, size_t k, RouteSet& out) const;
   bool is_fabric(DeviceId d) const { return devices_[d].node < 0; }
 
   std::span<const Device> devices_;

@@ -33,6 +33,11 @@ std::vector<std::vector<LinkId>> GraphCluster::sprayed_routes(int src_gpu, int d
   return router_->spray(src_gpu, dst_gpu, flow_hash, nic, k);
 }
 
+void GraphCluster::append_sprayed_routes(int src_gpu, int dst_gpu, uint64_t flow_hash, int nic, size_t k,
+                                         RouteSet& out) const {
+  router_->spray(src_gpu, dst_gpu, flow_hash, nic, k, out);
+}
+
 uint64_t GraphCluster::path_count(int src_gpu, int dst_gpu, bool pxn) const {
   return router_->path_count(src_gpu, dst_gpu, pxn);
 }

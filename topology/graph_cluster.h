@@ -31,6 +31,8 @@ class GraphCluster final : public Cluster {
   void append_route(int src_gpu, int dst_gpu, uint64_t flow_hash, int nic, std::vector<LinkId>& out) const override;
   std::vector<std::vector<LinkId>> sprayed_routes(int src_gpu, int dst_gpu, uint64_t flow_hash, int nic,
                                                   size_t k) const override;
+  void append_sprayed_routes(int src_gpu, int dst_gpu, uint64_t flow_hash, int nic, size_t k,
+                             RouteSet& out) const override;
   uint64_t path_count(int src_gpu, int dst_gpu, bool pxn = false) const override;
   std::vector<std::vector<LinkId>> equal_cost_paths(int src_gpu, int dst_gpu, size_t limit,
                                                     bool pxn = false) const override;

@@ -123,20 +123,11 @@ void FlowNetworkModel::reserve(size_t transfers) {
 
 void FlowNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::EventHandler& done,
                              uint64_t payload) {
-  // Under ECMP, or inside a node, a transfer's one route (transfer_paths' only one) is routed
-  // into route_, kept from start to start: the list of lists would take two allocations a start.
-  const bool one = t.bytes.count() > 0 && !sprayed(cluster_, t.src_gpu, t.dst_gpu);
-  std::vector<std::vector<topology::LinkId>> sprayed_paths;
-  route_.clear();
-  if (one) {
-    append_transfer_route(cluster_, t, route_);
-  } else {
-    sprayed_paths = transfer_paths(cluster_, t);
-  }
-  const size_t path_count = one ? (route_.empty() ? 0 : 1) : sprayed_paths.size();
-  const auto path = [&](size_t i) -> std::span<const topology::LinkId> {
-    return one ? std::span<const topology::LinkId>(route_) : sprayed_paths[i];
-  };
+  // Its routes (transfer_paths), into routes_, kept from start to start: no allocation once it
+  // has grown.
+  route_transfer(cluster_, t, routes_);
+  const size_t path_count = routes_.size();
+  const auto path = [&](size_t i) { return routes_[i]; };
   if (path_count == 0) {  // to itself, or no bytes: only the route's latency (empty_message_latency)
     delivered_ += t.bytes;
     if (t.drained != nullptr) engine.schedule_in(Time::zero(), *t.drained, t.drained_payload);

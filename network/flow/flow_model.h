@@ -369,7 +369,7 @@ class FlowNetworkModel final : public NetworkModel, private sim::EventHandler {
   sim::BlockVector<uint32_t> path_offsets_;
   sim::BlockVector<uint32_t> paths_;
   sim::BlockVector<uint64_t> units_;
-  std::vector<topology::LinkId> route_;  // start()'s route of a transfer that takes one
+  topology::RouteSet routes_;  // start()'s routes of a transfer, routed in place
 };
 
 }  // namespace dtsim::network

@@ -392,20 +392,9 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
                                uint64_t payload) {
   Shard& sh = shard(engine);
   ++sh.started;
-  // Its routes (transfer_paths): the sprayed ones, or its one route routed into the shard's own
-  // vector, with no allocation.
-  std::vector<std::vector<topology::LinkId>> sprayed_paths;
-  std::span<const std::vector<topology::LinkId>> paths;
-  if (t.bytes.count() > 0 && t.src_gpu != t.dst_gpu) {
-    if (sprayed(cluster_, t.src_gpu, t.dst_gpu)) {
-      sprayed_paths = transfer_paths(cluster_, t);
-      paths = sprayed_paths;
-    } else {
-      sh.route.clear();
-      append_transfer_route(cluster_, t, sh.route);
-      if (!sh.route.empty()) paths = std::span(&sh.route, 1);
-    }
-  }
+  // Its routes (transfer_paths), into the shard's own set: no allocation once it has grown.
+  topology::RouteSet& paths = sh.route;
+  route_transfer(cluster_, t, paths);
   if (paths.empty()) {  // to itself, or no bytes: only the route's latency (empty_message_latency)
     sh.delivered += t.bytes.count();
     ++sh.completed;
@@ -423,8 +412,13 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
                            " started in an event of another partition");
   }
   // A packet carries its hop and route in a byte each (encode).
-  if (paths.size() > UINT8_MAX ||
-      std::any_of(paths.begin(), paths.end(), [](const auto& path) { return path.size() > UINT8_MAX; })) {
+  const auto too_long = [&] {
+    for (size_t i = 0; i < paths.size(); ++i) {
+      if (paths[i].size() > UINT8_MAX) return true;
+    }
+    return false;
+  };
+  if (paths.size() > UINT8_MAX || too_long()) {
     throw std::invalid_argument("packet model: a route of more than 255 links or 255 routes");
   }
   // A lossy packet carries its index in 21 bits (encode).
@@ -441,7 +435,7 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   // Every sprayed route starts on the same injection port (Cluster::sprayed_routes).
   set_routes(rt, sh.middles, paths);
   if (rt.hops == 0) {
-    ts.paths.assign(paths.begin(), paths.end());
+    ts.paths = paths;
   } else {
     ts.paths.clear();
   }
@@ -493,28 +487,42 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   try_send(engine, first);
 }
 
-void PacketNetworkModel::set_routes(Routes& rt, MiddleStore& store,
-                                    std::span<const std::vector<topology::LinkId>> paths) {
-  const std::vector<topology::LinkId>& first = paths.front();
+void PacketNetworkModel::set_routes(Routes& rt, MiddleStore& store, const topology::RouteSet& paths) {
+  const std::span<const topology::LinkId> first = paths.front();
   const size_t n = first.size();
+  const size_t count = paths.size();
   rt = Routes{};
-  rt.count = static_cast<uint8_t>(paths.size());
-  rt.one_last_link =
-      std::all_of(paths.begin(), paths.end(), [&](const auto& path) { return path.back() == first.back(); });
-  if (!std::all_of(paths.begin(), paths.end(), [&](const auto& path) { return path.size() == n; })) return;
+  rt.count = static_cast<uint8_t>(count);
+  // Route i's k-th link; every route has n links once the lengths agree.
+  const auto link = [&](size_t i, size_t k) { return paths.links[i * n + k]; };
+  const auto same_length = [&] {
+    for (size_t i = 0; i < count; ++i) {
+      if (paths.ends[i] != (i + 1) * n) return false;
+    }
+    return true;
+  };
+  if (!same_length()) {
+    rt.one_last_link = std::all_of(paths.ends.begin(), paths.ends.end(),
+                                   [&](uint32_t end) { return paths.links[end - 1] == first.back(); });
+    return;
+  }
   rt.hops = static_cast<uint8_t>(n);
   // The links every route shares at its start and at its end (one route: all its links), as many
   // as `edge` holds: the end's up to half of it, the start's the rest.
   const auto shared = [&](auto at) {
     size_t k = 0;
-    const auto agree = [&](size_t i) {
-      return std::all_of(paths.begin(), paths.end(), [&](const auto& path) { return at(path, i) == at(first, i); });
+    const auto agree = [&](size_t j) {
+      for (size_t i = 1; i < count; ++i) {
+        if (at(i, j) != at(0, j)) return false;
+      }
+      return true;
     };
     while (k < n && agree(k)) ++k;
     return k;
   };
-  const size_t starts = shared([](const auto& path, size_t k) { return path[k]; });
-  const size_t ends = shared([&](const auto& path, size_t k) { return path[n - 1 - k]; });
+  const size_t starts = shared([&](size_t i, size_t k) { return link(i, k); });
+  const size_t ends = shared([&](size_t i, size_t k) { return link(i, n - 1 - k); });
+  rt.one_last_link = ends > 0;
   const size_t head = std::min(starts, kEdgeLinks - std::min(ends, kEdgeLinks / 2));
   const size_t tail = std::min(ends, std::min(n - head, kEdgeLinks - head));
   const size_t mid = n - head - tail;
@@ -526,8 +534,8 @@ void PacketNetworkModel::set_routes(Routes& rt, MiddleStore& store,
   if (mid == 0) return;
   std::vector<topology::LinkId>& middles = store.scratch;
   middles.clear();
-  for (const auto& path : paths) {
-    const auto from = path.begin() + static_cast<std::ptrdiff_t>(head);
+  for (size_t i = 0; i < count; ++i) {
+    const auto from = paths.links.begin() + static_cast<std::ptrdiff_t>(i * n + head);
     middles.insert(middles.end(), from, from + static_cast<std::ptrdiff_t>(mid));
   }
   rt.middle = intern(store, middles);

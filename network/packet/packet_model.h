@@ -346,7 +346,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   struct TransferState {
     // Immutable from start to acknowledgement.
     // The routes where they differ in length (Routes::hops is 0); empty otherwise: Routes has them.
-    std::vector<std::vector<topology::LinkId>> paths;
+    topology::RouteSet paths;
     uint64_t packets = 0;        // how many packets it is cut into
     double cap = 0;           // Transfer::max_rate: its packets leave at most this fast (0: any)
     // The sender's (its count of what it has cut, unsent and cut, is in Routes).
@@ -553,7 +553,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     sim::StablePool<TransferState> transfers;
     sim::StablePool<Routes> routes;
     MiddleStore middles;
-    std::vector<topology::LinkId> route;  // start's one route, routed in place
+    topology::RouteSet route;  // start's routes, routed in place
     uint64_t started = 0;    // transfers started here
     uint64_t completed = 0;  // transfers that completed at a receiver here
     uint64_t injected = 0;   // packets cut here
@@ -655,7 +655,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // The link every route of transfer `id` starts on: its sender's injection port.
   topology::LinkId first_link(uint32_t id) { return link_at(routes_of(id), id, 0, 0); }
   // Sets `rt` from the transfer's routes, its middles interned in `store`.
-  static void set_routes(Routes& rt, MiddleStore& store, std::span<const std::vector<topology::LinkId>> paths);
+  static void set_routes(Routes& rt, MiddleStore& store, const topology::RouteSet& paths);
   static const topology::LinkId* intern(MiddleStore& store, std::span<const topology::LinkId> links);
   void finish_transmit(sim::Engine& engine, uint32_t port);
   // Sends a packet that `link`'s port has serialized over the link: its arrival is an event at

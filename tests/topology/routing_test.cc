@@ -486,6 +486,53 @@ TEST(Routing, AppendedRoutesAreTheReturnedOnes) {
   }
 }
 
+// append_sprayed_routes adds sprayed_routes()' routes to the set, after what it held, route by
+// route, whatever K, for pairs across nodes (sprayed) and inside one (one route); a cluster that
+// only overrides sprayed_routes() gets the same from the default.
+TEST(Spraying, AddedRoutesAreTheReturnedOnes) {
+  // A cluster that answers sprayed_routes() and leaves append_sprayed_routes to the default.
+  struct OnlyVectors final : Cluster {
+    explicit OnlyVectors(const Cluster& c) : inner(c) {}
+    const ClusterSpec& spec() const override { return inner.spec(); }
+    std::span<const Device> devices() const override { return inner.devices(); }
+    std::span<const Link> links() const override { return inner.links(); }
+    int gpu_count() const override { return inner.gpu_count(); }
+    DeviceId gpu_device(int gpu) const override { return inner.gpu_device(gpu); }
+    std::vector<LinkId> route(int a, int b, uint64_t hash) const override { return inner.route(a, b, hash); }
+    std::vector<std::vector<LinkId>> sprayed_routes(int a, int b, uint64_t hash, int nic, size_t k) const override {
+      return inner.sprayed_routes(a, b, hash, nic, k);
+    }
+    const Cluster& inner;
+  };
+  for (const ClusterSpec& spec : hgx_and_p5()) {
+    auto c = build_cluster(spec);
+    const OnlyVectors by_default(*c);
+    RouteSet out;
+    for (int a = 0; a < c->gpu_count(); a += 3) {
+      for (int b = 1; b < c->gpu_count(); b += 5) {
+        for (int nic : {-1, 2}) {
+          for (size_t k : {size_t{1}, size_t{3}, kSprayRoutes}) {
+            const uint64_t hash = static_cast<uint64_t>(a * 31 + b);
+            const auto routes = c->sprayed_routes(a, b, hash, nic, k);
+            for (const Cluster* cluster : {static_cast<const Cluster*>(c.get()), static_cast<const Cluster*>(&by_default)}) {
+              out.clear();
+              out.add(std::vector<LinkId>{777, 778});  // what the caller had: kept
+              cluster->append_sprayed_routes(a, b, hash, nic, k, out);
+              ASSERT_EQ(out.size(), routes.size() + 1) << a << " -> " << b;
+              EXPECT_EQ(std::vector<LinkId>(out[0].begin(), out[0].end()), (std::vector<LinkId>{777, 778}));
+              for (size_t i = 0; i < routes.size(); ++i) {
+                EXPECT_EQ(std::vector<LinkId>(out[i + 1].begin(), out[i + 1].end()), routes[i])
+                    << a << " -> " << b << " slot " << nic << " k " << k << " route " << i;
+              }
+              EXPECT_EQ(out.links.size(), out.ends.back());
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(Spraying, ConcurrentQueriesGetTheSerialAnswers) {
   expect_concurrent_answers_are_serial([](const Cluster& c, int a, int b) {
     return c.sprayed_routes(a, b, static_cast<uint64_t>(a * b), a % 3 - 1, kSprayRoutes);
