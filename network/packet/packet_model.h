@@ -346,7 +346,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   struct TransferState {
     // Immutable from start to acknowledgement.
     // The routes where they differ in length (Routes::hops is 0); empty otherwise: Routes has them.
-    topology::RouteSet paths;
+    std::vector<std::vector<topology::LinkId>> paths;
     uint64_t packets = 0;        // how many packets it is cut into
     double cap = 0;           // Transfer::max_rate: its packets leave at most this fast (0: any)
     // The sender's (its count of what it has cut, unsent and cut, is in Routes).

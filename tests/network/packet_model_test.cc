@@ -844,6 +844,95 @@ TEST(PacketNetworkModel, EveryPacketCrossesEveryLinkOfItsRouteAndNoOther) {
   }
 }
 
+// A cluster whose sprayed routes are the real ones and, after them, a detour two links longer:
+// from the first route's spine on to a third leaf, up to another spine and down to the
+// destination's leaf. Its transfers' routes differ in length.
+struct DetourCluster final : topology::Cluster {
+  explicit DetourCluster(const topology::Cluster& c) : inner(c) {}
+  const topology::ClusterSpec& spec() const override { return inner.spec(); }
+  std::span<const topology::Device> devices() const override { return inner.devices(); }
+  std::span<const topology::Link> links() const override { return inner.links(); }
+  int gpu_count() const override { return inner.gpu_count(); }
+  topology::DeviceId gpu_device(int gpu) const override { return inner.gpu_device(gpu); }
+  std::vector<topology::LinkId> route(int a, int b, uint64_t hash) const override { return inner.route(a, b, hash); }
+  std::vector<topology::LinkId> route_nic(int a, int b, uint64_t hash, int nic) const override {
+    return inner.route_nic(a, b, hash, nic);
+  }
+  std::vector<std::vector<topology::LinkId>> sprayed_routes(int a, int b, uint64_t hash, int nic,
+                                                            size_t k) const override {
+    auto routes = inner.sprayed_routes(a, b, hash, nic, k);
+    if (routes.size() < 2) return routes;
+    const std::vector<topology::LinkId>& first = routes.front();
+    const auto leaf = [&](topology::DeviceId d) {
+      return device(d).kind == topology::DeviceKind::network_switch && device(d).tier == 0;
+    };
+    const auto up = std::find_if(first.begin(), first.end(), [&](topology::LinkId l) { return leaf(link(l).from); });
+    const topology::DeviceId spine = link(*up).to;
+    const topology::DeviceId down_leaf = link(*(up + 1)).to;
+    const auto find = [&](auto&& ok) {
+      for (topology::LinkId l = 0; l < links().size(); ++l) {
+        if (ok(link(l))) return l;
+      }
+      throw std::logic_error("DetourCluster: no such link");
+    };
+    const topology::LinkId to_third = find([&](const topology::Link& l) {
+      return l.from == spine && leaf(l.to) && l.to != down_leaf && l.to != link(*up).from;
+    });
+    const topology::DeviceId third = link(to_third).to;
+    const topology::LinkId up_again =
+        find([&](const topology::Link& l) { return l.from == third && l.to != spine && !leaf(l.to) && device(l.to).node < 0; });
+    const topology::LinkId down_again =
+        find([&](const topology::Link& l) { return l.from == link(up_again).to && l.to == down_leaf; });
+    std::vector<topology::LinkId> detour(first.begin(), up + 1);
+    detour.insert(detour.end(), {to_third, up_again, down_again});
+    detour.insert(detour.end(), up + 2, first.end());
+    routes.push_back(std::move(detour));
+    return routes;
+  }
+  const topology::Cluster& inner;
+};
+
+// Routes of different lengths (Routes::hops 0: the transfer's routes read from its own record):
+// packet j takes route j mod K all the same, so every link carries exactly the bytes of the packets
+// whose routes cross it, and every transfer completes with all its bytes.
+TEST(PacketNetworkModel, RoutesOfDifferentLengthsCarryTheirPacketsExactly) {
+  topology::ClusterSpec spec = topology::testing::hgx(4, topology::FabricKind::fat_tree, 8, 2);
+  spec.fabric.routing = topology::Routing::adaptive;
+  const auto real = topology::build_cluster(spec);
+  const DetourCluster cluster(*real);
+  std::vector<Transfer> transfers;
+  sim::Rng rng(43, sim::stream_id("test/detours"));
+  while (transfers.size() < 24) {  // each between two leaves: sprayed over spines, with a detour
+    const int src = static_cast<int>(rng.below(32));
+    const int dst = (src + 8 + static_cast<int>(rng.below(24))) % 32;  // another node
+    const Transfer t{.src_gpu = src, .dst_gpu = dst, .bytes = Bytes(1 + static_cast<int64_t>(rng.below(400'000))),
+                     .flow_hash = rng.below(1000), .nic = static_cast<int>(rng.below(8))};
+    if (transfer_paths(*real, t).size() > 1) transfers.push_back(t);
+  }
+  std::vector<int64_t> want(cluster.links().size(), 0);
+  for (const Transfer& t : transfers) {
+    const auto routes = transfer_paths(cluster, t);
+    ASSERT_GT(routes.size(), 2u);
+    ASSERT_EQ(routes.back().size(), routes.front().size() + 2);
+    for (int64_t cut = 0, j = 0; cut < t.bytes.count(); cut += 4096, ++j) {
+      for (const topology::LinkId l : routes[static_cast<size_t>(j) % routes.size()]) {
+        want[l] += std::min<int64_t>(4096, t.bytes.count() - cut);
+      }
+    }
+  }
+  PacketNetworkModel net(cluster);
+  sim::Engine engine;
+  const Recorder r = run_all(net, engine, transfers);
+  ASSERT_EQ(r.done.size(), transfers.size());
+  int64_t total = 0;
+  for (const Transfer& t : transfers) total += t.bytes.count();
+  EXPECT_EQ(net.bytes_delivered(), Bytes(total));
+  for (size_t l = 0; l < want.size(); ++l) {
+    EXPECT_EQ(net.bytes_sent_on(static_cast<topology::LinkId>(l)), Bytes(want[l]))
+        << cluster.link_name(static_cast<topology::LinkId>(l));
+  }
+}
+
 // Where hashed ECMP puts two transfers on one leaf uplink, spraying finishes no later.
 TEST(PacketNetworkModel, SprayingIsNoSlowerThanEcmpWhereEcmpCollides) {
   auto slowest = [](topology::Routing routing) {
