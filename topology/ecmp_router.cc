@@ -1077,11 +1077,16 @@ void EcmpRouter::unrank_spread(const Plan& p, uint64_t index, size_t k, RouteSet
   }
   out.end_route();
   if (fabric == nullptr) return;
-  const uint64_t n = std::min<uint64_t>(k, fabric->count);
+  add_variants(out, start, fabric_from, fabric_to,
+               {.exit = fabric->from, .target = &alt->target, .count = fabric->count, .sub = fabric_sub,
+                .want = fabric_best(fabric->from, alt->target).first},
+               k);
+}
+
+void EcmpRouter::add_variants(RouteSet& out, size_t start, size_t fabric_from, size_t fabric_to,
+                              const FabricPart& fabric, size_t k) const {
+  const uint64_t n = std::min<uint64_t>(k, fabric.count);
   if (n <= 1) return;
-  // The others: the first route's links before and after its fabric segment, copied, around a
-  // fabric walk of their own sub-index, floor(j * count / n) past the first's.
-  const uint64_t want = fabric_best(fabric->from, alt->target).first;
   const size_t end = out.links.size();
   out.links.reserve(end + (n - 1) * (end - start));
   const auto copy = [&](size_t from, size_t to) {
@@ -1091,12 +1096,47 @@ void EcmpRouter::unrank_spread(const Plan& p, uint64_t index, size_t k, RouteSet
                 out.links.begin() + static_cast<std::ptrdiff_t>(at));
   };
   for (uint64_t j = 1; j < n; ++j) {
-    const uint64_t step = fabric->count / n * j + fabric->count % n * j / n;
+    const uint64_t step = fabric.count / n * j + fabric.count % n * j / n;  // floor(j * count / n)
     copy(start, fabric_from);
-    fabric_walk(fabric->from, alt->target, (fabric_sub + step) % fabric->count, want, out.links);
+    fabric_walk(fabric.exit, *fabric.target, (fabric.sub + step) % fabric.count, fabric.want, out.links);
     copy(fabric_to, end);
     out.end_route();
   }
+}
+
+bool EcmpRouter::single_exit_spray(int src_gpu, int dst_gpu, uint64_t h, size_t k, RouteSet& out) const {
+  if (src_gpu < 0 || dst_gpu < 0 || static_cast<size_t>(src_gpu) >= gpus_.size() ||
+      static_cast<size_t>(dst_gpu) >= gpus_.size()) {
+    return false;
+  }
+  const auto s = static_cast<size_t>(src_gpu);
+  const auto d = static_cast<size_t>(dst_gpu);
+  if (devices_[gpus_[s]].node == devices_[gpus_[d]].node || exit_offset_[s + 1] - exit_offset_[s] != 1 ||
+      exit_offset_[d + 1] - exit_offset_[d] != 1) {
+    return false;
+  }
+  // The plan's one alternative (single_exit_route's), its index the hash's among all its routes.
+  const uint32_t ei = exit_offset_[s];
+  const uint32_t xi = exit_offset_[d];
+  const TargetRef t = fabric_target(exits_[xi]);
+  const auto [cost, fabric] = fabric_best(exits_[ei], t);
+  if (fabric == 0) return false;
+  const ExitLeg& up = up_legs_[ei];
+  const ExitLeg& down = down_legs_[xi];
+  uint64_t index = h % sat_mul(sat_mul(up.count, fabric), down.count);
+  const size_t start = out.links.size();
+  walk_leg(up, gpus_[s], exits_[ei], index % up.count, out.links);
+  index /= up.count;
+  const uint64_t sub = index % fabric;
+  index /= fabric;
+  const size_t fabric_from = out.links.size();
+  fabric_walk(exits_[ei], t, sub, cost, out.links);
+  const size_t fabric_to = out.links.size();
+  walk_leg(down, exits_[xi], gpus_[d], index % down.count, out.links);
+  out.end_route();
+  add_variants(out, start, fabric_from, fabric_to,
+               {.exit = exits_[ei], .target = &t, .count = fabric, .sub = sub, .want = cost}, k);
+  return true;
 }
 
 void EcmpRouter::Shard::store_route(uint64_t pair, uint64_t total, bool by_hash,
@@ -1164,8 +1204,10 @@ void EcmpRouter::spray(int src_gpu, int dst_gpu, uint64_t flow_hash, int nic, si
     out.end_route();
     return;
   }
-  // Unranked from the pair's kept plan on every query, none cached: an all-to-all reads each of
-  // its pairs' k routes once.
+  // Between GPUs of two nodes with one nearest exit each, walked with no plan (as route() walks
+  // its one route); elsewhere unranked from the pair's kept plan on every query, none cached: an
+  // all-to-all reads each of its pairs' k routes once.
+  if (single_exit_spray(src_gpu, dst_gpu, route_hash(src_gpu, dst_gpu, flow_hash), k, out)) return;
   const std::shared_ptr<const Plan> p = plan(src_gpu, dst_gpu, false);
   unrank_spread(*p, pick(*p, route_hash(src_gpu, dst_gpu, flow_hash), nic), k, out);
 }

@@ -486,6 +486,37 @@ TEST(Routing, AppendedRoutesAreTheReturnedOnes) {
   }
 }
 
+// Between GPUs with one nearest NIC each (HGX), spray() walks the pair's routes with no plan: they
+// are the plan's, numbered as equal_cost_paths lists them (one route up to the NIC and one down,
+// so a route's number is its fabric sub-index): the picked one (route()'s) and then, for n =
+// min(K, routes), those floor(j * routes / n) places after it, j = 1 .. n - 1, wrapping.
+TEST(Spraying, SingleExitPairsTakeTheEvenlySpacedRoutesOfTheirPlan) {
+  for (const ClusterSpec& spec : {hgx(4, FabricKind::fat_tree, 16, 2), hgx(4, FabricKind::fat_tree, 8, 3)}) {
+    auto c = build_cluster(spec);
+    for (int a = 0; a < c->gpu_count(); a += 5) {
+      for (int b = 8; b < c->gpu_count(); b += 3) {
+        if (c->node_of(a) == c->node_of(b)) continue;
+        const auto paths = c->equal_cost_paths(a, b, 1 << 20);
+        const size_t count = paths.size();
+        for (const size_t k : {size_t{3}, kSprayRoutes}) {
+          for (uint64_t hash : {uint64_t{0}, uint64_t{77}, uint64_t{4099}}) {
+            const auto routes = c->sprayed_routes(a, b, hash, -1, k);
+            const size_t n = std::min(k, count);
+            ASSERT_EQ(routes.size(), n) << a << " -> " << b;
+            EXPECT_EQ(routes.front(), c->route(a, b, hash));
+            const size_t first = static_cast<size_t>(std::find(paths.begin(), paths.end(), routes.front()) - paths.begin());
+            ASSERT_LT(first, count);
+            for (size_t j = 1; j < n; ++j) {
+              EXPECT_EQ(routes[j], paths[(first + count / n * j + count % n * j / n) % count])
+                  << a << " -> " << b << " hash " << hash << " route " << j;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // append_sprayed_routes adds sprayed_routes()' routes to the set, after what it held, route by
 // route, whatever K, for pairs across nodes (sprayed) and inside one (one route); a cluster that
 // only overrides sprayed_routes() gets the same from the default.
