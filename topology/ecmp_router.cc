@@ -229,6 +229,16 @@ struct EcmpRouter::Plan {
   bool by_hash() const { return alternatives.size() <= 1 || !slots; }
 };
 
+struct EcmpRouter::FabricPart {
+  DeviceId exit = 0;
+  TargetRef target;
+  uint64_t count = 0;  // its routes
+  uint64_t sub = 0;    // the route's among them
+  uint64_t want = 0;   // their least cost
+  size_t from = 0;     // where the route's links of it lie in the output: [from, to)
+  size_t to = 0;
+};
+
 size_t EcmpRouter::RouteKeyHash::operator()(const RouteKey& k) const {
   return static_cast<size_t>(mix(k.pair ^ mix(k.index)));
 }
@@ -992,8 +1002,8 @@ void EcmpRouter::walk_leg(const ExitLeg& leg, DeviceId from, DeviceId to, uint64
   }
 }
 
-bool EcmpRouter::single_exit_route(int src_gpu, int dst_gpu, uint64_t h, uint64_t& total,
-                                   std::vector<LinkId>& out) const {
+bool EcmpRouter::single_exit_route(int src_gpu, int dst_gpu, uint64_t h, uint64_t& total, std::vector<LinkId>& out,
+                                   FabricPart* part) const {
   if (src_gpu < 0 || dst_gpu < 0 || static_cast<size_t>(src_gpu) >= gpus_.size() ||
       static_cast<size_t>(dst_gpu) >= gpus_.size()) {
     return false;
@@ -1018,7 +1028,12 @@ bool EcmpRouter::single_exit_route(int src_gpu, int dst_gpu, uint64_t h, uint64_
   out.reserve(out.size() + kRouteLinksReserved);
   walk_leg(up, gpus_[s], exits_[ei], index % up.count, out);
   index /= up.count;
+  const size_t fabric_from = out.size();
   fabric_walk(exits_[ei], t, index % fabric, cost, out);
+  if (part != nullptr) {
+    *part = {.exit = exits_[ei], .target = t, .count = fabric, .sub = index % fabric, .want = cost,
+             .from = fabric_from, .to = out.size()};
+  }
   index /= fabric;
   walk_leg(down, exits_[xi], gpus_[d], index % down.count, out);
   return true;
@@ -1055,19 +1070,15 @@ void EcmpRouter::unrank_spread(const Plan& p, uint64_t index, size_t k, RouteSet
   // radix over its segments, the first segment's sub-index least significant), with where its
   // fabric segment lies in `out`.
   const size_t start = out.links.size();
-  const Segment* fabric = nullptr;
-  uint64_t fabric_sub = 0;
-  size_t fabric_from = start;
-  size_t fabric_to = start;
+  std::optional<FabricPart> part;
   for (const Segment& s : alt->segments) {
     const uint64_t sub = index % s.count;
     index /= s.count;
     if (s.fabric()) {
-      fabric = &s;
-      fabric_sub = sub;
-      fabric_from = out.links.size();
+      const size_t from = out.links.size();
       fabric_walk(s.from, alt->target, sub, out.links);
-      fabric_to = out.links.size();
+      part = FabricPart{.exit = s.from, .target = alt->target, .count = s.count, .sub = sub,
+                        .want = fabric_best(s.from, alt->target).first, .from = from, .to = out.links.size()};
     } else if (s.walk) {
       append_links(out.links, s.walk, s.walk + s.walk_links);
     } else if (s.from != s.to) {
@@ -1076,15 +1087,10 @@ void EcmpRouter::unrank_spread(const Plan& p, uint64_t index, size_t k, RouteSet
     }
   }
   out.end_route();
-  if (fabric == nullptr) return;
-  add_variants(out, start, fabric_from, fabric_to,
-               {.exit = fabric->from, .target = &alt->target, .count = fabric->count, .sub = fabric_sub,
-                .want = fabric_best(fabric->from, alt->target).first},
-               k);
+  if (part) add_variants(out, start, *part, k);
 }
 
-void EcmpRouter::add_variants(RouteSet& out, size_t start, size_t fabric_from, size_t fabric_to,
-                              const FabricPart& fabric, size_t k) const {
+void EcmpRouter::add_variants(RouteSet& out, size_t start, const FabricPart& fabric, size_t k) const {
   const uint64_t n = std::min<uint64_t>(k, fabric.count);
   if (n <= 1) return;
   const size_t end = out.links.size();
@@ -1097,46 +1103,11 @@ void EcmpRouter::add_variants(RouteSet& out, size_t start, size_t fabric_from, s
   };
   for (uint64_t j = 1; j < n; ++j) {
     const uint64_t step = fabric.count / n * j + fabric.count % n * j / n;  // floor(j * count / n)
-    copy(start, fabric_from);
-    fabric_walk(fabric.exit, *fabric.target, (fabric.sub + step) % fabric.count, fabric.want, out.links);
-    copy(fabric_to, end);
+    copy(start, fabric.from);
+    fabric_walk(fabric.exit, fabric.target, (fabric.sub + step) % fabric.count, fabric.want, out.links);
+    copy(fabric.to, end);
     out.end_route();
   }
-}
-
-bool EcmpRouter::single_exit_spray(int src_gpu, int dst_gpu, uint64_t h, size_t k, RouteSet& out) const {
-  if (src_gpu < 0 || dst_gpu < 0 || static_cast<size_t>(src_gpu) >= gpus_.size() ||
-      static_cast<size_t>(dst_gpu) >= gpus_.size()) {
-    return false;
-  }
-  const auto s = static_cast<size_t>(src_gpu);
-  const auto d = static_cast<size_t>(dst_gpu);
-  if (devices_[gpus_[s]].node == devices_[gpus_[d]].node || exit_offset_[s + 1] - exit_offset_[s] != 1 ||
-      exit_offset_[d + 1] - exit_offset_[d] != 1) {
-    return false;
-  }
-  // The plan's one alternative (single_exit_route's), its index the hash's among all its routes.
-  const uint32_t ei = exit_offset_[s];
-  const uint32_t xi = exit_offset_[d];
-  const TargetRef t = fabric_target(exits_[xi]);
-  const auto [cost, fabric] = fabric_best(exits_[ei], t);
-  if (fabric == 0) return false;
-  const ExitLeg& up = up_legs_[ei];
-  const ExitLeg& down = down_legs_[xi];
-  uint64_t index = h % sat_mul(sat_mul(up.count, fabric), down.count);
-  const size_t start = out.links.size();
-  walk_leg(up, gpus_[s], exits_[ei], index % up.count, out.links);
-  index /= up.count;
-  const uint64_t sub = index % fabric;
-  index /= fabric;
-  const size_t fabric_from = out.links.size();
-  fabric_walk(exits_[ei], t, sub, cost, out.links);
-  const size_t fabric_to = out.links.size();
-  walk_leg(down, exits_[xi], gpus_[d], index % down.count, out.links);
-  out.end_route();
-  add_variants(out, start, fabric_from, fabric_to,
-               {.exit = exits_[ei], .target = &t, .count = fabric, .sub = sub, .want = cost}, k);
-  return true;
 }
 
 void EcmpRouter::Shard::store_route(uint64_t pair, uint64_t total, bool by_hash,
@@ -1207,7 +1178,14 @@ void EcmpRouter::spray(int src_gpu, int dst_gpu, uint64_t flow_hash, int nic, si
   // Between GPUs of two nodes with one nearest exit each, walked with no plan (as route() walks
   // its one route); elsewhere unranked from the pair's kept plan on every query, none cached: an
   // all-to-all reads each of its pairs' k routes once.
-  if (single_exit_spray(src_gpu, dst_gpu, route_hash(src_gpu, dst_gpu, flow_hash), k, out)) return;
+  const size_t start = out.links.size();
+  FabricPart part;
+  if (uint64_t total = 0; single_exit_route(src_gpu, dst_gpu, route_hash(src_gpu, dst_gpu, flow_hash), total,
+                                            out.links, &part)) {
+    out.end_route();
+    add_variants(out, start, part, k);
+    return;
+  }
   const std::shared_ptr<const Plan> p = plan(src_gpu, dst_gpu, false);
   unrank_spread(*p, pick(*p, route_hash(src_gpu, dst_gpu, flow_hash), nic), k, out);
 }

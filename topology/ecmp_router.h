@@ -62,6 +62,9 @@ class EcmpRouter {
   struct Alternative;
   struct Plan;
   struct Shard;
+  // A route's fabric segment: its exit, its table, the route's sub-index among its routes, their
+  // least cost, and where the route's links of it lie in the output.
+  struct FabricPart;
   struct RouteKey {
     uint64_t pair;
     uint64_t index;
@@ -98,9 +101,11 @@ class EcmpRouter {
   // Appends the sub-th route of a GPU's leg `leg` from `from` to `to` (one end its exit).
   void walk_leg(const ExitLeg& leg, DeviceId from, DeviceId to, uint64_t sub, std::vector<LinkId>& out) const;
   // Between GPUs of two nodes that have one nearest exit each, the plan has one alternative:
-  // its route count (`total`) and the route route() takes for hash `h`, made without a plan.
-  // False (and nothing made) elsewhere, or where there is no route.
-  bool single_exit_route(int src_gpu, int dst_gpu, uint64_t h, uint64_t& total, std::vector<LinkId>& out) const;
+  // its route count (`total`) and the route route() takes for hash `h`, made without a plan, with
+  // its fabric segment in `part` where given. False (and nothing made) elsewhere, or where there
+  // is no route.
+  bool single_exit_route(int src_gpu, int dst_gpu, uint64_t h, uint64_t& total, std::vector<LinkId>& out,
+                         FabricPart* part = nullptr) const;
   // The index of the route `route()` takes: the hash's among all, or with a NIC slot, the
   // hash's among those through the slot's exits.
   uint64_t pick(const Plan& p, uint64_t hash, int nic) const;
@@ -108,24 +113,10 @@ class EcmpRouter {
   // alternative that differ from it only in the fabric segment's sub-index, spaced evenly over
   // that segment's routes. Its other segments are walked once, for the first, and copied.
   void unrank_spread(const Plan& p, uint64_t index, size_t k, RouteSet& out) const;
-  // A route's fabric segment: its exit, its table, its number of routes, the route's sub-index
-  // among them, and their least cost.
-  struct FabricPart {
-    DeviceId exit;
-    const TargetRef* target;
-    uint64_t count;
-    uint64_t sub;
-    uint64_t want;
-  };
-  // After the route that ends `out` (from `start`, its fabric segment at [fabric_from,
-  // fabric_to)), up to k - 1 more that differ from it only in the fabric segment's sub-index,
-  // floor(j * count / n) past its own for j = 1 .. n - 1, n = min(k, count): the route's other
-  // links copied around a fabric walk each.
-  void add_variants(RouteSet& out, size_t start, size_t fabric_from, size_t fabric_to, const FabricPart& fabric,
-                    size_t k) const;
-  // spray() between GPUs of two nodes that have one nearest exit each, with no plan: the plan's
-  // one alternative, as single_exit_route walks it. False (and nothing added) elsewhere.
-  bool single_exit_spray(int src_gpu, int dst_gpu, uint64_t h, size_t k, RouteSet& out) const;
+  // After the route that ends `out` (from `start`), up to k - 1 more that differ from it only in
+  // the fabric segment's sub-index, floor(j * count / n) past its own for j = 1 .. n - 1, n =
+  // min(k, count): the route's other links copied around a fabric walk each.
+  void add_variants(RouteSet& out, size_t start, const FabricPart& fabric, size_t k) const;
   bool is_fabric(DeviceId d) const { return devices_[d].node < 0; }
 
   std::span<const Device> devices_;
