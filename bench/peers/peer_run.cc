@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 namespace dtsim::bench::peers {
 
@@ -31,6 +33,24 @@ Agreement compare(const PeerRun& run, const PeerRun& reference) {
   }
   a.makespan_rel = std::abs(makespan(run) - makespan(reference)) / makespan(reference);
   return a;
+}
+
+RepeatedRun repeat_run(int runs, const std::function<PeerRun()>& run) {
+  std::vector<PeerRun> done;
+  for (int i = 0; i < std::max(runs, 1); ++i) {
+    done.push_back(run());
+    const PeerRun& r = done.back();
+    if (r.fingerprint != done.front().fingerprint || r.completion_s != done.front().completion_s) {
+      throw std::runtime_error("run " + std::to_string(i + 1) + " of the same case differs from the first");
+    }
+  }
+  std::sort(done.begin(), done.end(), [](const PeerRun& a, const PeerRun& b) { return a.cpu_s < b.cpu_s; });
+  RepeatedRun out;
+  out.min_cpu_s = done.front().cpu_s;
+  out.max_cpu_s = done.back().cpu_s;
+  out.runs = static_cast<int>(done.size());
+  out.median = std::move(done[(done.size() - 1) / 2]);
+  return out;
 }
 
 }  // namespace dtsim::bench::peers

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <ctime>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -39,6 +40,19 @@ struct Agreement {
 };
 // `run` and `reference` ran the same flows, in the same order.
 Agreement compare(const PeerRun& run, const PeerRun& reference);
+
+// A simulator's run repeated: the run of median CPU time (of two middle ones, the faster), and
+// the least and most CPU time over the runs. One short run on a shared machine is as noisy as
+// the machine; the median of several is the figure to compare with a long run of a peer.
+struct RepeatedRun {
+  PeerRun median;
+  double min_cpu_s = 0;
+  double max_cpu_s = 0;
+  int runs = 0;
+};
+// Runs `run` `runs` times (at least once); throws std::runtime_error where a run's fingerprint or
+// completion times differ from the first run's, since the same case must give the same answer.
+RepeatedRun repeat_run(int runs, const std::function<PeerRun()>& run);
 
 // Wall and CPU time since it was made, for PeerRun (the simulators run single-threaded, so CPU
 // time is the figure that a loaded machine disturbs least).
