@@ -137,25 +137,34 @@ class RadixEventQueue {
     } else if (const uint64_t dk = e.key ^ last_key_; dk != 0) {
       append(digit_bucket(dk, e.key, 0), e);
     } else {
-      equal_.push_back(e);
+      push_equal(e);
     }
   }
+  [[gnu::noinline]] void push_equal(const Event& e) { equal_.push_back(e); }
 
+  // The event into bucket b's last chunk; where the bucket is empty or its last chunk full, a new
+  // chunk first (append_to_new_chunk, out of line: the common case then saves no register).
   void append(size_t b, const Event& e) {
+    if ((occupied_[b / 64] & (uint64_t{1} << (b % 64))) == 0 || buckets_[b]->count == kChunkEvents) [[unlikely]] {
+      append_to_new_chunk(b, e);
+      return;
+    }
+    Chunk* const last = buckets_[b];
+    last->events[last->count++] = e;
+  }
+  [[gnu::noinline]] void append_to_new_chunk(size_t b, const Event& e) {
     Chunk*& last = buckets_[b];
     const uint64_t bit = uint64_t{1} << (b % 64);
+    Chunk* c = new_chunk();
     if ((occupied_[b / 64] & bit) == 0) {
-      Chunk* c = new_chunk();
       c->next = c;
-      last = c;
       occupied_[b / 64] |= bit;
       occupied_words_ |= uint64_t{1} << (b / 64);
-    } else if (last->count == kChunkEvents) {
-      Chunk* c = new_chunk();
+    } else {
       c->next = last->next;
       last->next = c;
-      last = c;
     }
+    last = c;
     last->events[last->count++] = e;
   }
 

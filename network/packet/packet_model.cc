@@ -560,9 +560,8 @@ uint32_t PacketNetworkModel::injection_slot(const Port& p) const {
   return static_cast<uint32_t>(p.inputs.size() - 1);
 }
 
-void PacketNetworkModel::ensure_inputs(uint32_t port) {
+void PacketNetworkModel::make_inputs(uint32_t port) {
   Port& p = ports_[port];
-  if (!p.inputs.empty()) return;
   p.inputs.resize(in_degree_[cluster_.link(port).from] + 1);
   p.ready.reserve(p.inputs.size());
 }
@@ -673,11 +672,16 @@ void PacketNetworkModel::try_send(sim::Engine& engine, uint32_t port) {
   // (an arrival, a credit) changes what waits but starts nothing, so that which packet goes next
   // does not depend on whether such an event happens to fall there (credits in batches, rounds).
   if (eager_ && (engine.now() < p.free_at || (p.finish_pending && engine.now() == p.free_at))) {
-    ensure_finish(engine, port);
-    return;
+    return ensure_finish(engine, port);
   }
   // A paused port finishes the packet on its serializer but starts no other.
   if (p.busy || p.paused || p.ready.empty()) return;
+  // Most calls end above (a port still serializing), with no register saved: the rest is a call.
+  return send_next(engine, port);
+}
+
+void PacketNetworkModel::send_next(sim::Engine& engine, uint32_t port) {
+  Port& p = ports_[port];
   Shard& sh = shard(engine);
   if (p.round_pending != 0) {  // its last round has ended (free_at): every packet of it has started
     settle_round(engine, sh, port);
@@ -835,8 +839,13 @@ inline void PacketNetworkModel::send_now(sim::Engine& engine, Shard& sh, uint32_
 }
 
 inline void PacketNetworkModel::ensure_finish(sim::Engine& engine, uint32_t port) {
-  Port& p = ports_[port];
+  const Port& p = ports_[port];
   if (p.finish_pending || p.ready.empty() || p.free_at == Time::max()) return;
+  return queue_finish(engine, port);
+}
+
+void PacketNetworkModel::queue_finish(sim::Engine& engine, uint32_t port) {
+  Port& p = ports_[port];
   p.finish_pending = true;
   engine.schedule_keyed(p.free_at, p.finish_key, *this, event(kFinish, (uint64_t{p.finish_gen} << 32) | port));
 }
@@ -1078,24 +1087,28 @@ void PacketNetworkModel::on_event(sim::Engine& engine, uint64_t payload) {
   }
   // The kinds of every packet hop, each a tail call, so that this frame saves no register.
   switch (payload >> kKindShift) {
-    case kFinish: {
-      if (!eager_) return finish_transmit(engine, id);
-      Port& p = ports_[id];
-      if ((fields >> 32) != p.finish_gen) return;  // its burst's later packets were taken back
-      p.finish_pending = false;
-      if (p.burst_pending != 0) settle_burst(engine, shard(engine), p);
-      return try_send(engine, id);
-    }
+    case kFinish: return on_finish(engine, id, fields);
     case kArrive: return arrive(engine, fields);
-    case kCredit: {
-      Port& p = ports_[id];
-      if (p.burst_pending != 0) settle_burst(engine, shard(engine), p);
-      if (p.round_pending != 0) settle_round(engine, shard(engine), id);
-      p.credits_used -= engine.aux();
-      return try_send(engine, id);
-    }
+    case kCredit: return on_credit(engine, id);
     default: return on_rare_event(engine, payload);
   }
+}
+
+void PacketNetworkModel::on_finish(sim::Engine& engine, uint32_t port, uint64_t fields) {
+  if (!eager_) return finish_transmit(engine, port);
+  Port& p = ports_[port];
+  if ((fields >> 32) != p.finish_gen) return;  // its burst's later packets were taken back
+  p.finish_pending = false;
+  if (p.burst_pending != 0) settle_burst(engine, shard(engine), p);
+  try_send(engine, port);
+}
+
+void PacketNetworkModel::on_credit(sim::Engine& engine, uint32_t port) {
+  Port& p = ports_[port];
+  if (p.burst_pending != 0) settle_burst(engine, shard(engine), p);
+  if (p.round_pending != 0) settle_round(engine, shard(engine), port);
+  p.credits_used -= engine.aux();
+  try_send(engine, port);
 }
 
 void PacketNetworkModel::on_rare_event(sim::Engine& engine, uint64_t payload) {

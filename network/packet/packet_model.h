@@ -618,6 +618,10 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   }
 
   void on_event(sim::Engine& engine, uint64_t payload) override;
+  // A port's finish and a credit update, each on_event's tail call: kept out of it, so that an
+  // arrival's dispatch saves no register.
+  [[gnu::noinline]] void on_finish(sim::Engine& engine, uint32_t port, uint64_t fields);
+  [[gnu::noinline]] void on_credit(sim::Engine& engine, uint32_t port);
   // The kinds on_event does not take itself (all but a packet hop's).
   void on_rare_event(sim::Engine& engine, uint64_t payload);
   Shard& shard(const sim::Engine& engine) {
@@ -675,6 +679,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   [[gnu::always_inline]] void begin(sim::Engine& engine, Shard& sh, uint32_t port, Packet& pk, uint32_t packet,
                                     bool credited);
   [[gnu::always_inline]] void ensure_finish(sim::Engine& engine, uint32_t port);
+  [[gnu::noinline]] void queue_finish(sim::Engine& engine, uint32_t port);  // ensure_finish's event
   // Bursts (bursting_): how many full packets the port may cut at once, in its turn from
   // injecting[chosen], the first included (0: no burst); cutting them, `first` already cut;
   // counting the credits of those that have started as of the event being executed; and taking
@@ -727,6 +732,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // Starts serializing the next packet on `port` if it is idle and some input's head packet has
   // the credits it needs; otherwise a credit's arrival (or a paced sender's wake-up) tries again.
   void try_send(sim::Engine& engine, uint32_t port);
+  [[gnu::noinline]] void send_next(sim::Engine& engine, uint32_t port);  // try_send past its gates
   // Sends `bytes` of credits, freed at `freed`, back to `link`'s port over the reverse link; they
   // arrive its latency later. With credit batches they may stay back (CreditReturn), and
   // flush_credits sends all that did, to arrive its latency after the last was freed or after
@@ -764,7 +770,11 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     return bytes == options_.mtu.count() ? p.mtu_time : p.bandwidth.transfer_time(Bytes(bytes));
   }
   uint32_t injection_slot(const Port& p) const;
-  void ensure_inputs(uint32_t port);
+  // Creates a port's input slots on their first use (make_inputs).
+  void ensure_inputs(uint32_t port) {
+    if (ports_[port].inputs.empty()) [[unlikely]] make_inputs(port);
+  }
+  void make_inputs(uint32_t port);
   // The next packet `rt`'s sender cuts (its bytes left to cut not yet reduced); `ts` is read only
   // when lossy.
   [[gnu::always_inline]] Packet new_packet(Shard& sh, TransferState& ts, Routes& rt, uint32_t transfer,
