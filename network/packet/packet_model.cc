@@ -145,6 +145,7 @@ PacketNetworkModel::PacketNetworkModel(const topology::Cluster& cluster, PacketM
   }
   const bool rounding = eager_ && !paced_ && options_.round > 1;
   passing_ = eager_ && !paced_ && options_.pass_last;
+  marking_ = options_.dcqcn.enabled || options_.dctcp.enabled;
   // Rounds at each device: the most packets a round there may hold (1: none).
   std::vector<uint32_t> round_at(cluster_.devices().size(), rounding ? options_.round : 1);
   Time slowest = Time::zero();  // the longest serialization of a full packet on any port
@@ -595,7 +596,7 @@ void PacketNetworkModel::release(uint32_t id) {
   sh.routes.give_back(id & kSlotMask);
 }
 
-void PacketNetworkModel::enqueue(Shard& sh, uint32_t port, uint32_t slot, uint32_t packet) {
+inline void PacketNetworkModel::enqueue(Shard& sh, uint32_t port, uint32_t slot, uint32_t packet) {
   Port& p = ports_[port];
   InputQueue& q = p.inputs[slot];
   sh.packets[packet].next = kNone;
@@ -997,7 +998,7 @@ void PacketNetworkModel::serve_round(sim::Engine& engine, Shard& sh, uint32_t po
       sh.peak_occupancy = std::max(sh.peak_occupancy, used);
       p.round_next = left;
     } else {
-      p.members[n - 1 - i] = {.bytes = bytes, .credited = credited, .over = over};
+      p.members[n - 1 - i].word = bytes | (credited ? RoundMember::kCredited : 0);
     }
     p.bytes_sent += bytes;
     depart(engine, sh, port, pk, packet, left, stamp(used));
@@ -1023,12 +1024,12 @@ inline void PacketNetworkModel::settle_round(const sim::Engine& engine, Shard& s
     const uint32_t slot = p.ready[0];
     p.ready.erase(0);
     if (p.inputs[slot].head != kNone) p.ready.push_back(slot);
-    change_queue(sh, port, p.round_next, -int64_t{m.bytes});
-    if (m.credited) {
-      p.credits_used += m.bytes;
+    change_queue(sh, port, p.round_next, -int64_t{m.bytes()});
+    if (m.credited()) {
+      p.credits_used += m.bytes();
       sh.peak_occupancy = std::max(sh.peak_occupancy, p.credits_used);
     }
-    p.round_next += serialization(p, m.bytes);
+    p.round_next += serialization(p, m.bytes());
     --p.round_pending;
   }
 }
@@ -1319,11 +1320,13 @@ void PacketNetworkModel::arrive(sim::Engine& engine, uint64_t fields) {
     pk.last = hop + 1 == length;
     pk.over = over;
     if (!take_in(engine, sh, pk, over, port, stamp)) return;
-    const bool dctcp_mark = options_.dctcp.enabled && ports_[port].queued > options_.dctcp.k.count();
-    if (!pk.marked && marks_[port] && ((options_.dcqcn.enabled && mark(port)) || dctcp_mark)) {
-      pk.marked = true;
-      ++sh.ecn_marks;
-      ++ports_[port].marked;
+    if (marking_ && !pk.marked && marks_[port]) {
+      const bool dctcp_mark = options_.dctcp.enabled && ports_[port].queued > options_.dctcp.k.count();
+      if ((options_.dcqcn.enabled && mark(port)) || dctcp_mark) {
+        pk.marked = true;
+        ++sh.ecn_marks;
+        ++ports_[port].marked;
+      }
     }
     forward(engine, sh, port, over, pk);
     return;
@@ -1424,7 +1427,7 @@ inline bool PacketNetworkModel::take_in(sim::Engine& engine, Shard& sh, const Pa
   return true;
 }
 
-void PacketNetworkModel::forward(sim::Engine& engine, Shard& sh, uint32_t port, uint32_t over, Packet& pk) {
+inline void PacketNetworkModel::forward(sim::Engine& engine, Shard& sh, uint32_t port, uint32_t over, Packet& pk) {
   Port& p = ports_[port];
   if (p.burst_pending != 0) take_back(engine, sh, port);
   if (eager_ && p.ready.empty() && !p.paused && engine.now() >= p.free_at) {

@@ -422,12 +422,14 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
     uint32_t tail = kNone;
   };
   static constexpr uint32_t kRoundMax = 16;  // PacketModelOptions::round
-  // What settle_round needs of a round's packet, sent and gone from its FIFO: its bytes, whether
-  // it took credits on the port's link (not its route's last), and the link it came over.
+  // What settle_round needs of a round's packet, sent and gone from its FIFO: its bytes, and in
+  // the top bit whether it took credits on the port's link (not its route's last); one word, so
+  // that serve_round writes it in one store.
   struct RoundMember {
-    uint32_t bytes : 31 = 0;
-    bool credited : 1 = false;
-    uint32_t over = kNone;
+    static constexpr uint32_t kCredited = uint32_t{1} << 31;
+    uint32_t word = 0;
+    uint32_t bytes() const { return word & ~kCredited; }
+    bool credited() const { return (word & kCredited) != 0; }
   };
   struct Port {
     Bandwidth bandwidth;
@@ -715,7 +717,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // the port.
   [[gnu::always_inline]] bool take_in(sim::Engine& engine, Shard& sh, const Packet& pk, uint32_t over, uint32_t port,
                                       uint64_t stamp);
-  void forward(sim::Engine& engine, Shard& sh, uint32_t port, uint32_t over, Packet& pk);
+  [[gnu::always_inline]] void forward(sim::Engine& engine, Shard& sh, uint32_t port, uint32_t over, Packet& pk);
   // passing_ (the common hop at a leaf): a full packet of `ts` that arrived over `over`, bound for
   // `port`, its route's last link, leaves at once when the port is idle with nothing queued and
   // the packet is not the transfer's last to leave there, as take_in and forward would send it,
@@ -757,7 +759,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // Lossy: the sender cuts its packets from `seq` on (a NAK's: back to a lost one, or past those
   // it sent again that had arrived; or on a timeout, the last a NAK gave).
   void go_back(sim::Engine& engine, uint32_t transfer, uint64_t seq);
-  void enqueue(Shard& sh, uint32_t port, uint32_t slot, uint32_t packet);
+  [[gnu::always_inline]] void enqueue(Shard& sh, uint32_t port, uint32_t slot, uint32_t packet);
   // Sampling: `port`'s queue is about to change at `now`; the ticks before `now` not yet sampled
   // saw its bytes as they are.
   [[gnu::always_inline]] void sample_before(uint32_t port, Time now);
@@ -822,6 +824,7 @@ class PacketNetworkModel final : public NetworkModel, private sim::EventHandler 
   // Credits with dedicated buffers, no pacing and options_.pass_last: arrive() passes a packet
   // onto an idle last link in one step (pass_last).
   bool passing_ = false;
+  bool marking_ = false;  // DCQCN or DCTCP: ports may mark packets ECN (marks_)
   std::vector<TakenBack> taken_back_;  // per link (bursting_)
   std::vector<CreditReturn> credit_back_;
   int stamp_shift_ = 0;  // a stamp's unit is 2^stamp_shift_ bytes
