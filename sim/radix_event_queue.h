@@ -140,6 +140,7 @@ class RadixEventQueue {
       push_equal(e);
     }
   }
+  // An event equal to the reference, which is rare: out of line, as append's new chunk is.
   [[gnu::noinline]] void push_equal(const Event& e) { equal_.push_back(e); }
 
   // The event into bucket b's last chunk; where the bucket is empty or its last chunk full, a new
