@@ -72,19 +72,27 @@ inline bool sprayed(const topology::Cluster& cluster, int src_gpu, int dst_gpu) 
   return cluster.spec().adaptive_routing() && cluster.node_of(src_gpu) != cluster.node_of(dst_gpu);
 }
 
-// The routes between a transfer's GPUs under the cluster's routing mode, whatever its size: with
-// adaptive routing (ClusterSpec::adaptive_routing) a transfer between nodes is sprayed over up to
-// kSprayRoutes equal-cost routes (Cluster::sprayed_routes, keyed as transfer_route keys its one
-// route, which comes first); under ECMP, or inside a node, transfer_route's route alone. Empty for
-// a transfer to itself.
-inline std::vector<std::vector<topology::LinkId>> transfer_routes(const topology::Cluster& cluster, const Transfer& t) {
-  if (!sprayed(cluster, t.src_gpu, t.dst_gpu)) {
-    std::vector<std::vector<topology::LinkId>> paths;
-    std::vector<topology::LinkId> path = transfer_route(cluster, t);
-    if (!path.empty()) paths.push_back(std::move(path));
-    return paths;
+// The routes between a transfer's GPUs under the cluster's routing mode, whatever its size, added
+// to `out`, each as one route: with adaptive routing (ClusterSpec::adaptive_routing) a transfer
+// between nodes is sprayed over up to kSprayRoutes equal-cost routes
+// (Cluster::append_sprayed_routes, keyed as transfer_route keys its one route, which comes
+// first); under ECMP, or inside a node, transfer_route's route alone. None for a transfer to
+// itself.
+inline void append_transfer_routes(const topology::Cluster& cluster, const Transfer& t, topology::RouteSet& out) {
+  if (t.src_gpu == t.dst_gpu) return;
+  if (sprayed(cluster, t.src_gpu, t.dst_gpu)) {
+    cluster.append_sprayed_routes(t.src_gpu, t.dst_gpu, t.flow_hash & 0xffff, t.nic, topology::kSprayRoutes, out);
+    return;
   }
-  return cluster.sprayed_routes(t.src_gpu, t.dst_gpu, t.flow_hash & 0xffff, t.nic, topology::kSprayRoutes);
+  const size_t before = out.links.size();
+  append_transfer_route(cluster, t, out.links);
+  if (out.links.size() > before) out.end_route();
+}
+// The same routes as lists.
+inline std::vector<std::vector<topology::LinkId>> transfer_routes(const topology::Cluster& cluster, const Transfer& t) {
+  topology::RouteSet routes;
+  append_transfer_routes(cluster, t, routes);
+  return routes.lists();
 }
 
 // The links a transfer's bytes cross: transfer_route's path, empty for a transfer to itself or of
@@ -105,13 +113,7 @@ inline std::vector<std::vector<topology::LinkId>> transfer_paths(const topology:
 // transfer into one set stops allocating once the set has grown.
 inline void route_transfer(const topology::Cluster& cluster, const Transfer& t, topology::RouteSet& out) {
   out.clear();
-  if (t.bytes.count() <= 0 || t.src_gpu == t.dst_gpu) return;
-  if (sprayed(cluster, t.src_gpu, t.dst_gpu)) {
-    cluster.append_sprayed_routes(t.src_gpu, t.dst_gpu, t.flow_hash & 0xffff, t.nic, topology::kSprayRoutes, out);
-    return;
-  }
-  append_transfer_route(cluster, t, out.links);
-  if (!out.links.empty()) out.end_route();
+  if (t.bytes.count() > 0) append_transfer_routes(cluster, t, out);
 }
 
 // What a transfer of no bytes between two GPUs costs: a message (NCCL's flag) still travels the

@@ -82,6 +82,13 @@ struct RouteSet {
     links.insert(links.end(), route.begin(), route.end());
     end_route();
   }
+  // The routes as a list of lists, for a caller that keeps them.
+  std::vector<std::vector<LinkId>> lists() const {
+    std::vector<std::vector<LinkId>> out;
+    out.reserve(size());
+    for (size_t i = 0; i < size(); ++i) out.emplace_back((*this)[i].begin(), (*this)[i].end());
+    return out;
+  }
 };
 
 class Cluster {
@@ -143,7 +150,7 @@ class Cluster {
     return {nic >= 0 ? route_nic(src_gpu, dst_gpu, flow_hash, nic) : route(src_gpu, dst_gpu, flow_hash)};
   }
   // sprayed_routes()'s routes added to `out`, each as one route: a caller spraying many transfers
-  // in a row keeps one set instead of taking a vector a route.
+  // in a row keeps one set, which stops allocating once it has grown.
   virtual void append_sprayed_routes(int src_gpu, int dst_gpu, uint64_t flow_hash, int nic, size_t k,
                                      RouteSet& out) const {
     for (const std::vector<LinkId>& r : sprayed_routes(src_gpu, dst_gpu, flow_hash, nic, k)) out.add(r);

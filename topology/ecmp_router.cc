@@ -232,7 +232,7 @@ struct EcmpRouter::Plan {
 struct EcmpRouter::FabricPart {
   DeviceId exit = 0;
   TargetRef target;
-  uint64_t count = 0;  // its routes
+  uint64_t count = 0;  // its routes (0: the route crosses no fabric, add_variants adds none)
   uint64_t sub = 0;    // the route's among them
   uint64_t want = 0;   // their least cost
   size_t from = 0;     // where the route's links of it lie in the output: [from, to)
@@ -970,7 +970,7 @@ std::vector<LinkId> EcmpRouter::unrank(const Plan& p, uint64_t index) const {
   return out;
 }
 
-void EcmpRouter::unrank(const Plan& p, uint64_t index, std::vector<LinkId>& out) const {
+void EcmpRouter::unrank(const Plan& p, uint64_t index, std::vector<LinkId>& out, FabricPart* part) const {
   for (const Alternative& a : p.alternatives) {
     if (index >= a.count) {
       index -= a.count;
@@ -980,7 +980,13 @@ void EcmpRouter::unrank(const Plan& p, uint64_t index, std::vector<LinkId>& out)
       uint64_t sub = index % s.count;
       index /= s.count;
       if (s.fabric()) {
-        fabric_walk(s.from, a.target, sub, out);
+        const size_t from = out.size();
+        const uint64_t want = fabric_best(s.from, a.target).first;
+        fabric_walk(s.from, a.target, sub, want, out);
+        if (part != nullptr) {
+          *part = {.exit = s.from, .target = a.target, .count = s.count, .sub = sub, .want = want, .from = from,
+                   .to = out.size()};
+        }
       } else if (s.walk) {
         append_links(out, s.walk, s.walk + s.walk_links);
       } else if (s.from != s.to) {
@@ -1054,40 +1060,6 @@ uint64_t EcmpRouter::pick(const Plan& p, uint64_t h, int nic) const {
     offset += a.count;
   }
   return h % p.total;  // that pair of exits is not among the least-cost ones
-}
-
-void EcmpRouter::unrank_spread(const Plan& p, uint64_t index, size_t k, RouteSet& out) const {
-  const Alternative* alt = nullptr;
-  for (const Alternative& a : p.alternatives) {
-    if (index < a.count) {
-      alt = &a;
-      break;
-    }
-    index -= a.count;
-  }
-  if (alt == nullptr) throw std::logic_error("EcmpRouter: path index out of range");
-  // The first route, walked as unrank() walks it (the index within the alternative read as mixed
-  // radix over its segments, the first segment's sub-index least significant), with where its
-  // fabric segment lies in `out`.
-  const size_t start = out.links.size();
-  std::optional<FabricPart> part;
-  for (const Segment& s : alt->segments) {
-    const uint64_t sub = index % s.count;
-    index /= s.count;
-    if (s.fabric()) {
-      const size_t from = out.links.size();
-      fabric_walk(s.from, alt->target, sub, out.links);
-      part = FabricPart{.exit = s.from, .target = alt->target, .count = s.count, .sub = sub,
-                        .want = fabric_best(s.from, alt->target).first, .from = from, .to = out.links.size()};
-    } else if (s.walk) {
-      append_links(out.links, s.walk, s.walk + s.walk_links);
-    } else if (s.from != s.to) {
-      intra_walk({devices_[s.from].node, s.from, s.to, nullptr, s.tables->dist.data(), s.tables->count.data()}, sub,
-                 out.links);
-    }
-  }
-  out.end_route();
-  if (part) add_variants(out, start, *part, k);
 }
 
 void EcmpRouter::add_variants(RouteSet& out, size_t start, const FabricPart& fabric, size_t k) const {
@@ -1175,29 +1147,26 @@ void EcmpRouter::spray(int src_gpu, int dst_gpu, uint64_t flow_hash, int nic, si
     out.end_route();
     return;
   }
-  // Between GPUs of two nodes with one nearest exit each, walked with no plan (as route() walks
-  // its one route); elsewhere unranked from the pair's kept plan on every query, none cached: an
+  // The picked route first, with where its fabric segment lies, then the others around it. Between
+  // GPUs of two nodes with one nearest exit each it is walked with no plan (as route() walks its
+  // one route); elsewhere unranked from the pair's kept plan on every query, none cached: an
   // all-to-all reads each of its pairs' k routes once.
+  const uint64_t h = route_hash(src_gpu, dst_gpu, flow_hash);
   const size_t start = out.links.size();
   FabricPart part;
-  if (uint64_t total = 0; single_exit_route(src_gpu, dst_gpu, route_hash(src_gpu, dst_gpu, flow_hash), total,
-                                            out.links, &part)) {
-    out.end_route();
-    add_variants(out, start, part, k);
-    return;
+  if (uint64_t total = 0; !single_exit_route(src_gpu, dst_gpu, h, total, out.links, &part)) {
+    const std::shared_ptr<const Plan> p = plan(src_gpu, dst_gpu, false);
+    unrank(*p, pick(*p, h, nic), out.links, &part);
   }
-  const std::shared_ptr<const Plan> p = plan(src_gpu, dst_gpu, false);
-  unrank_spread(*p, pick(*p, route_hash(src_gpu, dst_gpu, flow_hash), nic), k, out);
+  out.end_route();
+  add_variants(out, start, part, k);
 }
 
 std::vector<std::vector<LinkId>> EcmpRouter::spray(int src_gpu, int dst_gpu, uint64_t flow_hash, int nic,
                                                    size_t k) const {
   RouteSet set;
   spray(src_gpu, dst_gpu, flow_hash, nic, k, set);
-  std::vector<std::vector<LinkId>> out;
-  out.reserve(set.size());
-  for (size_t i = 0; i < set.size(); ++i) out.emplace_back(set[i].begin(), set[i].end());
-  return out;
+  return set.lists();
 }
 
 uint64_t EcmpRouter::path_count(int src_gpu, int dst_gpu, bool pxn) const {

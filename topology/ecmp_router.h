@@ -96,7 +96,9 @@ class EcmpRouter {
   void add_cross_node(Plan& p, int src_gpu, uint64_t lead_cost, std::span<const Segment> lead,
                       int dst_gpu) const;
   std::vector<LinkId> unrank(const Plan& p, uint64_t index) const;
-  void unrank(const Plan& p, uint64_t index, std::vector<LinkId>& out) const;  // appended to `out`
+  // Appended to `out`, with its fabric segment in `part` where given (untouched where the route
+  // has none).
+  void unrank(const Plan& p, uint64_t index, std::vector<LinkId>& out, FabricPart* part = nullptr) const;
   struct ExitLeg;
   // Appends the sub-th route of a GPU's leg `leg` from `from` to `to` (one end its exit).
   void walk_leg(const ExitLeg& leg, DeviceId from, DeviceId to, uint64_t sub, std::vector<LinkId>& out) const;
@@ -109,10 +111,6 @@ class EcmpRouter {
   // The index of the route `route()` takes: the hash's among all, or with a NIC slot, the
   // hash's among those through the slot's exits.
   uint64_t pick(const Plan& p, uint64_t hash, int nic) const;
-  // The routes spray() takes, added to `out`: the index-th first, then up to k - 1 more of its
-  // alternative that differ from it only in the fabric segment's sub-index, spaced evenly over
-  // that segment's routes. Its other segments are walked once, for the first, and copied.
-  void unrank_spread(const Plan& p, uint64_t index, size_t k, RouteSet& out) const;
   // After the route that ends `out` (from `start`), up to k - 1 more that differ from it only in
   // the fabric segment's sub-index, floor(j * count / n) past its own for j = 1 .. n - 1, n =
   // min(k, count): the route's other links copied around a fabric walk each.

@@ -435,9 +435,10 @@ void PacketNetworkModel::start(sim::Engine& engine, const Transfer& t, sim::Even
   Routes& rt = sh.routes[slot];
   // Every sprayed route starts on the same injection port (Cluster::sprayed_routes).
   set_routes(rt, sh.middles, paths);
-  ts.paths.clear();
   if (rt.hops == 0) {
-    for (size_t i = 0; i < paths.size(); ++i) ts.paths.emplace_back(paths[i].begin(), paths[i].end());
+    ts.paths = paths.lists();
+  } else {
+    ts.paths.clear();
   }
   rt.unsent = t.bytes.count();
   ts.packets = packet_hops(t.bytes, 1, options_.mtu);
